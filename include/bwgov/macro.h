@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Small helpers shared by every module: cleanup attributes in the style of
+ * systemd's macro.h, so that fds, FILE* and heap memory are released on every
+ * return path. */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
+#define _unused_ __attribute__((unused))
+#define _cleanup_(f) __attribute__((cleanup(f)))
+#define _pure_ __attribute__((pure))
+#define _printf_(a, b) __attribute__((format(printf, a, b)))
+
+static inline void freep(void *p) {
+        free(*(void **) p);
+}
+
+static inline void closep(int *fd) {
+        if (*fd >= 0) {
+                int saved = errno;
+                close(*fd);
+                errno = saved;
+        }
+}
+
+static inline void fclosep(FILE **f) {
+        if (*f)
+                fclose(*f);
+}
+
+#define _cleanup_free_ _cleanup_(freep)
+#define _cleanup_close_ _cleanup_(closep)
+#define _cleanup_fclose_ _cleanup_(fclosep)
+
+/* Hand ownership of a pointer or fd to the caller: returns the value and
+ * clears the variable so the cleanup attribute does nothing. */
+#define TAKE_PTR(p) __extension__ ({ __typeof__(p) _t = (p); (p) = NULL; _t; })
+#define TAKE_FD(fd) __extension__ ({ int _t = (fd); (fd) = -1; _t; })
+
+#define USEC_PER_SEC  UINT64_C(1000000)
+#define USEC_PER_MSEC UINT64_C(1000)
+#define NSEC_PER_USEC UINT64_C(1000)

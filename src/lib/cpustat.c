@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <string.h>
+
+#include "bwgov/cpumax.h"
+#include "bwgov/cpustat.h"
+#include "bwgov/macro.h"
+
+/* One key the parser knows: where its value goes and by what it is divided
+ * (1 for µs and counts, NSEC_PER_USEC for v1's nanoseconds). */
+struct cpustat_key {
+        const char *name;
+        unsigned bit;
+        size_t offset;
+        uint64_t divisor;
+};
+
+#define KEY(n, b, field, div) { n, b, offsetof(struct bw_cpu_stat, field), div }
+
+static const struct cpustat_key keys_v2[] = {
+        KEY("usage_usec",     BW_CPUSTAT_USAGE,        usage_usec,     1),
+        KEY("user_usec",      BW_CPUSTAT_USER,         user_usec,      1),
+        KEY("system_usec",    BW_CPUSTAT_SYSTEM,       system_usec,    1),
+        KEY("nr_periods",     BW_CPUSTAT_NR_PERIODS,   nr_periods,     1),
+        KEY("nr_throttled",   BW_CPUSTAT_NR_THROTTLED, nr_throttled,   1),
+        KEY("throttled_usec", BW_CPUSTAT_THROTTLED,    throttled_usec, 1),
+        KEY("nr_bursts",      BW_CPUSTAT_NR_BURSTS,    nr_bursts,      1),
+        KEY("burst_usec",     BW_CPUSTAT_BURST,        burst_usec,     1),
+};
+
+static const struct cpustat_key keys_v1[] = {
+        KEY("nr_periods",     BW_CPUSTAT_NR_PERIODS,   nr_periods,     1),
+        KEY("nr_throttled",   BW_CPUSTAT_NR_THROTTLED, nr_throttled,   1),
+        KEY("throttled_time", BW_CPUSTAT_THROTTLED,    throttled_usec, NSEC_PER_USEC),
+        KEY("nr_bursts",      BW_CPUSTAT_NR_BURSTS,    nr_bursts,      1),
+        KEY("burst_time",     BW_CPUSTAT_BURST,        burst_usec,     NSEC_PER_USEC),
+};
+
+#define THROTTLE_SET (BW_CPUSTAT_NR_PERIODS | BW_CPUSTAT_NR_THROTTLED | BW_CPUSTAT_THROTTLED)
+#define BURST_SET    (BW_CPUSTAT_NR_BURSTS | BW_CPUSTAT_BURST)
+
+/* Printable ASCII without the blank: what a key or a value may hold. Rejects
+ * NUL, CR, tabs and every byte >= 0x80, so non-UTF-8 input is -EINVAL. */
+static bool is_token(const char *s, size_t n) {
+        if (n == 0)
+                return false;
+
+        for (size_t i = 0; i < n; i++)
+                if ((unsigned char) s[i] <= 0x20 || (unsigned char) s[i] >= 0x7f)
+                        return false;
+
+        return true;
+}
+
+/* "KEY VALUE" with exactly one blank; unknown keys are checked for shape only. */
+static int parse_line(const char *line, size_t n, const struct cpustat_key *keys, size_t n_keys,
+                      struct bw_cpu_stat *st) {
+        const char *sp, *value;
+        size_t klen, vlen;
+        uint64_t v;
+        int r;
+
+        sp = n > 0 ? memchr(line, ' ', n) : NULL;
+        if (!sp)
+                return -EINVAL;
+
+        klen = (size_t) (sp - line);
+        value = sp + 1;
+        vlen = n - klen - 1;
+        if (!is_token(line, klen) || !is_token(value, vlen))
+                return -EINVAL;
+
+        for (size_t i = 0; i < n_keys; i++) {
+                if (strlen(keys[i].name) != klen || memcmp(keys[i].name, line, klen) != 0)
+                        continue;
+
+                if (st->seen & keys[i].bit)
+                        return -EINVAL;
+
+                r = bw_u64_parse(value, vlen, &v);
+                if (r < 0)
+                        return -EINVAL; /* garbage, or more than UINT64_MAX */
+
+                *(uint64_t *) ((char *) st + keys[i].offset) = v / keys[i].divisor;
+                st->seen |= keys[i].bit;
+                return 0;
+        }
+
+        return 0; /* unknown key: newer kernel, ignore */
+}
+
+static int parse_lines(const char *buf, size_t len, const struct cpustat_key *keys, size_t n_keys,
+                       struct bw_cpu_stat *st) {
+        size_t i = 0;
+        int r;
+
+        if (!buf && len > 0)
+                return -EINVAL;
+
+        while (i < len) {
+                const char *line = buf + i, *nl;
+                size_t n;
+
+                nl = memchr(line, '\n', len - i);
+                n = nl ? (size_t) (nl - line) : len - i;
+                i += n + (nl ? 1 : 0);
+
+                /* The last line may lack its newline: "usage_usec 12" at the
+                 * end of the buffer is a complete number. */
+                r = parse_line(line, n, keys, n_keys, st);
+                if (r < 0)
+                        return r;
+        }
+
+        return 0;
+}
+
+/* Sets the kernel prints together must be complete or absent. */
+static bool set_ok(unsigned seen, unsigned set) {
+        return (seen & set) == 0 || (seen & set) == set;
+}
+
+int bw_cpustat_parse_v2(const char *buf, size_t len, struct bw_cpu_stat *ret) {
+        struct bw_cpu_stat st = { 0 };
+        int r;
+
+        r = parse_lines(buf, len, keys_v2, ELEMENTSOF(keys_v2), &st);
+        if (r < 0)
+                return r;
+
+        if (!(st.seen & BW_CPUSTAT_USAGE))
+                return -ENODATA;
+
+        if (!set_ok(st.seen, THROTTLE_SET) || !set_ok(st.seen, BURST_SET))
+                return -EINVAL;
+        /* The kernel prints the burst fields only after the throttling set. */
+        if ((st.seen & BURST_SET) && !(st.seen & THROTTLE_SET))
+                return -EINVAL;
+
+        *ret = st;
+        return 0;
+}
+
+int bw_cpustat_parse_v1(const char *buf, size_t len, struct bw_cpu_stat *ret) {
+        struct bw_cpu_stat st = { 0 };
+        int r;
+
+        r = parse_lines(buf, len, keys_v1, ELEMENTSOF(keys_v1), &st);
+        if (r < 0)
+                return r;
+
+        if ((st.seen & THROTTLE_SET) != THROTTLE_SET)
+                return -ENODATA;
+
+        if (!set_ok(st.seen, BURST_SET))
+                return -EINVAL;
+
+        *ret = st;
+        return 0;
+}
+
+int bw_cpuacct_usage_parse(const char *buf, size_t len, uint64_t *ret_usec) {
+        uint64_t v;
+        int r;
+
+        r = bw_u64_parse(buf, len, &v);
+        if (r < 0)
+                return -EINVAL;
+
+        *ret_usec = v / NSEC_PER_USEC;
+        return 0;
+}

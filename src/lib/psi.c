@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <string.h>
+
+#include "bwgov/cpumax.h"
+#include "bwgov/macro.h"
+#include "bwgov/psi.h"
+
+enum {
+        FIELD_AVG10  = 1u << 0,
+        FIELD_AVG60  = 1u << 1,
+        FIELD_AVG300 = 1u << 2,
+        FIELD_TOTAL  = 1u << 3,
+        FIELD_ALL    = FIELD_AVG10 | FIELD_AVG60 | FIELD_AVG300 | FIELD_TOTAL,
+};
+
+#define PSI_AVG_MAX 10000u /* 100.00 % in hundredths */
+
+static bool has_prefix(const char *s, size_t n, const char *prefix, size_t plen) {
+        return n >= plen && memcmp(s, prefix, plen) == 0;
+}
+
+/* "D+.D" or "D+.DD" (the kernel prints "%lu.%02lu") into hundredths, without
+ * the locale. Above 100.00 is -EINVAL. */
+static int parse_avg(const char *s, size_t n, uint32_t *ret) {
+        uint32_t ip = 0, frac = 0;
+        size_t i = 0, nfrac;
+
+        for (; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
+                ip = ip * 10 + (uint32_t) (s[i] - '0');
+                if (ip > PSI_AVG_MAX / 100)
+                        return -EINVAL; /* also keeps ip from overflowing */
+        }
+        if (i == 0 || i >= n || s[i] != '.')
+                return -EINVAL;
+        i++;
+
+        nfrac = n - i;
+        if (nfrac < 1 || nfrac > 2)
+                return -EINVAL;
+        for (size_t j = 0; j < 2; j++) {
+                frac *= 10;
+                if (j < nfrac) {
+                        if (s[i + j] < '0' || s[i + j] > '9')
+                                return -EINVAL;
+                        frac += (uint32_t) (s[i + j] - '0');
+                }
+        }
+
+        if (ip * 100 + frac > PSI_AVG_MAX)
+                return -EINVAL;
+
+        *ret = ip * 100 + frac;
+        return 0;
+}
+
+/* One field "NAME=VALUE". */
+static int parse_field(const char *s, size_t n, unsigned *seen, struct bw_psi_line *l) {
+        static const struct {
+                const char *prefix;
+                unsigned bit;
+        } fields[] = {
+                { "avg10=",  FIELD_AVG10  },
+                { "avg60=",  FIELD_AVG60  },
+                { "avg300=", FIELD_AVG300 },
+                { "total=",  FIELD_TOTAL  },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(fields); i++) {
+                size_t plen = strlen(fields[i].prefix), vlen;
+                const char *v;
+                int r;
+
+                if (!has_prefix(s, n, fields[i].prefix, plen))
+                        continue;
+                v = s + plen;
+                vlen = n - plen;
+
+                if (*seen & fields[i].bit)
+                        return -EINVAL;
+
+                switch (fields[i].bit) {
+                case FIELD_AVG10:
+                        r = parse_avg(v, vlen, &l->avg10);
+                        break;
+                case FIELD_AVG60:
+                        r = parse_avg(v, vlen, &l->avg60);
+                        break;
+                case FIELD_AVG300:
+                        r = parse_avg(v, vlen, &l->avg300);
+                        break;
+                default:
+                        /* The line was split on '\n', so v holds none and
+                         * bw_u64_parse() sees digits or garbage only. */
+                        r = bw_u64_parse(v, vlen, &l->total_usec);
+                        break;
+                }
+                if (r < 0)
+                        return -EINVAL; /* garbage, or total beyond UINT64_MAX */
+
+                *seen |= fields[i].bit;
+                return 0;
+        }
+
+        return -EINVAL; /* unknown field */
+}
+
+/* "avg10=A avg60=B avg300=C total=T": fields separated by one blank, each
+ * exactly once, in any order. */
+static int parse_fields(const char *s, size_t n, struct bw_psi_line *ret) {
+        struct bw_psi_line l = { 0 };
+        unsigned seen = 0;
+        size_t i = 0;
+        int r;
+
+        for (;;) {
+                const char *sp = memchr(s + i, ' ', n - i);
+                size_t flen = sp ? (size_t) (sp - (s + i)) : n - i;
+
+                r = parse_field(s + i, flen, &seen, &l);
+                if (r < 0)
+                        return r;
+
+                if (!sp)
+                        break;
+                i += flen + 1;
+        }
+
+        if (seen != FIELD_ALL)
+                return -EINVAL;
+
+        *ret = l;
+        return 0;
+}
+
+int bw_psi_parse(const char *buf, size_t len, struct bw_psi *ret) {
+        struct bw_psi psi = { 0 };
+        bool has_some = false;
+        size_t i = 0;
+        int r;
+
+        if (!buf && len > 0)
+                return -EINVAL;
+
+        while (i < len) {
+                const char *line = buf + i, *nl;
+                struct bw_psi_line *l;
+                bool *have;
+                size_t n;
+
+                nl = memchr(line, '\n', len - i);
+                n = nl ? (size_t) (nl - line) : len - i;
+                i += n + (nl ? 1 : 0);
+
+                if (has_prefix(line, n, "some ", 5)) {
+                        l = &psi.some;
+                        have = &has_some;
+                } else if (has_prefix(line, n, "full ", 5)) {
+                        l = &psi.full;
+                        have = &psi.has_full;
+                } else
+                        return -EINVAL; /* empty or unknown line type */
+
+                if (*have)
+                        return -EINVAL;
+
+                r = parse_fields(line + 5, n - 5, l);
+                if (r < 0)
+                        return r;
+                *have = true;
+        }
+
+        if (!has_some)
+                return -ENODATA;
+
+        *ret = psi;
+        return 0;
+}
