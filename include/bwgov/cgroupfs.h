@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "bwgov/cpumax.h"
+#include "bwgov/cpustat.h"
+#include "bwgov/psi.h"
+
+/* How the host mounts its cgroups.
+ *  V2:     one cgroup2 tree with the cpu controller (cpu.max, cpu.stat, cpu.pressure).
+ *  HYBRID: the v1 "cpu" hierarchy does bandwidth (cpu.cfs_*), a cgroup2 tree
+ *          without controllers tracks the same paths for PSI and usage ("twin").
+ *  V1:     v1 only; usage from cpuacct, no PSI. */
+enum bw_cg_layout {
+        BW_CG_LAYOUT_UNKNOWN = 0,
+        BW_CG_LAYOUT_V2,
+        BW_CG_LAYOUT_HYBRID,
+        BW_CG_LAYOUT_V1,
+};
+
+const char *bw_cg_layout_to_string(enum bw_cg_layout l);
+
+/* Mount points found for the cgroup hierarchies (absolute paths, malloc'd). */
+struct bw_cg_mounts {
+        char *v2;       /* cgroup2 mount or NULL */
+        char *cpu;      /* v1 hierarchy carrying the "cpu" controller or NULL */
+        char *cpuacct;  /* v1 hierarchy carrying "cpuacct" or NULL (may equal cpu) */
+        bool v2_has_cpu;/* "cpu" listed in the v2 root's cgroup.controllers */
+};
+
+void bw_cg_mounts_done(struct bw_cg_mounts *m);
+
+/* Parse /proc/self/mountinfo content from f. Fills the mount points; does
+ * not look at cgroup.controllers (v2_has_cpu stays false).
+ * Returns 0, -ENOMEM, -EINVAL for a malformed line. */
+int bw_cg_mounts_parse(FILE *f, struct bw_cg_mounts *ret);
+
+/* Decide the layout from mounts. Returns BW_CG_LAYOUT_UNKNOWN when no usable
+ * cpu bandwidth controller exists. */
+enum bw_cg_layout bw_cg_layout_from_mounts(const struct bw_cg_mounts *m);
+
+/* The roots that every governed cgroup path is resolved against. */
+struct bw_cg_root {
+        enum bw_cg_layout layout;
+        int bw_fd;      /* directory holding bandwidth files: v2 root or v1 cpu root */
+        int v2_fd;      /* cgroup2 root for PSI/usage, -1 in V1 */
+        int acct_fd;    /* v1 cpuacct root for usage in V1 (may be -1) */
+        char *bw_path;  /* for messages */
+        char *v2_path;
+        /* bw_cg_root_open_host() asks libcgroup where "cpu" is mounted as a
+         * second opinion: 1 it agrees with bw_path, 0 it names another
+         * place, negative errno when libcgroup failed, -ENOTSUP when not
+         * asked (the other constructors). For debug logging only. */
+        int libcgroup_check;
+};
+/* In V2, v2_fd == bw_fd (one fd, closed once); in V1 with cpu,cpuacct
+ * comounted, acct_fd == bw_fd. */
+
+/* Open the host's roots: /proc/self/mountinfo, confirmed with libcgroup's
+ * cgroup_get_subsys_mount_point("cpu") when available.
+ * Returns 0, -EOPNOTSUPP when no cpu bandwidth controller is mounted, or a
+ * negative errno from open(). */
+int bw_cg_root_open_host(struct bw_cg_root **ret);
+
+/* The part of bw_cg_root_open_host() after discovery: open the roots that
+ * the mounts describe (m->v2_has_cpu must already be filled in).
+ * Returns 0, -EOPNOTSUPP when bw_cg_layout_from_mounts() is UNKNOWN, or a
+ * negative errno from open(). */
+int bw_cg_root_open_mounts(const struct bw_cg_mounts *m, struct bw_cg_root **ret);
+
+/* Open roots under a directory that stands in for /sys/fs/cgroup (tests,
+ * --cgroup-root): if DIR has cgroup.controllers it is a V2 tree; else if it
+ * has cpu/ and unified/ it is HYBRID (cpu/ = v1 cpu, unified/ = cgroup2);
+ * else if it has cpu/ alone, V1 (cpuacct/ when present). -ENOENT/-ENOTDIR
+ * when none of that is found, -EOPNOTSUPP for a v2 tree whose
+ * cgroup.controllers lacks "cpu". */
+int bw_cg_root_open_dir(const char *dir, struct bw_cg_root **ret);
+
+void bw_cg_root_free(struct bw_cg_root *r);
+
+/* Check a cgroup path relative to the root ("web.slice/app.service", no
+ * leading slash needed, "" or "/" is the root itself). Returns 0, or -EINVAL for
+ * "..", ".", empty components, NUL/newline/control bytes, or a length above
+ * PATH_MAX. */
+int bw_cg_path_validate(const char *path);
+
+/* Open PATH (validated as above) beneath DIRFD with FLAGS (O_CLOEXEC is
+ * added), never following a symlink in any component and never
+ * leaving DIRFD: openat2(RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS|
+ * RESOLVE_NO_MAGICLINKS) when ALLOW_OPENAT2 and the kernel has it (ENOSYS or
+ * a seccomp EPERM fall back), else a component-by-component openat() walk.
+ * Returns the fd, -EINVAL for a bad path, -ELOOP when a component is a
+ * symlink (-EXDEV from openat2 for an escape), or another negative errno.
+ * ALLOW_OPENAT2 = false exists so tests cover the fallback. */
+int bw_cg_openat_beneath(int dirfd, const char *path, int flags, bool allow_openat2);
+
+/* Counters of one handle's writes; see bw_cg_write_bandwidth(). */
+struct bw_cg_write_stats {
+        uint64_t writes;         /* files actually written */
+        uint64_t skipped;        /* writes not done because the value was already there */
+        uint64_t burst_repairs;  /* burst re-written after a quota write corrupted it */
+};
+
+/* One governed cgroup with its files held open. */
+struct bw_cg {
+        char *path;             /* validated relative path */
+        enum bw_cg_layout layout;
+        int bw_dirfd;           /* cgroup dir in the bandwidth tree */
+        int v2_dirfd;           /* cgroup dir in the v2 tree (the same fd as bw_dirfd in V2), -1 if absent */
+        int stat_fd;            /* bandwidth cpu.stat (throttling) */
+        int usage_fd;           /* v2 twin cpu.stat (HYBRID) or cpuacct.usage (V1); -1 in V2 */
+        int pressure_fd;        /* cpu.pressure, -1 when unavailable */
+        struct bw_cg_write_stats stats;
+};
+
+/* Open the cgroup PATH under root, refusing anything that escapes the root
+ * (openat2 RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS|RESOLVE_NO_MAGICLINKS when the
+ * kernel has it, else a component walk with O_NOFOLLOW). Returns 0; -EINVAL
+ * for a bad path; -ENOENT when the cgroup does not exist (in the bandwidth
+ * tree; a missing v2 twin in HYBRID only leaves v2_dirfd/pressure_fd at -1);
+ * -EOPNOTSUPP when the directory has no bandwidth file (cpu.max in V2,
+ * cpu.cfs_quota_us otherwise: the controller is not enabled there);
+ * -ELOOP/-EXDEV for symlinks or escapes; other negative errno. */
+int bw_cg_open(const struct bw_cg_root *root, const char *path, struct bw_cg **ret);
+
+void bw_cg_free(struct bw_cg *cg);
+
+/* Read throttling and usage into one struct with pread on the open fds.
+ * V2: cpu.stat; HYBRID: v1 cpu.stat + usage from the twin's cpu.stat;
+ * V1: v1 cpu.stat + cpuacct.usage. Without a twin / cpuacct, BW_CPUSTAT_USAGE
+ * stays clear in ret->seen. Returns 0, -ENODEV/-ENOENT when the cgroup
+ * vanished, -EFBIG when a file fills the 4 KiB read buffer, -EINVAL/-ENODATA
+ * from the parsers. */
+int bw_cg_read_stat(struct bw_cg *cg, struct bw_cpu_stat *ret);
+
+/* Read cpu.pressure. -EOPNOTSUPP when the cgroup has none. */
+int bw_cg_read_pressure(struct bw_cg *cg, struct bw_psi *ret);
+
+/* Read the current quota, period and burst (has_burst false when the kernel
+ * lacks the burst file). Returns 0 or negative errno. */
+int bw_cg_read_bandwidth(struct bw_cg *cg, struct bw_bandwidth *ret);
+
+/* The only write path. Reads the current values, then writes only what
+ * differs from *target, in an order the kernel accepts:
+ *   1. burst, if it goes down (the kernel requires burst <= quota at all times),
+ *   2. quota/period (cpu.max in V2; cpu.cfs_period_us then cpu.cfs_quota_us in v1,
+ *      ordered so no intermediate state is rejected),
+ *   3. burst, if it goes up;
+ * after a quota write the burst is read back and, if the kernel changed it
+ * (kernels before 6.10 divide it by 1000 on cpu.max writes), written again
+ * and counted in stats.burst_repairs. target->burst_usec is the wanted burst
+ * (0 when has_burst is false, as bw_bandwidth_validate() demands); a target
+ * burst when the kernel has no burst file is ignored unless non-zero
+ * (-EOPNOTSUPP). stats.skipped grows by one per file left alone because it
+ * already held the target (V2: cpu.max, cpu.max.burst; v1: cpu.cfs_quota_us,
+ * cpu.cfs_period_us, cpu.cfs_burst_us). Each write is one open(O_WRONLY|
+ * O_NOFOLLOW) relative to the cgroup dirfd, one write(), close.
+ * Returns the number of files written (0: everything already matched, nothing
+ * was touched), -EINVAL for an invalid target, -ENODEV/-ENOENT when the cgroup
+ * vanished, or another negative errno from write(). ret_now, if not NULL,
+ * receives the values read back at the end. */
+int bw_cg_write_bandwidth(struct bw_cg *cg, const struct bw_bandwidth *target, struct bw_bandwidth *ret_now);
+
+/* True for the errors that mean "the cgroup is gone": skip it, don't fail. */
+static inline bool bw_cg_error_is_vanished(int r) {
+        return r == -ENOENT || r == -ENODEV || r == -ESTALE;
+}
