@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Configuration: bwgov.conf plus the *.conf files in bwgov.conf.d (section
+ * [Governor]) and per-unit drop-ins, the *.conf files in <dir>/<unit>.d
+ * (section [Bandwidth]), searched in
+ * /usr/lib/bwgov, /run/bwgov, /etc/bwgov (lowest priority first).
+ *
+ * Merge rules (systemd's drop-in rules):
+ *   - bwgov.conf: the copy in the highest-priority directory that has one is
+ *     the only one read; then the bwgov.conf.d drop-ins apply on top.
+ *   - Drop-ins (bwgov.conf.d and every <unit>.d): *.conf names are collected
+ *     over all directories; the same name in a later directory replaces the
+ *     earlier file; the survivors apply in lexical (strcmp) order of their
+ *     names, later assignments overriding earlier ones key by key. Hidden
+ *     files (".x.conf") and names not ending in ".conf" are ignored.
+ *   - Masking: a drop-in that is /dev/null (a symlink to it, or the device
+ *     itself) or an empty regular file masks that name; a masked bwgov.conf
+ *     means "no main file".
+ *   - A unit directory is any subdirectory (or symlink to one) of a search
+ *     directory whose name ends in ".d", except bwgov.conf.d. The unit name is
+ *     the directory name minus ".d" ("web.slice", "app.service",
+ *     "mycontainer"); "", ".", ".." and names with control characters are
+ *     errors. A unit whose drop-ins are all masked (or that has none) is not
+ *     configured.
+ *   - "Key=" (empty value) resets the key to its default.
+ *   - Syntax (libinih): "#" or ";" starts a comment line; " ;" (blank, then
+ *     semicolon) starts an inline comment; leading blanks are insignificant
+ *     (no continuation lines); "Key: value" is accepted like "Key=value".
+ *
+ * Units of stored values:
+ *   CPU amounts ("250%" of one CPU)  -> µs of CPU per second of wall time
+ *                                       (250% = 2500000), like systemd's
+ *                                       CPUQuotaPerSecUSec.
+ *   Ratios of wall time ("5%")        -> µs per second as well (5% = 50000).
+ *   Time spans ("100ms", "1.5s")      -> µs.
+ *   CPU-time spans (CreditMax=30s)    -> µs of CPU time. */
+
+/* Bounds enforced by the loader. */
+#define BW_INTERVAL_MIN_USEC        UINT64_C(100000)        /* Interval= 100ms */
+#define BW_INTERVAL_MAX_USEC        UINT64_C(3600000000)    /* Interval= 1h */
+#define BW_PRESSURE_WINDOW_MIN_USEC UINT64_C(500000)        /* PressureWindow= 500ms (kernel PSI trigger minimum) */
+#define BW_PRESSURE_WINDOW_MAX_USEC UINT64_C(10000000)      /* PressureWindow= 10s (kernel PSI trigger maximum) */
+#define BW_CREDIT_MAX_LIMIT_USEC    UINT64_C(86400000000)   /* CreditMax= 24h */
+#define BW_CPU_PERCENT_LIMIT        UINT64_C(10000000000)   /* CPUQuota(Max)= 1000000% (10000 CPUs), µs/s */
+#define BW_HISTORY_SIZE_MAX         65536
+#define BW_PRIORITY_MIN             (-1000)
+#define BW_PRIORITY_MAX             1000
+#define BW_CGROUP_PATH_MAX          4096
+
+enum bw_mode {
+        BW_MODE_OFF = 0,
+        BW_MODE_OBSERVE,
+        BW_MODE_BURST,
+        BW_MODE_ELASTIC,
+        _BW_MODE_MAX,
+        _BW_MODE_INVALID = -1,
+};
+
+enum bw_kernel_check {
+        BW_KERNEL_CHECK_OFF = 0,
+        BW_KERNEL_CHECK_WARN,
+        BW_KERNEL_CHECK_STRICT,
+        _BW_KERNEL_CHECK_MAX,
+        _BW_KERNEL_CHECK_INVALID = -1,
+};
+
+const char *bw_mode_to_string(enum bw_mode m);
+enum bw_mode bw_mode_from_string(const char *s);
+const char *bw_kernel_check_to_string(enum bw_kernel_check k);
+enum bw_kernel_check bw_kernel_check_from_string(const char *s);
+
+/* [Governor] in bwgov.conf */
+struct bw_global_config {
+        uint64_t interval_usec;              /* Interval=, default 1s, [100ms, 1h] */
+        enum bw_mode mode;                   /* Mode=, default for units, default elastic */
+        uint64_t host_pressure_limit;        /* HostPressureLimit=, µs/s of host PSI some, default 40% */
+        uint64_t pressure_window_usec;       /* PressureWindow=, PSI trigger window, default 2s, [500ms, 10s] */
+        enum bw_kernel_check kernel_check;   /* KernelCheck=, default warn */
+        bool restore_on_exit;                /* RestoreOnExit=, default yes */
+        uint64_t history_size;               /* HistorySize=, decisions kept per unit, default 256, [1, 65536] */
+};
+
+/* [Bandwidth] in <unit>.d drop-ins. has_* tells whether a key was set. */
+struct bw_unit_config {
+        char *name;                          /* unit name, e.g. "web.slice" (the .d directory name minus ".d") */
+        char *cgroup;                        /* Cgroup=, normalized without leading or trailing '/'
+                                              * ("machine.slice/foo.scope"); NULL to derive from the unit name */
+        enum bw_mode mode;                   /* Mode=, valid when has_mode; see bw_unit_mode() */
+        bool has_mode;
+        uint64_t cpu_quota;                  /* CPUQuota=, µs/s, baseline; 0 = unset: adopt from cpu.max */
+        uint64_t cpu_quota_max;              /* CPUQuotaMax=, µs/s; 0 = unset: 2 x baseline at run time */
+        uint64_t cpu_burst_max_usec;         /* CPUBurstMax=, µs, valid when has_cpu_burst_max
+                                              * (0 = no burst); unset = up to the quota */
+        bool has_cpu_burst_max;
+        uint64_t credit_max_usec;            /* CreditMax=, CPU-µs, default 30s, [0, 24h] */
+        uint64_t target_throttle;            /* TargetThrottle=, µs/s throttled wall time tolerated, default 1% */
+        uint64_t target_pressure;            /* TargetPressure=, µs/s PSI full tolerated, default 5% */
+        int64_t priority;                    /* Priority=, [-1000, 1000], default 0; lower is shed first */
+        uint64_t interval_usec;              /* Interval=, [100ms, 1h]; 0 = unset: global Interval= */
+        /* Where CPUQuota= came from, for messages: "file:line" of the winning
+         * assignment (NULL when unset). */
+        char *cpu_quota_source;
+};
+
+struct bw_config {
+        struct bw_global_config global;
+        struct bw_unit_config *units;        /* sorted by name (strcmp) */
+        size_t n_units;
+};
+
+/* Search path for configuration. NULL-terminated list of directories, lowest
+ * priority first. bw_config_default_dirs() returns the built-in list
+ * { "/usr/lib/bwgov", "/run/bwgov", "/etc/bwgov", NULL } (the first and last
+ * follow meson's prefix and sysconfdir). */
+const char *const *bw_config_default_dirs(void);
+
+/* Error report: set when loading fails. Caller frees with bw_config_error_done(). */
+struct bw_config_error {
+        char *file;             /* the file or directory at fault; NULL when none */
+        unsigned line;          /* 0 when not tied to a line */
+        char *key;              /* NULL when not tied to a key */
+        char *message;          /* what was expected, e.g. "expected a CPU percentage like 250%";
+                                 * NULL only after an allocation failure */
+};
+
+/* Frees the strings and zeroes *e. Accepts NULL. */
+void bw_config_error_done(struct bw_config_error *e);
+
+/* Format "file:line: key: message" (parts omitted when absent) into a
+ * malloc'd string; NULL on ENOMEM. */
+char *bw_config_error_to_string(const struct bw_config_error *e);
+
+/* Load the whole configuration from dirs (lowest priority first; NULL means
+ * bw_config_default_dirs()). Missing directories are fine. Unknown sections
+ * and keys are errors (a typo must not pass silently).
+ *
+ * On success returns 0 and overwrites *ret (its previous contents are NOT
+ * freed: load into a fresh struct, or bw_config_done() the old one; a reload
+ * loads into a new struct and swaps, so a failed reload keeps the old one).
+ * On failure returns -EINVAL (content, including invalid unit directory
+ * names), -ENOMEM, or another negative errno (I/O, e.g. -ENOENT for a dangling
+ * drop-in symlink, -EACCES), overwrites *ret_error when not NULL (without
+ * freeing it first) with the first error found, and leaves *ret untouched: a
+ * broken file never yields a half-applied configuration.
+ *
+ * Thread-safe as long as nobody changes libinih's process-wide option
+ * globals (ini_allow_multiline etc.); this library never touches them. */
+int bw_config_load(const char *const *dirs, struct bw_config *ret, struct bw_config_error *ret_error);
+
+/* Frees everything and zeroes *c. Accepts NULL. */
+void bw_config_done(struct bw_config *c);
+
+/* Look up a unit by name; NULL when absent. */
+const struct bw_unit_config *bw_config_find_unit(const struct bw_config *c, const char *name);
+
+/* Effective per-unit values after defaults (global Mode=, Interval=). */
+enum bw_mode bw_unit_mode(const struct bw_config *c, const struct bw_unit_config *u);
+uint64_t bw_unit_interval_usec(const struct bw_config *c, const struct bw_unit_config *u);
+
+/* Every key the parser accepts, as "Section.Key", NULL-terminated; used by the
+ * test that checks the man page documents them all. */
+const char *const *bw_config_known_keys(void);
+
+/* Value parsers in systemd's style (exported for tests and the CLI). Locale
+ * free, no blanks around the value (the loader strips them).
+ * All return 0, -EINVAL (malformed, also NULL or empty) or -ERANGE (overflow,
+ * outside the stated range, or a leading '-' where the result is unsigned)
+ * and leave *ret untouched on failure. */
+int bw_parse_percent_cpu(const char *s, uint64_t *ret);      /* "250%", "12.5%" (at most 3 decimals) -> µs/s; > 0 */
+int bw_parse_percent_ratio(const char *s, uint64_t *ret);    /* "5%", "0.5%" (at most 3 decimals) -> µs/s; [0, 100%] */
+/* "100ms", "1.5s", "5000us", "2min", "1h", "1s 500ms", "1min30s"; units us,
+ * usec, ms, msec, s, sec, m, min, h, hr; a bare number means seconds;
+ * fractions below 1 µs are truncated. Blanks between parts are allowed. */
+int bw_parse_timespan(const char *s, uint64_t *ret_usec);
+int bw_parse_boolean(const char *s, bool *ret);              /* yes/no/true/false/on/off/y/n/t/f/1/0, ASCII case-insensitive */
+int bw_parse_int_range(const char *s, int64_t min, int64_t max, int64_t *ret); /* decimal, optional '-'; -ERANGE outside [min, max] */
+
+/* Format a µs/s amount as a percentage ("250%", "12.5%", "0.001%") into buf.
+ * Returns the length (without NUL) or -ENOBUFS; buf untouched on failure. */
+int bw_format_percent(uint64_t usec_per_sec, char *buf, size_t size);

@@ -1,0 +1,1466 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "bwgov/config.h"
+#include "bwgov/macro.h"
+
+#define PCT(x) ((uint64_t) ((x) * 10000))       /* whole percent -> µs/s */
+#define MSEC(x) ((uint64_t) (x) * USEC_PER_MSEC)
+#define SEC(x) ((uint64_t) (x) * USEC_PER_SEC)
+
+/* ---- temp trees standing in for /usr/lib/bwgov, /run/bwgov, /etc/bwgov ---- */
+
+struct tree {
+        char root[64];
+        char dir_usr[96], dir_run[96], dir_etc[96];
+        const char *dirs[4];
+};
+
+static void tree_init(struct tree *t) {
+        memset(t, 0, sizeof(*t));
+        strcpy(t->root, "/tmp/bwgov-test-config-XXXXXX");
+        assert_non_null(mkdtemp(t->root));
+        snprintf(t->dir_usr, sizeof(t->dir_usr), "%s/usr-lib", t->root);
+        snprintf(t->dir_run, sizeof(t->dir_run), "%s/run", t->root);
+        snprintf(t->dir_etc, sizeof(t->dir_etc), "%s/etc", t->root);
+        t->dirs[0] = t->dir_usr;
+        t->dirs[1] = t->dir_run;
+        t->dirs[2] = t->dir_etc;
+        t->dirs[3] = NULL;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+        return remove(path) < 0 ? -1 : 0;
+}
+
+static void tree_done(struct tree *t) {
+        assert_int_equal(nftw(t->root, rm_one, 16, FTW_DEPTH | FTW_PHYS), 0);
+}
+
+static void mkdir_parents(const char *path) {
+        char buf[PATH_MAX];
+
+        assert_true(strlen(path) < sizeof(buf));
+        strcpy(buf, path);
+        for (char *p = buf + 1; *p; p++)
+                if (*p == '/') {
+                        *p = '\0';
+                        assert_true(mkdir(buf, 0755) == 0 || errno == EEXIST);
+                        *p = '/';
+                }
+}
+
+/* rel is relative to the tree root: "etc/web.slice.d/10-a.conf". */
+static void put(const struct tree *t, const char *rel, const char *content) {
+        char path[PATH_MAX];
+        FILE *f;
+
+        snprintf(path, sizeof(path), "%s/%s", t->root, rel);
+        mkdir_parents(path);
+        f = fopen(path, "we");
+        assert_non_null(f);
+        assert_int_equal(fwrite(content, 1, strlen(content), f), strlen(content));
+        assert_int_equal(fclose(f), 0);
+}
+
+static void put_bytes(const struct tree *t, const char *rel, const char *content, size_t len) {
+        char path[PATH_MAX];
+        FILE *f;
+
+        snprintf(path, sizeof(path), "%s/%s", t->root, rel);
+        mkdir_parents(path);
+        f = fopen(path, "we");
+        assert_non_null(f);
+        assert_int_equal(fwrite(content, 1, len, f), len);
+        assert_int_equal(fclose(f), 0);
+}
+
+static void link_to(const struct tree *t, const char *rel, const char *target) {
+        char path[PATH_MAX];
+
+        snprintf(path, sizeof(path), "%s/%s", t->root, rel);
+        mkdir_parents(path);
+        assert_int_equal(symlink(target, path), 0);
+}
+
+static void make_dir(const struct tree *t, const char *rel) {
+        char path[PATH_MAX];
+
+        snprintf(path, sizeof(path), "%s/%s/", t->root, rel);
+        mkdir_parents(path);
+}
+
+/* Load; on failure return the error string with the tree root replaced by
+ * "ROOT" in *ret_msg. */
+static int load(const struct tree *t, struct bw_config *c, char **ret_msg) {
+        struct bw_config_error e = { 0 };
+        int r;
+
+        r = bw_config_load(t->dirs, c, &e);
+        if (r < 0 && ret_msg) {
+                _cleanup_free_ char *s = bw_config_error_to_string(&e);
+                size_t n = strlen(t->root), len = 0;
+                char *out = NULL;
+                FILE *f;
+
+                assert_non_null(s);
+                f = open_memstream(&out, &len);
+                assert_non_null(f);
+                for (const char *p = s; *p;) {
+                        if (strncmp(p, t->root, n) == 0) {
+                                fputs("ROOT", f);
+                                p += n;
+                        } else
+                                fputc(*p++, f);
+                }
+                assert_int_equal(fclose(f), 0);
+                *ret_msg = out;
+        }
+        if (r < 0)
+                bw_config_error_done(&e);
+        else {
+                /* Success leaves the error alone. */
+                assert_null(e.file);
+                assert_null(e.message);
+        }
+        return r;
+}
+
+static void assert_load_error(const struct tree *t, int expected_r, const char *expected_msg) {
+        struct bw_config c = { 0 };
+        char *msg = NULL;
+        int r;
+
+        r = load(t, &c, &msg);
+        if (r >= 0)
+                bw_config_done(&c);
+        assert_int_equal(r, expected_r);
+        assert_non_null(msg);
+        assert_string_equal(msg, expected_msg);
+        free(msg);
+        /* Untouched on failure. */
+        assert_null(c.units);
+        assert_int_equal(c.n_units, 0);
+        assert_int_equal(c.global.interval_usec, 0);
+}
+
+static const char *fixture_dir(void) {
+        const char *d = getenv("BWGOV_FIXTURES");
+
+        assert_non_null(d);
+        return d;
+}
+
+/* ---- value parsers ---- */
+
+struct u64_case {
+        const char *in;
+        int r;
+        uint64_t v;
+};
+
+static void check_u64_table(int (*parse)(const char *, uint64_t *), const struct u64_case *cases, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                uint64_t v = 0xdeadbeef;
+                int r = parse(cases[i].in, &v);
+
+                print_message("# parse(\"%s\") = %d, %" PRIu64 "\n", cases[i].in ? cases[i].in : "(null)", r, v);
+                assert_int_equal(r, cases[i].r);
+                assert_int_equal(v, cases[i].r == 0 ? cases[i].v : 0xdeadbeef);
+        }
+}
+
+static void test_parse_percent_cpu(void **state) {
+        static const struct u64_case cases[] = {
+                { "250%", 0, 2500000 },
+                { "100%", 0, 1000000 },
+                { "12.5%", 0, 125000 },
+                { "0.001%", 0, 10 },
+                { "1.234%", 0, 12340 },
+                { "007%", 0, 70000 },
+                { "1000000%", 0, 10000000000 },
+                { "1844674407370955%", 0, UINT64_C(18446744073709550000) },
+                { "0%", -ERANGE, 0 },
+                { "0.000%", -ERANGE, 0 },
+                { "-5%", -ERANGE, 0 },
+                { "1844674407370956%", -ERANGE, 0 },
+                { "99999999999999999999999%", -ERANGE, 0 },
+                { "1.2345%", -EINVAL, 0 },
+                { "250", -EINVAL, 0 },
+                { "%", -EINVAL, 0 },
+                { "", -EINVAL, 0 },
+                { NULL, -EINVAL, 0 },
+                { "1.%", -EINVAL, 0 },
+                { ".5%", -EINVAL, 0 },
+                { "250%x", -EINVAL, 0 },
+                { "250 %", -EINVAL, 0 },
+                { " 250%", -EINVAL, 0 },
+                { "+250%", -EINVAL, 0 },
+                { "2,5%", -EINVAL, 0 },
+                { "1e3%", -EINVAL, 0 },
+                { "abc", -EINVAL, 0 },
+        };
+
+        check_u64_table(bw_parse_percent_cpu, cases, ELEMENTSOF(cases));
+}
+
+static void test_parse_percent_ratio(void **state) {
+        static const struct u64_case cases[] = {
+                { "0%", 0, 0 },
+                { "5%", 0, 50000 },
+                { "0.5%", 0, 5000 },
+                { "40%", 0, 400000 },
+                { "100%", 0, 1000000 },
+                { "100.000%", 0, 1000000 },
+                { "99.999%", 0, 999990 },
+                { "100.001%", -ERANGE, 0 },
+                { "101%", -ERANGE, 0 },
+                { "-1%", -ERANGE, 0 },
+                { "5", -EINVAL, 0 },
+                { "5%%", -EINVAL, 0 },
+                { "0.0001%", -EINVAL, 0 },
+                { "", -EINVAL, 0 },
+        };
+
+        check_u64_table(bw_parse_percent_ratio, cases, ELEMENTSOF(cases));
+}
+
+static void test_parse_timespan(void **state) {
+        static const struct u64_case cases[] = {
+                { "1", 0, SEC(1) },
+                { "0", 0, 0 },
+                { "0.5", 0, MSEC(500) },
+                { "1s", 0, SEC(1) },
+                { "1sec", 0, SEC(1) },
+                { "1.5s", 0, MSEC(1500) },
+                { "1s 500ms", 0, MSEC(1500) },
+                { "1s500ms", 0, MSEC(1500) },
+                { "  2s  ", 0, SEC(2) },
+                { "5 s", 0, SEC(5) },
+                { "100ms", 0, MSEC(100) },
+                { "100msec", 0, MSEC(100) },
+                { "5000us", 0, 5000 },
+                { "7usec", 0, 7 },
+                { "2min", 0, SEC(120) },
+                { "2m", 0, SEC(120) },
+                { "1min 30s", 0, SEC(90) },
+                { "1min30s", 0, SEC(90) },
+                { "1h", 0, SEC(3600) },
+                { "1hr", 0, SEC(3600) },
+                { "1.25h", 0, SEC(4500) },
+                { "0.0000015s", 0, 1 },  /* below 1 µs is truncated */
+                { "1.9us", 0, 1 },
+                { "1s 1", 0, SEC(2) },
+                { "18446744073709551615us", 0, UINT64_MAX },
+                { "18446744073709551616us", -ERANGE, 0 },
+                { "18446744073709551615us 1us", -ERANGE, 0 },
+                { "18446744073710s", -ERANGE, 0 },
+                { "5124095576h", 0, UINT64_C(18446744073600000000) },
+                { "5124095577h", -ERANGE, 0 },
+                { "-1s", -ERANGE, 0 },
+                { "1s -5ms", -ERANGE, 0 },
+                { "", -EINVAL, 0 },
+                { "   ", -EINVAL, 0 },
+                { NULL, -EINVAL, 0 },
+                { "s", -EINVAL, 0 },
+                { "1x", -EINVAL, 0 },
+                { "1ss", -EINVAL, 0 },
+                { "1s;", -EINVAL, 0 },
+                { "1s garbage", -EINVAL, 0 },
+                { "1.s", -EINVAL, 0 },
+                { ".5s", -EINVAL, 0 },
+                { "1.5.2s", -EINVAL, 0 },
+                { "1,5s", -EINVAL, 0 },
+                { "1d", -EINVAL, 0 },
+                { "1S", -EINVAL, 0 },
+                { "+1s", -EINVAL, 0 },
+                { "infinity", -EINVAL, 0 },
+        };
+
+        check_u64_table(bw_parse_timespan, cases, ELEMENTSOF(cases));
+}
+
+static void test_parse_boolean(void **state) {
+        static const struct {
+                const char *in;
+                int r;
+                bool v;
+        } cases[] = {
+                { "yes", 0, true }, { "YES", 0, true }, { "y", 0, true }, { "true", 0, true },
+                { "True", 0, true }, { "t", 0, true }, { "on", 0, true }, { "1", 0, true },
+                { "no", 0, false }, { "No", 0, false }, { "n", 0, false }, { "false", 0, false },
+                { "f", 0, false }, { "off", 0, false }, { "OFF", 0, false }, { "0", 0, false },
+                { "", -EINVAL, false }, { "2", -EINVAL, false }, { "yess", -EINVAL, false },
+                { "ye", -EINVAL, false }, { " yes", -EINVAL, false }, { NULL, -EINVAL, false },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                bool v = !cases[i].v;
+                int r = bw_parse_boolean(cases[i].in, &v);
+
+                assert_int_equal(r, cases[i].r);
+                if (r == 0)
+                        assert_int_equal(v, cases[i].v);
+                else
+                        assert_int_equal(v, !cases[i].v); /* untouched */
+        }
+}
+
+static void test_parse_int_range(void **state) {
+        static const struct {
+                const char *in;
+                int64_t min, max;
+                int r;
+                int64_t v;
+        } cases[] = {
+                { "0", -1000, 1000, 0, 0 },
+                { "-0", -1000, 1000, 0, 0 },
+                { "1000", -1000, 1000, 0, 1000 },
+                { "-1000", -1000, 1000, 0, -1000 },
+                { "007", 0, 10, 0, 7 },
+                { "1001", -1000, 1000, -ERANGE, 0 },
+                { "-1001", -1000, 1000, -ERANGE, 0 },
+                { "9223372036854775807", INT64_MIN, INT64_MAX, 0, INT64_MAX },
+                { "-9223372036854775808", INT64_MIN, INT64_MAX, 0, INT64_MIN },
+                { "9223372036854775808", INT64_MIN, INT64_MAX, -ERANGE, 0 },
+                { "-9223372036854775809", INT64_MIN, INT64_MAX, -ERANGE, 0 },
+                { "99999999999999999999999", INT64_MIN, INT64_MAX, -ERANGE, 0 },
+                { "", 0, 10, -EINVAL, 0 },
+                { "-", 0, 10, -EINVAL, 0 },
+                { "+1", 0, 10, -EINVAL, 0 },
+                { " 1", 0, 10, -EINVAL, 0 },
+                { "1 ", 0, 10, -EINVAL, 0 },
+                { "1x", 0, 10, -EINVAL, 0 },
+                { "0x10", 0, 100, -EINVAL, 0 },
+                { "1.0", 0, 10, -EINVAL, 0 },
+                { NULL, 0, 10, -EINVAL, 0 },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                int64_t v = 4242;
+                int r = bw_parse_int_range(cases[i].in, cases[i].min, cases[i].max, &v);
+
+                print_message("# int(\"%s\") = %d\n", cases[i].in ? cases[i].in : "(null)", r);
+                assert_int_equal(r, cases[i].r);
+                assert_true(v == (r == 0 ? cases[i].v : 4242));
+        }
+}
+
+static void test_enums(void **state) {
+        assert_int_equal(bw_mode_from_string("off"), BW_MODE_OFF);
+        assert_int_equal(bw_mode_from_string("observe"), BW_MODE_OBSERVE);
+        assert_int_equal(bw_mode_from_string("burst"), BW_MODE_BURST);
+        assert_int_equal(bw_mode_from_string("elastic"), BW_MODE_ELASTIC);
+        assert_int_equal(bw_mode_from_string("Elastic"), _BW_MODE_INVALID);
+        assert_int_equal(bw_mode_from_string(""), _BW_MODE_INVALID);
+        assert_int_equal(bw_mode_from_string(NULL), _BW_MODE_INVALID);
+        for (int m = 0; m < _BW_MODE_MAX; m++)
+                assert_int_equal(bw_mode_from_string(bw_mode_to_string((enum bw_mode) m)), m);
+        assert_null(bw_mode_to_string(_BW_MODE_MAX));
+        assert_null(bw_mode_to_string(_BW_MODE_INVALID));
+
+        assert_int_equal(bw_kernel_check_from_string("off"), BW_KERNEL_CHECK_OFF);
+        assert_int_equal(bw_kernel_check_from_string("warn"), BW_KERNEL_CHECK_WARN);
+        assert_int_equal(bw_kernel_check_from_string("strict"), BW_KERNEL_CHECK_STRICT);
+        assert_int_equal(bw_kernel_check_from_string("yes"), _BW_KERNEL_CHECK_INVALID);
+        for (int k = 0; k < _BW_KERNEL_CHECK_MAX; k++)
+                assert_int_equal(bw_kernel_check_from_string(bw_kernel_check_to_string((enum bw_kernel_check) k)), k);
+        assert_null(bw_kernel_check_to_string(_BW_KERNEL_CHECK_MAX));
+}
+
+static void test_format_percent(void **state) {
+        static const struct {
+                uint64_t v;
+                const char *out;
+        } cases[] = {
+                { 2500000, "250%" }, { 125000, "12.5%" }, { 10, "0.001%" }, { 1, "0.0001%" },
+                { 0, "0%" }, { 12340, "1.234%" }, { 10000000000, "1000000%" },
+        };
+        char buf[32];
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                assert_int_equal(bw_format_percent(cases[i].v, buf, sizeof(buf)), (int) strlen(cases[i].out));
+                assert_string_equal(buf, cases[i].out);
+        }
+
+        strcpy(buf, "keep");
+        assert_int_equal(bw_format_percent(2500000, buf, 4), -ENOBUFS);
+        assert_string_equal(buf, "keep");
+        assert_int_equal(bw_format_percent(2500000, buf, 5), 4);
+}
+
+static void test_error_to_string(void **state) {
+        struct bw_config_error e = {
+                .file = (char *) "/etc/bwgov/web.slice.d/10-a.conf",
+                .line = 3,
+                .key = (char *) "CPUQuota",
+                .message = (char *) "expected a CPU percentage like 250%",
+        };
+        char *s;
+
+        s = bw_config_error_to_string(&e);
+        assert_string_equal(s, "/etc/bwgov/web.slice.d/10-a.conf:3: CPUQuota: expected a CPU percentage like 250%");
+        free(s);
+
+        e.key = NULL;
+        s = bw_config_error_to_string(&e);
+        assert_string_equal(s, "/etc/bwgov/web.slice.d/10-a.conf:3: expected a CPU percentage like 250%");
+        free(s);
+
+        e.line = 0;
+        s = bw_config_error_to_string(&e);
+        assert_string_equal(s, "/etc/bwgov/web.slice.d/10-a.conf: expected a CPU percentage like 250%");
+        free(s);
+
+        e.file = NULL;
+        e.key = (char *) "Mode";
+        s = bw_config_error_to_string(&e);
+        assert_string_equal(s, "Mode: expected a CPU percentage like 250%");
+        free(s);
+
+        assert_null(bw_config_error_to_string(NULL));
+        bw_config_error_done(NULL);
+}
+
+/* ---- loading ---- */
+
+static void assert_global_defaults(const struct bw_global_config *g) {
+        assert_int_equal(g->interval_usec, SEC(1));
+        assert_int_equal(g->mode, BW_MODE_ELASTIC);
+        assert_int_equal(g->host_pressure_limit, PCT(40));
+        assert_int_equal(g->pressure_window_usec, SEC(2));
+        assert_int_equal(g->kernel_check, BW_KERNEL_CHECK_WARN);
+        assert_true(g->restore_on_exit);
+        assert_int_equal(g->history_size, 256);
+}
+
+static void assert_unit_defaults(const struct bw_unit_config *u) {
+        assert_null(u->cgroup);
+        assert_false(u->has_mode);
+        assert_int_equal(u->cpu_quota, 0);
+        assert_null(u->cpu_quota_source);
+        assert_int_equal(u->cpu_quota_max, 0);
+        assert_false(u->has_cpu_burst_max);
+        assert_int_equal(u->cpu_burst_max_usec, 0);
+        assert_int_equal(u->credit_max_usec, SEC(30));
+        assert_int_equal(u->target_throttle, PCT(1));
+        assert_int_equal(u->target_pressure, PCT(5));
+        assert_int_equal(u->priority, 0);
+        assert_int_equal(u->interval_usec, 0);
+}
+
+static void test_default_dirs(void **state) {
+        const char *const *d = bw_config_default_dirs();
+
+        assert_non_null(d[0]);
+        assert_non_null(d[1]);
+        assert_non_null(d[2]);
+        assert_null(d[3]);
+        assert_string_equal(d[1], "/run/bwgov");
+        for (size_t i = 0; i < 3; i++) {
+                size_t n = strlen(d[i]);
+
+                assert_true(n > 6);
+                assert_string_equal(d[i] + n - 6, "/bwgov");
+        }
+        assert_non_null(strstr(d[0], "/lib/bwgov"));
+        assert_non_null(strstr(d[2], "etc/bwgov"));
+}
+
+static void test_missing_dirs_give_defaults(void **state) {
+        struct tree t;
+        struct bw_config c = { 0 };
+
+        tree_init(&t); /* none of usr-lib, run, etc exists */
+        assert_int_equal(load(&t, &c, NULL), 0);
+        assert_global_defaults(&c.global);
+        assert_int_equal(c.n_units, 0);
+        assert_null(bw_config_find_unit(&c, "web.slice"));
+        assert_int_equal(bw_unit_mode(&c, NULL), BW_MODE_ELASTIC);
+        assert_int_equal(bw_unit_interval_usec(&c, NULL), SEC(1));
+        bw_config_done(&c);
+        bw_config_done(&c); /* idempotent */
+        bw_config_done(NULL);
+        tree_done(&t);
+}
+
+/* The static fixture tree tests/fixtures/config/layered/{usr-lib,run,etc}. */
+static void test_fixture_layered(void **state) {
+        char usr[PATH_MAX], run[PATH_MAX], etc[PATH_MAX], src[PATH_MAX + 64];
+        const char *dirs[] = { usr, run, etc, NULL };
+        struct bw_config_error e = { 0 };
+        struct bw_config c = { 0 };
+        const struct bw_unit_config *u;
+
+        snprintf(usr, sizeof(usr), "%s/config/layered/usr-lib", fixture_dir());
+        snprintf(run, sizeof(run), "%s/config/layered/run", fixture_dir());
+        snprintf(etc, sizeof(etc), "%s/config/layered/etc", fixture_dir());
+
+        assert_int_equal(bw_config_load(dirs, &c, &e), 0);
+
+        /* etc/bwgov.conf wins whole: usr-lib's HistorySize=100 is not applied. */
+        assert_int_equal(c.global.interval_usec, SEC(2));
+        assert_int_equal(c.global.history_size, 256);
+        /* bwgov.conf.d: etc/10-mode.conf replaced usr-lib/10-mode.conf,
+         * run/20-pressure.conf applies after it. */
+        assert_int_equal(c.global.mode, BW_MODE_BURST);
+        assert_int_equal(c.global.host_pressure_limit, PCT(30));
+        assert_int_equal(c.global.kernel_check, BW_KERNEL_CHECK_STRICT);
+        assert_true(c.global.restore_on_exit); /* only in the replaced usr-lib/10-mode.conf */
+
+        assert_int_equal(c.n_units, 3);
+        assert_string_equal(c.units[0].name, "app.service");
+        assert_string_equal(c.units[1].name, "mycontainer");
+        assert_string_equal(c.units[2].name, "web.slice");
+
+        u = bw_config_find_unit(&c, "web.slice");
+        assert_ptr_equal(u, &c.units[2]);
+        /* etc/web.slice.d/10-base.conf replaced usr-lib's (which set
+         * CPUQuotaMax=300% and Priority=5); run's 20-runtime.conf sorts after it. */
+        assert_int_equal(u->cpu_quota, PCT(150));
+        snprintf(src, sizeof(src), "%s/web.slice.d/20-runtime.conf:3", run);
+        assert_string_equal(u->cpu_quota_source, src);
+        assert_int_equal(u->cpu_quota_max, 0);
+        assert_int_equal(u->priority, 0);
+        assert_true(u->has_cpu_burst_max);
+        assert_int_equal(u->cpu_burst_max_usec, MSEC(20));
+        assert_int_equal(bw_unit_mode(&c, u), BW_MODE_BURST);   /* global */
+
+        u = bw_config_find_unit(&c, "app.service");
+        assert_non_null(u);
+        assert_true(u->has_mode);
+        assert_int_equal(bw_unit_mode(&c, u), BW_MODE_OBSERVE);
+        assert_int_equal(u->interval_usec, MSEC(500));
+        assert_int_equal(bw_unit_interval_usec(&c, u), MSEC(500));
+
+        u = bw_config_find_unit(&c, "mycontainer");
+        assert_non_null(u);
+        assert_string_equal(u->cgroup, "machine.slice/libpod-abc.scope");
+        assert_int_equal(u->cpu_quota, PCT(50));
+        assert_int_equal(bw_unit_interval_usec(&c, u), SEC(2));
+
+        assert_null(bw_config_find_unit(&c, "web"));
+        assert_null(bw_config_find_unit(&c, "web.slice.d"));
+        assert_null(bw_config_find_unit(&c, "zzz.slice"));
+        assert_null(bw_config_find_unit(&c, NULL));
+        bw_config_done(&c);
+}
+
+static void test_main_config_highest_wins(void **state) {
+        struct tree t;
+        struct bw_config c = { 0 };
+
+        tree_init(&t);
+        put(&t, "usr-lib/bwgov.conf", "[Governor]\nInterval=5s\nHistorySize=100\n");
+        assert_int_equal(load(&t, &c, NULL), 0);
+        assert_int_equal(c.global.interval_usec, SEC(5));
+        assert_int_equal(c.global.history_size, 100);
+        bw_config_done(&c);
+
+        /* A copy in /run replaces the one in /usr/lib entirely. */
+        put(&t, "run/bwgov.conf", "[Governor]\nInterval=3s\n");
+        assert_int_equal(load(&t, &c, NULL), 0);
+        assert_int_equal(c.global.interval_usec, SEC(3));
+        assert_int_equal(c.global.history_size, 256);
+        bw_config_done(&c);
+
+        /* A copy in /etc replaces both, drop-ins from every dir apply on top. */
+        put(&t, "etc/bwgov.conf", "[Governor]\nRestoreOnExit=no\n");
+        put(&t, "usr-lib/bwgov.conf.d/50-a.conf", "[Governor]\nHistorySize=7\nInterval=4s\n");
+        put(&t, "run/bwgov.conf.d/60-b.conf", "[Governor]\nHistorySize=8\n");
+        assert_int_equal(load(&t, &c, NULL), 0);
+        assert_int_equal(c.global.interval_usec, SEC(4));
+        assert_int_equal(c.global.history_size, 8);
+        assert_false(c.global.restore_on_exit);
+        bw_config_done(&c);
+        tree_done(&t);
+}
+
+/* A masked /etc copy hides the lower ones: no main file at all. */
+static void test_main_config_masked(void **state) {
+        struct tree t;
+        struct bw_config c = { 0 };
+
+        tree_init(&t);
+        put(&t, "usr-lib/bwgov.conf", "[Governor]\nInterval=5s\n");
+        link_to(&t, "etc/bwgov.conf", "/dev/null");
+        put(&t, "run/bwgov.conf.d/10-a.conf", "[Governor]\nHistorySize=9\n");
+        assert_int_equal(load(&t, &c, NULL), 0);
+        assert_int_equal(c.global.interval_usec, SEC(1));
+        assert_int_equal(c.global.history_size, 9);
+        bw_config_done(&c);
+        tree_done(&t);
+}
+
+static void test_dropin_override_and_order(void **state) {
+        struct tree t;
+        struct bw_config c = { 0 };
+        const struct bw_unit_config *u;
+        char src[PATH_MAX];
+
+        tree_init(&t);
+        /* Lexical order: 10-a then 20-b; later wins key by key. */
+        put(&t, "usr-lib/web.slice.d/10-a.conf", "[Bandwidth]\nCPUQuota=100%\nPriority=3\nTargetThrottle=2%\n");
+        put(&t, "usr-lib/web.slice.d/20-b.conf", "[Bandwidth]\nCPUQuota=200%\n");
+        /* Sorts by file name, not by directory: etc's 15 comes between. */
+        put(&t, "etc/web.slice.d/15-c.conf", "[Bandwidth]\nCPUQuota=150%\nPriority=4\n");
+        /* The same name in a later directory replaces the earlier file. */
+        put(&t, "run/web.slice.d/10-a.conf", "[Bandwidth]\n\nCreditMax=1min\n");
+        assert_int_equal(load(&t, &c, NULL), 0);
+        u = bw_config_find_unit(&c, "web.slice");
+        assert_non_null(u);
+        assert_int_equal(u->cpu_quota, PCT(200));
+        snprintf(src, sizeof(src), "%s/web.slice.d/20-b.conf:2", t.dir_usr);
+        assert_string_equal(u->cpu_quota_source, src);
+        assert_int_equal(u->priority, 4);
+        assert_int_equal(u->target_throttle, PCT(1)); /* usr-lib's 10-a.conf is gone */
+        assert_int_equal(u->credit_max_usec, SEC(60));
+        bw_config_done(&c);
+
+        /* Within one file the last assignment wins. */
+        put(&t, "etc/web.slice.d/99-z.conf", "[Bandwidth]\nPriority=-7\nPriority=8\n[Bandwidth]\nPriority=9\n");
+        assert_int_equal(load(&t, &c, NULL), 0);
+        u = bw_config_find_unit(&c, "web.slice");
+        assert_int_equal(u->priority, 9);
+        bw_config_done(&c);
+        tree_done(&t);
+}
+
+static void test_masking(void **state) {
+        struct tree t;
+        struct bw_config c = { 0 };
+        const struct bw_unit_config *u;
+
+        tree_init(&t);
+        put(&t, "usr-lib/web.slice.d/10-a.conf", "[Bandwidth]\nCPUQuota=100%\n");
+        put(&t, "usr-lib/web.slice.d/20-b.conf", "[Bandwidth]\nPriority=5\n");
+        put(&t, "usr-lib/app.service.d/10-a.conf", "[Bandwidth]\nCPUQuota=100%\n");
+        put(&t, "usr-lib/db.service.d/10-a.conf", "[Bandwidth]\nCPUQuota=100%\n");
+        put(&t, "usr-lib/bwgov.conf.d/10-a.conf", "[Governor]\nHistorySize=5\n");
+        /* Mask by symlink to /dev/null. */
+        link_to(&t, "etc/web.slice.d/20-b.conf", "/dev/null");
+        /* Mask every file of app.service: the unit is not configured. */
+        link_to(&t, "run/app.service.d/10-a.conf", "/dev/null");
+        /* An empty file masks too (systemd's null_or_empty()). */
+        put(&t, "etc/db.service.d/10-a.conf", "");
+        /* A symlink whose target resolves to /dev/null through another link. */
+        link_to(&t, "etc/null", "/dev/null");
+        link_to(&t, "etc/bwgov.conf.d/10-a.conf", "../null");
+        assert_int_equal(load(&t, &c, NULL), 0);
+
+        assert_int_equal(c.global.history_size, 256);
+        assert_int_equal(c.n_units, 1);
+        u = bw_config_find_unit(&c, "web.slice");
+        assert_non_null(u);
+        assert_int_equal(u->cpu_quota, PCT(100));
+        assert_int_equal(u->priority, 0);
+        assert_null(bw_config_find_unit(&c, "app.service"));
+        assert_null(bw_config_find_unit(&c, "db.service"));
+        bw_config_done(&c);
+
+        /* A unit with only a section header is configured with defaults. */
+        put(&t, "etc/empty.slice.d/10-a.conf", "[Bandwidth]\n");
+        /* An empty directory is not a unit. */
+        make_dir(&t, "etc/nothing.slice.d");
+        assert_int_equal(load(&t, &c, NULL), 0);
+        assert_int_equal(c.n_units, 2);
+        u = bw_config_find_unit(&c, "empty.slice");
+        assert_non_null(u);
+        assert_unit_defaults(u);
+        assert_null(bw_config_find_unit(&c, "nothing.slice"));
+        bw_config_done(&c);
+        tree_done(&t);
+}
+
+static void test_empty_assignment_resets(void **state) {
+        struct tree t;
+        struct bw_config c = { 0 };
+        const struct bw_unit_config *u;
+
+        tree_init(&t);
+        put(&t, "usr-lib/web.slice.d/10-a.conf",
+            "[Bandwidth]\n"
+            "Mode=observe\n"
+            "CPUQuota=100%\n"
+            "CPUQuotaMax=300%\n"
+            "CPUBurstMax=0\n"
+            "CreditMax=1h\n"
+            "TargetThrottle=3%\n"
+            "TargetPressure=7%\n"
+            "Priority=12\n"
+            "Interval=5s\n"
+            "Cgroup=/foo.slice\n");
+        put(&t, "etc/web.slice.d/20-b.conf",
+            "[Bandwidth]\n"
+            "Mode=\n"
+            "CPUQuota=\n"
+            "CPUQuotaMax=\n"
+            "CPUBurstMax=\n"
+            "CreditMax=\n"
+            "TargetThrottle=\n"
+            "TargetPressure=   \n"
+            "Priority=\n"
+            "Interval= ; reset\n"
+            "Cgroup=\n");
+        put(&t, "usr-lib/bwgov.conf",
+            "[Governor]\nInterval=3s\nMode=off\nHostPressureLimit=1%\nPressureWindow=4s\n"
+            "KernelCheck=off\nRestoreOnExit=no\nHistorySize=1\n");
+        put(&t, "etc/bwgov.conf.d/10-reset.conf",
+            "[Governor]\nInterval=\nMode=\nHostPressureLimit=\nPressureWindow=\n"
+            "KernelCheck=\nRestoreOnExit=\nHistorySize=\n");
+        assert_int_equal(load(&t, &c, NULL), 0);
+        assert_global_defaults(&c.global);
+        u = bw_config_find_unit(&c, "web.slice");
+        assert_non_null(u);
+        assert_string_equal(u->name, "web.slice");
+        assert_unit_defaults(u);
+        bw_config_done(&c);
+
+        /* Reset, then set again in the same file. */
+        put(&t, "etc/web.slice.d/30-c.conf", "[Bandwidth]\nCPUQuota=\nCPUQuota=75%\n");
+        assert_int_equal(load(&t, &c, NULL), 0);
+        u = bw_config_find_unit(&c, "web.slice");
+        assert_int_equal(u->cpu_quota, PCT(75));
+        bw_config_done(&c);
+        tree_done(&t);
+}
+
+static void test_unit_suffixes(void **state) {
+        static const char *const names[] = {
+                "web.slice", "app.service", "foo.scope", "mycontainer", "a.b.c", "x", "sys-fs.mount",
+                "getty@tty1.service", "name with space", ".hidden", "...",
+        };
+        struct tree t;
+        struct bw_config c = { 0 };
+
+        tree_init(&t);
+        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                char rel[PATH_MAX], content[64];
+
+                snprintf(rel, sizeof(rel), "%s/%s.d/10-x.conf", i % 2 ? "etc" : "usr-lib", names[i]);
+                snprintf(content, sizeof(content), "[Bandwidth]\nPriority=%zu\n", i);
+                put(&t, rel, content);
+        }
+        /* Not unit directories: the global drop-in dir, a file named *.d, a
+         * directory without the suffix. */
+        put(&t, "etc/bwgov.conf.d/10-a.conf", "[Governor]\nHistorySize=3\n");
+        put(&t, "etc/file.d", "[Bandwidth]\nPriority=1\n");
+        put(&t, "etc/nodsuffix/10-x.conf", "[Bandwidth]\nPriority=1\n");
+        assert_int_equal(load(&t, &c, NULL), 0);
+        assert_int_equal(c.n_units, ELEMENTSOF(names));
+        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                const struct bw_unit_config *u = bw_config_find_unit(&c, names[i]);
+
+                print_message("# unit %s\n", names[i]);
+                assert_non_null(u);
+                assert_string_equal(u->name, names[i]);
+                assert_int_equal(u->priority, (int64_t) i);
+        }
+        for (size_t i = 1; i < c.n_units; i++)
+                assert_true(strcmp(c.units[i - 1].name, c.units[i].name) < 0);
+        assert_null(bw_config_find_unit(&c, "bwgov.conf"));
+        assert_null(bw_config_find_unit(&c, "file"));
+        assert_int_equal(c.global.history_size, 3);
+        bw_config_done(&c);
+        tree_done(&t);
+}
+
+static void test_invalid_unit_names(void **state) {
+        static const char *const dirs[] = { ".d", "..d", "...d", "bad\001name.d", "tab\tname.d" };
+
+        for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
+                struct tree t;
+                char rel[PATH_MAX], expected[PATH_MAX];
+
+                tree_init(&t);
+                put(&t, "usr-lib/ok.slice.d/10-a.conf", "[Bandwidth]\n");
+                snprintf(rel, sizeof(rel), "run/%s/10-a.conf", dirs[i]);
+                put(&t, rel, "[Bandwidth]\n");
+                snprintf(expected, sizeof(expected),
+                         "ROOT/run/%s: invalid unit name, expected <unit>.d with a unit name that is not empty, "
+                         "\".\" or \"..\" and has no control characters", dirs[i]);
+                assert_load_error(&t, -EINVAL, expected);
+                tree_done(&t);
+        }
+}
+
+struct error_case {
+        const char *rel;
+        const char *content;
+        const char *message;
+};
+
+static void run_error_cases(const struct error_case *cases, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                struct tree t;
+
+                print_message("# error case %zu: %s\n", i, cases[i].message);
+                tree_init(&t);
+                put(&t, cases[i].rel, cases[i].content);
+                assert_load_error(&t, -EINVAL, cases[i].message);
+                tree_done(&t);
+        }
+}
+
+static void test_error_messages(void **state) {
+        static const struct error_case cases[] = {
+                { "etc/web.slice.d/10-a.conf", "[Bandwidth]\nCPUQuota=abc\n",
+                  "ROOT/etc/web.slice.d/10-a.conf:2: CPUQuota: expected a CPU percentage like 250%" },
+                { "etc/web.slice.d/10-a.conf", "# comment\n\n; other comment\n[Bandwidth]\n\nCPUQuota=2.5\n",
+                  "ROOT/etc/web.slice.d/10-a.conf:6: CPUQuota: expected a CPU percentage like 250%" },
+                { "etc/web.slice.d/10-a.conf", "[Bandwidth]\nCPUQuota=0%\n",
+                  "ROOT/etc/web.slice.d/10-a.conf:2: CPUQuota: value out of range, expected a CPU percentage "
+                  "above 0% and at most 1000000%, like 250%" },
+                { "etc/web.slice.d/10-a.conf", "[Bandwidth]\nCPUQuota=1000000.001%\n",
+                  "ROOT/etc/web.slice.d/10-a.conf:2: CPUQuota: value out of range, expected a CPU percentage "
+                  "above 0% and at most 1000000%, like 250%" },
+                { "etc/web.slice.d/10-a.conf", "[Bandwidth]\nCPUQuotaMax=lots\n",
+                  "ROOT/etc/web.slice.d/10-a.conf:2: CPUQuotaMax: expected a CPU percentage like 400%" },
+                { "etc/web.slice.d/10-a.conf", "[Bandwidth]\nMode=fast\n",
+                  "ROOT/etc/web.slice.d/10-a.conf:2: Mode: expected one of off, observe, burst, elastic" },
+                { "etc/web.slice.d/10-a.conf", "[Bandwidth]\nCPUBurstMax=-1ms\n",
+                  "ROOT/etc/web.slice.d/10-a.conf:2: CPUBurstMax: value out of range, expected a time span like 50ms" },
+                { "etc/web.slice.d/10-a.conf", "[Bandwidth]\nCPUBurstMax=50 ms x\n",
+                  "ROOT/etc/web.slice.d/10-a.conf:2: CPUBurstMax: expected a time span like 50ms" },
+                { "etc/web.slice.d/10-a.conf", "[Bandwidth]\nCreditMax=25h\n",
+                  "ROOT/etc/web.slice.d/10-a.conf:2: CreditMax: value out of range, expected a CPU time span "
+                  "between 0 and 24h, like 30s" },
+                { "etc/web.slice.d/10-a.conf", "[Bandwidth]\nTargetThrottle=101%\n",
+                  "ROOT/etc/web.slice.d/10-a.conf:2: TargetThrottle: value out of range, expected a percentage "
+                  "between 0% and 100%, like 1%" },
+                { "etc/web.slice.d/10-a.conf", "[Bandwidth]\nTargetPressure=5\n",
+                  "ROOT/etc/web.slice.d/10-a.conf:2: TargetPressure: expected a percentage between 0% and 100%, "
+                  "like 5%" },
+                { "etc/web.slice.d/10-a.conf", "[Bandwidth]\nPriority=1001\n",
+                  "ROOT/etc/web.slice.d/10-a.conf:2: Priority: value out of range, expected an integer between "
+                  "-1000 and 1000" },
+                { "etc/web.slice.d/10-a.conf", "[Bandwidth]\nPriority=high\n",
+                  "ROOT/etc/web.slice.d/10-a.conf:2: Priority: expected an integer between -1000 and 1000" },
+                { "etc/web.slice.d/10-a.conf", "[Bandwidth]\nInterval=50ms\n",
+                  "ROOT/etc/web.slice.d/10-a.conf:2: Interval: value out of range, expected a time span between "
+                  "100ms and 1h, like 1s" },
+                { "etc/web.slice.d/10-a.conf", "[Bandwidth]\nCgroup=/a/../b\n",
+                  "ROOT/etc/web.slice.d/10-a.conf:2: Cgroup: expected a cgroup path like /machine.slice/foo.scope, "
+                  "without empty, \".\" or \"..\" components" },
+                { "etc/web.slice.d/10-a.conf", "[Bandwidth]\nCPUQouta=200%\n",
+                  "ROOT/etc/web.slice.d/10-a.conf:2: CPUQouta: unknown key in section [Bandwidth]" },
+                { "etc/web.slice.d/10-a.conf", "[Bandwidth]\ncpuquota=200%\n",
+                  "ROOT/etc/web.slice.d/10-a.conf:2: cpuquota: unknown key in section [Bandwidth]" },
+                { "etc/web.slice.d/10-a.conf", "[Bandwidth]\nHistorySize=5\n",
+                  "ROOT/etc/web.slice.d/10-a.conf:2: HistorySize: unknown key in section [Bandwidth]" },
+                { "etc/web.slice.d/10-a.conf", "[Bandwith]\nCPUQuota=200%\n",
+                  "ROOT/etc/web.slice.d/10-a.conf:1: unknown section [Bandwith], expected [Bandwidth]" },
+                { "etc/web.slice.d/10-a.conf", "[Bandwidth]\nCPUQuota=200%\n[Governor]\n",
+                  "ROOT/etc/web.slice.d/10-a.conf:3: unknown section [Governor], expected [Bandwidth]" },
+                { "etc/web.slice.d/10-a.conf", "CPUQuota=200%\n[Bandwidth]\n",
+                  "ROOT/etc/web.slice.d/10-a.conf:1: CPUQuota: assignment outside of a section, expected "
+                  "[Bandwidth] first" },
+                { "etc/web.slice.d/10-a.conf", "[Bandwidth]\nCPUQuota\n",
+                  "ROOT/etc/web.slice.d/10-a.conf:2: syntax error, expected [Section], Key=value or a comment" },
+                { "etc/web.slice.d/10-a.conf", "[Bandwidth]\n[Bandwidth\nCPUQuota=5%\n",
+                  "ROOT/etc/web.slice.d/10-a.conf:2: syntax error, expected [Section], Key=value or a comment" },
+                /* The first problem in the file is reported. */
+                { "etc/web.slice.d/10-a.conf", "[Bandwidth]\nCPUQuota=200%\nbroken line\nMode=fast\n",
+                  "ROOT/etc/web.slice.d/10-a.conf:3: syntax error, expected [Section], Key=value or a comment" },
+                { "etc/web.slice.d/10-a.conf", "[Bandwidth]\nMode=fast\nbroken line\n",
+                  "ROOT/etc/web.slice.d/10-a.conf:2: Mode: expected one of off, observe, burst, elastic" },
+                { "etc/bwgov.conf", "[Governor]\nInterval=2h\n",
+                  "ROOT/etc/bwgov.conf:2: Interval: value out of range, expected a time span between 100ms and 1h, "
+                  "like 1s" },
+                { "etc/bwgov.conf", "[Governor]\nMode=elastic\nMode=Elastic\n",
+                  "ROOT/etc/bwgov.conf:3: Mode: expected one of off, observe, burst, elastic" },
+                { "etc/bwgov.conf", "[Governor]\nHostPressureLimit=40\n",
+                  "ROOT/etc/bwgov.conf:2: HostPressureLimit: expected a percentage between 0% and 100%, like 40%" },
+                { "etc/bwgov.conf", "[Governor]\nPressureWindow=100ms\n",
+                  "ROOT/etc/bwgov.conf:2: PressureWindow: value out of range, expected a time span between 500ms "
+                  "and 10s, like 2s" },
+                { "etc/bwgov.conf", "[Governor]\nKernelCheck=yes\n",
+                  "ROOT/etc/bwgov.conf:2: KernelCheck: expected one of off, warn, strict" },
+                { "etc/bwgov.conf", "[Governor]\nRestoreOnExit=maybe\n",
+                  "ROOT/etc/bwgov.conf:2: RestoreOnExit: expected a boolean like yes or no" },
+                { "etc/bwgov.conf", "[Governor]\nHistorySize=0\n",
+                  "ROOT/etc/bwgov.conf:2: HistorySize: value out of range, expected an integer between 1 and 65536" },
+                { "etc/bwgov.conf", "[Governor]\nHistorySize=65537\n",
+                  "ROOT/etc/bwgov.conf:2: HistorySize: value out of range, expected an integer between 1 and 65536" },
+                { "etc/bwgov.conf", "[Governor]\nCPUQuota=200%\n",
+                  "ROOT/etc/bwgov.conf:2: CPUQuota: unknown key in section [Governor]" },
+                { "etc/bwgov.conf", "[Bandwidth]\n",
+                  "ROOT/etc/bwgov.conf:1: unknown section [Bandwidth], expected [Governor]" },
+                { "etc/bwgov.conf", "Interval=1s\n",
+                  "ROOT/etc/bwgov.conf:1: Interval: assignment outside of a section, expected [Governor] first" },
+                { "run/bwgov.conf.d/10-x.conf", "[Governor]\n\n\n\nInterval=1x\n",
+                  "ROOT/run/bwgov.conf.d/10-x.conf:5: Interval: expected a time span between 100ms and 1h, like 1s" },
+        };
+
+        run_error_cases(cases, ELEMENTSOF(cases));
+}
+
+static void test_cross_field_quota_max(void **state) {
+        struct tree t;
+        struct bw_config c = { 0 };
+
+        tree_init(&t);
+        put(&t, "usr-lib/web.slice.d/10-a.conf", "[Bandwidth]\n\nCPUQuota=250%\n");
+        put(&t, "etc/web.slice.d/20-b.conf", "[Bandwidth]\nPriority=1\nCPUQuotaMax=200%\n");
+        assert_load_error(&t, -EINVAL,
+                          "ROOT/etc/web.slice.d/20-b.conf:3: CPUQuotaMax: expected a CPU percentage not below "
+                          "CPUQuota=250% (set at ROOT/usr-lib/web.slice.d/10-a.conf:3)");
+
+        /* Equal is fine; only-max is fine (baseline adopted at run time). */
+        put(&t, "etc/web.slice.d/20-b.conf", "[Bandwidth]\nCPUQuotaMax=250%\n");
+        assert_int_equal(load(&t, &c, NULL), 0);
+        assert_int_equal(c.units[0].cpu_quota_max, PCT(250));
+        bw_config_done(&c);
+
+        put(&t, "usr-lib/web.slice.d/10-a.conf", "[Bandwidth]\nCPUQuota=12.5%\n");
+        put(&t, "etc/web.slice.d/30-c.conf", "[Bandwidth]\nCPUQuotaMax=12.499%\n");
+        assert_load_error(&t, -EINVAL,
+                          "ROOT/etc/web.slice.d/30-c.conf:2: CPUQuotaMax: expected a CPU percentage not below "
+                          "CPUQuota=12.5% (set at ROOT/usr-lib/web.slice.d/10-a.conf:2)");
+
+        /* Resetting CPUQuota= removes the constraint. */
+        put(&t, "etc/web.slice.d/40-d.conf", "[Bandwidth]\nCPUQuota=\n");
+        assert_int_equal(load(&t, &c, NULL), 0);
+        assert_int_equal(c.units[0].cpu_quota, 0);
+        assert_null(c.units[0].cpu_quota_source);
+        assert_int_equal(c.units[0].cpu_quota_max, 124990);
+        bw_config_done(&c);
+        tree_done(&t);
+}
+
+static void test_broken_keeps_previous(void **state) {
+        struct tree good, bad;
+        struct bw_config c = { 0 }, snap;
+        struct bw_config_error e = { 0 };
+        char *msg = NULL;
+
+        tree_init(&good);
+        put(&good, "etc/bwgov.conf", "[Governor]\nInterval=3s\nMode=observe\n");
+        put(&good, "etc/web.slice.d/10-a.conf", "[Bandwidth]\nCPUQuota=200%\nCgroup=/web.slice\n");
+        put(&good, "etc/app.service.d/10-a.conf", "[Bandwidth]\nPriority=-5\n");
+        assert_int_equal(load(&good, &c, NULL), 0);
+        snap = c;
+
+        tree_init(&bad);
+        put(&bad, "etc/bwgov.conf", "[Governor]\nInterval=4s\n");
+        put(&bad, "etc/web.slice.d/10-a.conf", "[Bandwidth]\nCPUQuota=300%\n");
+        put(&bad, "etc/zzz.service.d/10-a.conf", "[Bandwidth]\nCPUQuota=300%\nPriority=x\n");
+        assert_int_equal(load(&bad, &c, &msg), -EINVAL);
+        assert_string_equal(msg, "ROOT/etc/zzz.service.d/10-a.conf:3: Priority: expected an integer between -1000 "
+                                 "and 1000");
+        free(msg);
+
+        /* Nothing changed, not even the pointers. */
+        assert_int_equal(c.global.interval_usec, snap.global.interval_usec);
+        assert_int_equal(c.global.mode, BW_MODE_OBSERVE);
+        assert_int_equal(c.global.host_pressure_limit, snap.global.host_pressure_limit);
+        assert_int_equal(c.global.pressure_window_usec, snap.global.pressure_window_usec);
+        assert_int_equal(c.global.kernel_check, snap.global.kernel_check);
+        assert_int_equal(c.global.restore_on_exit, snap.global.restore_on_exit);
+        assert_int_equal(c.global.history_size, snap.global.history_size);
+        assert_ptr_equal(c.units, snap.units);
+        assert_int_equal(c.n_units, 2);
+        assert_string_equal(c.units[0].name, "app.service");
+        assert_int_equal(c.units[0].priority, -5);
+        assert_string_equal(c.units[1].name, "web.slice");
+        assert_int_equal(c.units[1].cpu_quota, PCT(200));
+        assert_string_equal(c.units[1].cgroup, "web.slice");
+        assert_int_equal(c.global.interval_usec, SEC(3));
+
+        /* Without an error struct too. */
+        assert_int_equal(bw_config_load(bad.dirs, &c, NULL), -EINVAL);
+        assert_ptr_equal(c.units, snap.units);
+
+        /* A successful reload into a fresh struct, then swap. */
+        put(&bad, "etc/zzz.service.d/10-a.conf", "[Bandwidth]\nCPUQuota=300%\n");
+        {
+                struct bw_config fresh = { 0 };
+
+                assert_int_equal(bw_config_load(bad.dirs, &fresh, &e), 0);
+                bw_config_done(&c);
+                c = fresh;
+        }
+        assert_int_equal(c.global.interval_usec, SEC(4));
+        assert_int_equal(c.n_units, 2);
+        assert_null(e.message);
+        bw_config_done(&c);
+        tree_done(&good);
+        tree_done(&bad);
+}
+
+static void test_broken_file_in_one_dir(void **state) {
+        struct tree t;
+
+        tree_init(&t);
+        put(&t, "usr-lib/web.slice.d/10-a.conf", "[Bandwidth]\nCPUQuota=100%\n");
+        put(&t, "usr-lib/web.slice.d/30-c.conf", "[Bandwidth]\nPriority=2\n");
+        put(&t, "run/web.slice.d/20-b.conf", "[Bandwidth]\nCPUQuota=100%\nCPUBurstMax=fast\n");
+        put(&t, "etc/web.slice.d/10-a.conf", "[Bandwidth]\nCPUQuota=150%\n");
+        assert_load_error(&t, -EINVAL, "ROOT/run/web.slice.d/20-b.conf:3: CPUBurstMax: expected a time span like 50ms");
+
+        /* A broken file that is replaced by a good one of the same name in a
+         * later directory is never read. */
+        put(&t, "etc/web.slice.d/20-b.conf", "[Bandwidth]\nCPUBurstMax=10ms\n");
+        {
+                struct bw_config c = { 0 };
+
+                assert_int_equal(load(&t, &c, NULL), 0);
+                assert_int_equal(c.units[0].cpu_burst_max_usec, MSEC(10));
+                assert_int_equal(c.units[0].cpu_quota, PCT(150));
+                bw_config_done(&c);
+        }
+
+        /* Same for a masked one. */
+        put(&t, "usr-lib/web.slice.d/40-broken.conf", "garbage\n");
+        assert_load_error(&t, -EINVAL,
+                          "ROOT/usr-lib/web.slice.d/40-broken.conf:1: syntax error, expected [Section], Key=value or "
+                          "a comment");
+        link_to(&t, "run/web.slice.d/40-broken.conf", "/dev/null");
+        {
+                struct bw_config c = { 0 };
+
+                assert_int_equal(load(&t, &c, NULL), 0);
+                bw_config_done(&c);
+        }
+        tree_done(&t);
+}
+
+static void test_duplicate_unit_dirs_merge(void **state) {
+        struct tree t;
+        struct bw_config c = { 0 };
+        const struct bw_unit_config *u;
+
+        tree_init(&t);
+        put(&t, "usr-lib/web.slice.d/10-vendor.conf", "[Bandwidth]\nCPUQuota=100%\nTargetPressure=10%\n");
+        put(&t, "run/web.slice.d/50-runtime.conf", "[Bandwidth]\nCPUBurstMax=30ms\n");
+        put(&t, "etc/web.slice.d/90-admin.conf", "[Bandwidth]\nCPUQuotaMax=300%\nMode=off\n");
+        assert_int_equal(load(&t, &c, NULL), 0);
+        assert_int_equal(c.n_units, 1);
+        u = &c.units[0];
+        assert_string_equal(u->name, "web.slice");
+        assert_int_equal(u->cpu_quota, PCT(100));
+        assert_int_equal(u->target_pressure, PCT(10));
+        assert_int_equal(u->cpu_burst_max_usec, MSEC(30));
+        assert_true(u->has_cpu_burst_max);
+        assert_int_equal(u->cpu_quota_max, PCT(300));
+        assert_int_equal(bw_unit_mode(&c, u), BW_MODE_OFF);
+        bw_config_done(&c);
+        tree_done(&t);
+}
+
+static void test_known_keys(void **state) {
+        static const char *const values[] = {
+                "Governor.Interval=2s", "Governor.Mode=burst", "Governor.HostPressureLimit=50%",
+                "Governor.PressureWindow=4s", "Governor.KernelCheck=strict", "Governor.RestoreOnExit=no",
+                "Governor.HistorySize=10", "Bandwidth.Mode=observe", "Bandwidth.CPUQuota=150%",
+                "Bandwidth.CPUQuotaMax=350%", "Bandwidth.CPUBurstMax=25ms", "Bandwidth.CreditMax=2min",
+                "Bandwidth.TargetThrottle=2%", "Bandwidth.TargetPressure=6%", "Bandwidth.Priority=-3",
+                "Bandwidth.Interval=250ms", "Bandwidth.Cgroup=machine.slice/x.scope/",
+        };
+        const char *const *keys = bw_config_known_keys();
+        char gov[4096] = "[Governor]\n", bw[4096] = "[Bandwidth]\n";
+        struct tree t;
+        struct bw_config c = { 0 };
+        const struct bw_unit_config *u;
+        size_t n = 0;
+
+        for (; keys[n]; n++) {
+                const char *dot = strchr(keys[n], '.');
+
+                assert_non_null(dot);
+                assert_true(strncmp(keys[n], "Governor.", 9) == 0 || strncmp(keys[n], "Bandwidth.", 10) == 0);
+                for (size_t j = 0; j < n; j++)
+                        assert_string_not_equal(keys[j], keys[n]);
+                /* Every known key has a test value below, in the same order. */
+                assert_true(n < ELEMENTSOF(values));
+                assert_int_equal(strncmp(values[n], keys[n], strlen(keys[n])), 0);
+                assert_int_equal(values[n][strlen(keys[n])], '=');
+
+                strcat(strncmp(keys[n], "Governor.", 9) == 0 ? gov : bw, dot + 1);
+                strcat(strncmp(keys[n], "Governor.", 9) == 0 ? gov : bw, values[n] + strlen(keys[n]));
+                strcat(strncmp(keys[n], "Governor.", 9) == 0 ? gov : bw, "\n");
+        }
+        assert_int_equal(n, 17);
+        assert_int_equal(n, ELEMENTSOF(values));
+
+        tree_init(&t);
+        put(&t, "etc/bwgov.conf", gov);
+        put(&t, "etc/all.slice.d/10-all.conf", bw);
+        assert_int_equal(load(&t, &c, NULL), 0);
+        assert_int_equal(c.global.interval_usec, SEC(2));
+        assert_int_equal(c.global.mode, BW_MODE_BURST);
+        assert_int_equal(c.global.host_pressure_limit, PCT(50));
+        assert_int_equal(c.global.pressure_window_usec, SEC(4));
+        assert_int_equal(c.global.kernel_check, BW_KERNEL_CHECK_STRICT);
+        assert_false(c.global.restore_on_exit);
+        assert_int_equal(c.global.history_size, 10);
+        u = bw_config_find_unit(&c, "all.slice");
+        assert_non_null(u);
+        assert_true(u->has_mode);
+        assert_int_equal(u->mode, BW_MODE_OBSERVE);
+        assert_int_equal(u->cpu_quota, PCT(150));
+        assert_int_equal(u->cpu_quota_max, PCT(350));
+        assert_int_equal(u->cpu_burst_max_usec, MSEC(25));
+        assert_int_equal(u->credit_max_usec, SEC(120));
+        assert_int_equal(u->target_throttle, PCT(2));
+        assert_int_equal(u->target_pressure, PCT(6));
+        assert_int_equal(u->priority, -3);
+        assert_int_equal(u->interval_usec, MSEC(250));
+        assert_string_equal(u->cgroup, "machine.slice/x.scope");
+        bw_config_done(&c);
+        tree_done(&t);
+}
+
+static void test_cgroup_values(void **state) {
+        static const struct {
+                const char *in;
+                const char *out; /* NULL: rejected */
+        } cases[] = {
+                { "/machine.slice/foo.scope", "machine.slice/foo.scope" },
+                { "machine.slice/foo.scope", "machine.slice/foo.scope" },
+                { "/web.slice/", "web.slice" },
+                { "a", "a" },
+                { "/a/.b/c..", "a/.b/c.." },
+                { "/", NULL },
+                { "//", NULL },
+                { "//a", NULL },
+                { "a//b", NULL },
+                { "a/b//", NULL },
+                { "/a/./b", NULL },
+                { "/a/..", NULL },
+                { "..", NULL },
+                { "/a/b\x7f", NULL },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                struct tree t;
+                struct bw_config c = { 0 };
+                char content[256];
+                char *msg = NULL;
+                int r;
+
+                print_message("# Cgroup=%s\n", cases[i].in);
+                tree_init(&t);
+                snprintf(content, sizeof(content), "[Bandwidth]\nCgroup=%s\n", cases[i].in);
+                put(&t, "etc/x.d/10.conf", content);
+                r = load(&t, &c, &msg);
+                if (cases[i].out) {
+                        assert_int_equal(r, 0);
+                        assert_string_equal(c.units[0].cgroup, cases[i].out);
+                        bw_config_done(&c);
+                } else {
+                        assert_int_equal(r, -EINVAL);
+                        assert_non_null(strstr(msg, "ROOT/etc/x.d/10.conf:2: Cgroup: expected a cgroup path"));
+                        free(msg);
+                }
+                tree_done(&t);
+        }
+}
+
+static void test_long_lines(void **state) {
+        struct tree t;
+        struct bw_config c = { 0 };
+        char *path, *content, *comment;
+        size_t n;
+
+        /* A 4096-character Cgroup= path, far beyond inih's 200-byte line buffer. */
+        path = malloc(BW_CGROUP_PATH_MAX + 2);
+        assert_non_null(path);
+        path[0] = '/';
+        for (n = 1; n < BW_CGROUP_PATH_MAX; n++)
+                path[n] = n % 50 == 0 ? '/' : (char) ('a' + n % 26);
+        path[n] = '\0';
+        comment = malloc(1000);
+        assert_non_null(comment);
+        memset(comment, 'c', 999);
+        comment[0] = '#';
+        comment[999] = '\0';
+
+        assert_true(asprintf(&content, "%s\n[Bandwidth]\nCgroup = %s ; an inline comment\nPriority=4\n", comment, path) > 0);
+        tree_init(&t);
+        put(&t, "etc/long.d/10.conf", content);
+        free(content);
+        assert_int_equal(load(&t, &c, NULL), 0);
+        assert_string_equal(c.units[0].cgroup, path + 1);
+        assert_int_equal(c.units[0].priority, 4);
+        bw_config_done(&c);
+
+        /* Line numbers stay right after long lines. */
+        assert_true(asprintf(&content, "%s\n[Bandwidth]\nCgroup=%s\nPriority=x\n", comment, path) > 0);
+        put(&t, "etc/long.d/10.conf", content);
+        free(content);
+        assert_load_error(&t, -EINVAL, "ROOT/etc/long.d/10.conf:4: Priority: expected an integer between -1000 and 1000");
+
+        /* One character more is out of range. */
+        path[BW_CGROUP_PATH_MAX] = 'z';
+        path[BW_CGROUP_PATH_MAX + 1] = '\0';
+        assert_true(asprintf(&content, "[Bandwidth]\nCgroup=%s\n", path) > 0);
+        put(&t, "etc/long.d/10.conf", content);
+        free(content);
+        assert_load_error(&t, -EINVAL,
+                          "ROOT/etc/long.d/10.conf:2: Cgroup: value out of range, expected a cgroup path of at most "
+                          "4096 characters");
+
+        /* A long line that is not an assignment. */
+        assert_true(asprintf(&content, "[Bandwidth]\n%s\n", path + 1) > 0);
+        put(&t, "etc/long.d/10.conf", content);
+        free(content);
+        assert_load_error(&t, -EINVAL, "ROOT/etc/long.d/10.conf:2: line too long");
+
+        /* A long value of a key that does not take one gets the usual message. */
+        assert_true(asprintf(&content, "[Bandwidth]\nMode=%s\n", path + 1) > 0);
+        put(&t, "etc/long.d/10.conf", content);
+        free(content);
+        assert_load_error(&t, -EINVAL, "ROOT/etc/long.d/10.conf:2: Mode: expected one of off, observe, burst, elastic");
+
+        /* A long empty assignment resets. */
+        assert_true(asprintf(&content, "[Bandwidth]\nPriority=3\nPriority=%*s\n", 300, "") > 0);
+        put(&t, "etc/long.d/10.conf", content);
+        free(content);
+        assert_int_equal(load(&t, &c, NULL), 0);
+        assert_int_equal(c.units[0].priority, 0);
+        bw_config_done(&c);
+
+        free(path);
+        free(comment);
+        tree_done(&t);
+}
+
+static void test_syntax(void **state) {
+        struct tree t;
+        struct bw_config c = { 0 };
+        const struct bw_unit_config *u;
+        static const char nul_file[] = "[Bandwidth]\nPriority=1\0\n";
+
+        tree_init(&t);
+        /* Indented lines are assignments of their own (no continuation
+         * lines), inline comments after " ;", "Key: value", CRLF, a BOM, blanks
+         * around "=". */
+        put(&t, "etc/a.slice.d/10.conf",
+            "\xEF\xBB\xBF[Bandwidth]\r\n"
+            "CPUQuota=200%\r\n"
+            "    Priority=7\r\n"
+            "\tCPUQuotaMax = 300% ; inline comment\r\n"
+            "CreditMax: 10s\r\n"
+            "  # indented comment\r\n"
+            "  ; another one\r\n"
+            "   [Bandwidth]   \r\n"
+            "TargetThrottle=2%\r\n");
+        assert_int_equal(load(&t, &c, NULL), 0);
+        u = bw_config_find_unit(&c, "a.slice");
+        assert_non_null(u);
+        assert_int_equal(u->cpu_quota, PCT(200));
+        assert_int_equal(u->priority, 7);
+        assert_int_equal(u->cpu_quota_max, PCT(300));
+        assert_int_equal(u->credit_max_usec, SEC(10));
+        assert_int_equal(u->target_throttle, PCT(2));
+        bw_config_done(&c);
+
+        /* An indented line after an assignment is not a continuation of it. */
+        put(&t, "etc/a.slice.d/10.conf", "[Bandwidth]\nCPUQuota=200%\n   300%\n");
+        assert_load_error(&t, -EINVAL,
+                          "ROOT/etc/a.slice.d/10.conf:3: syntax error, expected [Section], Key=value or a comment");
+
+        /* ";" without a blank before it is part of the value. */
+        put(&t, "etc/a.slice.d/10.conf", "[Bandwidth]\nCPUQuota=200%;x\n");
+        assert_load_error(&t, -EINVAL, "ROOT/etc/a.slice.d/10.conf:2: CPUQuota: expected a CPU percentage like 250%");
+
+        put_bytes(&t, "etc/a.slice.d/10.conf", nul_file, sizeof(nul_file) - 1);
+        assert_load_error(&t, -EINVAL, "ROOT/etc/a.slice.d/10.conf:2: line contains a NUL byte");
+
+        /* No trailing newline is fine; a file of comments only is fine. */
+        put(&t, "etc/a.slice.d/10.conf", "[Bandwidth]\nPriority=2");
+        put(&t, "etc/a.slice.d/20.conf", "# nothing here\n");
+        assert_int_equal(load(&t, &c, NULL), 0);
+        assert_int_equal(c.units[0].priority, 2);
+        bw_config_done(&c);
+        tree_done(&t);
+}
+
+static void test_ignored_files(void **state) {
+        struct tree t;
+        struct bw_config c = { 0 };
+
+        tree_init(&t);
+        put(&t, "etc/web.slice.d/10-a.conf", "[Bandwidth]\nPriority=1\n");
+        put(&t, "etc/web.slice.d/20-b.conf.bak", "garbage\n");
+        put(&t, "etc/web.slice.d/README", "garbage\n");
+        put(&t, "etc/web.slice.d/.30-hidden.conf", "garbage\n");
+        put(&t, "etc/web.slice.d/conf", "garbage\n");
+        put(&t, "etc/web.slice.d/40-dir.conf/x.conf", "garbage\n");
+        put(&t, "etc/bwgov.conf.d/README", "garbage\n");
+        put(&t, "etc/README.txt", "garbage\n");
+        put(&t, "etc/bwgov.conf.bak", "garbage\n");
+        make_dir(&t, "etc/bwgov.conf"); /* a directory is not the main file */
+        put(&t, "run/bwgov.conf", "[Governor]\nHistorySize=11\n");
+        assert_int_equal(load(&t, &c, NULL), 0);
+        assert_int_equal(c.n_units, 1);
+        assert_int_equal(c.units[0].priority, 1);
+        assert_int_equal(c.global.history_size, 11);
+        bw_config_done(&c);
+        tree_done(&t);
+}
+
+static void test_io_errors(void **state) {
+        struct tree t;
+
+        /* A dangling drop-in symlink is an error, not silently skipped. */
+        tree_init(&t);
+        put(&t, "etc/web.slice.d/10-a.conf", "[Bandwidth]\n");
+        link_to(&t, "etc/web.slice.d/20-b.conf", "/nonexistent/bwgov-test");
+        assert_load_error(&t, -ENOENT, "ROOT/etc/web.slice.d/20-b.conf: cannot access: No such file or directory");
+        tree_done(&t);
+
+        tree_init(&t);
+        link_to(&t, "run/bwgov.conf", "/nonexistent/bwgov-test");
+        assert_load_error(&t, -ENOENT, "ROOT/run/bwgov.conf: cannot access: No such file or directory");
+        tree_done(&t);
+
+        /* A search "directory" that is a file counts as missing. */
+        tree_init(&t);
+        put(&t, "etc", "not a directory\n");
+        {
+                struct bw_config c = { 0 };
+
+                assert_int_equal(load(&t, &c, NULL), 0);
+                assert_global_defaults(&c.global);
+                bw_config_done(&c);
+        }
+        tree_done(&t);
+}
+
+/* The shipped conf/bwgov.conf and conf/web.slice.d-example.conf parse, and
+ * bwgov.conf's commented-out values are the built-in defaults. */
+static void test_shipped_files(void **state) {
+        const char *src = getenv("BWGOV_SOURCE_ROOT");
+        char path[PATH_MAX], line[512];
+        struct tree t;
+        struct bw_config c = { 0 }, uncommented = { 0 };
+        const struct bw_unit_config *u;
+        _cleanup_free_ char *all = NULL;
+        size_t all_len = 0;
+        FILE *f, *mem;
+        int n_keys = 0;
+
+        assert_non_null(src);
+        tree_init(&t);
+
+        snprintf(path, sizeof(path), "%s/conf/bwgov.conf", src);
+        f = fopen(path, "re");
+        assert_non_null(f);
+        mem = open_memstream(&all, &all_len);
+        assert_non_null(mem);
+        {
+                _cleanup_free_ char *raw = NULL;
+                size_t raw_len = 0;
+                FILE *rawf = open_memstream(&raw, &raw_len);
+
+                assert_non_null(rawf);
+                while (fgets(line, sizeof(line), f)) {
+                        fputs(line, rawf);
+                        /* "#Key=value" lines are the documented defaults: uncomment them. */
+                        if (line[0] == '#' && line[1] >= 'A' && line[1] <= 'Z' && strchr(line, '=')) {
+                                fputs(line + 1, mem);
+                                n_keys++;
+                        } else
+                                fputs(line, mem);
+                }
+                assert_int_equal(fclose(rawf), 0);
+                put(&t, "usr-lib/bwgov.conf", raw);
+        }
+        assert_int_equal(fclose(f), 0);
+        assert_int_equal(fclose(mem), 0);
+        assert_int_equal(n_keys, 7); /* every [Governor] key */
+
+        snprintf(path, sizeof(path), "%s/conf/web.slice.d-example.conf", src);
+        f = fopen(path, "re");
+        assert_non_null(f);
+        {
+                _cleanup_free_ char *raw = NULL;
+                size_t raw_len = 0;
+                FILE *rawf = open_memstream(&raw, &raw_len);
+                int documented = 0;
+
+                assert_non_null(rawf);
+                while (fgets(line, sizeof(line), f)) {
+                        const char *l = line[0] == '#' ? line + 1 : line;
+
+                        fputs(line, rawf);
+                        for (const char *const *k = bw_config_known_keys(); *k; k++)
+                                if (strncmp(*k, "Bandwidth.", 10) == 0 && strncmp(l, *k + 10, strlen(*k + 10)) == 0 &&
+                                    l[strlen(*k + 10)] == '=')
+                                        documented++;
+                }
+                assert_int_equal(fclose(rawf), 0);
+                assert_int_equal(documented, 10); /* every [Bandwidth] key, once */
+                put(&t, "usr-lib/web.slice.d/10-limits.conf", raw);
+        }
+        assert_int_equal(fclose(f), 0);
+
+        assert_int_equal(load(&t, &c, NULL), 0);
+        assert_global_defaults(&c.global);
+        u = bw_config_find_unit(&c, "web.slice");
+        assert_non_null(u);
+        assert_int_equal(u->cpu_quota, PCT(200));
+        assert_int_equal(u->cpu_quota_max, PCT(400));
+        assert_int_equal(u->cpu_burst_max_usec, MSEC(50));
+        bw_config_done(&c);
+
+        /* The uncommented defaults load to exactly the built-in defaults. */
+        put(&t, "etc/bwgov.conf", all);
+        assert_int_equal(load(&t, &uncommented, NULL), 0);
+        assert_global_defaults(&uncommented.global);
+        bw_config_done(&uncommented);
+        tree_done(&t);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_parse_percent_cpu),
+                cmocka_unit_test(test_parse_percent_ratio),
+                cmocka_unit_test(test_parse_timespan),
+                cmocka_unit_test(test_parse_boolean),
+                cmocka_unit_test(test_parse_int_range),
+                cmocka_unit_test(test_enums),
+                cmocka_unit_test(test_format_percent),
+                cmocka_unit_test(test_error_to_string),
+                cmocka_unit_test(test_default_dirs),
+                cmocka_unit_test(test_missing_dirs_give_defaults),
+                cmocka_unit_test(test_fixture_layered),
+                cmocka_unit_test(test_main_config_highest_wins),
+                cmocka_unit_test(test_main_config_masked),
+                cmocka_unit_test(test_dropin_override_and_order),
+                cmocka_unit_test(test_masking),
+                cmocka_unit_test(test_empty_assignment_resets),
+                cmocka_unit_test(test_unit_suffixes),
+                cmocka_unit_test(test_invalid_unit_names),
+                cmocka_unit_test(test_error_messages),
+                cmocka_unit_test(test_cross_field_quota_max),
+                cmocka_unit_test(test_broken_keeps_previous),
+                cmocka_unit_test(test_broken_file_in_one_dir),
+                cmocka_unit_test(test_duplicate_unit_dirs_merge),
+                cmocka_unit_test(test_known_keys),
+                cmocka_unit_test(test_cgroup_values),
+                cmocka_unit_test(test_long_lines),
+                cmocka_unit_test(test_syntax),
+                cmocka_unit_test(test_ignored_files),
+                cmocka_unit_test(test_io_errors),
+                cmocka_unit_test(test_shipped_files),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
