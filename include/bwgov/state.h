@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bwgov/cpumax.h"
+
+/* Persistent state (state.json in the state directory), one entry per
+ * governed unit. It is what lets bwgovd tell its own writes from someone
+ * else's across restarts and crashes:
+ *
+ *   baseline  the contract found at adoption (or set by CPUQuota=), restored
+ *             on stop;
+ *   written   the last value bwgovd wrote and saw succeed;
+ *   pending   a value bwgovd is about to write: saved BEFORE the write
+ *             (write-ahead), so a crash between the write and the next save
+ *             still recognises the kernel's value as ours and never adopts a
+ *             boosted value as the baseline;
+ *   credit    the budget bucket, CPU-µs.
+ *
+ * File format (schema_version 1):
+ *   {"schema_version": 1, "units": {"web.slice": {"cgroup": "web.slice",
+ *     "baseline": {"quota_usec": 50000 | null (max), "period_usec": 100000,
+ *                  "burst_usec": 0, "has_burst": true},
+ *     "written": {...} | null, "pending": {...} | null,
+ *     "credit_usec": 30000000, "paused": false}}}
+ */
+
+struct bw_state_unit {
+        char *name;
+        char *cgroup;
+        struct bw_bandwidth baseline;
+        bool has_written;
+        struct bw_bandwidth written;
+        bool has_pending;
+        struct bw_bandwidth pending;
+        uint64_t credit_usec;
+        bool paused;
+};
+
+struct bw_state {
+        struct bw_state_unit *units;
+        size_t n_units;
+};
+
+/* Parse a state document. Returns 0; -EINVAL for malformed JSON or a wrong
+ * schema (the caller should then start from nothing and say so); -ENOMEM. */
+int bw_state_parse(const char *buf, size_t len, struct bw_state *ret);
+
+/* Load NAME relative to dirfd. -ENOENT when there is no state yet. */
+int bw_state_load(int dirfd, const char *name, struct bw_state *ret);
+
+/* Serialise to a malloc'd NUL-terminated string. */
+int bw_state_format(const struct bw_state *s, char **ret);
+
+/* Atomic replace: write NAME.tmp.XXXXXX in dirfd, fsync, rename over NAME,
+ * fsync the directory. On failure the old file is intact. */
+int bw_state_save(int dirfd, const char *name, const struct bw_state *s);
+
+void bw_state_done(struct bw_state *s);
+
+/* Find a unit entry, NULL if none. */
+struct bw_state_unit *bw_state_find(struct bw_state *s, const char *name);
+
+/* Add (or return the existing) entry for name; the new entry is zeroed with
+ * name and cgroup copied. NULL on ENOMEM. */
+struct bw_state_unit *bw_state_add(struct bw_state *s, const char *name, const char *cgroup);
+
+/* Drop the entry for name; no-op if absent. */
+void bw_state_remove(struct bw_state *s, const char *name);
+
+/* Two bandwidth values are "the same" for ownership purposes: quota and
+ * period equal, and burst equal when both sides know it. */
+bool bw_bandwidth_equal(const struct bw_bandwidth *a, const struct bw_bandwidth *b);
+
+/* Classify what the kernel holds (cur) for a unit found in the state:
+ * BW_OWNERSHIP_OURS      cur equals written or pending: keep the stored baseline;
+ * BW_OWNERSHIP_BASELINE  cur equals the stored baseline (nothing boosted);
+ * BW_OWNERSHIP_EXTERNAL  anything else: someone else set it, it becomes the baseline. */
+enum bw_ownership {
+        BW_OWNERSHIP_OURS,
+        BW_OWNERSHIP_BASELINE,
+        BW_OWNERSHIP_EXTERNAL,
+};
+
+enum bw_ownership bw_state_classify(const struct bw_state_unit *u, const struct bw_bandwidth *cur);

@@ -1,0 +1,331 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bwgov/macro.h"
+#include "bwgov/state.h"
+
+#define STATE_SCHEMA_VERSION 1
+#define STATE_MAX_BYTES (16u * 1024u * 1024u)
+
+bool bw_bandwidth_equal(const struct bw_bandwidth *a, const struct bw_bandwidth *b) {
+        if (a->quota_usec != b->quota_usec || a->period_usec != b->period_usec)
+                return false;
+        if (a->has_burst && b->has_burst && a->burst_usec != b->burst_usec)
+                return false;
+        return true;
+}
+
+enum bw_ownership bw_state_classify(const struct bw_state_unit *u, const struct bw_bandwidth *cur) {
+        if (u->has_written && bw_bandwidth_equal(&u->written, cur))
+                return BW_OWNERSHIP_OURS;
+        if (u->has_pending && bw_bandwidth_equal(&u->pending, cur))
+                return BW_OWNERSHIP_OURS;
+        if (bw_bandwidth_equal(&u->baseline, cur))
+                return BW_OWNERSHIP_BASELINE;
+        return BW_OWNERSHIP_EXTERNAL;
+}
+
+static void unit_done(struct bw_state_unit *u) {
+        free(u->name);
+        free(u->cgroup);
+}
+
+void bw_state_done(struct bw_state *s) {
+        if (!s)
+                return;
+        for (size_t i = 0; i < s->n_units; i++)
+                unit_done(&s->units[i]);
+        free(s->units);
+        s->units = NULL;
+        s->n_units = 0;
+}
+
+struct bw_state_unit *bw_state_find(struct bw_state *s, const char *name) {
+        for (size_t i = 0; i < s->n_units; i++)
+                if (strcmp(s->units[i].name, name) == 0)
+                        return &s->units[i];
+        return NULL;
+}
+
+struct bw_state_unit *bw_state_add(struct bw_state *s, const char *name, const char *cgroup) {
+        struct bw_state_unit *u, *n;
+
+        u = bw_state_find(s, name);
+        if (u)
+                return u;
+
+        n = realloc(s->units, (s->n_units + 1) * sizeof(*n));
+        if (!n)
+                return NULL;
+        s->units = n;
+        u = &s->units[s->n_units];
+        *u = (struct bw_state_unit) {0};
+        u->name = strdup(name);
+        u->cgroup = strdup(cgroup ? cgroup : name);
+        if (!u->name || !u->cgroup) {
+                unit_done(u);
+                return NULL;
+        }
+        s->n_units++;
+        return u;
+}
+
+void bw_state_remove(struct bw_state *s, const char *name) {
+        struct bw_state_unit *u = bw_state_find(s, name);
+        size_t i;
+
+        if (!u)
+                return;
+        i = (size_t) (u - s->units);
+        unit_done(u);
+        memmove(&s->units[i], &s->units[i + 1], (s->n_units - i - 1) * sizeof(*u));
+        s->n_units--;
+}
+
+static json_t *bandwidth_to_json(const struct bw_bandwidth *b) {
+        return json_pack("{s:o, s:I, s:I, s:b}",
+                         "quota_usec", b->quota_usec == BW_QUOTA_MAX ? json_null() : json_integer((json_int_t) b->quota_usec),
+                         "period_usec", (json_int_t) b->period_usec,
+                         "burst_usec", (json_int_t) b->burst_usec,
+                         "has_burst", b->has_burst);
+}
+
+static int json_get_u64(json_t *v, uint64_t *ret) {
+        json_int_t i;
+
+        if (!json_is_integer(v))
+                return -EINVAL;
+        i = json_integer_value(v);
+        if (i < 0)
+                return -EINVAL;
+        *ret = (uint64_t) i;
+        return 0;
+}
+
+static int bandwidth_from_json(json_t *o, struct bw_bandwidth *ret) {
+        struct bw_bandwidth b = {0};
+        json_t *q, *hb;
+        int r;
+
+        if (!json_is_object(o))
+                return -EINVAL;
+
+        q = json_object_get(o, "quota_usec");
+        if (json_is_null(q))
+                b.quota_usec = BW_QUOTA_MAX;
+        else {
+                r = json_get_u64(q, &b.quota_usec);
+                if (r < 0)
+                        return r;
+        }
+        r = json_get_u64(json_object_get(o, "period_usec"), &b.period_usec);
+        if (r < 0)
+                return r;
+        r = json_get_u64(json_object_get(o, "burst_usec"), &b.burst_usec);
+        if (r < 0)
+                return r;
+        hb = json_object_get(o, "has_burst");
+        if (!json_is_boolean(hb))
+                return -EINVAL;
+        b.has_burst = json_is_true(hb);
+
+        r = bw_bandwidth_validate(&b);
+        if (r < 0)
+                return r;
+        *ret = b;
+        return 0;
+}
+
+static int optional_bandwidth(json_t *o, const char *key, bool *ret_has, struct bw_bandwidth *ret) {
+        json_t *v = json_object_get(o, key);
+
+        if (!v || json_is_null(v)) {
+                *ret_has = false;
+                return 0;
+        }
+        *ret_has = true;
+        return bandwidth_from_json(v, ret);
+}
+
+int bw_state_parse(const char *buf, size_t len, struct bw_state *ret) {
+        _cleanup_(bw_state_done) struct bw_state s = {0};
+        json_error_t err;
+        json_t *root, *units, *v;
+        const char *name;
+        int r = 0;
+
+        root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &err);
+        if (!root)
+                return -EINVAL;
+
+        v = json_object_get(root, "schema_version");
+        if (!json_is_integer(v) || json_integer_value(v) != STATE_SCHEMA_VERSION) {
+                r = -EINVAL;
+                goto out;
+        }
+        units = json_object_get(root, "units");
+        if (!json_is_object(units)) {
+                r = -EINVAL;
+                goto out;
+        }
+
+        json_object_foreach(units, name, v) {
+                struct bw_state_unit *u;
+                json_t *cg, *paused;
+
+                if (!json_is_object(v) || name[0] == '\0') {
+                        r = -EINVAL;
+                        goto out;
+                }
+                cg = json_object_get(v, "cgroup");
+                if (!json_is_string(cg)) {
+                        r = -EINVAL;
+                        goto out;
+                }
+                u = bw_state_add(&s, name, json_string_value(cg));
+                if (!u) {
+                        r = -ENOMEM;
+                        goto out;
+                }
+                r = bandwidth_from_json(json_object_get(v, "baseline"), &u->baseline);
+                if (r < 0)
+                        goto out;
+                r = optional_bandwidth(v, "written", &u->has_written, &u->written);
+                if (r < 0)
+                        goto out;
+                r = optional_bandwidth(v, "pending", &u->has_pending, &u->pending);
+                if (r < 0)
+                        goto out;
+                r = json_get_u64(json_object_get(v, "credit_usec"), &u->credit_usec);
+                if (r < 0)
+                        goto out;
+                paused = json_object_get(v, "paused");
+                u->paused = json_is_true(paused);
+        }
+
+        *ret = s;
+        s = (struct bw_state) {0};
+out:
+        json_decref(root);
+        return r;
+}
+
+int bw_state_format(const struct bw_state *s, char **ret) {
+        json_t *root, *units;
+        char *out;
+
+        root = json_object();
+        units = json_object();
+        if (!root || !units)
+                goto oom;
+        json_object_set_new(root, "schema_version", json_integer(STATE_SCHEMA_VERSION));
+        json_object_set_new(root, "units", units);
+
+        for (size_t i = 0; i < s->n_units; i++) {
+                const struct bw_state_unit *u = &s->units[i];
+                json_t *o;
+
+                o = json_pack("{s:s, s:o, s:o, s:o, s:I, s:b}",
+                              "cgroup", u->cgroup,
+                              "baseline", bandwidth_to_json(&u->baseline),
+                              "written", u->has_written ? bandwidth_to_json(&u->written) : json_null(),
+                              "pending", u->has_pending ? bandwidth_to_json(&u->pending) : json_null(),
+                              "credit_usec", (json_int_t) u->credit_usec,
+                              "paused", u->paused);
+                if (!o || json_object_set_new(units, u->name, o) < 0)
+                        goto oom;
+        }
+
+        out = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);
+        json_decref(root);
+        if (!out)
+                return -ENOMEM;
+        *ret = out;
+        return 0;
+oom:
+        json_decref(root);
+        return -ENOMEM;
+}
+
+int bw_state_load(int dirfd, const char *name, struct bw_state *ret) {
+        _cleanup_close_ int fd = -1;
+        _cleanup_free_ char *buf = NULL;
+        struct stat st;
+        size_t done = 0;
+
+        fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode))
+                return -EINVAL;
+        if ((uint64_t) st.st_size > STATE_MAX_BYTES)
+                return -EFBIG;
+
+        buf = malloc((size_t) st.st_size + 1);
+        if (!buf)
+                return -ENOMEM;
+        while (done < (size_t) st.st_size) {
+                ssize_t n = read(fd, buf + done, (size_t) st.st_size - done);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (n == 0)
+                        break;
+                done += (size_t) n;
+        }
+        return bw_state_parse(buf, done, ret);
+}
+
+int bw_state_save(int dirfd, const char *name, const struct bw_state *s) {
+        _cleanup_free_ char *text = NULL, *tmp = NULL;
+        _cleanup_close_ int fd = -1;
+        size_t len, done = 0;
+        int r;
+
+        r = bw_state_format(s, &text);
+        if (r < 0)
+                return r;
+        len = strlen(text);
+
+        if (asprintf(&tmp, ".%s.tmp.%d", name, (int) getpid()) < 0)
+                return -ENOMEM;
+
+        fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+        if (fd < 0)
+                return -errno;
+
+        while (done < len) {
+                ssize_t n = write(fd, text + done, len - done);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        r = -errno;
+                        goto fail;
+                }
+                done += (size_t) n;
+        }
+        if (write(fd, "\n", 1) != 1 || fsync(fd) < 0) {
+                r = errno > 0 ? -errno : -EIO;
+                goto fail;
+        }
+        if (renameat(dirfd, tmp, dirfd, name) < 0) {
+                r = -errno;
+                goto fail;
+        }
+        (void) fsync(dirfd);
+        return 0;
+fail:
+        (void) unlinkat(dirfd, tmp, 0);
+        return r;
+}

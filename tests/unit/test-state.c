@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bwgov/macro.h"
+#include "bwgov/state.h"
+
+static const struct bw_bandwidth base = { 50000, 100000, 0, true };
+static const struct bw_bandwidth boosted = { 120000, 100000, 40000, true };
+
+static void test_roundtrip(void **unused) {
+        struct bw_state s = {0}, t = {0};
+        struct bw_state_unit *u;
+        char *text = NULL;
+
+        u = bw_state_add(&s, "web.slice", "web.slice");
+        assert_non_null(u);
+        u->baseline = base;
+        u->has_written = true;
+        u->written = boosted;
+        u->credit_usec = 12345678;
+        u = bw_state_add(&s, "box", "machine.slice/box");
+        assert_non_null(u);
+        u->baseline = (struct bw_bandwidth) { BW_QUOTA_MAX, 100000, 0, false };
+        u->paused = true;
+
+        assert_int_equal(bw_state_format(&s, &text), 0);
+        assert_int_equal(bw_state_parse(text, strlen(text), &t), 0);
+        assert_int_equal(t.n_units, 2);
+
+        u = bw_state_find(&t, "web.slice");
+        assert_non_null(u);
+        assert_string_equal(u->cgroup, "web.slice");
+        assert_true(bw_bandwidth_equal(&u->baseline, &base));
+        assert_true(u->has_written);
+        assert_int_equal(u->written.quota_usec, 120000);
+        assert_int_equal(u->written.burst_usec, 40000);
+        assert_false(u->has_pending);
+        assert_int_equal(u->credit_usec, 12345678);
+        assert_false(u->paused);
+
+        u = bw_state_find(&t, "box");
+        assert_non_null(u);
+        assert_string_equal(u->cgroup, "machine.slice/box");
+        assert_true(u->baseline.quota_usec == BW_QUOTA_MAX);
+        assert_true(u->paused);
+
+        bw_state_remove(&t, "web.slice");
+        assert_int_equal(t.n_units, 1);
+        assert_null(bw_state_find(&t, "web.slice"));
+        assert_non_null(bw_state_find(&t, "box"));
+
+        free(text);
+        bw_state_done(&s);
+        bw_state_done(&t);
+}
+
+static void test_parse_rejects(void **unused) {
+        static const char *const bad[] = {
+                "",
+                "{",
+                "[]",
+                "{\"schema_version\": 2, \"units\": {}}",
+                "{\"schema_version\": 1}",
+                "{\"schema_version\": 1, \"units\": []}",
+                "{\"schema_version\": 1, \"units\": {\"a\": {\"cgroup\": 3}}}",
+                /* baseline missing */
+                "{\"schema_version\": 1, \"units\": {\"a\": {\"cgroup\": \"a\", \"credit_usec\": 0}}}",
+                /* burst above quota: not a state the kernel can hold */
+                "{\"schema_version\": 1, \"units\": {\"a\": {\"cgroup\": \"a\", \"credit_usec\": 0,"
+                " \"baseline\": {\"quota_usec\": 10000, \"period_usec\": 100000, \"burst_usec\": 20000, \"has_burst\": true}}}}",
+                /* negative credit */
+                "{\"schema_version\": 1, \"units\": {\"a\": {\"cgroup\": \"a\", \"credit_usec\": -1,"
+                " \"baseline\": {\"quota_usec\": 10000, \"period_usec\": 100000, \"burst_usec\": 0, \"has_burst\": true}}}}",
+                /* duplicate keys */
+                "{\"schema_version\": 1, \"schema_version\": 1, \"units\": {}}",
+                "{\"schema_version\": 1, \"units\": {\"\xff\": {}}}",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                struct bw_state s = { .units = (void *) 0x1 };
+                assert_int_equal(bw_state_parse(bad[i], strlen(bad[i]), &s), -EINVAL);
+                /* untouched on failure */
+                assert_ptr_equal(s.units, (void *) 0x1);
+        }
+}
+
+static void test_classify(void **unused) {
+        struct bw_state_unit u = { .baseline = base };
+        struct bw_bandwidth external = { 70000, 100000, 0, true };
+
+        assert_int_equal(bw_state_classify(&u, &base), BW_OWNERSHIP_BASELINE);
+        assert_int_equal(bw_state_classify(&u, &boosted), BW_OWNERSHIP_EXTERNAL);
+
+        /* A crash after the write-ahead record but before "written" was
+         * saved: the boosted value is still recognised as ours. */
+        u.has_pending = true;
+        u.pending = boosted;
+        assert_int_equal(bw_state_classify(&u, &boosted), BW_OWNERSHIP_OURS);
+
+        u.has_pending = false;
+        u.has_written = true;
+        u.written = boosted;
+        assert_int_equal(bw_state_classify(&u, &boosted), BW_OWNERSHIP_OURS);
+        assert_int_equal(bw_state_classify(&u, &external), BW_OWNERSHIP_EXTERNAL);
+
+        /* A kernel without burst reports has_burst=false: burst is not compared. */
+        external = boosted;
+        external.has_burst = false;
+        external.burst_usec = 0;
+        assert_int_equal(bw_state_classify(&u, &external), BW_OWNERSHIP_OURS);
+}
+
+static void test_save_load_atomic(void **unused) {
+        char dir[] = "/tmp/bwgov-test-state-XXXXXX";
+        struct bw_state s = {0}, t = {0};
+        struct bw_state_unit *u;
+        int dfd;
+
+        assert_non_null(mkdtemp(dir));
+        dfd = open(dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+        assert_true(dfd >= 0);
+
+        assert_int_equal(bw_state_load(dfd, "state.json", &t), -ENOENT);
+
+        u = bw_state_add(&s, "a.slice", "a.slice");
+        u->baseline = base;
+        u->credit_usec = 1;
+        assert_int_equal(bw_state_save(dfd, "state.json", &s), 0);
+        u->credit_usec = 2;
+        assert_int_equal(bw_state_save(dfd, "state.json", &s), 0);
+
+        assert_int_equal(bw_state_load(dfd, "state.json", &t), 0);
+        assert_int_equal(t.n_units, 1);
+        assert_int_equal(t.units[0].credit_usec, 2);
+
+        /* No temporary file is left behind. */
+        {
+                char path[256];
+                struct stat st;
+                snprintf(path, sizeof path, "%s/.state.json.tmp.%d", dir, (int) getpid());
+                assert_int_equal(stat(path, &st), -1);
+        }
+
+        /* A corrupt file is reported, not half-loaded. */
+        {
+                int fd = openat(dfd, "bad.json", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+                assert_true(fd >= 0);
+                assert_int_equal(write(fd, "{\"schema_version\": 1, \"un", 25), 25);
+                close(fd);
+                bw_state_done(&t);
+                assert_int_equal(bw_state_load(dfd, "bad.json", &t), -EINVAL);
+                assert_int_equal(t.n_units, 0);
+        }
+
+        unlinkat(dfd, "state.json", 0);
+        unlinkat(dfd, "bad.json", 0);
+        close(dfd);
+        rmdir(dir);
+        bw_state_done(&s);
+        bw_state_done(&t);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_roundtrip),
+                cmocka_unit_test(test_parse_rejects),
+                cmocka_unit_test(test_classify),
+                cmocka_unit_test(test_save_load_atomic),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
