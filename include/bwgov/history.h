@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* A bounded per-cgroup ring of decisions, for `bwgovctl history` and
+ * `explain`. One allocation per ring, O(1) push; when full, a push
+ * overwrites the oldest entry. Not thread-safe (the daemon is one thread). */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bwgov/cpumax.h"
+#include "bwgov/policy.h"
+
+struct bw_history_entry {
+        uint64_t realtime_usec;         /* CLOCK_REALTIME of the decision */
+        enum bw_rule rule;
+        bool applied;                   /* written to the kernel (false: observe, no change, or the write failed) */
+        uint64_t usage_rate;            /* µs/s */
+        uint64_t throttle_rate;         /* µs/s */
+        uint64_t pressure_rate;         /* µs/s of PSI full */
+        uint64_t credit_usec;           /* credit after the decision */
+        struct bw_bandwidth old_bw;     /* what the kernel held */
+        struct bw_bandwidth new_bw;     /* the decision's target */
+};
+
+struct bw_history;
+
+/* Returns 0, -EINVAL for capacity 0, -ENOMEM. */
+int bw_history_new(size_t capacity, struct bw_history **ret);
+void bw_history_free(struct bw_history *h);
+static inline void bw_history_freep(struct bw_history **h) {
+        bw_history_free(*h);
+}
+#define _cleanup_history_ __attribute__((cleanup(bw_history_freep)))
+
+/* Change the capacity (HistorySize= on reload), keeping the newest entries
+ * that fit. On failure (-EINVAL, -ENOMEM) *h is unchanged. */
+int bw_history_resize(struct bw_history **h, size_t capacity);
+
+void bw_history_push(struct bw_history *h, const struct bw_history_entry *e);
+
+size_t bw_history_count(const struct bw_history *h);         /* entries held, <= capacity */
+size_t bw_history_capacity(const struct bw_history *h);
+uint64_t bw_history_pushed(const struct bw_history *h);      /* pushes ever; minus count = dropped */
+
+/* The i-th entry counted from the oldest / from the newest (i = 0 is the
+ * oldest / the newest); NULL when i >= count. Valid until the next push. */
+const struct bw_history_entry *bw_history_oldest(const struct bw_history *h, size_t i);
+const struct bw_history_entry *bw_history_newest(const struct bw_history *h, size_t i);
+
+/* Fill an entry from a decision and the value the kernel held before it. */
+void bw_history_entry_from_decision(
+                const struct bw_decision *d,
+                const struct bw_bandwidth *old_bw,
+                uint64_t realtime_usec,
+                bool applied,
+                struct bw_history_entry *ret);

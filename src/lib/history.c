@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bwgov/history.h"
+
+struct bw_history {
+        size_t capacity;
+        size_t count;
+        size_t head;                    /* index of the next write */
+        uint64_t pushed;
+        struct bw_history_entry entries[];
+};
+
+int bw_history_new(size_t capacity, struct bw_history **ret) {
+        struct bw_history *h;
+
+        if (capacity == 0 || !ret)
+                return -EINVAL;
+        if (capacity > (SIZE_MAX - sizeof(struct bw_history)) / sizeof(struct bw_history_entry))
+                return -ENOMEM;
+
+        h = calloc(1, sizeof(struct bw_history) + capacity * sizeof(struct bw_history_entry));
+        if (!h)
+                return -ENOMEM;
+        h->capacity = capacity;
+        *ret = h;
+        return 0;
+}
+
+void bw_history_free(struct bw_history *h) {
+        free(h);
+}
+
+void bw_history_push(struct bw_history *h, const struct bw_history_entry *e) {
+        h->entries[h->head] = *e;
+        h->head = (h->head + 1) % h->capacity;
+        if (h->count < h->capacity)
+                h->count++;
+        h->pushed++;
+}
+
+size_t bw_history_count(const struct bw_history *h) {
+        return h ? h->count : 0;
+}
+
+size_t bw_history_capacity(const struct bw_history *h) {
+        return h ? h->capacity : 0;
+}
+
+uint64_t bw_history_pushed(const struct bw_history *h) {
+        return h ? h->pushed : 0;
+}
+
+const struct bw_history_entry *bw_history_oldest(const struct bw_history *h, size_t i) {
+        if (!h || i >= h->count)
+                return NULL;
+        /* The oldest entry sits at head - count (mod capacity). */
+        return &h->entries[(h->head + h->capacity - h->count + i) % h->capacity];
+}
+
+const struct bw_history_entry *bw_history_newest(const struct bw_history *h, size_t i) {
+        if (!h || i >= h->count)
+                return NULL;
+        return bw_history_oldest(h, h->count - 1 - i);
+}
+
+int bw_history_resize(struct bw_history **h, size_t capacity) {
+        struct bw_history *n;
+        size_t keep;
+        int r;
+
+        if (!h || !*h)
+                return -EINVAL;
+
+        r = bw_history_new(capacity, &n);
+        if (r < 0)
+                return r;
+
+        keep = (*h)->count < capacity ? (*h)->count : capacity;
+        for (size_t i = keep; i > 0; i--)
+                bw_history_push(n, bw_history_newest(*h, i - 1));
+        n->pushed = (*h)->pushed;
+
+        bw_history_free(*h);
+        *h = n;
+        return 0;
+}
+
+void bw_history_entry_from_decision(
+                const struct bw_decision *d,
+                const struct bw_bandwidth *old_bw,
+                uint64_t realtime_usec,
+                bool applied,
+                struct bw_history_entry *ret) {
+
+        *ret = (struct bw_history_entry) {
+                .realtime_usec = realtime_usec,
+                .rule = d->rule,
+                .applied = applied,
+                .usage_rate = d->usage_rate,
+                .throttle_rate = d->throttle_rate,
+                .pressure_rate = d->pressure_rate,
+                .credit_usec = d->credit_after_usec,
+                .old_bw = *old_bw,
+                .new_bw = d->target,
+        };
+}
