@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <systemd/sd-journal.h>
+#include <unistd.h>
+
+#include "log.h"
+
+static int max_level = LOG_INFO;
+static int use_journal = 0;
+
+void log_set_max_level(int level) {
+        max_level = level;
+}
+
+int log_get_max_level(void) {
+        return max_level;
+}
+
+int log_level_from_string(const char *s) {
+        static const char *const names[] = {
+                "emerg", "alert", "crit", "err", "warning", "notice", "info", "debug",
+        };
+        char *end;
+        long v;
+
+        for (size_t i = 0; i < ELEMENTSOF(names); i++)
+                if (strcasecmp(s, names[i]) == 0)
+                        return (int) i;
+        if (strcasecmp(s, "error") == 0)
+                return LOG_ERR;
+        if (strcasecmp(s, "warn") == 0)
+                return LOG_WARNING;
+        errno = 0;
+        v = strtol(s, &end, 10);
+        if (errno == 0 && *s && !*end && v >= 0 && v <= 7)
+                return (int) v;
+        return -EINVAL;
+}
+
+/* Like systemd: stderr goes to the journal when JOURNAL_STREAM names its
+ * device and inode; then log natively so structured fields survive. */
+void log_setup(void) {
+        const char *e = getenv("JOURNAL_STREAM");
+        unsigned long long dev, ino;
+        struct stat st;
+
+        if (!e || sscanf(e, "%llu:%llu", &dev, &ino) != 2)
+                return;
+        if (fstat(STDERR_FILENO, &st) < 0)
+                return;
+        use_journal = st.st_dev == (dev_t) dev && st.st_ino == (ino_t) ino;
+}
+
+static const char *level_prefix(int level) {
+        switch (level) {
+        case LOG_DEBUG:   return "debug: ";
+        case LOG_INFO:    return "";
+        case LOG_NOTICE:  return "";
+        case LOG_WARNING: return "warning: ";
+        default:          return "error: ";
+        }
+}
+
+static void emit(int level, int error, const char *fields[], size_t n_fields, const char *fmt, va_list ap) {
+        char msg[2048];
+        int saved = errno;
+
+        if (error != 0)
+                errno = abs(error);     /* so %m in fmt means this error */
+        vsnprintf(msg, sizeof msg, fmt, ap);
+        errno = saved;
+
+        if (use_journal) {
+                struct iovec iov[16];
+                char *bufs[16] = {0};
+                size_t k = 0;
+
+                if (asprintf(&bufs[k], "MESSAGE=%s", msg) >= 0) {
+                        iov[k].iov_base = bufs[k];
+                        iov[k].iov_len = strlen(bufs[k]);
+                        k++;
+                }
+                if (asprintf(&bufs[k], "PRIORITY=%d", level) >= 0) {
+                        iov[k].iov_base = bufs[k];
+                        iov[k].iov_len = strlen(bufs[k]);
+                        k++;
+                }
+                if (error != 0 && asprintf(&bufs[k], "ERRNO=%d", abs(error)) >= 0) {
+                        iov[k].iov_base = bufs[k];
+                        iov[k].iov_len = strlen(bufs[k]);
+                        k++;
+                }
+                for (size_t i = 0; i < n_fields && k < ELEMENTSOF(iov); i++) {
+                        iov[k].iov_base = (void *) fields[i];
+                        iov[k].iov_len = strlen(fields[i]);
+                        k++;
+                }
+                (void) sd_journal_sendv(iov, (int) k);
+                for (size_t i = 0; i < ELEMENTSOF(bufs); i++)
+                        free(bufs[i]);
+                return;
+        }
+
+        fprintf(stderr, "bwgovd: %s%s", level_prefix(level), msg);
+        for (size_t i = 0; i < n_fields; i++)
+                fprintf(stderr, " %s", fields[i]);
+        fputc('\n', stderr);
+}
+
+int log_internal(int level, int error, const char *fmt, ...) {
+        va_list ap;
+
+        if (level <= max_level) {
+                va_start(ap, fmt);
+                emit(level, error, NULL, 0, fmt, ap);
+                va_end(ap);
+        }
+        return error == 0 ? 0 : -abs(error);
+}
+
+static void fmt_quota(char *buf, size_t size, const struct bw_bandwidth *b) {
+        if (!b)
+                snprintf(buf, size, "none");
+        else if (b->quota_usec == BW_QUOTA_MAX)
+                snprintf(buf, size, "max");
+        else
+                snprintf(buf, size, "%" PRIu64, b->quota_usec);
+}
+
+void log_unit_change(int level, const char *unit, const struct bw_bandwidth *old,
+                     const struct bw_bandwidth *new, const char *reason, const char *fmt, ...) {
+        char f_unit[512], f_qold[64], f_qnew[64], f_bold[64], f_bnew[64], f_reason[128], q[32];
+        const char *fields[6];
+        va_list ap;
+
+        if (level > max_level)
+                return;
+
+        snprintf(f_unit, sizeof f_unit, "BWGOV_UNIT=%s", unit);
+        fmt_quota(q, sizeof q, old);
+        snprintf(f_qold, sizeof f_qold, "BWGOV_QUOTA_OLD=%s", q);
+        fmt_quota(q, sizeof q, new);
+        snprintf(f_qnew, sizeof f_qnew, "BWGOV_QUOTA_NEW=%s", q);
+        snprintf(f_bold, sizeof f_bold, "BWGOV_BURST_OLD=%" PRIu64, old ? old->burst_usec : 0);
+        snprintf(f_bnew, sizeof f_bnew, "BWGOV_BURST_NEW=%" PRIu64, new ? new->burst_usec : 0);
+        snprintf(f_reason, sizeof f_reason, "BWGOV_REASON=%s", reason);
+        fields[0] = f_unit;
+        fields[1] = f_qold;
+        fields[2] = f_qnew;
+        fields[3] = f_bold;
+        fields[4] = f_bnew;
+        fields[5] = f_reason;
+
+        va_start(ap, fmt);
+        emit(level, 0, fields, ELEMENTSOF(fields), fmt, ap);
+        va_end(ap);
+}

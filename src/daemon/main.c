@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* bwgovd: arguments, prerequisites, the manager, READY, the loop. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "log.h"
+#include "manager.h"
+
+static void help(void) {
+        printf("Usage: bwgovd [OPTIONS]\n\n"
+               "Adaptive CPU bandwidth governor for cgroups.\n\n"
+               "  -h --help                 Show this help\n"
+               "     --version              Show the version\n"
+               "     --config-dir=DIR       Read configuration from DIR only (instead of\n"
+               "                            /usr/lib/bwgov, /run/bwgov, /etc/bwgov)\n"
+               "     --state-dir=DIR        Keep state.json in DIR (default: $STATE_DIRECTORY or %s)\n"
+               "     --runtime-dir=DIR      Metrics and the socket in DIR (default: $RUNTIME_DIRECTORY or %s)\n"
+               "     --cgroup-root=DIR      Use the cgroup tree at DIR instead of the host's\n"
+               "     --host-pressure=FILE   Read host CPU pressure from FILE (default /proc/pressure/cpu)\n"
+               "     --log-level=LEVEL      err, warning, notice, info or debug (default info)\n",
+               BWGOV_STATEDIR, BWGOV_RUNTIMEDIR);
+}
+
+enum {
+        ARG_VERSION = 0x100,
+        ARG_CONFIG_DIR,
+        ARG_STATE_DIR,
+        ARG_RUNTIME_DIR,
+        ARG_CGROUP_ROOT,
+        ARG_HOST_PRESSURE,
+        ARG_LOG_LEVEL,
+};
+
+static int set_string(char **p, const char *v) {
+        char *s = strdup(v);
+        if (!s)
+                return -ENOMEM;
+        free(*p);
+        *p = s;
+        return 0;
+}
+
+static int parse_argv(int argc, char *argv[], Manager *m) {
+        static const struct option options[] = {
+                { "help",          no_argument,       NULL, 'h'               },
+                { "version",       no_argument,       NULL, ARG_VERSION       },
+                { "config-dir",    required_argument, NULL, ARG_CONFIG_DIR    },
+                { "state-dir",     required_argument, NULL, ARG_STATE_DIR     },
+                { "runtime-dir",   required_argument, NULL, ARG_RUNTIME_DIR   },
+                { "cgroup-root",   required_argument, NULL, ARG_CGROUP_ROOT   },
+                { "host-pressure", required_argument, NULL, ARG_HOST_PRESSURE },
+                { "log-level",     required_argument, NULL, ARG_LOG_LEVEL     },
+                { NULL, 0, NULL, 0 }
+        };
+        int c, r = 0;
+
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
+                switch (c) {
+                case 'h':
+                        help();
+                        return 0;
+                case ARG_VERSION:
+                        printf("bwgovd %s\n", PACKAGE_VERSION);
+                        return 0;
+                case ARG_CONFIG_DIR:
+                        r = set_string(&m->config_dir, optarg);
+                        break;
+                case ARG_STATE_DIR:
+                        r = set_string(&m->state_dir, optarg);
+                        break;
+                case ARG_RUNTIME_DIR:
+                        r = set_string(&m->runtime_dir, optarg);
+                        break;
+                case ARG_CGROUP_ROOT:
+                        r = set_string(&m->cgroup_root, optarg);
+                        break;
+                case ARG_HOST_PRESSURE:
+                        r = set_string(&m->host_pressure_path, optarg);
+                        break;
+                case ARG_LOG_LEVEL: {
+                        int l = log_level_from_string(optarg);
+                        if (l < 0) {
+                                log_error("Invalid --log-level=%s: expected err, warning, notice, info or debug", optarg);
+                                return -EINVAL;
+                        }
+                        log_set_max_level(l);
+                        break;
+                }
+                case '?':
+                        return -EINVAL;
+                default:
+                        return -EINVAL;
+                }
+                if (r < 0)
+                        return r;
+        }
+        if (optind < argc) {
+                log_error("This program takes no positional arguments.");
+                return -EINVAL;
+        }
+        return 1;
+}
+
+static int defaults(Manager *m) {
+        const char *e;
+        int r = 0;
+
+        /* systemd passes StateDirectory=/RuntimeDirectory= in the environment. */
+        if (!m->state_dir) {
+                e = getenv("STATE_DIRECTORY");
+                r = set_string(&m->state_dir, e && *e && !strchr(e, ':') ? e : BWGOV_STATEDIR);
+        }
+        if (r >= 0 && !m->runtime_dir) {
+                e = getenv("RUNTIME_DIRECTORY");
+                r = set_string(&m->runtime_dir, e && *e && !strchr(e, ':') ? e : BWGOV_RUNTIMEDIR);
+        }
+        if (r >= 0 && !m->host_pressure_path)
+                r = set_string(&m->host_pressure_path, "/proc/pressure/cpu");
+        return r;
+}
+
+int main(int argc, char *argv[]) {
+        Manager *m = NULL;
+        int r;
+
+        log_setup();
+
+        r = manager_new(&m);
+        if (r < 0) {
+                log_error_errno(r, "Failed to set up the event loop: %s", STRERROR(r));
+                return EXIT_FAILURE;
+        }
+
+        r = parse_argv(argc, argv, m);
+        if (r <= 0)
+                goto finish;
+        r = defaults(m);
+        if (r < 0) {
+                log_oom();
+                goto finish;
+        }
+
+        r = manager_load_config(m);
+        if (r < 0)
+                goto finish;
+
+        r = manager_startup(m);
+        if (r < 0)
+                goto finish;
+
+        log_info("bwgovd %s started: %zu units configured, interval %" PRIu64 "ms",
+                 PACKAGE_VERSION, m->n_units, m->config.global.interval_usec / 1000);
+
+        r = manager_run(m);
+        manager_shutdown(m);
+        if (r < 0)
+                log_error_errno(r, "Event loop failed: %s", STRERROR(r));
+
+finish:
+        manager_free(m);
+        return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,997 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/magic.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <systemd/sd-daemon.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bwgov/discover.h"
+#include "log.h"
+#include "manager.h"
+#include "metrics.h"
+
+#ifndef CGROUP2_SUPER_MAGIC
+#define CGROUP2_SUPER_MAGIC 0x63677270
+#endif
+
+/* Where we look for service and scope units below the root: systemd nests
+ * them at most a few slices deep (user.slice/user-1000.slice/session-1.scope). */
+#define DISCOVER_MAX_DEPTH 6
+
+/* A unit missing from the tree is looked for again this often; cheap (a
+ * few openat()s), and bounded by the number of absent units. */
+#define RESCAN_INTERVAL_USEC (5 * USEC_PER_SEC)
+
+/* PSI triggers can fire in bursts; the law needs one sample per event, not
+ * dozens: a second tick closer than this to the last one is not run. */
+#define TRIGGER_MIN_SPACING_USEC (100 * USEC_PER_MSEC)
+
+/* The state file also carries the credit bucket; saving it on every tick
+ * would fsync once a second per host for little gain. Writes save at once. */
+#define STATE_SAVE_INTERVAL_USEC (10 * USEC_PER_SEC)
+
+#define STATE_FILE "state.json"
+
+static void unit_restore_baseline(Unit *u, const char *why);
+static int unit_tick(Unit *u, uint64_t now);
+static int manager_save_state(Manager *m);
+
+/* ---- unit configuration copies ---------------------------------------- */
+
+static void unit_config_done(struct bw_unit_config *c) {
+        free(c->name);
+        free(c->cgroup);
+        free(c->cpu_quota_source);
+        *c = (struct bw_unit_config) {0};
+}
+
+static int unit_config_copy(const struct bw_unit_config *src, struct bw_unit_config *ret) {
+        struct bw_unit_config c = *src;
+
+        c.name = strdup(src->name);
+        c.cgroup = src->cgroup ? strdup(src->cgroup) : NULL;
+        c.cpu_quota_source = src->cpu_quota_source ? strdup(src->cpu_quota_source) : NULL;
+        if (!c.name || (src->cgroup && !c.cgroup) || (src->cpu_quota_source && !c.cpu_quota_source)) {
+                unit_config_done(&c);
+                return -ENOMEM;
+        }
+        *ret = c;
+        return 0;
+}
+
+/* ---- units ------------------------------------------------------------- */
+
+static void unit_close_cgroup(Unit *u) {
+        u->trigger_source = sd_event_source_disable_unref(u->trigger_source);
+        if (u->trigger_fd >= 0) {
+                close(u->trigger_fd);
+                u->trigger_fd = -1;
+        }
+        bw_cg_free(u->cg);
+        u->cg = NULL;
+        u->has_last_stat = false;
+}
+
+static Unit *unit_free(Unit *u) {
+        if (!u)
+                return NULL;
+        unit_close_cgroup(u);
+        u->timer = sd_event_source_disable_unref(u->timer);
+        bw_history_free(u->history);
+        unit_config_done(&u->cfg);
+        free(u->cgroup_path);
+        free(u->name);
+        free(u);
+        return NULL;
+}
+
+static enum bw_mode unit_mode(Unit *u) {
+        return bw_unit_mode(&u->manager->config, &u->cfg);
+}
+
+static uint64_t unit_interval(Unit *u) {
+        return bw_unit_interval_usec(&u->manager->config, &u->cfg);
+}
+
+static int on_unit_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Unit *u = userdata;
+        int r;
+
+        /* Re-arm first, so a slow pass never drifts the schedule. */
+        r = sd_event_source_set_time_relative(s, unit_interval(u));
+        if (r < 0)
+                return log_error_errno(r, "%s: failed to re-arm timer: %s", u->name, STRERROR(r));
+        r = sd_event_source_set_enabled(s, SD_EVENT_ON);
+        if (r < 0)
+                return log_error_errno(r, "%s: failed to enable timer: %s", u->name, STRERROR(r));
+
+        (void) unit_tick(u, usec);
+        return 0;
+}
+
+static int on_trigger(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Unit *u = userdata;
+        uint64_t now;
+
+        if (revents & (EPOLLERR | EPOLLHUP)) {
+                /* POLLERR on a PSI trigger: the cgroup is gone. */
+                log_info("%s: cgroup %s went away", u->name, u->cgroup_path ? u->cgroup_path : "?");
+                unit_close_cgroup(u);
+                return 0;
+        }
+
+        (void) sd_event_now(u->manager->event, CLOCK_MONOTONIC, &now);
+        if (now - u->last_tick_usec < TRIGGER_MIN_SPACING_USEC)
+                return 0;
+        log_debug("%s: pressure trigger fired", u->name);
+        (void) unit_tick(u, now);
+        return 0;
+}
+
+static bool have_cap_sys_resource(void) {
+        _cleanup_fclose_ FILE *f = fopen("/proc/self/status", "re");
+        char line[256];
+        unsigned long long caps;
+
+        if (!f)
+                return false;
+        while (fgets(line, sizeof line, f))
+                if (sscanf(line, "CapEff: %llx", &caps) == 1)
+                        return caps & (1ULL << 24);
+        return false;
+}
+
+/* A PSI trigger on the unit's cpu.pressure "full" line, which grows by the
+ * wall time the group is throttled (DESIGN §2). Only on a real cgroup2
+ * file: writing a trigger into a fixture's regular file would corrupt it. */
+static void unit_setup_trigger(Unit *u) {
+        Manager *m = u->manager;
+        _cleanup_close_ int fd = -1;
+        uint64_t window, threshold;
+        struct statfs sfs;
+        char buf[64];
+        int r, n;
+
+        if (!u->cg || u->cg->v2_dirfd < 0 || u->trigger_fd >= 0)
+                return;
+
+        fd = openat(u->cg->v2_dirfd, "cpu.pressure", O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0) {
+                log_debug_errno(errno, "%s: no cpu.pressure for a trigger: %s", u->name, STRERROR(errno));
+                return;
+        }
+        if (fstatfs(fd, &sfs) < 0 || sfs.f_type != CGROUP2_SUPER_MAGIC) {
+                log_debug("%s: cpu.pressure is not on cgroup2, no trigger", u->name);
+                return;
+        }
+
+        window = m->config.global.pressure_window_usec;
+        if (!m->can_trigger_any_window) {
+                /* Unprivileged triggers need a multiple of 2 s. */
+                window = (window + 2 * USEC_PER_SEC - 1) / (2 * USEC_PER_SEC) * (2 * USEC_PER_SEC);
+        }
+        threshold = u->cfg.target_pressure * window / USEC_PER_SEC;
+        if (threshold < USEC_PER_MSEC)
+                threshold = USEC_PER_MSEC;
+        if (threshold > window)
+                threshold = window;
+
+        n = snprintf(buf, sizeof buf, "full %" PRIu64 " %" PRIu64, threshold, window);
+        if (write(fd, buf, (size_t) n + 1) < 0) {
+                log_debug_errno(errno, "%s: PSI trigger \"%s\" refused: %s", u->name, buf, STRERROR(errno));
+                return;
+        }
+
+        r = sd_event_add_io(m->event, &u->trigger_source, fd, EPOLLPRI, on_trigger, u);
+        if (r < 0) {
+                log_warning_errno(r, "%s: cannot watch PSI trigger: %s", u->name, STRERROR(r));
+                return;
+        }
+        u->trigger_fd = TAKE_FD(fd);
+        log_debug("%s: PSI trigger full %" PRIu64 "us per %" PRIu64 "us", u->name, threshold, window);
+}
+
+/* Find the unit's cgroup and open it. Returns 1 when open, 0 when absent. */
+static int unit_resolve(Unit *u) {
+        Manager *m = u->manager;
+        _cleanup_free_ char *path = NULL;
+        int r;
+
+        if (u->cg)
+                return 1;
+
+        if (u->cfg.cgroup)
+                path = strdup(u->cfg.cgroup);
+        else {
+                r = bw_unit_cgroup_path(u->name, &path);
+                if (r == -EAGAIN)
+                        r = bw_discover_find(m->root->bw_fd, u->name, DISCOVER_MAX_DEPTH, &path);
+                if (r == -ENOENT)
+                        return 0;
+                if (r < 0)
+                        return log_warning_errno(r, "%s: cannot map unit to a cgroup: %s", u->name, STRERROR(r));
+        }
+        if (!path)
+                return log_oom();
+
+        r = bw_cg_open(m->root, path, &u->cg);
+        if (bw_cg_error_is_vanished(r))
+                return 0;
+        if (r < 0)
+                return log_warning_errno(r, "%s: cannot open cgroup %s: %s", u->name, path, STRERROR(r));
+
+        free(u->cgroup_path);
+        u->cgroup_path = TAKE_PTR(path);
+        log_info("%s: governing cgroup %s (%s)", u->name, u->cgroup_path[0] ? u->cgroup_path : "/",
+                 bw_cg_layout_to_string(u->cg->layout));
+        unit_setup_trigger(u);
+        return 1;
+}
+
+static uint64_t percent_to_quota(uint64_t usec_per_sec, uint64_t period_usec) {
+        return usec_per_sec * period_usec / USEC_PER_SEC;
+}
+
+static uint64_t quantize_quota(uint64_t q) {
+        if (q == BW_QUOTA_MAX)
+                return q;
+        q = (q + 500) / 1000 * 1000;
+        return q < BW_QUOTA_MIN_USEC ? BW_QUOTA_MIN_USEC : q;
+}
+
+/* Resolve configuration + the adopted baseline into the law's parameters. */
+static void unit_update_params(Unit *u) {
+        Manager *m = u->manager;
+        struct bw_policy_params *p = &u->params;
+        uint64_t period = u->baseline.period_usec ? u->baseline.period_usec : 100000;
+
+        *p = (struct bw_policy_params) {0};
+        p->mode = unit_mode(u);
+        p->baseline = u->baseline;
+        if (u->cfg.cpu_quota_max > 0)
+                p->quota_max_usec = quantize_quota(percent_to_quota(u->cfg.cpu_quota_max, period));
+        else if (u->baseline.quota_usec != BW_QUOTA_MAX)
+                p->quota_max_usec = 2 * u->baseline.quota_usec;
+        else
+                p->quota_max_usec = BW_QUOTA_MAX;
+        if (u->baseline.quota_usec != BW_QUOTA_MAX && p->quota_max_usec < u->baseline.quota_usec)
+                p->quota_max_usec = u->baseline.quota_usec;
+        p->burst_max_usec = u->cfg.has_cpu_burst_max ? u->cfg.cpu_burst_max_usec : 0;
+        p->credit_max_usec = u->cfg.credit_max_usec;
+        p->target_throttle = u->cfg.target_throttle;
+        p->target_pressure = u->cfg.target_pressure;
+        p->hold_off_usec = m->config.global.pressure_window_usec;
+        p->interval_usec = unit_interval(u);
+        p->ncpus = m->ncpus;
+        p->kernel_has_burst = u->baseline.has_burst;
+}
+
+/* The baseline a unit starts from: the kernel's current value, unless
+ * CPUQuota= names the contract, or the state file knows the current value
+ * is one we wrote (then the stored baseline stands, even after a crash). */
+static int unit_adopt(Unit *u, const struct bw_bandwidth *cur) {
+        Manager *m = u->manager;
+        struct bw_state_unit *su;
+        uint64_t credit;
+
+        su = bw_state_find(&m->state, u->name);
+        if (su && strcmp(su->cgroup, u->cgroup_path) != 0) {
+                log_info("%s: cgroup moved from %s to %s, forgetting old state", u->name, su->cgroup, u->cgroup_path);
+                bw_state_remove(&m->state, u->name);
+                su = NULL;
+        }
+
+        u->baseline = *cur;
+        u->has_written = false;
+        credit = u->cfg.credit_max_usec;        /* a token bucket starts full */
+
+        if (su) {
+                switch (bw_state_classify(su, cur)) {
+                case BW_OWNERSHIP_OURS:
+                        u->baseline = su->baseline;
+                        u->baseline.has_burst = cur->has_burst;
+                        u->has_written = true;
+                        u->written = *cur;
+                        log_info("%s: kernel holds the value we last wrote; keeping baseline quota %s%" PRIu64,
+                                 u->name, su->baseline.quota_usec == BW_QUOTA_MAX ? "max/" : "",
+                                 su->baseline.quota_usec == BW_QUOTA_MAX ? 0 : su->baseline.quota_usec);
+                        credit = su->credit_usec;
+                        break;
+                case BW_OWNERSHIP_BASELINE:
+                        credit = su->credit_usec;
+                        break;
+                case BW_OWNERSHIP_EXTERNAL:
+                        u->external_changes++;
+                        log_unit_change(LOG_NOTICE, u->name, &su->baseline, cur, "external-change",
+                                        "%s: value changed while we were away, adopting it as the new baseline", u->name);
+                        break;
+                }
+                u->paused = su->paused;
+        }
+
+        if (u->cfg.cpu_quota > 0) {
+                u->baseline.quota_usec = quantize_quota(percent_to_quota(u->cfg.cpu_quota, u->baseline.period_usec));
+                if (u->baseline.has_burst && u->baseline.burst_usec > u->baseline.quota_usec)
+                        u->baseline.burst_usec = u->baseline.quota_usec;
+        }
+        if (credit > u->cfg.credit_max_usec)
+                credit = u->cfg.credit_max_usec;
+
+        su = bw_state_add(&m->state, u->name, u->cgroup_path);
+        if (!su)
+                return log_oom();
+        su->baseline = u->baseline;
+        su->has_written = u->has_written;
+        su->written = u->written;
+        su->has_pending = false;
+        su->credit_usec = credit;
+        su->paused = u->paused;
+
+        unit_update_params(u);
+        bw_policy_state_init(&u->pstate, &u->params, credit);
+        u->adopted = true;
+        (void) manager_save_state(m);
+        return 0;
+}
+
+/* Someone else (systemd on daemon-reload or set-property, an operator)
+ * wrote cpu.max: their value is the new contract. Never write back. */
+static void unit_rebase(Unit *u, const struct bw_bandwidth *cur) {
+        Manager *m = u->manager;
+        struct bw_state_unit *su;
+        struct bw_bandwidth expected = u->has_written ? u->written : u->baseline;
+
+        u->external_changes++;
+        log_unit_change(LOG_NOTICE, u->name, &expected, cur, "external-change",
+                        "%s: cpu.max changed by someone else, adopting it as the new baseline", u->name);
+
+        u->baseline = *cur;
+        u->has_written = false;
+        unit_update_params(u);
+        bw_policy_state_init(&u->pstate, &u->params, u->pstate.credit_usec);
+
+        su = bw_state_find(&m->state, u->name);
+        if (su) {
+                su->baseline = *cur;
+                su->has_written = false;
+                su->has_pending = false;
+        }
+        (void) manager_save_state(m);
+}
+
+static int unit_apply(Unit *u, const struct bw_bandwidth *target, const char *reason) {
+        Manager *m = u->manager;
+        struct bw_bandwidth before = u->has_written ? u->written : u->baseline, now;
+        struct bw_state_unit *su;
+        int r;
+
+        /* Write-ahead: a crash between the write and the next save must still
+         * recognise the kernel's value as ours. */
+        su = bw_state_find(&m->state, u->name);
+        if (su) {
+                su->has_pending = true;
+                su->pending = *target;
+                r = manager_save_state(m);
+                if (r < 0)
+                        return log_error_errno(r, "%s: not writing: cannot record intent in state: %s", u->name, STRERROR(r));
+        }
+
+        r = bw_cg_write_bandwidth(u->cg, target, &now);
+        if (bw_cg_error_is_vanished(r)) {
+                log_info("%s: cgroup vanished", u->name);
+                unit_close_cgroup(u);
+                return r;
+        }
+        if (r < 0) {
+                u->write_errors++;
+                return log_warning_errno(r, "%s: writing bandwidth failed: %s", u->name, STRERROR(r));
+        }
+
+        if (bw_bandwidth_equal(&now, &u->baseline))
+                u->has_written = false;
+        else {
+                u->has_written = true;
+                u->written = now;
+        }
+        if (r > 0) {
+                u->decisions_applied++;
+                log_unit_change(LOG_INFO, u->name, &before, &now, reason,
+                                "%s: quota %s%" PRIu64 " -> %" PRIu64 "us/%" PRIu64 "us, burst %" PRIu64 " -> %" PRIu64 "us (%s)",
+                                u->name, before.quota_usec == BW_QUOTA_MAX ? "max " : "",
+                                before.quota_usec == BW_QUOTA_MAX ? 0 : before.quota_usec,
+                                now.quota_usec, now.period_usec, before.burst_usec, now.burst_usec, reason);
+        }
+        if (su) {
+                su->has_pending = false;
+                su->has_written = u->has_written;
+                su->written = u->written;
+                su->credit_usec = u->pstate.credit_usec;
+                (void) manager_save_state(m);
+        }
+        return r;
+}
+
+static void unit_restore_baseline(Unit *u, const char *why) {
+        struct bw_bandwidth cur;
+        int r;
+
+        if (!u->cg || !u->adopted)
+                return;
+        r = bw_cg_read_bandwidth(u->cg, &cur);
+        if (r < 0)
+                return;
+        if (u->has_written && !bw_bandwidth_equal(&cur, &u->written)) {
+                /* Someone else holds the pen now; their value stays. */
+                log_info("%s: not restoring, the current value is not ours", u->name);
+                return;
+        }
+        if (bw_bandwidth_equal(&cur, &u->baseline) && cur.burst_usec == u->baseline.burst_usec)
+                return;
+        (void) unit_apply(u, &u->baseline, why);
+}
+
+static int unit_tick(Unit *u, uint64_t now) {
+        Manager *m = u->manager;
+        struct bw_policy_input in = {0};
+        struct bw_decision d;
+        struct bw_bandwidth cur;
+        enum bw_mode mode;
+        int r;
+
+        u->last_tick_usec = now;
+        m->ticks++;
+
+        r = unit_resolve(u);
+        if (r <= 0)
+                return r;
+
+        r = bw_cg_read_bandwidth(u->cg, &cur);
+        if (bw_cg_error_is_vanished(r)) {
+                log_info("%s: cgroup vanished", u->name);
+                unit_close_cgroup(u);
+                return 0;
+        }
+        if (r < 0)
+                return log_warning_errno(r, "%s: cannot read bandwidth: %s", u->name, STRERROR(r));
+
+        if (!u->adopted) {
+                r = unit_adopt(u, &cur);
+                if (r < 0)
+                        return r;
+        } else {
+                struct bw_bandwidth expected = u->has_written ? u->written : u->baseline;
+                if (!bw_bandwidth_equal(&cur, &expected))
+                        unit_rebase(u, &cur);
+        }
+
+        mode = unit_mode(u);
+        if (u->params.mode != mode)
+                unit_update_params(u);
+
+        r = bw_cg_read_stat(u->cg, &in.stat);
+        if (bw_cg_error_is_vanished(r)) {
+                unit_close_cgroup(u);
+                return 0;
+        }
+        if (r < 0)
+                return log_warning_errno(r, "%s: cannot read cpu.stat: %s", u->name, STRERROR(r));
+        u->last_stat = in.stat;
+        u->has_last_stat = true;
+
+        if (u->cg->pressure_fd >= 0 && bw_cg_read_pressure(u->cg, &in.psi) >= 0)
+                in.has_psi = true;
+
+        in.now_usec = now;
+        in.current = cur;
+        in.shed_permille = u->shed_permille;
+        in.host_over_limit = m->config.global.host_pressure_limit > 0 &&
+                             m->host_some_rate > m->config.global.host_pressure_limit;
+
+        {
+                /* A paused unit is still observed (explain/history keep
+                 * working), but nothing is written and no hold-off starts. */
+                struct bw_policy_params p = u->params;
+                if (u->paused && p.mode != BW_MODE_OFF)
+                        p.mode = BW_MODE_OBSERVE;
+                r = bw_policy_decide(&p, &u->pstate, &in, &d);
+        }
+        if (r < 0)
+                return log_warning_errno(r, "%s: policy failed: %s", u->name, STRERROR(r));
+
+        u->ticks++;
+        u->last = d;
+        u->has_last = true;
+
+        {
+                struct bw_history_entry e;
+                struct timespec ts;
+                bool applied = false;
+
+                if (d.change && !u->paused) {
+                        r = unit_apply(u, &d.target, bw_rule_to_string(d.rule));
+                        applied = r > 0;
+                }
+                clock_gettime(CLOCK_REALTIME, &ts);
+                bw_history_entry_from_decision(&d, &cur,
+                                               (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / 1000,
+                                               applied, &e);
+                /* Keep transitions, not a copy of every quiet tick: a steady
+                 * tick that repeats the last entry's rule is not recorded, so
+                 * HistorySize= entries span hours, not minutes. */
+                if (applied || !u->has_history_rule || u->history_rule != d.rule ||
+                    (d.rule != BW_RULE_STEADY && d.rule != BW_RULE_HOLD && d.rule != BW_RULE_TOO_SOON)) {
+                        bw_history_push(u->history, &e);
+                        u->history_rule = d.rule;
+                        u->has_history_rule = true;
+                }
+        }
+
+        {
+                struct bw_state_unit *su = bw_state_find(&m->state, u->name);
+                if (su)
+                        su->credit_usec = u->pstate.credit_usec;
+        }
+        return 0;
+}
+
+static int unit_new(Manager *m, const struct bw_unit_config *cfg, Unit **ret) {
+        Unit *u;
+        int r;
+
+        u = calloc(1, sizeof(*u));
+        if (!u)
+                return -ENOMEM;
+        u->manager = m;
+        u->trigger_fd = -1;
+        u->name = strdup(cfg->name);
+        if (!u->name) {
+                unit_free(u);
+                return -ENOMEM;
+        }
+        r = unit_config_copy(cfg, &u->cfg);
+        if (r < 0) {
+                unit_free(u);
+                return r;
+        }
+        r = bw_history_new(m->config.global.history_size, &u->history);
+        if (r < 0) {
+                unit_free(u);
+                return r;
+        }
+
+        r = sd_event_add_time_relative(m->event, &u->timer, CLOCK_MONOTONIC, 0, 0, on_unit_timer, u);
+        if (r < 0) {
+                unit_free(u);
+                return r;
+        }
+        *ret = u;
+        return 0;
+}
+
+/* ---- manager ------------------------------------------------------------ */
+
+static int manager_save_state(Manager *m) {
+        int r;
+
+        if (m->state_dir_fd < 0)
+                return 0;
+        r = bw_state_save(m->state_dir_fd, STATE_FILE, &m->state);
+        if (r < 0)
+                return log_error_errno(r, "Failed to save %s/%s: %s", m->state_dir, STATE_FILE, STRERROR(r));
+        return 0;
+}
+
+static Unit *manager_find_unit(Manager *m, const char *name) {
+        for (size_t i = 0; i < m->n_units; i++)
+                if (strcmp(m->units[i]->name, name) == 0)
+                        return m->units[i];
+        return NULL;
+}
+
+static int manager_config_dirs(Manager *m, const char *const **ret, const char *buf[2]) {
+        if (m->config_dir) {
+                buf[0] = m->config_dir;
+                buf[1] = NULL;
+                *ret = buf;
+        } else
+                *ret = bw_config_default_dirs();
+        return 0;
+}
+
+int manager_load_config(Manager *m) {
+        struct bw_config_error err = {0};
+        struct bw_config c = {0};
+        const char *const *dirs;
+        const char *buf[2];
+        int r;
+
+        manager_config_dirs(m, &dirs, buf);
+        r = bw_config_load(dirs, &c, &err);
+        if (r < 0) {
+                _cleanup_free_ char *s = bw_config_error_to_string(&err);
+                log_error("Configuration not loaded: %s", s ? s : "out of memory");
+                bw_config_error_done(&err);
+                return r;
+        }
+        bw_config_done(&m->config);
+        m->config = c;
+        return 0;
+}
+
+/* Bring the unit table in line with the configuration: new units are
+ * created, dropped ones restored to their baseline and forgotten. */
+static int manager_sync_units(Manager *m) {
+        size_t i = 0;
+        int r;
+
+        while (i < m->n_units) {
+                Unit *u = m->units[i];
+                const struct bw_unit_config *c = bw_config_find_unit(&m->config, u->name);
+
+                if (!c) {
+                        log_info("%s: no longer configured, restoring its baseline", u->name);
+                        unit_restore_baseline(u, "unconfigured");
+                        bw_state_remove(&m->state, u->name);
+                        unit_free(u);
+                        memmove(&m->units[i], &m->units[i + 1], (m->n_units - i - 1) * sizeof(Unit *));
+                        m->n_units--;
+                        continue;
+                }
+
+                struct bw_unit_config copy;
+                r = unit_config_copy(c, &copy);
+                if (r < 0)
+                        return r;
+                bool moved = (c->cgroup || u->cfg.cgroup) &&
+                             (!c->cgroup || !u->cfg.cgroup || strcmp(c->cgroup, u->cfg.cgroup) != 0);
+                unit_config_done(&u->cfg);
+                u->cfg = copy;
+                if (moved) {
+                        unit_restore_baseline(u, "cgroup-moved");
+                        unit_close_cgroup(u);
+                        u->adopted = false;
+                }
+                if (u->adopted) {
+                        uint64_t credit = u->pstate.credit_usec;
+                        unit_update_params(u);
+                        if (credit > u->params.credit_max_usec)
+                                u->pstate.credit_usec = u->params.credit_max_usec;
+                }
+                (void) sd_event_source_set_time_relative(u->timer, 0);
+                i++;
+        }
+
+        for (size_t k = 0; k < m->config.n_units; k++) {
+                const struct bw_unit_config *c = &m->config.units[k];
+                Unit *u, **n;
+
+                if (manager_find_unit(m, c->name))
+                        continue;
+                r = unit_new(m, c, &u);
+                if (r < 0)
+                        return r;
+                n = realloc(m->units, (m->n_units + 1) * sizeof(Unit *));
+                if (!n) {
+                        unit_free(u);
+                        return -ENOMEM;
+                }
+                m->units = n;
+                m->units[m->n_units++] = u;
+        }
+        return 0;
+}
+
+static void manager_update_status(Manager *m) {
+        size_t present = 0, boosted = 0;
+
+        for (size_t i = 0; i < m->n_units; i++) {
+                present += m->units[i]->cg != NULL;
+                boosted += m->units[i]->has_written;
+        }
+        (void) sd_notifyf(false, "STATUS=Governing %zu of %zu configured cgroups, %zu boosted", present, m->n_units, boosted);
+}
+
+static void manager_read_host_pressure(Manager *m, uint64_t now) {
+        char buf[512];
+        struct bw_psi psi;
+        _cleanup_close_ int fd = -1;
+        ssize_t n;
+
+        fd = open(m->host_pressure_path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return;
+        n = read(fd, buf, sizeof buf);
+        if (n <= 0 || bw_psi_parse(buf, (size_t) n, &psi) < 0)
+                return;
+
+        if (m->has_host && now > m->host_time_usec && psi.some.total_usec >= m->host_total_usec)
+                m->host_some_rate = (psi.some.total_usec - m->host_total_usec) * USEC_PER_SEC / (now - m->host_time_usec);
+        m->has_host = true;
+        m->host_total_usec = psi.some.total_usec;
+        m->host_time_usec = now;
+}
+
+static void manager_plan_shedding(Manager *m) {
+        uint64_t limit = m->config.global.host_pressure_limit;
+        _cleanup_free_ struct bw_shed_unit *units = NULL;
+        _cleanup_free_ unsigned *shed = NULL;
+        int r;
+
+        if (m->n_units == 0)
+                return;
+
+        units = calloc(m->n_units, sizeof(*units));
+        shed = calloc(m->n_units, sizeof(*shed));
+        if (!units || !shed) {
+                log_oom();
+                return;
+        }
+        for (size_t i = 0; i < m->n_units; i++) {
+                Unit *u = m->units[i];
+                units[i].priority = u->cfg.priority;
+                units[i].boost_rate = u->adopted && u->has_written ? bw_policy_boost_rate(&u->params, &u->written) : 0;
+        }
+        r = bw_policy_plan_shed(units, m->n_units, m->host_some_rate, limit, shed);
+        if (r < 0) {
+                log_warning_errno(r, "Shedding plan failed: %s", STRERROR(r));
+                return;
+        }
+        for (size_t i = 0; i < m->n_units; i++) {
+                if (shed[i] > 0 && m->units[i]->shed_permille == 0)
+                        log_notice("%s: host CPU pressure %" PRIu64 "us/s over limit %" PRIu64 "us/s, withdrawing %u.%u%% of its boost",
+                                   m->units[i]->name, m->host_some_rate, limit, shed[i] / 10, shed[i] % 10);
+                m->units[i]->shed_permille = shed[i];
+        }
+}
+
+static int on_host_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+        int r;
+
+        r = sd_event_source_set_time_relative(s, m->config.global.interval_usec);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(s, SD_EVENT_ON);
+        if (r < 0)
+                return log_error_errno(r, "Failed to re-arm host timer: %s", STRERROR(r));
+
+        manager_read_host_pressure(m, usec);
+        manager_plan_shedding(m);
+
+        /* Units that are not present yet are looked for here, not on every
+         * unit tick: a cheap rescan instead of inotify on the whole tree. */
+        for (size_t i = 0; i < m->n_units; i++) {
+                Unit *u = m->units[i];
+                if (!u->cg && usec - u->last_tick_usec >= RESCAN_INTERVAL_USEC)
+                        (void) unit_tick(u, usec);
+        }
+
+        if (usec - m->last_state_save_usec >= STATE_SAVE_INTERVAL_USEC) {
+                (void) manager_save_state(m);
+                m->last_state_save_usec = usec;
+        }
+        (void) metrics_write(m);
+        manager_update_status(m);
+        return 0;
+}
+
+int manager_reload(Manager *m) {
+        uint64_t now;
+        int r;
+
+        (void) sd_event_now(m->event, CLOCK_MONOTONIC, &now);
+        (void) sd_notifyf(false, "RELOADING=1\nSTATUS=Reloading configuration\nMONOTONIC_USEC=%" PRIu64, now);
+
+        m->reloads++;
+        r = manager_load_config(m);
+        if (r < 0) {
+                m->reload_failures++;
+                log_error("Reload failed, keeping the previous configuration");
+        } else {
+                r = manager_sync_units(m);
+                if (r < 0)
+                        log_error_errno(r, "Failed to apply the new configuration: %s", STRERROR(r));
+                else
+                        log_info("Configuration reloaded: %zu units", m->n_units);
+                (void) sd_event_source_set_time_relative(m->host_timer, 0);
+        }
+        (void) sd_notify(false, "READY=1");
+        manager_update_status(m);
+        return r;
+}
+
+static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        (void) manager_reload(userdata);
+        return 0;
+}
+
+Unit *manager_get_unit(Manager *m, const char *name) {
+        return manager_find_unit(m, name);
+}
+
+int manager_set_paused(Manager *m, const char *name, bool paused) {
+        Unit *u = manager_find_unit(m, name);
+        struct bw_state_unit *su;
+
+        if (!u)
+                return -ENOENT;
+        if (u->paused == paused)
+                return 0;
+        u->paused = paused;
+        log_info("%s: governing %s", u->name, paused ? "paused, restoring the baseline" : "resumed");
+        /* A paused unit holds its baseline: the operator asked bwgov to stand
+         * back, not to freeze a boost in place. */
+        if (paused)
+                unit_restore_baseline(u, "paused");
+        su = bw_state_find(&m->state, u->name);
+        if (su)
+                su->paused = paused;
+        (void) manager_save_state(m);
+        return 1;
+}
+
+static int on_terminate(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        Manager *m = userdata;
+
+        log_info("Received %s, stopping", si->ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT");
+        (void) sd_notify(false, "STOPPING=1\nSTATUS=Restoring baselines");
+        m->stopping = true;
+        return sd_event_exit(m->event, 0);
+}
+
+int manager_new(Manager **ret) {
+        Manager *m;
+        long n;
+        int r;
+
+        m = calloc(1, sizeof(*m));
+        if (!m)
+                return -ENOMEM;
+        m->state_dir_fd = -1;
+
+        r = sd_event_default(&m->event);
+        if (r < 0)
+                goto fail;
+        r = sd_event_set_watchdog(m->event, true);
+        if (r < 0)
+                goto fail;
+
+        /* sd_event_add_signal requires the signals blocked. */
+        {
+                sigset_t ss;
+                sigemptyset(&ss);
+                sigaddset(&ss, SIGTERM);
+                sigaddset(&ss, SIGINT);
+                sigaddset(&ss, SIGHUP);
+                sigprocmask(SIG_BLOCK, &ss, NULL);
+        }
+        r = sd_event_add_signal(m->event, &m->sigterm, SIGTERM, on_terminate, m);
+        if (r >= 0)
+                r = sd_event_add_signal(m->event, &m->sigint, SIGINT, on_terminate, m);
+        if (r >= 0)
+                r = sd_event_add_signal(m->event, &m->sighup, SIGHUP, on_reload, m);
+        if (r < 0)
+                goto fail;
+
+        n = sysconf(_SC_NPROCESSORS_ONLN);
+        m->ncpus = n > 0 ? (unsigned) n : 1;
+        m->can_trigger_any_window = have_cap_sys_resource();
+        *ret = m;
+        return 0;
+fail:
+        manager_free(m);
+        return r;
+}
+
+Manager *manager_free(Manager *m) {
+        if (!m)
+                return NULL;
+        for (size_t i = 0; i < m->n_units; i++)
+                unit_free(m->units[i]);
+        free(m->units);
+        sd_event_source_disable_unref(m->host_timer);
+        sd_event_source_disable_unref(m->sigterm);
+        sd_event_source_disable_unref(m->sigint);
+        sd_event_source_disable_unref(m->sighup);
+        sd_event_unref(m->event);
+        bw_cg_root_free(m->root);
+        bw_config_done(&m->config);
+        bw_state_done(&m->state);
+        if (m->state_dir_fd >= 0)
+                close(m->state_dir_fd);
+        free(m->config_dir);
+        free(m->state_dir);
+        free(m->runtime_dir);
+        free(m->cgroup_root);
+        free(m->host_pressure_path);
+        free(m);
+        return NULL;
+}
+
+static int mkdir_p(const char *path, mode_t mode) {
+        _cleanup_free_ char *p = strdup(path);
+        char *s;
+
+        if (!p)
+                return -ENOMEM;
+        for (s = p + 1; *s; s++) {
+                if (*s != '/')
+                        continue;
+                *s = '\0';
+                if (mkdir(p, mode) < 0 && errno != EEXIST)
+                        return -errno;
+                *s = '/';
+        }
+        if (mkdir(p, mode) < 0 && errno != EEXIST)
+                return -errno;
+        return 0;
+}
+
+int manager_startup(Manager *m) {
+        int r;
+
+        if (m->cgroup_root)
+                r = bw_cg_root_open_dir(m->cgroup_root, &m->root);
+        else
+                r = bw_cg_root_open_host(&m->root);
+        if (r == -EOPNOTSUPP)
+                return log_error_errno(r, "No cgroup CPU bandwidth controller is mounted on this host (need cgroup v2 with "
+                                       "the cpu controller, or a v1 cpu hierarchy): not supported");
+        if (r < 0)
+                return log_error_errno(r, "Failed to open the cgroup tree %s: %s", m->cgroup_root ? m->cgroup_root : "", STRERROR(r));
+        log_info("cgroup layout: %s (bandwidth in %s)", bw_cg_layout_to_string(m->root->layout), m->root->bw_path);
+
+        r = mkdir_p(m->state_dir, 0755);
+        if (r < 0)
+                return log_error_errno(r, "Failed to create state directory %s: %s", m->state_dir, STRERROR(r));
+        m->state_dir_fd = open(m->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (m->state_dir_fd < 0)
+                return log_error_errno(errno, "Failed to open state directory %s: %s", m->state_dir, STRERROR(errno));
+        r = mkdir_p(m->runtime_dir, 0755);
+        if (r < 0)
+                return log_error_errno(r, "Failed to create runtime directory %s: %s", m->runtime_dir, STRERROR(r));
+
+        r = bw_state_load(m->state_dir_fd, STATE_FILE, &m->state);
+        if (r == -ENOENT)
+                log_debug("No saved state, starting fresh");
+        else if (r < 0) {
+                /* Keep the broken file for inspection; starting fresh adopts
+                 * whatever the kernel holds, which may be a boost. Say so. */
+                char bak[64];
+                snprintf(bak, sizeof bak, "%s.broken", STATE_FILE);
+                (void) renameat(m->state_dir_fd, STATE_FILE, m->state_dir_fd, bak);
+                log_warning_errno(r, "Saved state %s/%s unreadable (kept as %s), adopting current values as baselines: %s",
+                                  m->state_dir, STATE_FILE, bak, STRERROR(r));
+        }
+
+        r = manager_sync_units(m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up units: %s", STRERROR(r));
+
+        r = sd_event_add_time_relative(m->event, &m->host_timer, CLOCK_MONOTONIC, 0, 0, on_host_timer, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to add host timer: %s", STRERROR(r));
+        return 0;
+}
+
+int manager_run(Manager *m) {
+        (void) sd_notify(false, "READY=1");
+        manager_update_status(m);
+        return sd_event_loop(m->event);
+}
+
+void manager_shutdown(Manager *m) {
+        if (m->config.global.restore_on_exit)
+                for (size_t i = 0; i < m->n_units; i++)
+                        unit_restore_baseline(m->units[i], "stop");
+        (void) manager_save_state(m);
+        (void) metrics_write(m);
+}

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <systemd/sd-event.h>
+
+#include "bwgov/cgroupfs.h"
+#include "bwgov/config.h"
+#include "bwgov/history.h"
+#include "bwgov/policy.h"
+#include "bwgov/state.h"
+
+typedef struct Manager Manager;
+
+/* One configured unit, present in the cgroup tree or not (yet). */
+typedef struct Unit {
+        Manager *manager;
+        char *name;
+        char *cgroup_path;              /* resolved, NULL until found */
+        struct bw_cg *cg;               /* open handle, NULL while absent */
+        struct bw_unit_config cfg;      /* deep copy of the configured values */
+
+        sd_event_source *timer;
+        sd_event_source *trigger_source;
+        int trigger_fd;                 /* PSI trigger on cpu.pressure, -1 if none */
+        uint64_t last_tick_usec;
+
+        bool adopted;
+        struct bw_bandwidth baseline;   /* the contract, restored on stop */
+        bool has_written;
+        struct bw_bandwidth written;    /* what we last wrote and read back */
+
+        struct bw_policy_params params;
+        struct bw_policy_state pstate;
+        struct bw_history *history;
+        bool has_history_rule;
+        enum bw_rule history_rule;      /* rule of the newest history entry */
+        bool has_last;
+        struct bw_decision last;
+        unsigned shed_permille;
+
+        bool paused;
+
+        /* Counters for metrics and the CLI. */
+        uint64_t ticks;
+        uint64_t external_changes;
+        uint64_t write_errors;
+        uint64_t decisions_applied;
+        struct bw_cpu_stat last_stat;
+        bool has_last_stat;
+} Unit;
+
+struct Manager {
+        sd_event *event;
+        char *config_dir;               /* --config-dir, NULL for the default search path */
+        char *state_dir;
+        char *runtime_dir;
+        char *cgroup_root;              /* --cgroup-root, NULL for the host */
+        char *host_pressure_path;       /* /proc/pressure/cpu unless overridden */
+
+        int state_dir_fd;
+        struct bw_cg_root *root;
+        struct bw_config config;
+        struct bw_state state;
+
+        Unit **units;
+        size_t n_units;
+
+        sd_event_source *host_timer;
+        sd_event_source *sigterm, *sigint, *sighup;
+
+        /* Host pressure: last cumulative "some" total and its time. */
+        bool has_host;
+        uint64_t host_total_usec;
+        uint64_t host_time_usec;
+        uint64_t host_some_rate;        /* µs/s of the last interval */
+
+        bool can_trigger_any_window;    /* CAP_SYS_RESOURCE: window need not be 2 s multiple */
+        uint64_t last_state_save_usec;
+        uint64_t ticks;
+        uint64_t reloads;
+        uint64_t reload_failures;
+        unsigned ncpus;
+        bool stopping;
+};
+
+int manager_new(Manager **ret);
+Manager *manager_free(Manager *m);
+int manager_load_config(Manager *m);
+int manager_startup(Manager *m);
+int manager_run(Manager *m);
+/* SIGHUP: reload the configuration; a broken one is logged and the old one
+ * kept (returns the error). */
+int manager_reload(Manager *m);
+/* Look up a configured unit; NULL when unknown. */
+Unit *manager_get_unit(Manager *m, const char *name);
+/* Pause (restore the baseline, stop writing) or resume a unit. Returns 1
+ * when changed, 0 when it already was so, -ENOENT for an unknown unit. */
+int manager_set_paused(Manager *m, const char *name, bool paused);
+/* Restore every baseline that we changed; save the state. */
+void manager_shutdown(Manager *m);
