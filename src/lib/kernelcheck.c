@@ -1,0 +1,253 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The kernel check: every manifest item probed in the order of its detect
+ * list, one result table, the verdict and the capabilities the governor
+ * adapts to. Manifest parsing is in kmanifest.c, versions in kversion.c,
+ * probes in kprobe.c. */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bwgov/kernelcheck.h"
+#include "bwgov/macro.h"
+
+static const char *const kind_table[_BW_KITEM_KIND_MAX] = {
+        [BW_KITEM_UPSTREAM_FIX] = "upstream-fix",
+        [BW_KITEM_OUT_OF_TREE] = "out-of-tree",
+        [BW_KITEM_FEATURE] = "feature",
+};
+
+static const char *const importance_table[_BW_KIMPORTANCE_MAX] = {
+        [BW_KIMPORTANCE_REQUIRED] = "required",
+        [BW_KIMPORTANCE_RECOMMENDED] = "recommended",
+        [BW_KIMPORTANCE_OPTIONAL] = "optional",
+};
+
+static const char *const effect_table[_BW_KEFFECT_MAX] = {
+        [BW_KEFFECT_NONE] = "none",
+        [BW_KEFFECT_NO_BURST] = "no-burst",
+        [BW_KEFFECT_BURST_REPAIR] = "burst-repair",
+        [BW_KEFFECT_NO_PSI] = "no-psi",
+        [BW_KEFFECT_NO_PSI_FULL] = "no-psi-full",
+        [BW_KEFFECT_NO_PSI_TRIGGERS] = "no-psi-triggers",
+        [BW_KEFFECT_NO_BURST_STATS] = "no-burst-stats",
+        [BW_KEFFECT_AVOID_IDENTICAL_WRITES] = "avoid-identical-writes",
+};
+
+static const char *const method_table[_BW_KDETECT_MAX] = {
+        [BW_KDETECT_VERSION] = "version",
+        [BW_KDETECT_FILE] = "file",
+        [BW_KDETECT_PROC_FILE] = "proc-file",
+        [BW_KDETECT_CPUSTAT_FIELD] = "cpustat-field",
+        [BW_KDETECT_PSI_FULL] = "psi-full",
+        [BW_KDETECT_KCONFIG] = "kconfig",
+        [BW_KDETECT_BTF_MEMBER] = "btf-member",
+        [BW_KDETECT_BEHAVIOUR] = "behaviour",
+};
+
+static const char *const behaviour_table[_BW_KBEHAVIOUR_MAX] = {
+        [BW_KBEHAVIOUR_BURST_SURVIVES_CPUMAX_WRITE] = "burst-survives-cpumax-write",
+        [BW_KBEHAVIOUR_IDENTICAL_UPDATE_NOOP] = "identical-update-noop",
+        [BW_KBEHAVIOUR_ACCOUNTING_SLACK] = "accounting-slack",
+};
+
+static int lookup(const char *const *table, int n, const char *s) {
+        if (!s)
+                return -EINVAL;
+        for (int i = 0; i < n; i++)
+                if (table[i] && strcmp(table[i], s) == 0)
+                        return i;
+        return -EINVAL;
+}
+
+#define DEFINE_STRING_TABLE(name, type, table, max)                     \
+        const char *name##_to_string(type v) {                          \
+                if ((unsigned) v >= (unsigned) (max))                   \
+                        return NULL;                                    \
+                return table[v];                                        \
+        }                                                               \
+        int name##_from_string(const char *s) {                         \
+                return lookup(table, (max), s);                         \
+        }
+
+DEFINE_STRING_TABLE(bw_kitem_kind, enum bw_kitem_kind, kind_table, _BW_KITEM_KIND_MAX)
+DEFINE_STRING_TABLE(bw_kimportance, enum bw_kimportance, importance_table, _BW_KIMPORTANCE_MAX)
+DEFINE_STRING_TABLE(bw_keffect, enum bw_keffect, effect_table, _BW_KEFFECT_MAX)
+DEFINE_STRING_TABLE(bw_kdetect_method, enum bw_kdetect_method, method_table, _BW_KDETECT_MAX)
+DEFINE_STRING_TABLE(bw_kbehaviour, enum bw_kbehaviour, behaviour_table, _BW_KBEHAVIOUR_MAX)
+
+static const char *const verdict_table[] = {
+        [BW_KVERDICT_OK] = "ok",
+        [BW_KVERDICT_REQUIRED_MISSING] = "required-missing",
+        [BW_KVERDICT_UNCHECKED] = "could-not-check",
+};
+
+const char *bw_kverdict_to_string(enum bw_kverdict v) {
+        if ((unsigned) v >= ELEMENTSOF(verdict_table))
+                return NULL;
+        return verdict_table[v];
+}
+
+void bw_kcaps_conservative(struct bw_kcaps *ret) {
+        *ret = (struct bw_kcaps) { 0 };
+}
+
+void bw_kcheck_result_free(struct bw_kcheck_result *r) {
+        if (!r)
+                return;
+        for (size_t i = 0; i < r->n_rows; i++) {
+                free(r->rows[i].id);
+                free(r->rows[i].title);
+                free(r->rows[i].fallback);
+                free(r->rows[i].detected_by);
+        }
+        free(r->rows);
+        free(r);
+}
+
+static void kcheck_result_freep(struct bw_kcheck_result **r) {
+        bw_kcheck_result_free(*r);
+}
+
+/* Append "; how" to *acc. */
+static int append_reason(char **acc, const char *how) {
+        char *n;
+
+        if (!*acc) {
+                *acc = strdup(how);
+                return *acc ? 0 : -ENOMEM;
+        }
+        if (asprintf(&n, "%s; %s", *acc, how) < 0)
+                return -ENOMEM;
+        free(*acc);
+        *acc = n;
+        return 0;
+}
+
+static void compute_caps(const struct bw_kcheck_result *res, bool v1, struct bw_kcaps *ret) {
+        bool seen[_BW_KEFFECT_MAX] = { false }, all_present[_BW_KEFFECT_MAX];
+
+        for (size_t e = 0; e < _BW_KEFFECT_MAX; e++)
+                all_present[e] = true;
+        for (size_t i = 0; i < res->n_rows; i++) {
+                enum bw_keffect e = res->rows[i].effect;
+
+                seen[e] = true;
+                if (res->rows[i].status != BW_KSTATUS_PRESENT)
+                        all_present[e] = false;
+        }
+
+#define HAS(e) (seen[e] && all_present[e])
+        *ret = (struct bw_kcaps) {
+                .has_burst = HAS(BW_KEFFECT_NO_BURST),
+                /* Only cpu.max writes corrupt the burst: never on v1. */
+                .burst_bug = HAS(BW_KEFFECT_NO_BURST) && !v1 && !HAS(BW_KEFFECT_BURST_REPAIR),
+                .has_psi = HAS(BW_KEFFECT_NO_PSI),
+                .has_psi_full = HAS(BW_KEFFECT_NO_PSI) && HAS(BW_KEFFECT_NO_PSI_FULL),
+                .has_psi_triggers_unprivileged = HAS(BW_KEFFECT_NO_PSI) && HAS(BW_KEFFECT_NO_PSI_TRIGGERS),
+                .has_burst_stats = HAS(BW_KEFFECT_NO_BURST_STATS),
+                .identical_update_is_noop = HAS(BW_KEFFECT_AVOID_IDENTICAL_WRITES),
+        };
+#undef HAS
+}
+
+int bw_kcheck_run(const struct bw_kmanifest *m, const struct bw_kprobe_env *env, struct bw_kcheck_result **ret) {
+        _cleanup_(kcheck_result_freep) struct bw_kcheck_result *res = NULL;
+        /* Behaviour probes are slow and touch the kernel: run each once. */
+        struct bw_kprobe_result behaviour[_BW_KBEHAVIOUR_MAX] = { 0 };
+        bool behaviour_done[_BW_KBEHAVIOUR_MAX] = { 0 };
+        int r = 0;
+
+        res = calloc(1, sizeof(*res));
+        if (!res)
+                return -ENOMEM;
+        res->rows = calloc(m->n_items + 1, sizeof(struct bw_kcheck_row));
+        if (!res->rows)
+                return -ENOMEM;
+
+        for (size_t i = 0; i < m->n_items; i++) {
+                const struct bw_kitem *it = &m->items[i];
+                struct bw_kcheck_row *row = &res->rows[res->n_rows];
+                _cleanup_free_ char *reasons = NULL;
+
+                *row = (struct bw_kcheck_row) {
+                        .id = strdup(it->id),
+                        .title = strdup(it->title),
+                        .fallback = strdup(it->fallback),
+                        .kind = it->kind,
+                        .importance = it->importance,
+                        .effect = it->effect,
+                        .status = BW_KSTATUS_UNKNOWN,
+                        .method = -1,
+                };
+                res->n_rows++;
+                if (!row->id || !row->title || !row->fallback) {
+                        r = -ENOMEM;
+                        goto finish;
+                }
+
+                for (size_t k = 0; k < it->n_detect; k++) {
+                        const struct bw_kdetect *d = &it->detect[k];
+                        struct bw_kprobe_result pr = { 0 };
+                        const struct bw_kprobe_result *use;
+
+                        if (d->method == BW_KDETECT_BEHAVIOUR) {
+                                if (!behaviour_done[d->behaviour]) {
+                                        r = bw_kprobe_run(env, it, d, &behaviour[d->behaviour]);
+                                        if (r < 0)
+                                                goto finish;
+                                        behaviour_done[d->behaviour] = true;
+                                }
+                                use = &behaviour[d->behaviour];
+                        } else {
+                                r = bw_kprobe_run(env, it, d, &pr);
+                                if (r < 0)
+                                        goto finish;
+                                use = &pr;
+                        }
+
+                        if (use->status != BW_KSTATUS_UNKNOWN) {
+                                row->status = use->status;
+                                row->method = d->method;
+                                row->detected_by = strdup(use->how);
+                                bw_kprobe_result_done(&pr);
+                                if (!row->detected_by) {
+                                        r = -ENOMEM;
+                                        goto finish;
+                                }
+                                break;
+                        }
+                        r = append_reason(&reasons, use->how);
+                        bw_kprobe_result_done(&pr);
+                        if (r < 0)
+                                goto finish;
+                }
+
+                if (!row->detected_by) {
+                        row->detected_by = reasons ? TAKE_PTR(reasons) : strdup("no detection method");
+                        if (!row->detected_by) {
+                                r = -ENOMEM;
+                                goto finish;
+                        }
+                }
+
+                if (row->importance == BW_KIMPORTANCE_REQUIRED) {
+                        if (row->status == BW_KSTATUS_ABSENT)
+                                res->n_required_absent++;
+                        else if (row->status == BW_KSTATUS_UNKNOWN)
+                                res->n_required_unknown++;
+                }
+        }
+
+        compute_caps(res, env->bw_is_v1, &res->caps);
+        res->verdict = res->n_required_absent > 0 ? BW_KVERDICT_REQUIRED_MISSING :
+                       res->n_required_unknown > 0 ? BW_KVERDICT_UNCHECKED : BW_KVERDICT_OK;
+        *ret = TAKE_PTR(res);
+        r = 0;
+
+finish:
+        for (size_t b = 0; b < _BW_KBEHAVIOUR_MAX; b++)
+                bw_kprobe_result_done(&behaviour[b]);
+        return r;
+}
