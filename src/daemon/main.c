@@ -24,6 +24,7 @@ static void help(void) {
                "     --runtime-dir=DIR      Metrics and the socket in DIR (default: $RUNTIME_DIRECTORY or %s)\n"
                "     --cgroup-root=DIR      Use the cgroup tree at DIR instead of the host's\n"
                "     --host-pressure=FILE   Read host CPU pressure from FILE (default /proc/pressure/cpu)\n"
+               "     --manifest=FILE        Kernel patch manifest (default: the installed one)\n"
                "     --log-level=LEVEL      err, warning, notice, info or debug (default info)\n",
                BWGOV_STATEDIR, BWGOV_RUNTIMEDIR);
 }
@@ -36,6 +37,7 @@ enum {
         ARG_CGROUP_ROOT,
         ARG_HOST_PRESSURE,
         ARG_LOG_LEVEL,
+        ARG_MANIFEST,
 };
 
 static int set_string(char **p, const char *v) {
@@ -57,6 +59,7 @@ static int parse_argv(int argc, char *argv[], Manager *m) {
                 { "cgroup-root",   required_argument, NULL, ARG_CGROUP_ROOT   },
                 { "host-pressure", required_argument, NULL, ARG_HOST_PRESSURE },
                 { "log-level",     required_argument, NULL, ARG_LOG_LEVEL     },
+                { "manifest",      required_argument, NULL, ARG_MANIFEST      },
                 { NULL, 0, NULL, 0 }
         };
         int c, r = 0;
@@ -83,6 +86,9 @@ static int parse_argv(int argc, char *argv[], Manager *m) {
                         break;
                 case ARG_HOST_PRESSURE:
                         r = set_string(&m->host_pressure_path, optarg);
+                        break;
+                case ARG_MANIFEST:
+                        r = set_string(&m->manifest_path, optarg);
                         break;
                 case ARG_LOG_LEVEL: {
                         int l = log_level_from_string(optarg);

@@ -17,6 +17,7 @@
 #include "bwgov/discover.h"
 #include "log.h"
 #include "manager.h"
+#include "kcheck.h"
 #include "metrics.h"
 
 #ifndef CGROUP2_SUPER_MAGIC
@@ -272,6 +273,8 @@ static void unit_update_params(Unit *u) {
         p->hold_off_usec = m->config.global.pressure_window_usec;
         p->interval_usec = unit_interval(u);
         p->ncpus = m->ncpus;
+        /* The burst file is the authority (the kernel check may not have run,
+         * e.g. on a fixture tree). */
         p->kernel_has_burst = u->baseline.has_burst;
 }
 
@@ -912,6 +915,7 @@ Manager *manager_free(Manager *m) {
         free(m->runtime_dir);
         free(m->cgroup_root);
         free(m->host_pressure_path);
+        free(m->manifest_path);
         free(m);
         return NULL;
 }
@@ -948,6 +952,13 @@ int manager_startup(Manager *m) {
         if (r < 0)
                 return log_error_errno(r, "Failed to open the cgroup tree %s: %s", m->cgroup_root ? m->cgroup_root : "", STRERROR(r));
         log_info("cgroup layout: %s (bandwidth in %s)", bw_cg_layout_to_string(m->root->layout), m->root->bw_path);
+
+        /* Only on the host: a fixture tree says nothing about the kernel. */
+        if (!m->cgroup_root) {
+                r = manager_check_kernel(m);
+                if (r < 0)
+                        return r;
+        }
 
         r = mkdir_p(m->state_dir, 0755);
         if (r < 0)

@@ -8,6 +8,7 @@
 #include "bwgov/cgroupfs.h"
 #include "bwgov/config.h"
 #include "bwgov/history.h"
+#include "bwgov/kernelcheck.h"
 #include "bwgov/policy.h"
 #include "bwgov/state.h"
 
@@ -58,6 +59,10 @@ struct Manager {
         char *runtime_dir;
         char *cgroup_root;              /* --cgroup-root, NULL for the host */
         char *host_pressure_path;       /* /proc/pressure/cpu unless overridden */
+        char *manifest_path;            /* --manifest, NULL for the installed one */
+
+        struct bw_kcaps kcaps;          /* what the kernel can do (conservative until checked) */
+        bool kcaps_known;
 
         int state_dir_fd;
         struct bw_cg_root *root;
