@@ -19,6 +19,7 @@
 #include "manager.h"
 #include "kcheck.h"
 #include "metrics.h"
+#include "varlink.h"
 
 #ifndef CGROUP2_SUPER_MAGIC
 #define CGROUP2_SUPER_MAGIC 0x63677270
@@ -45,6 +46,16 @@
 static void unit_restore_baseline(Unit *u, const char *why);
 static int unit_tick(Unit *u, uint64_t now);
 static int manager_save_state(Manager *m);
+
+/* The time a counter was read. Rates are counter deltas over the time
+ * between two reads; the timer's scheduled time would inflate them whenever
+ * the loop runs late (a busy host is exactly when it does). */
+static uint64_t now_monotonic_usec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / 1000;
+}
 
 /* ---- unit configuration copies ---------------------------------------- */
 
@@ -480,6 +491,7 @@ static int unit_tick(Unit *u, uint64_t now) {
         if (u->params.mode != mode)
                 unit_update_params(u);
 
+        in.now_usec = now_monotonic_usec();
         r = bw_cg_read_stat(u->cg, &in.stat);
         if (bw_cg_error_is_vanished(r)) {
                 unit_close_cgroup(u);
@@ -493,7 +505,6 @@ static int unit_tick(Unit *u, uint64_t now) {
         if (u->cg->pressure_fd >= 0 && bw_cg_read_pressure(u->cg, &in.psi) >= 0)
                 in.has_psi = true;
 
-        in.now_usec = now;
         in.current = cur;
         in.shed_permille = u->shed_permille;
         in.host_over_limit = m->config.global.host_pressure_limit > 0 &&
@@ -527,6 +538,9 @@ static int unit_tick(Unit *u, uint64_t now) {
                 bw_history_entry_from_decision(&d, &cur,
                                                (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / 1000,
                                                applied, &e);
+                u->last_current = cur;
+                u->last_applied = applied;
+                u->last_realtime_usec = e.realtime_usec;
                 /* Keep transitions, not a copy of every quiet tick: a steady
                  * tick that repeats the last entry's rule is not recorded, so
                  * HistorySize= entries span hours, not minutes. */
@@ -703,10 +717,11 @@ static void manager_update_status(Manager *m) {
         (void) sd_notifyf(false, "STATUS=Governing %zu of %zu configured cgroups, %zu boosted", present, m->n_units, boosted);
 }
 
-static void manager_read_host_pressure(Manager *m, uint64_t now) {
+static void manager_read_host_pressure(Manager *m) {
         char buf[512];
         struct bw_psi psi;
         _cleanup_close_ int fd = -1;
+        uint64_t now;
         ssize_t n;
 
         fd = open(m->host_pressure_path, O_RDONLY | O_CLOEXEC);
@@ -716,8 +731,13 @@ static void manager_read_host_pressure(Manager *m, uint64_t now) {
         if (n <= 0 || bw_psi_parse(buf, (size_t) n, &psi) < 0)
                 return;
 
-        if (m->has_host && now > m->host_time_usec && psi.some.total_usec >= m->host_total_usec)
+        now = now_monotonic_usec();
+        if (m->has_host && now > m->host_time_usec && psi.some.total_usec >= m->host_total_usec) {
                 m->host_some_rate = (psi.some.total_usec - m->host_total_usec) * USEC_PER_SEC / (now - m->host_time_usec);
+                /* Stall time cannot exceed wall time. */
+                if (m->host_some_rate > USEC_PER_SEC)
+                        m->host_some_rate = USEC_PER_SEC;
+        }
         m->has_host = true;
         m->host_total_usec = psi.some.total_usec;
         m->host_time_usec = now;
@@ -766,7 +786,7 @@ static int on_host_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         if (r < 0)
                 return log_error_errno(r, "Failed to re-arm host timer: %s", STRERROR(r));
 
-        manager_read_host_pressure(m, usec);
+        manager_read_host_pressure(m);
         manager_plan_shedding(m);
 
         /* Units that are not present yet are looked for here, not on every
@@ -904,6 +924,7 @@ Manager *manager_free(Manager *m) {
         sd_event_source_disable_unref(m->sigterm);
         sd_event_source_disable_unref(m->sigint);
         sd_event_source_disable_unref(m->sighup);
+        varlink_free(m->varlink);
         sd_event_unref(m->event);
         bw_cg_root_free(m->root);
         bw_config_done(&m->config);
@@ -990,6 +1011,10 @@ int manager_startup(Manager *m) {
         r = sd_event_add_time_relative(m->event, &m->host_timer, CLOCK_MONOTONIC, 0, 0, on_host_timer, m);
         if (r < 0)
                 return log_error_errno(r, "Failed to add host timer: %s", STRERROR(r));
+
+        r = varlink_new(m, &m->varlink);
+        if (r < 0)
+                return r;
         return 0;
 }
 
