@@ -1,0 +1,158 @@
+# shellcheck shell=bash
+# Check library for VM scenarios; sourced inside the guest by every scenario:
+#
+#   . "${BWGOV_VM_LIB:?}"
+#
+# Every check writes one line to the results file in the 9p share
+# ("TAG<TAB>SCENARIO<TAB>TEXT<TAB>DETAIL") and echoes it to stdout (the serial
+# console). DETAIL names a file in the share holding the command, its output and
+# any journal excerpt; the host prints it for failed checks.
+#
+#   check DESC CMD...          run CMD (a command or shell function); PASS if it
+#                              exits 0, else FAIL with its output. Returns 0/1.
+#   check_eq DESC WANT CMD...  PASS if CMD exits 0 and prints exactly WANT.
+#   pass DESC / fail DESC [TEXT]   record a result directly.
+#   info TEXT                  record a note (measurements, states); never fails.
+#   fail_with_journal UNIT [N] attach the last N (40) journal lines of UNIT to the
+#                              most recent check if it failed; otherwise record a
+#                              new FAIL carrying the excerpt.
+#   wait_for SECONDS CMD...    retry CMD every 0.2 s until it succeeds or SECONDS
+#                              pass; returns CMD's last status, prints its last output.
+#   unit_cgroup UNIT           print the unit's cgroup directory under /sys/fs/cgroup.
+#
+# Scenarios run with bash, without `set -e`, so a failed check does not stop the
+# scenario: check later steps with `check ... || return`-style guards if they
+# depend on an earlier one.
+
+: "${BWGOV_VM_SHARE:=/mnt/share}"
+: "${BWGOV_VM_RESULTS:=$BWGOV_VM_SHARE/results}"
+: "${BWGOV_VM_SCENARIO:=$(basename "$0" .sh)}"
+: "${BWGOV_PAYLOAD:=$BWGOV_VM_SHARE/payload}"
+export BWGOV_VM_SHARE BWGOV_VM_RESULTS BWGOV_VM_SCENARIO BWGOV_PAYLOAD
+
+_bwgov_vm_n=0            # details written by this scenario
+_bwgov_vm_last=""        # PASS or FAIL of the most recent check
+_bwgov_vm_last_detail="" # detail file of the most recent FAIL
+
+mkdir -p "$BWGOV_VM_SHARE/out"
+
+# _bwgov_vm_emit TAG TEXT [DETAIL]
+_bwgov_vm_emit() {
+        local text=${2//$'\t'/ }
+        text=${text//$'\n'/ }
+        printf '%s\t%s\t%s\t%s\n' "$1" "$BWGOV_VM_SCENARIO" "$text" "${3:-}" >>"$BWGOV_VM_RESULTS"
+        printf 'bwgov-vm: %s %s: %s\n' "$1" "$BWGOV_VM_SCENARIO" "$text"
+}
+
+# _bwgov_vm_new_detail: set _bwgov_vm_detail to the share-relative path of a
+# fresh detail file.
+_bwgov_vm_new_detail() {
+        _bwgov_vm_n=$((_bwgov_vm_n + 1))
+        _bwgov_vm_detail=$(printf 'out/%s.%d.%d.txt' "$BWGOV_VM_SCENARIO" "$BASHPID" "$_bwgov_vm_n")
+}
+
+pass() {
+        _bwgov_vm_last=PASS
+        _bwgov_vm_emit PASS "$1"
+}
+
+fail() {
+        local detail
+        _bwgov_vm_new_detail
+        detail=$_bwgov_vm_detail
+        if [[ -n ${2:-} ]]; then
+                printf '%s\n' "$2" >"$BWGOV_VM_SHARE/$detail"
+        else
+                : >"$BWGOV_VM_SHARE/$detail"
+        fi
+        _bwgov_vm_last=FAIL
+        _bwgov_vm_last_detail=$detail
+        _bwgov_vm_emit FAIL "$1" "$detail"
+        return 1
+}
+
+info() {
+        _bwgov_vm_emit INFO "$*"
+}
+
+check() {
+        local desc=$1 tmp detail rc
+        shift
+        tmp=$(mktemp /run/bwgov-vm-check.XXXXXX)
+        if [[ $1 == _bwgov_vm_eq ]]; then
+                printf '$%s\n' "$(printf ' %q' "${@:3}")" >"$tmp"
+        else
+                printf '$%s\n' "$(printf ' %q' "$@")" >"$tmp"
+        fi
+        "$@" </dev/null >>"$tmp" 2>&1
+        rc=$?
+        if ((rc == 0)); then
+                rm -f "$tmp"
+                pass "$desc"
+                return 0
+        fi
+        printf '[exit status %d]\n' "$rc" >>"$tmp"
+        _bwgov_vm_new_detail
+        detail=$_bwgov_vm_detail
+        # Keep the detail readable: the command line plus the last 200 lines.
+        { head -n 1 "$tmp"; tail -n +2 "$tmp" | tail -n 200; } >"$BWGOV_VM_SHARE/$detail"
+        rm -f "$tmp"
+        _bwgov_vm_last=FAIL
+        _bwgov_vm_last_detail=$detail
+        _bwgov_vm_emit FAIL "$desc" "$detail"
+        return 1
+}
+
+_bwgov_vm_eq() {
+        local want=$1 got rc
+        shift
+        got=$("$@")
+        rc=$?
+        printf 'expected: %s\ngot:      %s\n' "$want" "$got"
+        ((rc == 0)) && [[ $got == "$want" ]]
+}
+
+check_eq() {
+        local desc=$1 want=$2
+        shift 2
+        check "$desc" _bwgov_vm_eq "$want" "$@"
+}
+
+fail_with_journal() {
+        local unit=$1 lines=${2:-40}
+        if [[ $_bwgov_vm_last != FAIL ]]; then
+                fail "$unit: failure, see journal" "" || true
+        fi
+        {
+                printf -- '--- journalctl -b -u %s (last %s lines)\n' "$unit" "$lines"
+                journalctl -b -u "$unit" -n "$lines" --no-pager -o short-monotonic 2>&1
+        } >>"$BWGOV_VM_SHARE/$_bwgov_vm_last_detail"
+        return 1
+}
+
+wait_for() {
+        local timeout_sec=$1 deadline out rc
+        shift
+        deadline=$((SECONDS + timeout_sec))
+        while :; do
+                out=$("$@" 2>&1)
+                rc=$?
+                if ((rc == 0 || SECONDS >= deadline)); then
+                        break
+                fi
+                sleep 0.2
+        done
+        [[ -z $out ]] || printf '%s\n' "$out"
+        ((rc == 0)) || printf 'wait_for: still failing after %ss\n' "$timeout_sec"
+        return "$rc"
+}
+
+unit_cgroup() {
+        local cg
+        cg=$(systemctl show -P ControlGroup "$1") || return
+        [[ -n $cg ]] || {
+                printf 'unit_cgroup: %s has no cgroup\n' "$1" >&2
+                return 1
+        }
+        printf '/sys/fs/cgroup%s\n' "$cg"
+}
