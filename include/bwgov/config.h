@@ -95,7 +95,8 @@ struct bw_unit_config {
         uint64_t cpu_quota;                  /* CPUQuota=, µs/s, baseline; 0 = unset: adopt from cpu.max */
         uint64_t cpu_quota_max;              /* CPUQuotaMax=, µs/s; 0 = unset: 2 x baseline at run time */
         uint64_t cpu_burst_max_usec;         /* CPUBurstMax=, µs, valid when has_cpu_burst_max
-                                              * (0 = no burst); unset = up to the quota */
+                                              * (0 = bwgov never changes the burst: it stays
+                                              * as found at adoption); unset = up to the quota */
         bool has_cpu_burst_max;
         uint64_t credit_max_usec;            /* CreditMax=, CPU-µs, default 30s, [0, 24h] */
         uint64_t target_throttle;            /* TargetThrottle=, µs/s throttled wall time tolerated, default 1% */

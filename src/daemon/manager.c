@@ -44,6 +44,7 @@
 #define STATE_FILE "state.json"
 
 static void unit_restore_baseline(Unit *u, const char *why);
+static int unit_apply(Unit *u, const struct bw_bandwidth *target, const char *reason);
 static int unit_tick(Unit *u, uint64_t now);
 static int manager_save_state(Manager *m);
 
@@ -287,6 +288,9 @@ static void unit_update_params(Unit *u) {
         /* The burst file is the authority (the kernel check may not have run,
          * e.g. on a fixture tree). */
         p->kernel_has_burst = u->baseline.has_burst;
+        /* CPUBurstMax=0: the burst is not ours to move. */
+        if (u->cfg.has_cpu_burst_max && u->cfg.cpu_burst_max_usec == 0)
+                p->kernel_has_burst = false;
 }
 
 /* The baseline a unit starts from: the kernel's current value, unless
@@ -354,6 +358,14 @@ static int unit_adopt(Unit *u, const struct bw_bandwidth *cur) {
         bw_policy_state_init(&u->pstate, &u->params, credit);
         u->adopted = true;
         (void) manager_save_state(m);
+
+        /* CPUQuota= names the contract: put it in place unless the kernel
+         * already holds it (or a boost of ours above it). */
+        if (u->cfg.cpu_quota > 0 && !u->has_written && !bw_bandwidth_equal(cur, &u->baseline)) {
+                log_info("%s: setting the configured baseline CPUQuota= (%s)", u->name,
+                         u->cfg.cpu_quota_source ? u->cfg.cpu_quota_source : "configuration");
+                (void) unit_apply(u, &u->baseline, "configured-baseline");
+        }
         return 0;
 }
 

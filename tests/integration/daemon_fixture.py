@@ -377,6 +377,22 @@ class TestExternalAndRestore(DaemonTest):
         self.assertEqual(self.cg["app.slice"].read_max(), (50000, PERIOD, 10000))
 
 
+class TestConfiguredBaseline(DaemonTest):
+    units = {"box": dict(quota=50000, burst=0, conf="CPUQuota=20%\nCPUBurstMax=0\nMode=elastic\n")}
+
+    def test_cpuquota_is_put_in_place_and_burst_left_alone(self):
+        d = self.d
+        d.wait_for(lambda: self.quota("box") == 20000, 10, "CPUQuota= written")
+        d.wait_ticks("box", 5)
+        self.assertEqual(d.metric("bwgov_baseline_quota_usec", "box"), 20000)
+        self.assertEqual(d.metric("bwgov_external_changes_total", "box"), 0)
+        self.assertIn("BWGOV_REASON=configured-baseline", d.logtext())
+        self.demand("box", 0.5)                 # throttled: quota may rise, burst must not
+        d.wait_for(lambda: self.quota("box") > 20000, 20, "a raise")
+        d.wait_ticks("box", 5)
+        self.assertEqual(self.burst("box"), 0)
+
+
 class TestReload(DaemonTest):
     units = {"app.slice": dict(quota=50000, burst=0, conf="Mode=observe\n")}
 
