@@ -291,6 +291,24 @@ static void unit_update_params(Unit *u) {
         /* CPUBurstMax=0: the burst is not ours to move. */
         if (u->cfg.has_cpu_burst_max && u->cfg.cpu_burst_max_usec == 0)
                 p->kernel_has_burst = false;
+
+        /* The resting burst. In burst and elastic modes the burst never rests
+         * below what the kernel's own burst = quota gives (capped by
+         * CPUBurstMax=): it absorbs most spikes shorter than one quota, costs
+         * nothing against the contract (whose "+ burst" term counts it), and
+         * so bwgov never does worse than a static limit with burst. The law
+         * sees it as the baseline burst (decay and shedding stop there); the
+         * true baseline is still what stop and pause restore. */
+        if (p->kernel_has_burst && (p->mode == BW_MODE_BURST || p->mode == BW_MODE_ELASTIC) &&
+            u->baseline.quota_usec != BW_QUOTA_MAX) {
+                uint64_t floor = u->cfg.has_cpu_burst_max ? u->cfg.cpu_burst_max_usec : u->baseline.quota_usec;
+
+                floor = floor / 1000 * 1000;
+                if (floor > u->baseline.quota_usec)
+                        floor = u->baseline.quota_usec;
+                if (floor > p->baseline.burst_usec)
+                        p->baseline.burst_usec = floor;
+        }
 }
 
 /* The baseline a unit starts from: the kernel's current value, unless
@@ -380,15 +398,26 @@ static void unit_rebase(Unit *u, const struct bw_bandwidth *cur) {
         log_unit_change(LOG_NOTICE, u->name, &expected, cur, "external-change",
                         "%s: cpu.max changed by someone else, adopting it as the new baseline", u->name);
 
-        u->baseline = *cur;
-        u->has_written = false;
+        /* systemd and most operators rewrite cpu.max only: a burst that is
+         * still the one we wrote stays ours, and the baseline keeps its own. */
+        {
+                uint64_t burst = u->baseline.burst_usec;
+                bool ours = u->has_written && cur->has_burst && cur->burst_usec == u->written.burst_usec;
+
+                u->baseline = *cur;
+                if (ours)
+                        u->baseline.burst_usec = burst <= cur->quota_usec ? burst : cur->quota_usec;
+        }
+        u->has_written = !bw_bandwidth_equal(cur, &u->baseline) || cur->burst_usec != u->baseline.burst_usec;
+        u->written = *cur;
         unit_update_params(u);
         bw_policy_state_init(&u->pstate, &u->params, u->pstate.credit_usec);
 
         su = bw_state_find(&m->state, u->name);
         if (su) {
-                su->baseline = *cur;
-                su->has_written = false;
+                su->baseline = u->baseline;
+                su->has_written = u->has_written;
+                su->written = u->written;
                 su->has_pending = false;
         }
         (void) manager_save_state(m);
@@ -502,6 +531,22 @@ static int unit_tick(Unit *u, uint64_t now) {
         mode = unit_mode(u);
         if (u->params.mode != mode)
                 unit_update_params(u);
+
+        /* Put the resting burst in place (see unit_update_params()). */
+        if (!u->paused && u->params.kernel_has_burst && cur.has_burst && cur.quota_usec != BW_QUOTA_MAX &&
+            cur.burst_usec < u->params.baseline.burst_usec) {
+                struct bw_bandwidth t = cur;
+
+                t.burst_usec = u->params.baseline.burst_usec;
+                if (t.burst_usec > t.quota_usec)
+                        t.burst_usec = t.quota_usec;
+                if (t.burst_usec > cur.burst_usec) {
+                        r = unit_apply(u, &t, "burst-floor");
+                        if (r < 0)
+                                return r == -ENODEV || r == -ENOENT ? 0 : r;
+                        cur = u->has_written ? u->written : u->baseline;
+                }
+        }
 
         in.now_usec = now_monotonic_usec();
         r = bw_cg_read_stat(u->cg, &in.stat);
@@ -694,6 +739,11 @@ static int manager_sync_units(Manager *m) {
                         unit_update_params(u);
                         if (credit > u->params.credit_max_usec)
                                 u->pstate.credit_usec = u->params.credit_max_usec;
+                }
+                if (bw_history_capacity(u->history) != m->config.global.history_size) {
+                        r = bw_history_resize(&u->history, m->config.global.history_size);
+                        if (r < 0)
+                                return r;
                 }
                 (void) sd_event_source_set_time_relative(u->timer, 0);
                 i++;

@@ -259,16 +259,27 @@ class TestRaiseAndDecay(DaemonTest):
         d = self.d
         d.wait_ticks("app.slice", 2)
         self.assertEqual(self.quota("app.slice"), 50000)
+        # Idle, elastic: the burst rests at burst = quota, nothing else moves.
+        d.wait_for(lambda: self.burst("app.slice") == 50000, 10, "the resting burst")
+        d.wait_ticks("app.slice", 3)
+        self.assertEqual(self.quota("app.slice"), 50000)
         self.demand("app.slice", 0.8)           # over the 0.5 CPU quota: throttled
         # One tick sees the throttling (a second one in case the first
         # sampled just before the simulator's update).
         start = d.metric("bwgov_unit_ticks_total", "app.slice")
-        d.wait_for(lambda: self.quota("app.slice") > 50000 or self.burst("app.slice") > 0, 20, "a raise")
+        d.wait_for(lambda: self.quota("app.slice") > 50000 or self.burst("app.slice") > 50000, 20, "a raise")
         ticks = d.metric("bwgov_unit_ticks_total", "app.slice") - start
         self.assertLessEqual(ticks, 3, "raise took more than one tick after the throttling was visible")
         self.demand("app.slice", 0.0)
-        d.wait_for(lambda: self.quota("app.slice") == 50000 and self.burst("app.slice") == 0, 90, "decay to baseline")
+        # Quota decays to exactly the baseline; the burst rests at the
+        # kernel's burst = quota (bwgov's floor in elastic mode).
+        d.wait_for(lambda: self.quota("app.slice") == 50000 and self.burst("app.slice") == 50000, 90,
+                   "decay to baseline")
         self.assertEqual(d.metric("bwgov_baseline_quota_usec", "app.slice"), 50000)
+        self.assertEqual(d.metric("bwgov_baseline_burst_usec", "app.slice"), 0)
+        d.signal(signal.SIGTERM)
+        self.assertEqual(d.wait(), 0)
+        self.assertEqual(self.cg["app.slice"].read_max(), (50000, PERIOD, 0))
 
 
 class TestCreditExhaustion(DaemonTest):
@@ -353,6 +364,10 @@ class TestExternalAndRestore(DaemonTest):
         d.wait_ticks("app.slice", 10)
         self.assertEqual(self.quota("app.slice"), 70000)
         self.assertIn("BWGOV_REASON=external-change", d.logtext())
+        # The burst bwgov set is still its own: stop restores the old one.
+        d.signal(signal.SIGTERM)
+        self.assertEqual(d.wait(), 0)
+        self.assertEqual(self.cg["app.slice"].read_max(), (70000, PERIOD, 10000))
 
     def test_sigterm_restores_exactly(self):
         self.boost()
