@@ -970,8 +970,9 @@ static int write_at(int dirfd, const char *name, const char *buf, int len) {
         /* A fixture tree standing in for cgroupfs (--cgroup-root, tests) is
          * made of regular files: trim what a longer old value left behind,
          * so it reads back like the kernel's file would. Never on cgroupfs. */
-        if (fstatfs(fd, &sfs) >= 0 && sfs.f_type != CGROUP_SUPER_MAGIC && sfs.f_type != CGROUP2_SUPER_MAGIC)
-                (void) ftruncate(fd, (off_t) len);
+        if (fstatfs(fd, &sfs) >= 0 && sfs.f_type != CGROUP_SUPER_MAGIC && sfs.f_type != CGROUP2_SUPER_MAGIC &&
+            ftruncate(fd, (off_t) len) < 0)
+                return -errno;
 
         return 0;
 }
