@@ -3,7 +3,7 @@
 # are missing, with one `apt-get update` at most.
 
 BWGOV_BUILD_DEPS=(
-        meson ninja-build pkg-config gcc libc6-dev python3
+        meson ninja-build pkg-config gcc libc6-dev python3 python3-venv
         libsystemd-dev libcgroup-dev libjansson-dev libinih-dev libssl-dev zlib1g-dev
         libbpf-dev bpftool clang llvm
         libcmocka-dev scdoc mandoc man-db

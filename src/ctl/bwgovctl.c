@@ -11,6 +11,7 @@
 
 #include "bwgov/macro.h"
 #include "check-kernel.h"
+#include "verbs.h"
 
 /* Exit code for a command line that cannot be understood. */
 #define EXIT_USAGE 2
@@ -23,6 +24,20 @@ struct verb {
 };
 
 static const struct verb verbs[] = {
+        { "status", "[--json] [--no-legend]",
+          "Show the daemon and every configured unit", verb_status },
+        { "show", "UNIT [--json]",
+          "Show one unit in detail: state, bandwidth, limits, configuration, counters", verb_show },
+        { "explain", "UNIT [--json]",
+          "Explain the latest decision for a unit: what it saw, the rule, what it did", verb_explain },
+        { "history", "UNIT [-n N] [--json] [--no-legend]",
+          "Show the decisions recorded for a unit, oldest first", verb_history },
+        { "reload", "[--json]",
+          "Reload the configuration (root)", verb_reload },
+        { "pause", "UNIT [--json]",
+          "Stop governing a unit, restoring its baseline (root)", verb_pause },
+        { "resume", "UNIT [--json]",
+          "Govern a paused unit again (root)", verb_resume },
         { "check-kernel", "[--manifest=PATH] [--json] [--probe|--no-probe] [--cgroup-root=DIR]",
           "Check the running kernel against the bwgov kernel patch-set manifest", verb_check_kernel },
 };
@@ -42,7 +57,13 @@ static void help(FILE *f) {
                 "  -h --help       Show this help\n"
                 "     --version    Show the version\n"
                 "\n"
-                "Run 'bwgovctl COMMAND --help' for the options of a command.\n");
+                "Run 'bwgovctl COMMAND --help' for the options of a command. The daemon's\n"
+                "commands also take --socket=PATH (default $BWGOV_SOCKET or\n"
+                "/run/bwgov/io.bwgov.Governor).\n"
+                "\n"
+                "Exit status of the daemon's commands: 0 success, 1 failure, 2 usage error,\n"
+                "3 bwgovd not running, 4 no such unit, 5 permission denied. check-kernel:\n"
+                "0 every required item present, 1 a required item missing, 2 not checked.\n");
 }
 
 static const struct verb *find_verb(const char *name) {
@@ -61,6 +82,20 @@ int main(int argc, char *argv[]) {
         };
         const struct verb *v;
         int c, verb_index;
+
+        /* Like systemctl, options may come before the verb too
+         * ("bwgovctl --json status"): move the words before the first known
+         * verb behind it, so the verb parses them as its own. */
+        for (int k = 1; k < argc; k++) {
+                if (!find_verb(argv[k]))
+                        continue;
+                if (k > 1) {
+                        char *verb = argv[k];
+                        memmove(&argv[2], &argv[1], (size_t) (k - 1) * sizeof(char *));
+                        argv[1] = verb;
+                }
+                break;
+        }
 
         /* "+": stop at the verb, its options are its own. */
         while ((c = getopt_long(argc, argv, "+h", options, NULL)) >= 0)

@@ -855,8 +855,12 @@ static int on_host_timer(sd_event_source *s, uint64_t usec, void *userdata) {
          * unit tick: a cheap rescan instead of inotify on the whole tree. */
         for (size_t i = 0; i < m->n_units; i++) {
                 Unit *u = m->units[i];
-                if (!u->cg && usec - u->last_tick_usec >= RESCAN_INTERVAL_USEC)
+                if (!u->cg && usec - u->last_tick_usec >= RESCAN_INTERVAL_USEC) {
                         (void) unit_tick(u, usec);
+                        /* Found: its own timer takes over one interval from now. */
+                        if (u->cg)
+                                (void) sd_event_source_set_time_relative(u->timer, unit_interval(u));
+                }
         }
 
         if (usec - m->last_state_save_usec >= STATE_SAVE_INTERVAL_USEC) {

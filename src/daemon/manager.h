@@ -13,6 +13,7 @@
 #include "bwgov/state.h"
 
 typedef struct Manager Manager;
+typedef struct Varlink Varlink;
 
 /* One configured unit, present in the cgroup tree or not (yet). */
 typedef struct Unit {
@@ -39,6 +40,9 @@ typedef struct Unit {
         enum bw_rule history_rule;      /* rule of the newest history entry */
         bool has_last;
         struct bw_decision last;
+        struct bw_bandwidth last_current;       /* what the kernel held before `last` */
+        bool last_applied;                      /* `last` was written */
+        uint64_t last_realtime_usec;            /* CLOCK_REALTIME of `last` */
         unsigned shed_permille;
 
         bool paused;
@@ -71,6 +75,8 @@ struct Manager {
 
         Unit **units;
         size_t n_units;
+
+        Varlink *varlink;               /* the io.bwgov.Governor server */
 
         sd_event_source *host_timer;
         sd_event_source *sigterm, *sigint, *sighup;

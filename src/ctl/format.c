@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "bwgov/macro.h"
+#include "format.h"
+
+/* a / b rounded half up to `decimals` decimals (0..3), as "I[.F]"; trailing
+ * zeros of the fraction dropped when trim. */
+static char *fixed(char *buf, size_t size, uint64_t a, uint64_t b, unsigned decimals, bool trim, const char *suffix) {
+        __extension__ typedef unsigned __int128 u128;  /* a * 1000 must not overflow */
+        uint64_t scale = 1, ip, fp;
+        u128 v;
+
+        for (unsigned i = 0; i < decimals; i++)
+                scale *= 10;
+        if (b == 0) {
+                snprintf(buf, size, "?%s", suffix);
+                return buf;
+        }
+        v = ((u128) a * scale + b / 2) / b;
+        ip = (uint64_t) (v / scale);
+        fp = (uint64_t) (v % scale);
+        if (trim)
+                while (decimals > 0 && fp % 10 == 0) {
+                        fp /= 10;
+                        decimals--;
+                }
+        if (decimals == 0)
+                snprintf(buf, size, "%" PRIu64 "%s", ip, suffix);
+        else
+                snprintf(buf, size, "%" PRIu64 ".%0*" PRIu64 "%s", ip, (int) decimals, fp, suffix);
+        return buf;
+}
+
+char *fmt_quota(char *buf, bool has_quota, uint64_t quota_usec, uint64_t period_usec) {
+        char cpus[32], pct[32];        /* 20 digits, a fraction, a suffix */
+
+        if (!has_quota) {
+                snprintf(buf, FMT_MAX, "max");
+                return buf;
+        }
+        fixed(cpus, sizeof cpus, quota_usec, period_usec, 2, false, " CPU");
+        /* Percent of one CPU: quota / period * 100 (quotas stay far below
+         * UINT64_MAX / 100: the kernel's limit is 2^44). */
+        fixed(pct, sizeof pct, quota_usec > UINT64_MAX / 100 ? UINT64_MAX : quota_usec * 100, period_usec, 1, true, "%");
+        snprintf(buf, FMT_MAX, "%s (%s)", cpus, pct);
+        return buf;
+}
+
+char *fmt_cpus(char *buf, uint64_t usec_per_sec) {
+        return fixed(buf, FMT_MAX, usec_per_sec, USEC_PER_SEC, 2, false, " CPU");
+}
+
+char *fmt_span(char *buf, uint64_t usec) {
+        if (usec == 0)
+                snprintf(buf, FMT_MAX, "0ms");
+        else if (usec < USEC_PER_SEC)
+                fixed(buf, FMT_MAX, usec, USEC_PER_MSEC, 1, true, "ms");
+        else if (usec < 60 * USEC_PER_SEC)
+                fixed(buf, FMT_MAX, usec, USEC_PER_SEC, 1, true, "s");
+        else if (usec < 3600 * USEC_PER_SEC && usec / USEC_PER_SEC % 60 == 0)
+                snprintf(buf, FMT_MAX, "%" PRIu64 "min", usec / (60 * USEC_PER_SEC));
+        else if (usec < 3600 * USEC_PER_SEC)
+                snprintf(buf, FMT_MAX, "%" PRIu64 "min %" PRIu64 "s", usec / (60 * USEC_PER_SEC),
+                         usec / USEC_PER_SEC % 60);
+        else if (usec / (60 * USEC_PER_SEC) % 60 == 0)
+                snprintf(buf, FMT_MAX, "%" PRIu64 "h", usec / (3600 * USEC_PER_SEC));
+        else
+                snprintf(buf, FMT_MAX, "%" PRIu64 "h %" PRIu64 "min", usec / (3600 * USEC_PER_SEC),
+                         usec / (60 * USEC_PER_SEC) % 60);
+        return buf;
+}
+
+char *fmt_rate(char *buf, uint64_t usec_per_sec) {
+        return fixed(buf, FMT_MAX, usec_per_sec, USEC_PER_MSEC, 1, true, "ms/s");
+}
+
+char *fmt_percent(char *buf, uint64_t usec_per_sec) {
+        /* 1% = 10000 µs/s. */
+        return fixed(buf, FMT_MAX, usec_per_sec, 10000, 3, true, "%");
+}
