@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * PID 1 of the boot-check initramfs: mounts proc, sysfs and cgroup2, enables the
+ * cpu controller and measures CFS bandwidth behaviour in scratch cgroups, one
+ * "RESULT <test> key=value..." line per test on the console, then reboots (qemu
+ * runs with -no-reboot, so that ends the VM).
+ *
+ *   enforce    1 busy thread, cpu.max "50000 100000", 2 s: usage must stay near
+ *              1 s (the pool still limits; atomic-runtime-pool must not leak)
+ *   rewrite    1 busy thread, cpu.max "10000 100000", 3 s, the same cpu.max
+ *              written every 2 ms (identical-update-noop: usage stays near 0.3 s)
+ *   boundary   NCPU busy threads, quota = NCPU CPUs at a 10 ms period, 3 s: any
+ *              throttling is accounting noise (accounting-slack: close to none)
+ *   bursty     4 threads running 1 ms and sleeping 1 ms, cpu.max "50000 100000",
+ *              2 s: exercises runtime return, the slack timer and unthrottling
+ *
+ * Built static by tests/kernel-patches/boot-check; not part of the meson build.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/reboot.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CG "/sys/fs/cgroup"
+
+static atomic_bool stop_flag;
+
+static void say(const char *fmt, ...) {
+        va_list ap;
+
+        va_start(ap, fmt);
+        vprintf(fmt, ap);
+        va_end(ap);
+        fflush(stdout);
+}
+
+static int write_file(const char *path, const char *value) {
+        int fd, r = 0;
+        size_t n = strlen(value);
+
+        fd = open(path, O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        if (write(fd, value, n) != (ssize_t) n)
+                r = -errno;
+        close(fd);
+        return r;
+}
+
+/* Value of "key N" in a flat-keyed file such as cpu.stat; -1 when absent. */
+static long long read_key(const char *path, const char *key) {
+        char line[256];
+        long long v = -1;
+        size_t klen = strlen(key);
+        FILE *f;
+
+        f = fopen(path, "re");
+        if (!f)
+                return -1;
+        while (fgets(line, sizeof(line), f))
+                if (strncmp(line, key, klen) == 0 && line[klen] == ' ') {
+                        v = strtoll(line + klen + 1, NULL, 10);
+                        break;
+                }
+        fclose(f);
+        return v;
+}
+
+static double now_sec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void spin_for(double sec) {
+        double end = now_sec() + sec;
+        volatile unsigned long x = 0;
+
+        while (now_sec() < end)
+                x++;
+}
+
+struct worker {
+        pthread_t thread;
+        bool bursty;
+};
+
+static void *worker_main(void *arg) {
+        struct worker *w = arg;
+        struct timespec ms = { 0, 1000 * 1000 };
+        volatile unsigned long x = 0;
+
+        while (!atomic_load(&stop_flag)) {
+                if (w->bursty) {
+                        spin_for(0.001);
+                        nanosleep(&ms, NULL);
+                } else
+                        for (int i = 0; i < 100000; i++)
+                                x++;
+        }
+        return NULL;
+}
+
+/*
+ * Run @nthreads workers inside cgroup @name with @cpu_max for @sec seconds; the
+ * workers are threads of a child process that moves itself into the cgroup. If
+ * @rewrite_ms > 0 the parent writes @cpu_max again every @rewrite_ms ms.
+ */
+static int run_test(const char *test, const char *cpu_max, int nthreads, bool bursty,
+                    double sec, int rewrite_ms) {
+        char dir[128], path[192], pidbuf[32];
+        long long usage, periods, throttled, throttled_us;
+        unsigned rewrites = 0;
+        int pipefd[2], status;
+        pid_t pid;
+        char c;
+
+        snprintf(dir, sizeof(dir), CG "/bwgov-test-%s", test);
+        if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+                say("RESULT %s error=mkdir:%s\n", test, strerror(errno));
+                return -1;
+        }
+        snprintf(path, sizeof(path), "%s/cpu.max", dir);
+        if (write_file(path, cpu_max) < 0) {
+                say("RESULT %s error=cpu.max:%s\n", test, strerror(errno));
+                return -1;
+        }
+        if (pipe(pipefd) < 0)
+                return -1;
+
+        pid = fork();
+        if (pid < 0)
+                return -1;
+        if (pid == 0) {
+                struct worker *w = calloc(nthreads, sizeof(*w));
+
+                close(pipefd[1]);
+                snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+                snprintf(pidbuf, sizeof(pidbuf), "%d", getpid());
+                if (!w || write_file(path, pidbuf) < 0)
+                        _exit(1);
+                /* Wait for the start signal, then run until the pipe closes. */
+                if (read(pipefd[0], &c, 1) != 1)
+                        _exit(1);
+                for (int i = 0; i < nthreads; i++) {
+                        w[i].bursty = bursty;
+                        pthread_create(&w[i].thread, NULL, worker_main, &w[i]);
+                }
+                (void) read(pipefd[0], &c, 1);
+                atomic_store(&stop_flag, true);
+                for (int i = 0; i < nthreads; i++)
+                        pthread_join(w[i].thread, NULL);
+                _exit(0);
+        }
+        close(pipefd[0]);
+        usleep(100 * 1000);     /* let the child join the cgroup */
+
+        snprintf(path, sizeof(path), "%s/cpu.stat", dir);
+        usage = read_key(path, "usage_usec");
+        periods = read_key(path, "nr_periods");
+        throttled = read_key(path, "nr_throttled");
+        throttled_us = read_key(path, "throttled_usec");
+
+        (void) write(pipefd[1], "g", 1);
+        double start = now_sec();
+        while (now_sec() - start < sec) {
+                if (rewrite_ms > 0) {
+                        char max_path[192];
+
+                        usleep(rewrite_ms * 1000);
+                        snprintf(max_path, sizeof(max_path), "%s/cpu.max", dir);
+                        if (write_file(max_path, cpu_max) == 0)
+                                rewrites++;
+                } else
+                        usleep(50 * 1000);
+        }
+        close(pipefd[1]);
+        waitpid(pid, &status, 0);
+
+        say("RESULT %s seconds=%.2f usage_usec=%lld nr_periods=%lld nr_throttled=%lld throttled_usec=%lld rewrites=%u\n",
+            test, sec,
+            read_key(path, "usage_usec") - usage,
+            read_key(path, "nr_periods") - periods,
+            read_key(path, "nr_throttled") - throttled,
+            read_key(path, "throttled_usec") - throttled_us,
+            rewrites);
+        rmdir(dir);
+        return 0;
+}
+
+int main(void) {
+        long ncpu;
+        char max[64];
+
+        mkdir("/proc", 0555);
+        mkdir("/sys", 0555);
+        mount("proc", "/proc", "proc", 0, NULL);
+        mount("sysfs", "/sys", "sysfs", 0, NULL);
+        if (mount("cgroup2", CG, "cgroup2", 0, NULL) < 0) {
+                say("RESULT setup error=mount-cgroup2:%s\n", strerror(errno));
+                goto out;
+        }
+        if (write_file(CG "/cgroup.subtree_control", "+cpu") < 0) {
+                say("RESULT setup error=enable-cpu:%s\n", strerror(errno));
+                goto out;
+        }
+        ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+        say("RESULT setup ncpu=%ld\n", ncpu);
+
+        run_test("enforce", "50000 100000", 1, false, 2.0, 0);
+        run_test("rewrite", "10000 100000", 1, false, 3.0, 2);
+        snprintf(max, sizeof(max), "%ld 10000", ncpu * 10000);
+        run_test("boundary", max, (int) ncpu, false, 3.0, 0);
+        run_test("bursty", "50000 100000", 4, true, 2.0, 0);
+        say("RESULT done\n");
+out:
+        sync();
+        reboot(RB_AUTOBOOT);
+        return 0;
+}
