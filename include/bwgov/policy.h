@@ -140,7 +140,7 @@ struct bw_decision {
         uint64_t credit_before_usec;
         uint64_t credit_after_usec;
         uint64_t floor_usec;            /* quota the law would decay to (per period) */
-        char explain[160];              /* short human sentence, NUL-terminated */
+        char explain[256];              /* short human sentence, NUL-terminated */
 };
 
 /* Decide. Updates *s (sample, credit, memories; last change time when

@@ -421,11 +421,23 @@ static void explain(struct bw_decision *d, const struct bw_bandwidth *cur, const
         default:                       what = "?"; break;
         }
 
+        char qa[24], qb[24];
+
+        /* "max" for an unlimited quota, not UINT64_MAX. */
+        if (cur->quota_usec == BW_QUOTA_MAX)
+                snprintf(qa, sizeof qa, "max");
+        else
+                snprintf(qa, sizeof qa, "%" PRIu64, cur->quota_usec);
+        if (d->target.quota_usec == BW_QUOTA_MAX)
+                snprintf(qb, sizeof qb, "max");
+        else
+                snprintf(qb, sizeof qb, "%" PRIu64, d->target.quota_usec);
+
         snprintf(d->explain, sizeof(d->explain),
                  "%s%s: use %" PRIu64 "us/s thr %" PRIu64 "us/s full %" PRIu64 "us/s credit %" PRIu64
-                 "ms; quota %" PRIu64 "->%" PRIu64 " burst %" PRIu64 "->%" PRIu64,
+                 "ms; quota %s->%s burst %" PRIu64 "->%" PRIu64,
                  p->mode == BW_MODE_OBSERVE && d->would_change ? "would act, " : "", what, d->usage_rate, d->throttle_rate, d->pressure_rate, d->credit_after_usec / USEC_PER_MSEC,
-                 cur->quota_usec, d->target.quota_usec, cur->burst_usec, d->target.burst_usec);
+                 qa, qb, cur->burst_usec, d->target.burst_usec);
 }
 
 static void finish(
