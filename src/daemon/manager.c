@@ -600,9 +600,11 @@ static int unit_tick(Unit *u, uint64_t now) {
                 u->last_realtime_usec = e.realtime_usec;
                 /* Keep transitions, not a copy of every quiet tick: a steady
                  * tick that repeats the last entry's rule is not recorded, so
-                 * HistorySize= entries span hours, not minutes. */
-                if (applied || !u->has_history_rule || u->history_rule != d.rule ||
-                    (d.rule != BW_RULE_STEADY && d.rule != BW_RULE_HOLD && d.rule != BW_RULE_TOO_SOON)) {
+                 * HistorySize= entries span hours, not minutes; a sample
+                 * too close to the last one decided nothing and is dropped. */
+                if (d.rule != BW_RULE_TOO_SOON &&
+                    (applied || !u->has_history_rule || u->history_rule != d.rule ||
+                     (d.rule != BW_RULE_STEADY && d.rule != BW_RULE_HOLD))) {
                         bw_history_push(u->history, &e);
                         u->history_rule = d.rule;
                         u->has_history_rule = true;
@@ -745,7 +747,17 @@ static int manager_sync_units(Manager *m) {
                         if (r < 0)
                                 return r;
                 }
-                (void) sd_event_source_set_time_relative(u->timer, 0);
+                /* Keep the rhythm: the next tick comes one (possibly new)
+                 * interval after the last one, not at once. */
+                {
+                        uint64_t now, next = u->last_tick_usec + unit_interval(u);
+
+                        (void) sd_event_now(m->event, CLOCK_MONOTONIC, &now);
+                        if (u->last_tick_usec == 0 || next <= now)
+                                (void) sd_event_source_set_time_relative(u->timer, 0);
+                        else
+                                (void) sd_event_source_set_time(u->timer, next);
+                }
                 i++;
         }
 
