@@ -76,8 +76,11 @@ void bw_state_remove(struct bw_state *s, const char *name);
 bool bw_bandwidth_equal(const struct bw_bandwidth *a, const struct bw_bandwidth *b);
 
 /* Classify what the kernel holds (cur) for a unit found in the state:
- * BW_OWNERSHIP_OURS      cur equals written or pending: keep the stored baseline;
  * BW_OWNERSHIP_BASELINE  cur equals the stored baseline (nothing boosted);
+ * BW_OWNERSHIP_OURS      quota/period and burst each equal one of baseline,
+ *                        written or pending (a crash between the quota and
+ *                        the burst write leaves such a mix): keep the stored
+ *                        baseline;
  * BW_OWNERSHIP_EXTERNAL  anything else: someone else set it, it becomes the baseline. */
 enum bw_ownership {
         BW_OWNERSHIP_OURS,

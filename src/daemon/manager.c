@@ -291,24 +291,6 @@ static void unit_update_params(Unit *u) {
         /* CPUBurstMax=0: the burst is not ours to move. */
         if (u->cfg.has_cpu_burst_max && u->cfg.cpu_burst_max_usec == 0)
                 p->kernel_has_burst = false;
-
-        /* The resting burst. In burst and elastic modes the burst never rests
-         * below what the kernel's own burst = quota gives (capped by
-         * CPUBurstMax=): it absorbs most spikes shorter than one quota, costs
-         * nothing against the contract (whose "+ burst" term counts it), and
-         * so bwgov never does worse than a static limit with burst. The law
-         * sees it as the baseline burst (decay and shedding stop there); the
-         * true baseline is still what stop and pause restore. */
-        if (p->kernel_has_burst && (p->mode == BW_MODE_BURST || p->mode == BW_MODE_ELASTIC) &&
-            u->baseline.quota_usec != BW_QUOTA_MAX) {
-                uint64_t floor = u->cfg.has_cpu_burst_max ? u->cfg.cpu_burst_max_usec : u->baseline.quota_usec;
-
-                floor = floor / 1000 * 1000;
-                if (floor > u->baseline.quota_usec)
-                        floor = u->baseline.quota_usec;
-                if (floor > p->baseline.burst_usec)
-                        p->baseline.burst_usec = floor;
-        }
 }
 
 /* The baseline a unit starts from: the kernel's current value, unless
@@ -349,6 +331,16 @@ static int unit_adopt(Unit *u, const struct bw_bandwidth *cur) {
                         u->external_changes++;
                         log_unit_change(LOG_NOTICE, u->name, &su->baseline, cur, "external-change",
                                         "%s: value changed while we were away, adopting it as the new baseline", u->name);
+                        /* cpu.max was rewritten (systemd does on unit start and
+                         * daemon-reload) but the burst is still the one we
+                         * wrote: that part stays ours, its baseline is kept. */
+                        if (su->has_written && cur->has_burst && cur->burst_usec == su->written.burst_usec &&
+                            su->written.burst_usec != su->baseline.burst_usec && cur->quota_usec != BW_QUOTA_MAX) {
+                                u->baseline.burst_usec = su->baseline.burst_usec <= cur->quota_usec ?
+                                                         su->baseline.burst_usec : cur->quota_usec;
+                                u->has_written = true;
+                                u->written = *cur;
+                        }
                         break;
                 }
                 u->paused = su->paused;
@@ -485,8 +477,22 @@ static void unit_restore_baseline(Unit *u, const char *why) {
         if (r < 0)
                 return;
         if (u->has_written && !bw_bandwidth_equal(&cur, &u->written)) {
-                /* Someone else holds the pen now; their value stays. */
-                log_info("%s: not restoring, the current value is not ours", u->name);
+                /* Someone else rewrote cpu.max since our last write (systemd
+                 * does on every unit start or daemon-reload): their quota
+                 * stays. Quota and burst are separate files and owners,
+                 * though: a burst that is still ours goes back. */
+                if (cur.has_burst && cur.burst_usec == u->written.burst_usec &&
+                    cur.burst_usec != u->baseline.burst_usec && cur.quota_usec != BW_QUOTA_MAX) {
+                        struct bw_bandwidth t = cur;
+
+                        t.burst_usec = u->baseline.burst_usec <= cur.quota_usec ? u->baseline.burst_usec : cur.quota_usec;
+                        log_info("%s: the quota is someone else's now, restoring only the burst", u->name);
+                        u->baseline.quota_usec = cur.quota_usec;
+                        u->baseline.period_usec = cur.period_usec;
+                        u->baseline.burst_usec = t.burst_usec;
+                        (void) unit_apply(u, &t, why);
+                } else
+                        log_info("%s: not restoring, the current value is not ours", u->name);
                 return;
         }
         if (bw_bandwidth_equal(&cur, &u->baseline) && cur.burst_usec == u->baseline.burst_usec)
@@ -531,22 +537,6 @@ static int unit_tick(Unit *u, uint64_t now) {
         mode = unit_mode(u);
         if (u->params.mode != mode)
                 unit_update_params(u);
-
-        /* Put the resting burst in place (see unit_update_params()). */
-        if (!u->paused && u->params.kernel_has_burst && cur.has_burst && cur.quota_usec != BW_QUOTA_MAX &&
-            cur.burst_usec < u->params.baseline.burst_usec) {
-                struct bw_bandwidth t = cur;
-
-                t.burst_usec = u->params.baseline.burst_usec;
-                if (t.burst_usec > t.quota_usec)
-                        t.burst_usec = t.quota_usec;
-                if (t.burst_usec > cur.burst_usec) {
-                        r = unit_apply(u, &t, "burst-floor");
-                        if (r < 0)
-                                return r == -ENODEV || r == -ENOENT ? 0 : r;
-                        cur = u->has_written ? u->written : u->baseline;
-                }
-        }
 
         in.now_usec = now_monotonic_usec();
         r = bw_cg_read_stat(u->cg, &in.stat);

@@ -22,13 +22,32 @@ bool bw_bandwidth_equal(const struct bw_bandwidth *a, const struct bw_bandwidth 
         return true;
 }
 
+static bool quota_is(const struct bw_bandwidth *a, const struct bw_bandwidth *b) {
+        return a->quota_usec == b->quota_usec && a->period_usec == b->period_usec;
+}
+
+static bool burst_is(const struct bw_bandwidth *a, const struct bw_bandwidth *b) {
+        return !a->has_burst || !b->has_burst || a->burst_usec == b->burst_usec;
+}
+
 enum bw_ownership bw_state_classify(const struct bw_state_unit *u, const struct bw_bandwidth *cur) {
-        if (u->has_written && bw_bandwidth_equal(&u->written, cur))
-                return BW_OWNERSHIP_OURS;
-        if (u->has_pending && bw_bandwidth_equal(&u->pending, cur))
-                return BW_OWNERSHIP_OURS;
+        bool quota_ours, burst_ours;
+
         if (bw_bandwidth_equal(&u->baseline, cur))
                 return BW_OWNERSHIP_BASELINE;
+
+        /* Quota and burst are separate files, written one after the other:
+         * a crash between the two leaves a mix of old and new values, each
+         * of them ours. Judge each part against every value we may have
+         * left there. */
+        quota_ours = quota_is(cur, &u->baseline) ||
+                     (u->has_written && quota_is(cur, &u->written)) ||
+                     (u->has_pending && quota_is(cur, &u->pending));
+        burst_ours = burst_is(cur, &u->baseline) ||
+                     (u->has_written && burst_is(cur, &u->written)) ||
+                     (u->has_pending && burst_is(cur, &u->pending));
+        if (quota_ours && burst_ours)
+                return BW_OWNERSHIP_OURS;
         return BW_OWNERSHIP_EXTERNAL;
 }
 

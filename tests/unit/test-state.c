@@ -115,6 +115,23 @@ static void test_classify(void **unused) {
         assert_int_equal(bw_state_classify(&u, &boosted), BW_OWNERSHIP_OURS);
         assert_int_equal(bw_state_classify(&u, &external), BW_OWNERSHIP_EXTERNAL);
 
+        /* A crash between the burst and the quota write: new burst, old
+         * quota. Each part is a value we left there: ours. */
+        {
+                struct bw_state_unit v = { .baseline = base, .has_written = true, .written = base,
+                                           .has_pending = true, .pending = boosted };
+                struct bw_bandwidth mix = base;
+
+                mix.burst_usec = boosted.burst_usec;
+                assert_int_equal(bw_state_classify(&v, &mix), BW_OWNERSHIP_OURS);
+                mix = boosted;
+                mix.burst_usec = base.burst_usec;
+                assert_int_equal(bw_state_classify(&v, &mix), BW_OWNERSHIP_OURS);
+                /* Somebody else's quota with our burst is not ours. */
+                mix.quota_usec = 70000;
+                assert_int_equal(bw_state_classify(&v, &mix), BW_OWNERSHIP_EXTERNAL);
+        }
+
         /* A kernel without burst reports has_burst=false: burst is not compared. */
         external = boosted;
         external.has_burst = false;

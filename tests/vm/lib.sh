@@ -19,6 +19,14 @@
 #   wait_for SECONDS CMD...    retry CMD every 0.2 s until it succeeds or SECONDS
 #                              pass; returns CMD's last status, prints its last output.
 #   unit_cgroup UNIT           print the unit's cgroup directory under /sys/fs/cgroup.
+#   journal_cursor             print the cursor of the newest journal entry.
+#   journal_since CURSOR [JQ]  print the entries after CURSOR as JSON lines, only
+#                              those for which the jq expression JQ is true. Filter
+#                              here, not with journalctl matches or -u: systemd 252
+#                              skips the first matching entry when --after-cursor
+#                              is combined with a filter (systemd#30288).
+#   unit_log_since CURSOR UNIT print the messages after CURSOR logged by UNIT's
+#                              processes or by systemd about UNIT.
 #
 # Scenarios run with bash, without `set -e`, so a failed check does not stop the
 # scenario: check later steps with `check ... || return`-style guards if they
@@ -155,4 +163,16 @@ unit_cgroup() {
                 return 1
         }
         printf '/sys/fs/cgroup%s\n' "$cg"
+}
+
+journal_cursor() {
+        journalctl -n 1 -o json --output-fields=__CURSOR --no-pager | jq -r .__CURSOR
+}
+
+journal_since() {
+        journalctl --after-cursor="$1" -o json --no-pager | jq -c "select(${2:-true})"
+}
+
+unit_log_since() {
+        journal_since "$1" "._SYSTEMD_UNIT == \"$2\" or .UNIT == \"$2\"" | jq -r .MESSAGE
 }
