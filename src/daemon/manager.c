@@ -19,6 +19,7 @@
 #include "manager.h"
 #include "kcheck.h"
 #include "metrics.h"
+#include "sdintent.h"
 #include "varlink.h"
 
 #ifndef CGROUP2_SUPER_MAGIC
@@ -530,8 +531,36 @@ static int unit_tick(Unit *u, uint64_t now) {
                         return r;
         } else {
                 struct bw_bandwidth expected = u->has_written ? u->written : u->baseline;
+                uint64_t sq, sp;
+
                 if (!bw_bandwidth_equal(&cur, &expected))
                         unit_rebase(u, &cur);
+                else if (sdintent_poll(m, u, &sq, &sp) > 0 &&
+                         (cur.quota_usec != sq || cur.period_usec != sp)) {
+                        /* systemd wants another quota and the kernel does
+                         * not hold it: its write failed (our burst was above
+                         * it) or is still to come. Put it in place ourselves,
+                         * burst lowered first, and make it the baseline. */
+                        struct bw_bandwidth t = cur;
+
+                        t.quota_usec = sq;
+                        t.period_usec = sp;
+                        if (sq == BW_QUOTA_MAX)
+                                t.burst_usec = 0;
+                        else if (t.burst_usec > sq)
+                                t.burst_usec = sq;
+                        if (u->baseline.burst_usec < t.burst_usec)
+                                t.burst_usec = u->baseline.burst_usec;
+                        log_notice("%s: systemd's CPUQuota= now means %s%" PRIu64 "us/%" PRIu64 "us, not in the kernel; applying it",
+                                   u->name, sq == BW_QUOTA_MAX ? "max " : "", sq == BW_QUOTA_MAX ? 0 : sq, sp);
+                        r = unit_apply(u, &t, "systemd-intent");
+                        if (r < 0)
+                                return r;
+                        r = bw_cg_read_bandwidth(u->cg, &cur);
+                        if (r < 0)
+                                return r;
+                        unit_rebase(u, &cur);
+                }
         }
 
         mode = unit_mode(u);
@@ -994,6 +1023,7 @@ Manager *manager_free(Manager *m) {
         sd_event_source_disable_unref(m->sighup);
         varlink_free(m->varlink);
         sd_event_unref(m->event);
+        sdintent_close(m);
         bw_cg_root_free(m->root);
         bw_config_done(&m->config);
         bw_state_done(&m->state);

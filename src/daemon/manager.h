@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
 #include "bwgov/cgroupfs.h"
@@ -47,6 +48,11 @@ typedef struct Unit {
 
         bool paused;
 
+        /* What systemd intends for cpu.max (CPUQuota=), see sdintent.h. */
+        bool has_sd_intent;
+        uint64_t sd_quota_usec;
+        uint64_t sd_period_usec;
+
         /* Counters for metrics and the CLI. */
         uint64_t ticks;
         uint64_t external_changes;
@@ -64,6 +70,9 @@ struct Manager {
         char *cgroup_root;              /* --cgroup-root, NULL for the host */
         char *host_pressure_path;       /* /proc/pressure/cpu unless overridden */
         char *manifest_path;            /* --manifest, NULL for the installed one */
+
+        sd_bus *bus;                    /* system bus, to follow systemd's CPUQuota= */
+        bool bus_failed;
 
         struct bw_kcaps kcaps;          /* what the kernel can do (conservative until checked) */
         bool kcaps_known;
