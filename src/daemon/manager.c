@@ -45,7 +45,7 @@
 #define STATE_FILE "state.json"
 
 static void unit_restore_baseline(Unit *u, const char *why);
-static int unit_apply(Unit *u, const struct bw_bandwidth *target, const char *reason);
+static int unit_apply(Unit *u, const struct bw_bandwidth *seen, const struct bw_bandwidth *target, const char *reason);
 static int unit_tick(Unit *u, uint64_t now);
 static int manager_save_state(Manager *m);
 
@@ -375,7 +375,7 @@ static int unit_adopt(Unit *u, const struct bw_bandwidth *cur) {
         if (u->cfg.cpu_quota > 0 && !u->has_written && !bw_bandwidth_equal(cur, &u->baseline)) {
                 log_info("%s: setting the configured baseline CPUQuota= (%s)", u->name,
                          u->cfg.cpu_quota_source ? u->cfg.cpu_quota_source : "configuration");
-                (void) unit_apply(u, &u->baseline, "configured-baseline");
+                (void) unit_apply(u, cur, &u->baseline, "configured-baseline");
         }
         return 0;
 }
@@ -416,7 +416,11 @@ static void unit_rebase(Unit *u, const struct bw_bandwidth *cur) {
         (void) manager_save_state(m);
 }
 
-static int unit_apply(Unit *u, const struct bw_bandwidth *target, const char *reason) {
+/* Write target. seen is the value the decision was based on: if the kernel
+ * no longer holds it when we are about to write (systemd rewrote cpu.max
+ * meanwhile; the write-ahead fsync widens that window), nothing is written
+ * and the next tick re-bases on the new value (-EAGAIN). */
+static int unit_apply(Unit *u, const struct bw_bandwidth *seen, const struct bw_bandwidth *target, const char *reason) {
         Manager *m = u->manager;
         struct bw_bandwidth before = u->has_written ? u->written : u->baseline, now;
         struct bw_state_unit *su;
@@ -431,6 +435,14 @@ static int unit_apply(Unit *u, const struct bw_bandwidth *target, const char *re
                 r = manager_save_state(m);
                 if (r < 0)
                         return log_error_errno(r, "%s: not writing: cannot record intent in state: %s", u->name, STRERROR(r));
+        }
+
+        if (seen) {
+                r = bw_cg_read_bandwidth(u->cg, &now);
+                if (r >= 0 && (!bw_bandwidth_equal(&now, seen) || now.burst_usec != seen->burst_usec)) {
+                        log_info("%s: cpu.max changed while deciding, not writing", u->name);
+                        return -EAGAIN;
+                }
         }
 
         r = bw_cg_write_bandwidth(u->cg, target, &now);
@@ -491,14 +503,14 @@ static void unit_restore_baseline(Unit *u, const char *why) {
                         u->baseline.quota_usec = cur.quota_usec;
                         u->baseline.period_usec = cur.period_usec;
                         u->baseline.burst_usec = t.burst_usec;
-                        (void) unit_apply(u, &t, why);
+                        (void) unit_apply(u, &cur, &t, why);
                 } else
                         log_info("%s: not restoring, the current value is not ours", u->name);
                 return;
         }
         if (bw_bandwidth_equal(&cur, &u->baseline) && cur.burst_usec == u->baseline.burst_usec)
                 return;
-        (void) unit_apply(u, &u->baseline, why);
+        (void) unit_apply(u, &cur, &u->baseline, why);
 }
 
 static int unit_tick(Unit *u, uint64_t now) {
@@ -553,7 +565,7 @@ static int unit_tick(Unit *u, uint64_t now) {
                                 t.burst_usec = u->baseline.burst_usec;
                         log_notice("%s: systemd's CPUQuota= now means %s%" PRIu64 "us/%" PRIu64 "us, not in the kernel; applying it",
                                    u->name, sq == BW_QUOTA_MAX ? "max " : "", sq == BW_QUOTA_MAX ? 0 : sq, sp);
-                        r = unit_apply(u, &t, "systemd-intent");
+                        r = unit_apply(u, &cur, &t, "systemd-intent");
                         if (r < 0)
                                 return r;
                         r = bw_cg_read_bandwidth(u->cg, &cur);
@@ -607,7 +619,7 @@ static int unit_tick(Unit *u, uint64_t now) {
                 bool applied = false;
 
                 if (d.change && !u->paused) {
-                        r = unit_apply(u, &d.target, bw_rule_to_string(d.rule));
+                        r = unit_apply(u, &cur, &d.target, bw_rule_to_string(d.rule));
                         applied = r > 0;
                 }
                 clock_gettime(CLOCK_REALTIME, &ts);
