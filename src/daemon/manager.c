@@ -292,6 +292,26 @@ static void unit_update_params(Unit *u) {
         /* CPUBurstMax=0: the burst is not ours to move. */
         if (u->cfg.has_cpu_burst_max && u->cfg.cpu_burst_max_usec == 0)
                 p->kernel_has_burst = false;
+
+        /* The resting burst. In burst and elastic modes the burst never rests
+         * below what the kernel's own burst = quota gives (capped by
+         * CPUBurstMax=): it absorbs most spikes shorter than one quota, costs
+         * nothing against the contract (whose "+ burst" term counts it), and
+         * so bwgov never does worse than a static limit with burst. The law
+         * sees it as the baseline burst (decay and shedding stop there); the
+         * true baseline is what stop and pause restore. A lower CPUQuota=
+         * from systemd, which the kernel then refuses, is followed through
+         * sdintent.c. */
+        if (p->kernel_has_burst && (p->mode == BW_MODE_BURST || p->mode == BW_MODE_ELASTIC) &&
+            u->baseline.quota_usec != BW_QUOTA_MAX) {
+                uint64_t floor = u->cfg.has_cpu_burst_max ? u->cfg.cpu_burst_max_usec : u->baseline.quota_usec;
+
+                floor = floor / 1000 * 1000;
+                if (floor > u->baseline.quota_usec)
+                        floor = u->baseline.quota_usec;
+                if (floor > p->baseline.burst_usec)
+                        p->baseline.burst_usec = floor;
+        }
 }
 
 /* The baseline a unit starts from: the kernel's current value, unless
@@ -578,6 +598,22 @@ static int unit_tick(Unit *u, uint64_t now) {
         mode = unit_mode(u);
         if (u->params.mode != mode)
                 unit_update_params(u);
+
+        /* Put the resting burst in place (see unit_update_params()). */
+        if (!u->paused && u->params.kernel_has_burst && cur.has_burst && cur.quota_usec != BW_QUOTA_MAX &&
+            cur.burst_usec < u->params.baseline.burst_usec) {
+                struct bw_bandwidth t = cur;
+
+                t.burst_usec = u->params.baseline.burst_usec;
+                if (t.burst_usec > t.quota_usec)
+                        t.burst_usec = t.quota_usec;
+                if (t.burst_usec > cur.burst_usec) {
+                        r = unit_apply(u, &cur, &t, "burst-floor");
+                        if (r < 0)
+                                return bw_cg_error_is_vanished(r) || r == -EAGAIN ? 0 : r;
+                        cur = u->has_written ? u->written : u->baseline;
+                }
+        }
 
         in.now_usec = now_monotonic_usec();
         r = bw_cg_read_stat(u->cg, &in.stat);

@@ -259,19 +259,22 @@ class TestRaiseAndDecay(DaemonTest):
         d = self.d
         d.wait_ticks("app.slice", 2)
         self.assertEqual(self.quota("app.slice"), 50000)
-        # Idle: nothing moves.
+        # Idle, elastic: the burst rests at burst = quota (one write), nothing
+        # else moves.
+        d.wait_for(lambda: self.burst("app.slice") == 50000, 10, "the resting burst")
         d.wait_ticks("app.slice", 5)
-        self.assertEqual((self.quota("app.slice"), self.burst("app.slice")), (50000, 0))
-        self.assertEqual(d.metric("bwgov_writes_total", "app.slice"), 0)
+        self.assertEqual((self.quota("app.slice"), self.burst("app.slice")), (50000, 50000))
+        self.assertEqual(d.metric("bwgov_writes_total", "app.slice"), 1)
         self.demand("app.slice", 0.8)           # over the 0.5 CPU quota: throttled
         # One tick sees the throttling (a second one in case the first
         # sampled just before the simulator's update).
         start = d.metric("bwgov_unit_ticks_total", "app.slice")
-        d.wait_for(lambda: self.quota("app.slice") > 50000 or self.burst("app.slice") > 0, 20, "a raise")
+        d.wait_for(lambda: self.quota("app.slice") > 50000 or self.burst("app.slice") > 50000, 20, "a raise")
         ticks = d.metric("bwgov_unit_ticks_total", "app.slice") - start
         self.assertLessEqual(ticks, 3, "raise took more than one tick after the throttling was visible")
         self.demand("app.slice", 0.0)
-        d.wait_for(lambda: self.quota("app.slice") == 50000 and self.burst("app.slice") == 0, 120,
+        # Quota decays to exactly the baseline; the burst rests at burst = quota.
+        d.wait_for(lambda: self.quota("app.slice") == 50000 and self.burst("app.slice") == 50000, 120,
                    "decay to baseline")
         self.assertEqual(d.metric("bwgov_baseline_quota_usec", "app.slice"), 50000)
         self.assertEqual(d.metric("bwgov_baseline_burst_usec", "app.slice"), 0)
