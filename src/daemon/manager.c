@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/resource.h>
 #include <sys/statfs.h>
 #include <systemd/sd-daemon.h>
 #include <time.h>
@@ -626,13 +627,22 @@ static int unit_tick(Unit *u, uint64_t now) {
         u->last_stat = in.stat;
         u->has_last_stat = true;
 
-        if (u->cg->pressure_fd >= 0 && bw_cg_read_pressure(u->cg, &in.psi) >= 0)
+        if (u->cg->pressure_fd >= 0 && bw_cg_read_pressure(u->cg, &in.psi) >= 0) {
                 in.has_psi = true;
+                /* The group's own stall rate, which the host's figure
+                 * includes: see manager_plan_shedding(). */
+                if (u->has_some && in.now_usec > u->some_time_usec && in.psi.some.total_usec >= u->some_total_usec)
+                        u->some_rate = (in.psi.some.total_usec - u->some_total_usec) * USEC_PER_SEC /
+                                       (in.now_usec - u->some_time_usec);
+                u->has_some = true;
+                u->some_total_usec = in.psi.some.total_usec;
+                u->some_time_usec = in.now_usec;
+        }
 
         in.current = cur;
         in.shed_permille = u->shed_permille;
         in.host_over_limit = m->config.global.host_pressure_limit > 0 &&
-                             m->host_some_rate > m->config.global.host_pressure_limit;
+                             m->host_other_rate > m->config.global.host_pressure_limit;
 
         {
                 /* A paused unit is still observed (explain/history keep
@@ -904,15 +914,29 @@ static void manager_plan_shedding(Manager *m) {
                 units[i].priority = u->cfg.priority;
                 units[i].boost_rate = u->adopted && u->has_written ? bw_policy_boost_rate(&u->params, &u->written) : 0;
         }
-        r = bw_policy_plan_shed(units, m->n_units, m->host_some_rate, limit, shed);
+        /* A governed group's own tasks waiting for CPU (throttled or
+         * contending among themselves) count in the host's PSI "some" too:
+         * measured, a single throttled group alone pushed the host past a
+         * 40 % limit, so the brake withdrew the very boost that relieves it.
+         * Only the pressure the governed groups do not account for is the
+         * host's (an upper bound of the others' stall, since "some" overlaps). */
+        {
+                uint64_t own = 0, host = m->host_some_rate;
+
+                for (size_t i = 0; i < m->n_units; i++)
+                        if (m->units[i]->cg && m->units[i]->has_some)
+                                own += m->units[i]->some_rate;
+                m->host_other_rate = host > own ? host - own : 0;
+        }
+        r = bw_policy_plan_shed(units, m->n_units, m->host_other_rate, limit, shed);
         if (r < 0) {
                 log_warning_errno(r, "Shedding plan failed: %s", STRERROR(r));
                 return;
         }
         for (size_t i = 0; i < m->n_units; i++) {
                 if (shed[i] > 0 && m->units[i]->shed_permille == 0)
-                        log_notice("%s: host CPU pressure %" PRIu64 "us/s over limit %" PRIu64 "us/s, withdrawing %u.%u%% of its boost",
-                                   m->units[i]->name, m->host_some_rate, limit, shed[i] / 10, shed[i] % 10);
+                        log_notice("%s: host CPU pressure %" PRIu64 "us/s (beyond the governed groups' own) over limit %" PRIu64 "us/s, withdrawing %u.%u%% of its boost",
+                                   m->units[i]->name, m->host_other_rate, limit, shed[i] / 10, shed[i] % 10);
                 m->units[i]->shed_permille = shed[i];
         }
 }
@@ -1048,6 +1072,19 @@ int manager_new(Manager **ret) {
                 r = sd_event_add_signal(m->event, &m->sighup, SIGHUP, on_reload, m);
         if (r < 0)
                 goto fail;
+        /* A stop must not wait behind thousands of due unit timers. */
+        (void) sd_event_source_set_priority(m->sigterm, SD_EVENT_PRIORITY_IMPORTANT);
+        (void) sd_event_source_set_priority(m->sigint, SD_EVENT_PRIORITY_IMPORTANT);
+
+        /* Three to five files stay open per governed cgroup: the soft limit
+         * of 1024 would stop at a few hundred. */
+        {
+                struct rlimit rl;
+                if (getrlimit(RLIMIT_NOFILE, &rl) >= 0 && rl.rlim_cur < rl.rlim_max) {
+                        rl.rlim_cur = rl.rlim_max;
+                        (void) setrlimit(RLIMIT_NOFILE, &rl);
+                }
+        }
 
         n = sysconf(_SC_NPROCESSORS_ONLN);
         m->ncpus = n > 0 ? (unsigned) n : 1;

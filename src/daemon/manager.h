@@ -48,6 +48,12 @@ typedef struct Unit {
 
         bool paused;
 
+        /* The group's own PSI "some" (part of the host's). */
+        bool has_some;
+        uint64_t some_total_usec;
+        uint64_t some_time_usec;
+        uint64_t some_rate;
+
         /* What systemd intends for cpu.max (CPUQuota=), see sdintent.h. */
         bool has_sd_intent;
         uint64_t sd_quota_usec;
@@ -95,6 +101,7 @@ struct Manager {
         uint64_t host_total_usec;
         uint64_t host_time_usec;
         uint64_t host_some_rate;        /* µs/s of the last interval */
+        uint64_t host_other_rate;       /* the part the governed groups do not account for */
 
         bool can_trigger_any_window;    /* CAP_SYS_RESOURCE: window need not be 2 s multiple */
         uint64_t last_state_save_usec;
