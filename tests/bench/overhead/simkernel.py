@@ -98,13 +98,19 @@ class Group:
         self.period = period
 
 
+def demand_plan(count, busy_share, cycle, seed):
+    """[(busy, phase_s)] per cgroup, the same for the same arguments."""
+    rnd = random.Random(seed)
+    out = []
+    for _ in range(count):
+        busy = rnd.random() < busy_share
+        out.append((busy, rnd.random() * cycle))
+    return out
+
+
 def run(a):
-    rnd = random.Random(a.seed)
-    groups = []
-    for i in range(a.count):
-        busy = rnd.random() < a.busy
-        groups.append(Group(os.path.join(a.root, cgroup_name(i)), busy, rnd.random() * a.cycle,
-                            a.quota_usec, a.period_usec))
+    groups = [Group(os.path.join(a.root, cgroup_name(i)), busy, phase, a.quota_usec, a.period_usec)
+              for i, (busy, phase) in enumerate(demand_plan(a.count, a.busy, a.cycle, a.seed))]
 
     stop = False
 

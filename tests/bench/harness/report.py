@@ -1,0 +1,290 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Aggregation over repetitions, the markdown tables, and gnuplot plots."""
+
+import os
+import shutil
+import subprocess
+
+from .scenarios import CONFIG_TITLES
+from .stats import fmt_num, fmt_summary, ratio, summary
+
+
+def _gov(r, key):
+    g = r.get("governor")
+    return g.get(key) if g else None
+
+
+# (key, extractor) of everything aggregated per (scenario, config).
+MEASURES = {
+    "metric": lambda r: r.get("metric"),
+    "throttled_pct": lambda r: r.get("throttled_pct"),
+    "throttled_ms_per_s": lambda r: r.get("throttled_ms_per_s"),
+    "psi_some_ms_per_s": lambda r: r.get("psi_some_ms_per_s"),
+    "psi_full_ms_per_s": lambda r: r.get("psi_full_ms_per_s"),
+    "host_some_ms_per_s": lambda r: r.get("host_some_ms_per_s"),
+    "usage_cpu_s": lambda r: r.get("usage_cpu_s"),
+    "usage_over_baseline": lambda r: r.get("usage_over_baseline"),
+    "usage_over_budget": lambda r: ratio(r.get("usage_cpu_s"), r.get("budget_cpu_s")),
+    "window_excess_s": lambda r: r.get("window_excess_s"),
+    "second_half_throttled_pct": lambda r: (r.get("second_half") or {}).get("throttled_pct"),
+    "writes": lambda r: _gov(r, "writes"),
+    "writes_during": lambda r: _gov(r, "writes_during"),
+    "writes_metric": lambda r: _gov(r, "writes_metric"),
+    "identical": lambda r: _gov(r, "identical"),
+    "gov_cpu_pct": lambda r: _gov(r, "cpu_pct"),
+    "gov_vmhwm_kib": lambda r: _gov(r, "vmhwm_kib"),
+    "wall_s": lambda r: r.get("wall_s"),
+}
+
+
+def aggregate(scenarios, records):
+    """{scenario: {config: {measure: summary, "extra": {...}, "within_contract": "k/n", ...}}}"""
+    out = {}
+    for sc in scenarios:
+        per = {}
+        for cfg in sc.configs:
+            rs = [r for r in records if r["scenario"] == sc.name and r["config"] == cfg and r.get("ok")]
+            failed = [r for r in records if r["scenario"] == sc.name and r["config"] == cfg and not r.get("ok")]
+            a = {k: summary([f(r) for r in rs]) for k, f in MEASURES.items()}
+            a["extra"] = {k: summary([(r.get("extra") or {}).get(k) for r in rs]) for k, _ in sc.extra_metrics}
+            wc = [r.get("within_contract") for r in rs if r.get("within_contract") is not None]
+            a["within_contract"] = f"{sum(wc)}/{len(wc)}" if wc else None
+            a["runs"] = len(rs)
+            a["failed"] = len(failed)
+            a["errors"] = sorted({r.get("error", "?") for r in failed})
+            per[cfg] = a
+        static = (per.get("static") or {}).get("metric")
+        for cfg, a in per.items():
+            a["metric_ratio_to_static"] = ratio(a["metric"]["median"] if a["metric"] else None,
+                                                static["median"] if static else None)
+        out[sc.name] = per
+    return out
+
+
+def scenario_table(sc, agg):
+    """One markdown table for one scenario."""
+    name, unit = sc.metric[1], sc.metric[2]
+    hdr = ["configuration", f"{name} ({unit})", "× static", "throttled periods %", "throttled ms/s",
+           "PSI some / full ms/s", "CPU used / baseline×t", "within contract", "governor writes (identical)",
+           "governor CPU % · peak RSS"]
+    lines = ["| " + " | ".join(hdr) + " |", "|" + "---|" * len(hdr)]
+    for cfg in sc.configs:
+        a = agg[sc.name].get(cfg)
+        if not a or a["runs"] == 0:
+            lines.append(f"| {CONFIG_TITLES[cfg]} | failed ({'; '.join(a['errors']) if a else '?'}) |"
+                         + " |" * (len(hdr) - 2))
+            continue
+        gov = cfg.startswith("bwgovd") or cfg == "koordinator"  # has a governor process
+        writes = (f"{fmt_summary(a['writes_during'], 0)} ({fmt_num(a['identical']['max'] if a['identical'] else None, 0)})"
+                  if gov else "–")
+        govcpu = (f"{fmt_num(a['gov_cpu_pct']['median'] if a['gov_cpu_pct'] else None, 2)} % · "
+                  f"{fmt_num(a['gov_vmhwm_kib']['median'] / 1024 if a['gov_vmhwm_kib'] else None, 1)} MiB"
+                  if gov else "–")
+        psi = (f"{fmt_num(a['psi_some_ms_per_s']['median'] if a['psi_some_ms_per_s'] else None, 0)} / "
+               f"{fmt_num(a['psi_full_ms_per_s']['median'] if a['psi_full_ms_per_s'] else None, 0)}")
+        row = [CONFIG_TITLES[cfg], fmt_summary(a["metric"]), fmt_num(a["metric_ratio_to_static"], 2),
+               fmt_summary(a["throttled_pct"], 1), fmt_summary(a["throttled_ms_per_s"], 1), psi,
+               fmt_summary(a["usage_over_baseline"], 2), a["within_contract"] or "n/a", writes, govcpu]
+        if a["failed"]:
+            row[0] += f" ({a['failed']} failed)"
+        lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines)
+
+
+def markdown(scenarios, agg, meta, targets_md, overhead_md):
+    out = [f"# bwgov benchmark ({'quick' if meta.get('quick') else 'full'})", "",
+           f"{meta.get('date')} · kernel {meta.get('kernel')} · {meta.get('cpus')} CPUs · "
+           f"cgroup layout {meta.get('layout')} · commit {meta.get('commit')} · "
+           f"host load average at start {meta.get('loadavg_start')}", "",
+           "Every configuration of a workload runs against the same baseline in the same run, "
+           f"interleaved, {meta.get('reps_note')}. Cells are median [min–max] over the repetitions; "
+           "“× static” is the ratio of medians to the static quota. CPU used is the cgroup's usage over "
+           "the run divided by baseline × wall time; the contract is baseline × time (+ burst for "
+           "static + burst, + CreditMax + burst for bwgovd); unlimited and the Koordinator-style "
+           "comparator have none. Governor writes are counted independently with strace; "
+           "(identical) is the largest number of writes, in any repetition, of the value the file "
+           "already held.", ""]
+    for sc in scenarios:
+        out += [f"## {sc.title}", "", scenario_table(sc, agg), ""]
+        extras = []
+        for cfg in sc.configs:
+            a = agg[sc.name].get(cfg)
+            if not a or not a["runs"]:
+                continue
+            parts = [f"{label} {fmt_summary(a['extra'].get(k))}" for k, label in sc.extra_metrics]
+            parts.append(f"throttled periods in the second half {fmt_summary(a['second_half_throttled_pct'], 1)} %")
+            parts.append(f"host PSI some {fmt_num(a['host_some_ms_per_s']['median'] if a['host_some_ms_per_s'] else None, 0)} ms/s")
+            extras.append(f"- {CONFIG_TITLES[cfg]}: " + ", ".join(parts))
+        out += extras + [""]
+    if overhead_md:
+        out += ["## Overhead and scale (simulated kernel)", "", overhead_md, ""]
+    if targets_md:
+        out += ["## Targets of issue 6", "", targets_md, ""]
+    return "\n".join(out)
+
+
+# ---- plots -----------------------------------------------------------------
+
+def gq(text):
+    """Text for a single-quoted gnuplot string (no apostrophes)."""
+    return str(text).replace("'", "’")
+
+
+def _gnuplot(script, outdir, log):
+    if not shutil.which("gnuplot"):
+        log("gnuplot not found: no plots")
+        return False
+    p = subprocess.run(["gnuplot"], input=script, text=True, cwd=outdir, capture_output=True)
+    if p.returncode != 0:
+        log("gnuplot failed: " + p.stderr.strip()[-500:])
+        return False
+    return True
+
+
+TERM = "set terminal pngcairo size 900,560 font 'DejaVu Sans,10' noenhanced\n"
+COLORS = {"unlimited": "#777777", "static": "#d62728", "static+burst": "#ff7f0e", "koordinator": "#9467bd",
+          "bwgovd-burst": "#17becf", "bwgovd-elastic": "#2ca02c", "bwgovd-elastic-nohost": "#8c564b"}
+
+
+def plot_percentiles(sc, records, outdir, log):
+    """Tail CDF: x = latency (or stretch), y = percentile on a 'nines' scale,
+    median over repetitions of each percentile."""
+    import math
+    key = sc.metric[0].split(".")[0]
+    pts = [("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p999", 0.999)]
+    datafile = f"pct-{sc.name}.dat"
+    plots = []
+    with open(os.path.join(outdir, datafile), "w") as f:
+        idx = 0
+        for cfg in sc.configs:
+            rs = [r for r in records if r["scenario"] == sc.name and r["config"] == cfg and r.get("ok")]
+            if not rs:
+                continue
+            f.write(f"# {cfg}\n")
+            for k, p in pts:
+                s = summary([((r.get("result") or {}).get(key) or {}).get(k) for r in rs])
+                if s and s["median"] > 0:
+                    f.write(f"{s['median']} {-math.log10(1 - p)} {s['min']} {s['max']}\n")
+            f.write("\n\n")
+            plots.append(f"'{datafile}' index {idx} using 1:2 with linespoints lw 2 pt 7 "
+                         f"lc rgb '{COLORS[cfg]}' title '{CONFIG_TITLES[cfg]}'")
+            idx += 1
+    if not plots:
+        return None
+    png = f"percentiles-{sc.name}.png"
+    unit = sc.metric[2]
+    script = TERM + f"""set output '{png}'
+set title '{gq(sc.title)}: {key} percentiles (median of repetitions)'
+set logscale x
+set xlabel '{key} ({unit})'
+set ylabel 'percentile'
+set ytics ('50%%' 0.301, '90%%' 1, '99%%' 2, '99.9%%' 3)
+set yrange [0.2:3.2]
+set grid
+set key bottom right
+plot {', '.join(plots)}
+"""
+    return png if _gnuplot(script, outdir, log) else None
+
+
+def plot_throttled(scenarios, agg, outdir, log):
+    """Throttled periods % per configuration, one cluster per scenario."""
+    configs = []
+    for sc in scenarios:
+        for c in sc.configs:
+            if c not in configs:
+                configs.append(c)
+    datafile = "throttled.dat"
+    with open(os.path.join(outdir, datafile), "w") as f:
+        f.write("# scenario " + " ".join(f"{c}_med {c}_min {c}_max" for c in configs) + "\n")
+        for sc in scenarios:
+            vals = []
+            for c in configs:
+                s = (agg[sc.name].get(c) or {}).get("throttled_pct")
+                vals += [s["median"], s["min"], s["max"]] if s else ["NaN", "NaN", "NaN"]
+            f.write(f'"{sc.name}" ' + " ".join(str(v) for v in vals) + "\n")
+    cols = []
+    for i, c in enumerate(configs):
+        b = 2 + 3 * i
+        cols.append(f"'{datafile}' using {b}:{b + 1}:{b + 2}{':xtic(1)' if i == 0 else ''} "
+                    f"lc rgb '{COLORS[c]}' title '{gq(CONFIG_TITLES[c])}'")
+    png = "throttled.png"
+    script = TERM.replace("900,560", "1100,560") + f"""set output '{png}'
+set title 'Throttled periods per configuration (median, bars: min–max)'
+set style data histogram
+set style histogram errorbars gap 1 lw 1
+set style fill solid 0.8 border -1
+set ylabel 'throttled periods %'
+set yrange [0:*]
+set grid ytics
+set key top right
+set xtics rotate by -20
+plot {', '.join(cols)}
+"""
+    return png if _gnuplot(script, outdir, log) else None
+
+
+def plot_quota(sc, records, outdir, log):
+    """Quota (and burst) over time of the first repetition of each governed
+    configuration, with the cgroup's CPU use, in CPUs."""
+    datafile = f"quota-{sc.name}.dat"
+    plots = []
+    idx = 0
+    with open(os.path.join(outdir, datafile), "w") as f:
+        for cfg in ("bwgovd-elastic", "bwgovd-elastic-nohost", "bwgovd-burst", "koordinator", "static"):
+            rs = [r for r in records if r["scenario"] == sc.name and r["config"] == cfg and r.get("ok")
+                  and r.get("timeline")]
+            if not rs:
+                continue
+            r = min(rs, key=lambda x: x["rep"])
+            f.write(f"# {cfg} rep {r['rep']}: t quota_cpus burst_cpus usage_cpus (over the last 0.5 s)\n")
+            tl = r["timeline"]
+            for i, row in enumerate(tl):
+                t, q, p, b, u = row[0], row[1], row[2], row[3], row[4]
+                j = i
+                while j > 0 and t - tl[j - 1][0] <= 0.5:
+                    j -= 1
+                use = (u - tl[j][4]) / 1e6 / (t - tl[j][0]) if t > tl[j][0] else None
+                f.write(f"{t} {q / p if q else 'NaN'} {b / p} {'NaN' if use is None else round(use, 4)}\n")
+            f.write("\n\n")
+            col = COLORS[cfg]
+            if cfg != "static":
+                plots.append(f"'{datafile}' index {idx} using 1:2 with steps lw 2 lc rgb '{col}' "
+                             f"title '{CONFIG_TITLES[cfg]}: quota'")
+                if cfg.startswith("bwgovd"):
+                    plots.append(f"'{datafile}' index {idx} using 1:($2+$3) with steps lw 1 dt 2 lc rgb '{col}' "
+                                 f"title '{CONFIG_TITLES[cfg]}: quota + burst'")
+            plots.append(f"'{datafile}' index {idx} using 1:4 with lines lw 1 lc rgb '{col}' "
+                         f"title '{CONFIG_TITLES[cfg]}: CPU used'")
+            idx += 1
+    if not plots:
+        return None
+    png = f"quota-{sc.name}.png"
+    script = TERM + f"""set output '{png}'
+set title '{gq(sc.title)}: bandwidth over time (first repetition)'
+set xlabel 'seconds since the workload started'
+set ylabel 'CPUs'
+set yrange [0:*]
+set grid
+set key outside bottom center horizontal maxrows 3
+plot {sc.baseline_cpus} with lines lc rgb '#000000' dt 3 title 'baseline', {', '.join(plots)}
+"""
+    return png if _gnuplot(script, outdir, log) else None
+
+
+def plots(scenarios, records, agg, outdir, log):
+    out = []
+    for sc in scenarios:
+        if sc.metric[0].split(".")[0] in ("stretch", "latency_ms") and not sc.name.startswith("sysbench"):
+            p = plot_percentiles(sc, records, outdir, log)
+            if p:
+                out.append(p)
+    p = plot_throttled(scenarios, agg, outdir, log)
+    if p:
+        out.append(p)
+    for sc in scenarios:
+        if not sc.name.startswith("sysbench"):
+            p = plot_quota(sc, records, outdir, log)
+            if p:
+                out.append(p)
+    return out
