@@ -247,6 +247,11 @@ int bw_kmanifest_parse(const char *buf, size_t len, struct bw_kmanifest **ret, s
  * above. I/O failures return the negative errno and add one error at "$". */
 int bw_kmanifest_load(int dir_fd, const char *path, struct bw_kmanifest **ret, struct bw_kerrors *ret_errors);
 
+/* The installed manifest of bwgov-kernel-patches; for an uninstalled build
+ * (tests, scripts/demo) the one in the source tree when the installed one
+ * is missing. Never NULL. */
+const char *bw_kmanifest_default_path(void);
+
 /* Check every entry of "files": the file, relative to dir_fd (the manifest's
  * directory), must exist and have the listed SHA-256 (OpenSSL EVP). Each
  * missing or mismatching file adds an error at "$.files[i]" naming the file.

@@ -139,19 +139,6 @@ static int parse_args(int argc, char *argv[], struct args *ret) {
         return 1;
 }
 
-/* The installed manifest (config.h, from the kernel-patches subproject); for
- * an uninstalled build the one in the source tree. */
-static const char *default_manifest(void) {
-#if defined(BWGOV_MANIFEST_PATH) && defined(BWGOV_MANIFEST_BUILD)
-        if (access(BWGOV_MANIFEST_PATH, F_OK) < 0 && access(BWGOV_MANIFEST_BUILD, F_OK) >= 0)
-                return BWGOV_MANIFEST_BUILD;
-#endif
-#ifdef BWGOV_MANIFEST_PATH
-        return BWGOV_MANIFEST_PATH;
-#else
-        return BWGOV_DATADIR "/kernel-patches/manifest.json";
-#endif
-}
 
 static int read_version(const struct args *a, struct bw_kversion *ret, char **ret_error) {
         _cleanup_free_ char *path = NULL;
@@ -448,7 +435,7 @@ int verb_check_kernel(int argc, char *argv[]) {
         rep.version_ok = r >= 0;
 
         /* The manifest and its files. */
-        rep.manifest_path = a.manifest ? a.manifest : default_manifest();
+        rep.manifest_path = a.manifest ? a.manifest : bw_kmanifest_default_path();
         r = bw_kmanifest_load(AT_FDCWD, rep.manifest_path, &manifest, &rep.errors);
         if (r == -ENOMEM)
                 goto oom;

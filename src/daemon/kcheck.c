@@ -12,18 +12,6 @@
 #include "log.h"
 #include "manager.h"
 
-static const char *default_manifest(void) {
-#if defined(BWGOV_MANIFEST_PATH) && defined(BWGOV_MANIFEST_BUILD)
-        /* An uninstalled build (tests, scripts/demo) uses the source tree's. */
-        if (access(BWGOV_MANIFEST_PATH, F_OK) < 0 && access(BWGOV_MANIFEST_BUILD, F_OK) >= 0)
-                return BWGOV_MANIFEST_BUILD;
-#endif
-#ifdef BWGOV_MANIFEST_PATH
-        return BWGOV_MANIFEST_PATH;
-#else
-        return NULL;
-#endif
-}
 
 static void log_errors(int level, const char *what, const struct bw_kerrors *e) {
         for (size_t i = 0; i < e->n_errors; i++)
@@ -32,7 +20,7 @@ static void log_errors(int level, const char *what, const struct bw_kerrors *e) 
 
 int manager_check_kernel(Manager *m) {
         enum bw_kernel_check mode = m->config.global.kernel_check;
-        const char *path = m->manifest_path ? m->manifest_path : default_manifest();
+        const char *path = m->manifest_path ? m->manifest_path : bw_kmanifest_default_path();
         struct bw_kmanifest *manifest = NULL;
         struct bw_kcheck_result *res = NULL;
         struct bw_kerrors errors = {0};
@@ -59,10 +47,6 @@ int manager_check_kernel(Manager *m) {
                 }
         }
 
-        if (!path) {
-                log_internal(level, 0, "Kernel check: no manifest path known");
-                goto verdict;
-        }
         r = bw_kmanifest_load(AT_FDCWD, path, &manifest, &errors);
         if (r == -ENOMEM)
                 return log_oom();

@@ -437,18 +437,6 @@ static json_t *method_get_history(Connection *c, json_t *params) {
 
 /* ---- CheckKernel -------------------------------------------------------- */
 
-static const char *default_manifest(void) {
-#if defined(BWGOV_MANIFEST_PATH) && defined(BWGOV_MANIFEST_BUILD)
-        /* An uninstalled build (tests) uses the source tree's. */
-        if (access(BWGOV_MANIFEST_PATH, F_OK) < 0 && access(BWGOV_MANIFEST_BUILD, F_OK) >= 0)
-                return BWGOV_MANIFEST_BUILD;
-#endif
-#ifdef BWGOV_MANIFEST_PATH
-        return BWGOV_MANIFEST_PATH;
-#else
-        return BWGOV_DATADIR "/kernel-patches/manifest.json";
-#endif
-}
 
 static int read_kernel_version(struct bw_kversion *ret) {
         _cleanup_fclose_ FILE *f = fopen("/proc/version", "re");
@@ -491,7 +479,7 @@ static json_t *kcheck_items_json(const struct bw_kcheck_result *res) {
  * milliseconds: done once, kept until the next reload. No behaviour probes
  * (they fork busy loops for seconds). */
 static json_t *kernel_check_compute(Manager *m) {
-        const char *path = m->manifest_path ? m->manifest_path : default_manifest();
+        const char *path = m->manifest_path ? m->manifest_path : bw_kmanifest_default_path();
         _cleanup_free_ char *dir = NULL, *error = NULL;
         struct bw_kmanifest *manifest = NULL;
         struct bw_kcheck_result *res = NULL;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "bwgov/kernelcheck.h"
+#include "config.h"
 #include "bwgov/macro.h"
 
 #define MANIFEST_SCHEMA "io.bwgov.kernel-manifest"
@@ -1123,4 +1124,16 @@ int bw_kmanifest_verify_files(const struct bw_kmanifest *m, int dir_fd, struct b
                 }
         }
         return bad ? -EBADMSG : 0;
+}
+
+const char *bw_kmanifest_default_path(void) {
+#if defined(BWGOV_MANIFEST_PATH) && defined(BWGOV_MANIFEST_BUILD)
+        if (access(BWGOV_MANIFEST_PATH, F_OK) < 0 && access(BWGOV_MANIFEST_BUILD, F_OK) >= 0)
+                return BWGOV_MANIFEST_BUILD;
+#endif
+#ifdef BWGOV_MANIFEST_PATH
+        return BWGOV_MANIFEST_PATH;
+#else
+        return BWGOV_DATADIR "/kernel-patches/manifest.json";
+#endif
 }

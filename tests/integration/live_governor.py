@@ -321,10 +321,15 @@ def main():
         budget = QUOTA / PERIOD * t * 1e6 + CREDIT_S * 1e6 + QUOTA
         print(f"  overload: {used / 1e6:.2f} CPU-s in {t:.1f} s, budget {budget / 1e6:.2f} CPU-s (achieved {over['result'].get('achieved_demand_cpus')})")
         check(used <= budget, f"overload stays within baseline x time + CreditMax + burst ({used / 1e6:.2f} <= {budget / 1e6:.2f} CPU-s)")
-        if over["result"].get("achieved_demand_cpus", 0) * 1.0 > 2 * QUOTA / PERIOD:
+        # The load asks for three times the baseline, so it can only be held
+        # to the contract by spending the whole credit: when it used (nearly)
+        # all the budget, the credit is gone and the quota must be back at
+        # the baseline. A load that could not get that much CPU on a busy
+        # machine says nothing either way.
+        if used >= 0.9 * budget:
             check(q == str(QUOTA), f"credit exhausted: quota back at the baseline ({q})")
         else:
-            inconclusive.append(f"overload achieved only {over['result'].get('achieved_demand_cpus')} CPUs: "
+            inconclusive.append(f"overload used only {used / 1e6:.2f} of {budget / 1e6:.2f} CPU-s: "
                                 "credit exhaustion not reached")
 
         # Steady load under the quota: after settling, no writes for 60 s.
