@@ -201,6 +201,34 @@ static int run_test(const char *test, const char *cpu_max, int nthreads, bool bu
         return 0;
 }
 
+/* When boot-check put bwgovctl (with its libraries and the manifest) into
+ * the initramfs, run its kernel check with behaviour probes here, between
+ * markers boot-check extracts: the table an operator would see. */
+static void check_kernel(void) {
+        static const char *const variants[][5] = {
+                { "/bwgovctl", "check-kernel", "--manifest=/kp/manifest.json", NULL, NULL },
+                { "/bwgovctl", "check-kernel", "--manifest=/kp/manifest.json", "--json", NULL },
+        };
+
+        if (access("/bwgovctl", X_OK) < 0)
+                return;
+        setenv("NO_COLOR", "1", 1);     /* the console is a tty */
+        for (size_t i = 0; i < sizeof(variants) / sizeof(variants[0]); i++) {
+                pid_t pid;
+                int status = 0;
+
+                say("CHECKKERNEL BEGIN %s\n", variants[i][3] ? "json" : "table");
+                pid = fork();
+                if (pid == 0) {
+                        execv(variants[i][0], (char *const *) variants[i]);
+                        _exit(127);
+                }
+                if (pid > 0)
+                        waitpid(pid, &status, 0);
+                say("CHECKKERNEL END exit=%d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+        }
+}
+
 int main(void) {
         long ncpu;
         char max[64];
@@ -225,6 +253,7 @@ int main(void) {
         snprintf(max, sizeof(max), "%ld 10000", ncpu * 10000);
         run_test("boundary", max, (int) ncpu, false, 3.0, 0);
         run_test("bursty", "50000 100000", 4, true, 2.0, 0);
+        check_kernel();
         say("RESULT done\n");
 out:
         sync();
