@@ -47,7 +47,8 @@ class SimCgroup:
         self.nr_bursts = 0
         self.burst_used = 0
         self.full = 0
-        self.some = 0
+        self.some = 0              # stall of the group's own tasks beyond throttling
+        self.own_some = 0.0        # ... as a share of wall time
         self.bucket = 0            # kernel burst accumulation
         self.max_burst_seen_violation = None
         with open(os.path.join(self.dir, "cpu.max"), "w") as f:
@@ -87,8 +88,7 @@ class SimCgroup:
                 self.full += int(frac * p)
         self.usage += got
         self.nr_periods += 1
-        if want > 0:
-            self.some += 0
+        self.some += int(self.own_some * p)
 
     def flush(self):
         write_in_place(os.path.join(self.dir, "cpu.stat"),
@@ -97,7 +97,7 @@ class SimCgroup:
                        f"throttled_usec {self.throttled}\nnr_bursts {self.nr_bursts}\n"
                        f"burst_usec {self.burst_used}\n")
         write_in_place(os.path.join(self.dir, "cpu.pressure"),
-                       f"some avg10=0.00 avg60=0.00 avg300=0.00 total={self.full}\n"
+                       f"some avg10=0.00 avg60=0.00 avg300=0.00 total={self.full + self.some}\n"
                        f"full avg10=0.00 avg60=0.00 avg300=0.00 total={self.full}\n")
 
 
@@ -343,6 +343,30 @@ class TestHostShedding(DaemonTest):
         self.assertGreater(m[("bwgov_shed_permille", "low.slice")], m.get(("bwgov_shed_permille", "high.slice"), 0))
         d.wait_for(lambda: self.quota("low.slice") < self.quota("high.slice"), 20, "low.slice below high.slice")
         self.assertGreaterEqual(self.quota("low.slice"), 50000)
+
+
+class TestHostBrakeOwnStall(DaemonTest):
+    # The host's PSI "some" includes the governed groups' own waiting tasks;
+    # only what they do not account for may brake them.
+    global_conf = "[Governor]\nInterval=100ms\nHostPressureLimit=40%\n"
+    units = {"app.slice": dict(quota=50000, burst=0, conf="CreditMax=600s\n")}
+
+    def test_own_stall_does_not_shed(self):
+        d = self.d
+        c = self.cg["app.slice"]
+        self.demand("app.slice", 0.9)
+        d.wait_for(lambda: self.quota("app.slice") > 60000, 30, "a boost")
+        # 60 % host pressure, 55 % of it the group's own: 5 % is the rest.
+        with c.lock:
+            c.own_some = 0.55
+        self.sim.host_rate = 0.60
+        d.wait_ticks("app.slice", 30)
+        self.assertEqual(d.metric("bwgov_shed_permille", "app.slice"), 0)
+        self.assertNotIn("host-shed", d.logtext())
+        # The same host figure with none of it the group's: shed.
+        with c.lock:
+            c.own_some = 0.0
+        d.wait_for(lambda: d.metric("bwgov_shed_permille", "app.slice", 0) > 0, 20, "shedding")
 
 
 class TestBurstOwnership(DaemonTest):
