@@ -65,6 +65,10 @@ struct bw_kversion {
  * Returns 0, or -EINVAL when no version can be found (ret untouched). */
 int bw_kversion_parse(const char *s, struct bw_kversion *ret);
 
+/* Read a /proc/version-style file and parse it. Returns 0, -errno when it
+ * cannot be opened, -EINVAL when it holds no version (ret untouched). */
+int bw_kversion_read(const char *path, struct bw_kversion *ret);
+
 /* Order of two versions by (major, minor, patch, rc), a release sorting after
  * its rcs. An unknown patch compares as 0. Returns <0, 0, >0. */
 int bw_kversion_compare(const struct bw_kversion *a, const struct bw_kversion *b);

@@ -139,12 +139,8 @@ static int parse_args(int argc, char *argv[], struct args *ret) {
         return 1;
 }
 
-
 static int read_version(const struct args *a, struct bw_kversion *ret, char **ret_error) {
         _cleanup_free_ char *path = NULL;
-        _cleanup_fclose_ FILE *f = NULL;
-        char buf[4096];
-        size_t n;
         int r;
 
         if (a->proc_version)
@@ -154,16 +150,11 @@ static int read_version(const struct args *a, struct bw_kversion *ret, char **re
         if (!path)
                 return -ENOMEM;
 
-        f = fopen(path, "re");
-        if (!f) {
-                r = -errno;
-                return asprintf(ret_error, "%s: %s", path, strerror(-r)) < 0 ? -ENOMEM : r;
-        }
-        n = fread(buf, 1, sizeof buf - 1, f);
-        buf[n] = '\0';
-        r = bw_kversion_parse(buf, ret);
-        if (r < 0)
+        r = bw_kversion_read(path, ret);
+        if (r == -EINVAL)
                 return asprintf(ret_error, "%s: no kernel version found", path) < 0 ? -ENOMEM : r;
+        if (r < 0)
+                return asprintf(ret_error, "%s: %s", path, strerror(-r)) < 0 ? -ENOMEM : r;
         return 0;
 }
 

@@ -28,7 +28,6 @@ int manager_check_kernel(Manager *m) {
         bool version_ok = false, files_ok = false;
         enum bw_kverdict verdict = BW_KVERDICT_UNCHECKED;
         int level = mode == BW_KERNEL_CHECK_STRICT ? LOG_ERR : LOG_WARNING;
-        char buf[4096];
         int r;
 
         bw_kcaps_conservative(&m->kcaps);
@@ -38,14 +37,7 @@ int manager_check_kernel(Manager *m) {
                 return 0;
         }
 
-        {
-                _cleanup_fclose_ FILE *f = fopen("/proc/version", "re");
-                if (f) {
-                        size_t n = fread(buf, 1, sizeof buf - 1, f);
-                        buf[n] = '\0';
-                        version_ok = bw_kversion_parse(buf, &version) >= 0;
-                }
-        }
+        version_ok = bw_kversion_read("/proc/version", &version) >= 0;
 
         r = bw_kmanifest_load(AT_FDCWD, path, &manifest, &errors);
         if (r == -ENOMEM)

@@ -438,17 +438,6 @@ static json_t *method_get_history(Connection *c, json_t *params) {
 /* ---- CheckKernel -------------------------------------------------------- */
 
 
-static int read_kernel_version(struct bw_kversion *ret) {
-        _cleanup_fclose_ FILE *f = fopen("/proc/version", "re");
-        char buf[4096];
-        size_t n;
-
-        if (!f)
-                return -errno;
-        n = fread(buf, 1, sizeof buf - 1, f);
-        buf[n] = '\0';
-        return bw_kversion_parse(buf, ret);
-}
 
 static json_t *kcheck_items_json(const struct bw_kcheck_result *res) {
         json_t *items = json_array();
@@ -492,7 +481,7 @@ static json_t *kernel_check_compute(Manager *m) {
         const char *slash;
         int r;
 
-        version_ok = read_kernel_version(&version) >= 0;
+        version_ok = bw_kversion_read("/proc/version", &version) >= 0;
 
         r = bw_kmanifest_load(AT_FDCWD, path, &manifest, &errors);
         if (r < 0) {

@@ -263,3 +263,16 @@ done:
         *ret_status = status;
         return 0;
 }
+
+int bw_kversion_read(const char *path, struct bw_kversion *ret) {
+        _cleanup_fclose_ FILE *f = NULL;
+        char buf[4096];
+        size_t n;
+
+        f = fopen(path, "re");
+        if (!f)
+                return -errno;
+        n = fread(buf, 1, sizeof buf - 1, f);
+        buf[n] = '\0';
+        return bw_kversion_parse(buf, ret);
+}
