@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* ------------------------------------------------------------------------ */
 /* Tri-state answer of every probe and of every item. */
@@ -150,6 +151,7 @@ enum bw_kbehaviour {
         BW_KBEHAVIOUR_BURST_SURVIVES_CPUMAX_WRITE = 0,
         BW_KBEHAVIOUR_IDENTICAL_UPDATE_NOOP,
         BW_KBEHAVIOUR_ACCOUNTING_SLACK,
+        BW_KBEHAVIOUR_ATOMIC_RUNTIME_POOL,
         _BW_KBEHAVIOUR_MAX,
 };
 
@@ -269,6 +271,8 @@ void bw_kmanifest_free(struct bw_kmanifest *m);
 /* ------------------------------------------------------------------------ */
 /* Probes */
 
+struct bw_kprobe_result;
+
 struct bw_kprobe_env {
         int bw_root_fd;                 /* the cgroup directory with the bandwidth files: the
                                          * v2 root, or the v1 "cpu" hierarchy root; -1 if none */
@@ -281,6 +285,10 @@ struct bw_kprobe_env {
         bool allow_behaviour;           /* run the scratch-cgroup probes (needs root) */
         const char *scratch_prefix;     /* scratch cgroup "<prefix>-<pid>" under bw_root_fd;
                                          * NULL: "bwgov-probe" */
+        /* With allow_behaviour, bw_kcheck_run() calls this instead of
+         * bw_kprobe_behaviour() when set (tests); same contract. */
+        int (*behaviour_probe)(const struct bw_kprobe_env *env, enum bw_kbehaviour b,
+                               struct bw_kprobe_result *ret);
 };
 
 struct bw_kprobe_result {
@@ -311,7 +319,23 @@ int bw_kprobe_run(const struct bw_kprobe_env *env, const struct bw_kitem *item, 
  *    under a 10 % quota, then 1 s while the same quota is rewritten every
  *    2 ms: still about 10 % is PRESENT, near a whole CPU is ABSENT. A busy
  *    host, an unenforced quota or starved rewrites give UNKNOWN.
- *  - accounting-slack: always UNKNOWN (no cheap, reliable probe). */
+ *  - accounting-slack: the busy loop runs 0.2 s unlimited, then 2 s under a
+ *    quota of exactly one CPU at a 10 ms period (no burst): throttled in at
+ *    least 15 % of the periods is ABSENT (mainline pays the accounting debt
+ *    of each period boundary from the new quota), at most 5 % with at least
+ *    90 % of a CPU used is PRESENT. A busy host or too few periods give
+ *    UNKNOWN.
+ *  - atomic-runtime-pool: needs /proc/lock_stat (CONFIG_LOCK_STAT, debug
+ *    kernels; UNKNOWN without). The busy loop runs 1 s under a quota of two
+ *    CPUs at a 1 s period, which it never reaches; the acquisitions of the
+ *    &cfs_b->lock class are compared with the slices it refilled (CPU time
+ *    over sched_cfs_bandwidth_slice_us): at least one per four slices is
+ *    ABSENT, at most one per twenty is PRESENT.
+ *
+ * bw_kcheck_run() tries an item's methods in order until one decides; with
+ * allow_behaviour it then still runs the item's behaviour probes: agreeing
+ * or inconclusive results are appended to detected_by, a contradiction makes
+ * the item UNKNOWN ("conflicting: ..."). */
 int bw_kprobe_file(const struct bw_kprobe_env *env, char *const *any, size_t n_any, struct bw_kprobe_result *ret);
 int bw_kprobe_proc_file(const struct bw_kprobe_env *env, const char *path, struct bw_kprobe_result *ret);
 int bw_kprobe_cpustat_field(const struct bw_kprobe_env *env, char *const *any, size_t n_any,
@@ -321,6 +345,12 @@ int bw_kprobe_kconfig(const struct bw_kprobe_env *env, const char *option, struc
 int bw_kprobe_btf_member(const struct bw_kprobe_env *env, const char *struct_name, const char *member,
                          struct bw_kprobe_result *ret);
 int bw_kprobe_behaviour(const struct bw_kprobe_env *env, enum bw_kbehaviour b, struct bw_kprobe_result *ret);
+
+/* Sum of the acquisitions of a lock class in /proc/lock_stat. Returns 1 and
+ * *ret when the class is listed, 0 (*ret = 0) when it is not, -EBADMSG for a
+ * file that is not lock_stat, -ENOTRECOVERABLE when lock debugging was turned
+ * off (the counts stopped). */
+int bw_lockstat_acquisitions(FILE *f, const char *class_name, uint64_t *ret);
 
 /* Look an option up in a kernel config file (gzip'd or plain; zlib reads
  * both). Returns 1 and *ret_value (malloc'd, "y", "m", "250", "\"str\"") when
@@ -370,6 +400,8 @@ struct bw_kcheck_row {
         enum bw_kstatus status;
         int method;                     /* enum bw_kdetect_method that decided, -1 if none did */
         char *detected_by;              /* "file: cpu.cfs_burst_us", or why nothing decided */
+        int behaviour;                  /* enum bw_kstatus the item's behaviour probe saw,
+                                         * -1 if none ran */
 };
 
 struct bw_kcheck_result {

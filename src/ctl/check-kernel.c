@@ -343,7 +343,7 @@ static int print_json(const struct report *rep) {
                         const struct bw_kcheck_row *row = &res->rows[i];
 
                         if (json_array_append_new(items, json_pack(
-                                        "{s:s, s:s, s:s, s:s, s:s, s:o, s:s, s:s, s:s}",
+                                        "{s:s, s:s, s:s, s:s, s:s, s:o, s:s, s:o, s:s, s:s}",
                                         "id", row->id,
                                         "title", row->title,
                                         "kind", bw_kitem_kind_to_string(row->kind),
@@ -352,6 +352,8 @@ static int print_json(const struct report *rep) {
                                         "method", json_string_or_null(row->method >= 0 ?
                                                         bw_kdetect_method_to_string(row->method) : NULL),
                                         "detected_by", row->detected_by,
+                                        "behaviour", json_string_or_null(row->behaviour >= 0 ?
+                                                        bw_kstatus_to_string(row->behaviour) : NULL),
                                         "effect", bw_keffect_to_string(row->effect),
                                         "fallback", row->fallback)) < 0) {
                                 json_decref(items);

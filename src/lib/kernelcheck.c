@@ -50,6 +50,7 @@ static const char *const behaviour_table[_BW_KBEHAVIOUR_MAX] = {
         [BW_KBEHAVIOUR_BURST_SURVIVES_CPUMAX_WRITE] = "burst-survives-cpumax-write",
         [BW_KBEHAVIOUR_IDENTICAL_UPDATE_NOOP] = "identical-update-noop",
         [BW_KBEHAVIOUR_ACCOUNTING_SLACK] = "accounting-slack",
+        [BW_KBEHAVIOUR_ATOMIC_RUNTIME_POOL] = "atomic-runtime-pool",
 };
 
 static int lookup(const char *const *table, int n, const char *s) {
@@ -180,6 +181,7 @@ int bw_kcheck_run(const struct bw_kmanifest *m, const struct bw_kprobe_env *env,
                         .effect = it->effect,
                         .status = BW_KSTATUS_UNKNOWN,
                         .method = -1,
+                        .behaviour = -1,
                 };
                 res->n_rows++;
                 if (!row->id || !row->title || !row->fallback) {
@@ -192,19 +194,56 @@ int bw_kcheck_run(const struct bw_kmanifest *m, const struct bw_kprobe_env *env,
                         struct bw_kprobe_result pr = { 0 };
                         const struct bw_kprobe_result *use;
 
+                        /* Once an earlier method decided, behaviour probes
+                         * (when allowed) still run: they show whether the
+                         * kernel acts as its structure or version says. */
+                        if (row->detected_by && (d->method != BW_KDETECT_BEHAVIOUR || !env->allow_behaviour))
+                                continue;
+
                         if (d->method == BW_KDETECT_BEHAVIOUR) {
                                 if (!behaviour_done[d->behaviour]) {
-                                        r = bw_kprobe_run(env, it, d, &behaviour[d->behaviour]);
+                                        r = env->behaviour_probe && env->allow_behaviour ?
+                                                env->behaviour_probe(env, d->behaviour, &behaviour[d->behaviour]) :
+                                                bw_kprobe_run(env, it, d, &behaviour[d->behaviour]);
                                         if (r < 0)
                                                 goto finish;
                                         behaviour_done[d->behaviour] = true;
                                 }
                                 use = &behaviour[d->behaviour];
+                                if (env->allow_behaviour)
+                                        row->behaviour = use->status;
                         } else {
                                 r = bw_kprobe_run(env, it, d, &pr);
                                 if (r < 0)
                                         goto finish;
                                 use = &pr;
+                        }
+
+                        if (row->detected_by) {
+                                /* Corroboration: agreeing or inconclusive
+                                 * behaviour is added to the evidence; a
+                                 * contradiction leaves the item unknown. */
+                                bool conflict = use->status != BW_KSTATUS_UNKNOWN && use->status != row->status;
+
+                                r = append_reason(&row->detected_by, use->how);
+                                if (r >= 0 && conflict) {
+                                        char *n = NULL;
+
+                                        if (asprintf(&n, "conflicting: %s", row->detected_by) < 0)
+                                                r = -ENOMEM;
+                                        else {
+                                                free(row->detected_by);
+                                                row->detected_by = n;
+                                                row->status = BW_KSTATUS_UNKNOWN;
+                                                row->method = -1;
+                                        }
+                                }
+                                bw_kprobe_result_done(&pr);
+                                if (r < 0)
+                                        goto finish;
+                                if (conflict)
+                                        break;
+                                continue;
                         }
 
                         if (use->status != BW_KSTATUS_UNKNOWN) {
@@ -216,7 +255,7 @@ int bw_kcheck_run(const struct bw_kmanifest *m, const struct bw_kprobe_env *env,
                                         r = -ENOMEM;
                                         goto finish;
                                 }
-                                break;
+                                continue;
                         }
                         r = append_reason(&reasons, use->how);
                         bw_kprobe_result_done(&pr);

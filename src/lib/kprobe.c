@@ -732,13 +732,62 @@ static _Noreturn void busy_child(int wait_fd) {
                 spin++;
 }
 
+/* Fork a busy loop, weight the scratch group heavily (so that on a busy host
+ * the loop still gets most of a CPU when unthrottled: the probes need the
+ * contrast; best effort, the unlimited phases check the outcome), move the
+ * loop into the group and start it. Returns 0, 1 with an UNKNOWN result in
+ * ret when it could not, or -ENOMEM. */
+/* An UNKNOWN result was set (0) or could not be (-ENOMEM): stop the probe. */
+static int stopped(int r) {
+        return r < 0 ? r : 1;
+}
+
+static int scratch_start_busy(const struct bw_kprobe_env *env, struct scratch *s, struct bw_kprobe_result *ret) {
+        int pipefd[2] = { -EBADF, -EBADF };
+        char pidbuf[32];
+        int r;
+
+        if (pipe2(pipefd, O_CLOEXEC) < 0)
+                return stopped(result_set(ret, BW_KSTATUS_UNKNOWN, "behaviour: pipe: %s", strerror(errno)));
+        s->child = fork();
+        if (s->child < 0) {
+                s->child = 0;
+                r = stopped(result_set(ret, BW_KSTATUS_UNKNOWN, "behaviour: fork: %s", strerror(errno)));
+                goto finish;
+        }
+        if (s->child == 0) {
+                close(pipefd[1]);
+                busy_child(pipefd[0]);
+        }
+
+        (void) write_at(s->dir_fd, env->bw_is_v1 ? "cpu.shares" : "cpu.weight",
+                        env->bw_is_v1 ? "262144" : "10000");
+
+        snprintf(pidbuf, sizeof pidbuf, "%d", (int) s->child);
+        r = write_at(s->dir_fd, "cgroup.procs", pidbuf);
+        if (r < 0) {
+                r = stopped(result_set(ret, BW_KSTATUS_UNKNOWN,
+                               "behaviour: cannot move the probe into the scratch cgroup: %s", strerror(-r)));
+                goto finish;
+        }
+        if (write(pipefd[1], "x", 1) != 1) {
+                r = stopped(result_set(ret, BW_KSTATUS_UNKNOWN, "behaviour: cannot start the probe: %s",
+                               strerror(errno)));
+                goto finish;
+        }
+        r = 0;
+finish:
+        close(pipefd[0]);
+        close(pipefd[1]);
+        return r;
+}
+
 static int probe_identical_update(const struct bw_kprobe_env *env, struct bw_kprobe_result *ret) {
         _cleanup_close_ int rewrite_fd = -EBADF;
         const char *quota_file, *quota_value;
-        char pidbuf[32], quota_v2[64];
+        char quota_v2[64];
         struct measurement unlimited, limited, rewritten;
         unsigned u, l, w;
-        int pipefd[2] = { -EBADF, -EBADF };
         struct scratch s;
         int r;
 
@@ -748,40 +797,10 @@ static int probe_identical_update(const struct bw_kprobe_env *env, struct bw_kpr
         if (r < 0)
                 return result_set(ret, BW_KSTATUS_UNKNOWN, "behaviour: cannot create a scratch cgroup: %s",
                                   strerror(-r));
-
-        if (pipe2(pipefd, O_CLOEXEC) < 0) {
-                r = result_set(ret, BW_KSTATUS_UNKNOWN, "behaviour: pipe: %s", strerror(errno));
-                goto finish;
-        }
-        s.child = fork();
-        if (s.child < 0) {
-                s.child = 0;
-                r = result_set(ret, BW_KSTATUS_UNKNOWN, "behaviour: fork: %s", strerror(errno));
-                goto finish;
-        }
-        if (s.child == 0) {
-                close(pipefd[1]);
-                busy_child(pipefd[0]);
-        }
-        close(pipefd[0]);
-        pipefd[0] = -EBADF;
-
-        /* Weigh the scratch group heavily, so that on a busy host the busy
-         * loop still gets most of a CPU when unthrottled: the probe needs the
-         * contrast. Best effort; the unlimited phase checks the outcome. */
-        (void) write_at(s.dir_fd, env->bw_is_v1 ? "cpu.shares" : "cpu.weight",
-                        env->bw_is_v1 ? "262144" : "10000");
-
-        snprintf(pidbuf, sizeof pidbuf, "%d", (int) s.child);
-        r = write_at(s.dir_fd, "cgroup.procs", pidbuf);
-        if (r < 0) {
-                r = result_set(ret, BW_KSTATUS_UNKNOWN, "behaviour: cannot move the probe into the scratch cgroup: %s",
-                               strerror(-r));
-                goto finish;
-        }
-        if (write(pipefd[1], "x", 1) != 1) {
-                r = result_set(ret, BW_KSTATUS_UNKNOWN, "behaviour: cannot start the probe: %s", strerror(errno));
-                goto finish;
+        r = scratch_start_busy(env, &s, ret);
+        if (r != 0) {
+                scratch_done(&s);
+                return r < 0 ? r : 0;
         }
 
         r = measure(s.child, PROBE_UNLIMITED_NSEC, -EBADF, NULL, &unlimited);
@@ -856,10 +875,313 @@ static int probe_identical_update(const struct bw_kprobe_env *env, struct bw_kpr
 measure_failed:
         r = result_set(ret, BW_KSTATUS_UNKNOWN, "behaviour: cannot measure the probe's CPU time: %s", strerror(-r));
 finish:
-        if (pipefd[0] >= 0)
-                close(pipefd[0]);
-        if (pipefd[1] >= 0)
-                close(pipefd[1]);
+        scratch_done(&s);
+        return r;
+}
+
+/* Accounting slack. Runtime is accounted in arrears (at the tick), so one
+ * thread under a quota of exactly one CPU overdraws its local pool near every
+ * period boundary; mainline pays that debt from the new period's quota and
+ * throttles the thread although it never ran more than one CPU (measured on
+ * this 6.18 host with HZ=250: 145 of 303 periods, 48 %, at a 10 ms period;
+ * the thesis: 49 %). With the slack, the debt is paid from what the previous
+ * period left unused and the thread is hardly throttled. A thread that is not
+ * given a whole CPU (a busy host) never reaches its quota and would look
+ * patched: the unlimited and limited phases must both show most of a CPU. */
+#define SLACK_PERIOD_USEC      10000
+#define SLACK_SETTLE_NSEC      (100 * 1000 * 1000LL)
+#define SLACK_MEASURE_NSEC     (2000 * 1000 * 1000LL)
+/* Per mille of periods throttled: at or above ABSENT the debt throttles,
+ * at or below PRESENT it does not. */
+#define SLACK_ABSENT_PERMILLE  150
+#define SLACK_PRESENT_PERMILLE 50
+/* Per mille of one CPU the thread must get for a "present". */
+#define SLACK_BUSY_PERMILLE    900
+
+/* Value of "key N" at the start of a line of a flat-keyed file. */
+static int kv_get_u64(const char *buf, const char *key, uint64_t *ret) {
+        size_t n = strlen(key);
+
+        for (const char *l = buf; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL)
+                if (strncmp(l, key, n) == 0 && l[n] == ' ') {
+                        char *end;
+
+                        errno = 0;
+                        *ret = strtoull(l + n + 1, &end, 10);
+                        if (errno != 0 || end == l + n + 1)
+                                return -EINVAL;
+                        return 0;
+                }
+        return -ENOENT;
+}
+
+static int read_periods(int dir_fd, uint64_t *ret_periods, uint64_t *ret_throttled) {
+        char buf[1024];
+        ssize_t n;
+        int r;
+
+        n = read_small_at(dir_fd, "cpu.stat", buf, sizeof buf);
+        if (n < 0)
+                return (int) n;
+        r = kv_get_u64(buf, "nr_periods", ret_periods);
+        if (r >= 0)
+                r = kv_get_u64(buf, "nr_throttled", ret_throttled);
+        return r;
+}
+
+static int probe_accounting_slack(const struct bw_kprobe_env *env, struct bw_kprobe_result *ret) {
+        struct measurement unlimited, limited;
+        uint64_t p0, t0, p1, t1, periods, throttled;
+        unsigned u, l, f;
+        struct scratch s;
+        int r;
+
+        r = scratch_create(env, &s);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return result_set(ret, BW_KSTATUS_UNKNOWN, "behaviour: cannot create a scratch cgroup: %s",
+                                  strerror(-r));
+        r = scratch_start_busy(env, &s, ret);
+        if (r != 0) {
+                scratch_done(&s);
+                return r < 0 ? r : 0;
+        }
+
+        r = measure(s.child, PROBE_UNLIMITED_NSEC, -EBADF, NULL, &unlimited);
+        if (r < 0)
+                goto measure_failed;
+        u = unlimited.cpu_permille;
+        if (u < SLACK_BUSY_PERMILLE) {
+                r = result_set(ret, BW_KSTATUS_UNKNOWN,
+                               "behaviour: host too busy for the accounting-slack probe "
+                               "(it got %u.%u%% of a CPU unthrottled)", u / 10, u % 10);
+                goto finish;
+        }
+
+        /* No burst (a new group has none): it would carry the leftover over
+         * and hide the debt on any kernel. */
+        if (env->bw_is_v1) {
+                r = write_at(s.dir_fd, "cpu.cfs_period_us", STRINGIFY(SLACK_PERIOD_USEC));
+                if (r >= 0)
+                        r = write_at(s.dir_fd, "cpu.cfs_quota_us", STRINGIFY(SLACK_PERIOD_USEC));
+        } else
+                r = write_at(s.dir_fd, "cpu.max", STRINGIFY(SLACK_PERIOD_USEC) " " STRINGIFY(SLACK_PERIOD_USEC));
+        if (r < 0) {
+                r = result_set(ret, BW_KSTATUS_UNKNOWN, "behaviour: cannot set the scratch quota: %s", strerror(-r));
+                goto finish;
+        }
+        sleep_nsec(SLACK_SETTLE_NSEC);
+
+        r = read_periods(s.dir_fd, &p0, &t0);
+        if (r >= 0)
+                r = measure(s.child, SLACK_MEASURE_NSEC, -EBADF, NULL, &limited);
+        if (r >= 0)
+                r = read_periods(s.dir_fd, &p1, &t1);
+        if (r < 0) {
+                r = result_set(ret, BW_KSTATUS_UNKNOWN, "behaviour: cannot read the scratch cpu.stat: %s",
+                               strerror(-r));
+                goto finish;
+        }
+
+        periods = p1 - p0;
+        throttled = t1 - t0;
+        l = limited.cpu_permille;
+        /* 200 periods of 10 ms: far fewer means the period timer did not run
+         * as configured, and the fractions mean nothing. */
+        if (periods < SLACK_MEASURE_NSEC / (SLACK_PERIOD_USEC * 1000LL) / 2 || throttled > periods) {
+                r = result_set(ret, BW_KSTATUS_UNKNOWN,
+                               "behaviour: inconclusive, %llu periods of 10 ms in 2 s",
+                               (unsigned long long) periods);
+                goto finish;
+        }
+        f = (unsigned) (throttled * 1000 / periods);
+        if (f >= SLACK_ABSENT_PERMILLE)
+                r = result_set(ret, BW_KSTATUS_ABSENT,
+                               "behaviour: one thread under a quota of one CPU at a 10 ms period was throttled "
+                               "in %u.%u%% of periods (%llu of %llu)",
+                               f / 10, f % 10, (unsigned long long) throttled, (unsigned long long) periods);
+        else if (f <= SLACK_PRESENT_PERMILLE && l >= SLACK_BUSY_PERMILLE)
+                r = result_set(ret, BW_KSTATUS_PRESENT,
+                               "behaviour: one thread under a quota of one CPU at a 10 ms period was throttled "
+                               "in %u.%u%% of periods (%llu of %llu) and ran %u.%u%%",
+                               f / 10, f % 10, (unsigned long long) throttled, (unsigned long long) periods,
+                               l / 10, l % 10);
+        else
+                r = result_set(ret, BW_KSTATUS_UNKNOWN,
+                               "behaviour: inconclusive, %u.%u%% of periods throttled (%llu of %llu), "
+                               "%u.%u%% of a CPU used",
+                               f / 10, f % 10, (unsigned long long) throttled, (unsigned long long) periods,
+                               l / 10, l % 10);
+        goto finish;
+
+measure_failed:
+        r = result_set(ret, BW_KSTATUS_UNKNOWN, "behaviour: cannot measure the probe's CPU time: %s", strerror(-r));
+finish:
+        scratch_done(&s);
+        return r;
+}
+
+/* Atomic runtime pool. The patch is meant to change nothing but cost: the
+ * only behaviour left to see is that the pool lock (cfs_b->lock, one lockdep
+ * class for every group) is no longer taken for each slice a CPU refills.
+ * Kernels with CONFIG_LOCK_STAT count acquisitions per lock class in
+ * /proc/lock_stat: one busy thread under a quota it never reaches, with a 1 s
+ * period, refills a slice (sched_cfs_bandwidth_slice_us) at the first tick
+ * that finds the last one used up; on mainline every refill takes the lock
+ * (measured in the boot-check guest, HZ=250, 5 ms slices: 128 acquisitions
+ * in 1 s, about one per 8 ms: every second tick), with the atomic pool only
+ * the first refill of each period and the timers do (2 in 1 s). Other bandwidth-limited groups busy meanwhile add
+ * acquisitions, which can make a patched kernel look inconclusive, never an
+ * unpatched one look patched. Production kernels have no lock_stat: UNKNOWN,
+ * the BTF member decides there. */
+#define POOL_PERIOD_USEC       1000000
+#define POOL_QUOTA_USEC        2000000
+#define POOL_SETTLE_NSEC       (100 * 1000 * 1000LL)
+#define POOL_MEASURE_NSEC      (1000 * 1000 * 1000LL)
+#define POOL_CLASS             "&cfs_b->lock"
+
+int bw_lockstat_acquisitions(FILE *f, const char *class_name, uint64_t *ret) {
+        char line[512];
+        size_t n = strlen(class_name);
+        uint64_t sum = 0;
+        bool header = false, found = false;
+
+        while (fgets(line, sizeof line, f)) {
+                const char *l = line + strspn(line, " ");
+                unsigned long long v[8];
+
+                if (!header) {
+                        if (strncmp(line, "lock_stat version ", 18) != 0)
+                                return -EBADMSG;
+                        header = true;
+                        continue;
+                }
+                if (strncmp(line, "*WARNING*", 9) == 0)
+                        return -ENOTRECOVERABLE;        /* lock debugging turned itself off */
+                /* "<name>:" or "<name>-W:" / "<name>-R:" for rwlocks; the
+                 * lines of contention points carry no colon after the name. */
+                if (strncmp(l, class_name, n) != 0)
+                        continue;
+                l += n;
+                if (l[0] == '-' && (l[1] == 'W' || l[1] == 'R'))
+                        l += 2;
+                if (l[0] != ':')
+                        continue;
+                /* con-bounces contentions wait-min wait-max wait-total
+                 * wait-avg acq-bounces acquisitions ... */
+                if (sscanf(l + 1, "%llu %llu %*s %*s %*s %*s %llu %llu", &v[0], &v[1], &v[2], &v[3]) != 4)
+                        return -EBADMSG;
+                sum += v[3];
+                found = true;
+        }
+        if (ferror(f))
+                return -EIO;
+        if (!header)
+                return -EBADMSG;
+        *ret = sum;
+        return found;
+}
+
+static int read_lockstat(const char *path, uint64_t *ret) {
+        _cleanup_fclose_ FILE *f = NULL;
+        int r;
+
+        f = fopen(path, "re");
+        if (!f)
+                return -errno;
+        r = bw_lockstat_acquisitions(f, POOL_CLASS, ret);
+        return r < 0 ? r : 0;   /* not listed yet: never taken, 0 */
+}
+
+static int probe_atomic_pool(const struct bw_kprobe_env *env, struct bw_kprobe_result *ret) {
+        _cleanup_free_ char *lockstat = NULL, *slice_path = NULL;
+        struct measurement m;
+        uint64_t a0, a1, slice_us = 0, taken, slices;
+        char buf[64];
+        struct scratch s;
+        int r;
+
+        r = host_path(env, "/proc/lock_stat", &lockstat);
+        if (r >= 0)
+                r = host_path(env, "/proc/sys/kernel/sched_cfs_bandwidth_slice_us", &slice_path);
+        if (r < 0)
+                return r;
+        r = read_lockstat(lockstat, &a0);
+        if (r == -ENOENT)
+                return result_set(ret, BW_KSTATUS_UNKNOWN,
+                                  "behaviour: no /proc/lock_stat (CONFIG_LOCK_STAT) to count pool lock acquisitions");
+        if (r == -ENOTRECOVERABLE)
+                return result_set(ret, BW_KSTATUS_UNKNOWN,
+                                  "behaviour: /proc/lock_stat: lock debugging was turned off by an earlier warning");
+        if (r < 0)
+                return result_set(ret, BW_KSTATUS_UNKNOWN, "behaviour: /proc/lock_stat: %s", strerror(-r));
+        {
+                _cleanup_close_ int fd = open(slice_path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+                ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+
+                if (n > 0) {
+                        buf[n] = '\0';
+                        slice_us = strtoull(buf, NULL, 10);
+                }
+        }
+        if (slice_us == 0)
+                return result_set(ret, BW_KSTATUS_UNKNOWN,
+                                  "behaviour: cannot read /proc/sys/kernel/sched_cfs_bandwidth_slice_us");
+
+        r = scratch_create(env, &s);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return result_set(ret, BW_KSTATUS_UNKNOWN, "behaviour: cannot create a scratch cgroup: %s",
+                                  strerror(-r));
+        r = scratch_start_busy(env, &s, ret);
+        if (r != 0) {
+                scratch_done(&s);
+                return r < 0 ? r : 0;
+        }
+        if (env->bw_is_v1) {
+                r = write_at(s.dir_fd, "cpu.cfs_period_us", STRINGIFY(POOL_PERIOD_USEC));
+                if (r >= 0)
+                        r = write_at(s.dir_fd, "cpu.cfs_quota_us", STRINGIFY(POOL_QUOTA_USEC));
+        } else
+                r = write_at(s.dir_fd, "cpu.max", STRINGIFY(POOL_QUOTA_USEC) " " STRINGIFY(POOL_PERIOD_USEC));
+        if (r < 0) {
+                r = result_set(ret, BW_KSTATUS_UNKNOWN, "behaviour: cannot set the scratch quota: %s", strerror(-r));
+                goto finish;
+        }
+        sleep_nsec(POOL_SETTLE_NSEC);
+
+        r = read_lockstat(lockstat, &a0);
+        if (r >= 0)
+                r = measure(s.child, POOL_MEASURE_NSEC, -EBADF, NULL, &m);
+        if (r >= 0)
+                r = read_lockstat(lockstat, &a1);
+        if (r < 0) {
+                r = result_set(ret, BW_KSTATUS_UNKNOWN, "behaviour: pool lock probe: %s", strerror(-r));
+                goto finish;
+        }
+
+        /* Slices the thread used: CPU time over the slice length. */
+        slices = (uint64_t) m.cpu_permille * (POOL_MEASURE_NSEC / 1000) / 1000 / slice_us;
+        taken = a1 >= a0 ? a1 - a0 : 0;
+        if (slices < 40)
+                r = result_set(ret, BW_KSTATUS_UNKNOWN,
+                               "behaviour: inconclusive, the probe used only %llu slices of %llu us",
+                               (unsigned long long) slices, (unsigned long long) slice_us);
+        else if (taken * 4 >= slices)
+                r = result_set(ret, BW_KSTATUS_ABSENT,
+                               "behaviour: the pool lock was taken %llu times while the probe used %llu slices of runtime",
+                               (unsigned long long) taken, (unsigned long long) slices);
+        else if (taken * 20 <= slices)
+                r = result_set(ret, BW_KSTATUS_PRESENT,
+                               "behaviour: the pool lock was taken only %llu times while the probe used %llu slices "
+                               "of runtime", (unsigned long long) taken, (unsigned long long) slices);
+        else
+                r = result_set(ret, BW_KSTATUS_UNKNOWN,
+                               "behaviour: inconclusive, the pool lock was taken %llu times while the probe used %llu "
+                               "slices of runtime", (unsigned long long) taken, (unsigned long long) slices);
+finish:
         scratch_done(&s);
         return r;
 }
@@ -884,7 +1206,9 @@ int bw_kprobe_behaviour(const struct bw_kprobe_env *env, enum bw_kbehaviour b, s
         case BW_KBEHAVIOUR_IDENTICAL_UPDATE_NOOP:
                 return probe_identical_update(env, ret);
         case BW_KBEHAVIOUR_ACCOUNTING_SLACK:
-                return result_set(ret, BW_KSTATUS_UNKNOWN, "behaviour: no cheap reliable probe for accounting slack");
+                return probe_accounting_slack(env, ret);
+        case BW_KBEHAVIOUR_ATOMIC_RUNTIME_POOL:
+                return probe_atomic_pool(env, ret);
         default:
                 return result_set(ret, BW_KSTATUS_UNKNOWN, "behaviour: unknown probe");
         }

@@ -73,6 +73,9 @@ for it in d["items"] or []:
     if it["kind"] == "out-of-tree":
         check(s != ("absent" if patched else "present"),
               "%s %s on an %s kernel" % (it["id"], s, "patched" if patched else "unpatched"))
+        b = it.get("behaviour")
+        check(b != ("absent" if patched else "present"),
+              "%s: the behaviour probe saw %s on an %s kernel" % (it["id"], b, "patched" if patched else "unpatched"))
 
 caps = d["capabilities"]
 check(caps["has_burst"] == has_file("cpu.max.burst", "cpu.cfs_burst_us"), "capability has_burst")

@@ -513,7 +513,8 @@ static void test_manifest_schema_errors(void **state) {
                 { "/items/0/detect/0/any", "[\"x\", \"x\"]", "$.items[0].detect[0].any[1]", "duplicate entry" },
                 { "/items/0/detect/0/path", "\"/x\"", "$.items[0].detect[0].path", "unknown key" },
                 { "/items/1/detect/1/probe", "\"x\"", "$.items[1].detect[1].probe",
-                  "expected one of burst-survives-cpumax-write, identical-update-noop, accounting-slack" },
+                  "expected one of burst-survives-cpumax-write, identical-update-noop, accounting-slack, "
+                  "atomic-runtime-pool" },
                 { "/items/2/detect/0/any", "[\"nr-bursts\"]", "$.items[2].detect[0].any[0]",
                   "expected a cpu.stat key" },
                 { "/items/3/detect/0/path", "\"proc/pressure/cpu\"", "$.items[3].detect[0].path",
@@ -1020,6 +1021,153 @@ static void test_check_run(void **state) {
         bw_kmanifest_free(m);
 }
 
+/* A fake behaviour probe: the outcome of each probe comes from a table. */
+static struct {
+        enum bw_kstatus status;
+        const char *how;
+        unsigned calls;
+} fake_behaviour[_BW_KBEHAVIOUR_MAX];
+
+static int fake_behaviour_probe(const struct bw_kprobe_env *env, enum bw_kbehaviour b,
+                                struct bw_kprobe_result *ret) {
+        fake_behaviour[b].calls++;
+        *ret = (struct bw_kprobe_result) { .status = fake_behaviour[b].status,
+                                           .how = strdup(fake_behaviour[b].how) };
+        return ret->how ? 0 : -ENOMEM;
+}
+
+static void set_fake(enum bw_kbehaviour b, enum bw_kstatus status, const char *how) {
+        fake_behaviour[b].status = status;
+        fake_behaviour[b].how = how;
+        fake_behaviour[b].calls = 0;
+}
+
+static void test_check_corroboration(void **state) {
+        _cleanup_free_ char *path = fixture_path("manifest/manifest.json");
+        _cleanup_free_ char *debian = fixture_path("host-debian61");
+        _cleanup_close_ int cpu = open_fixture_dir("hybrid/cpu"), unified = open_fixture_dir("hybrid/unified");
+        struct bw_kmanifest *m = NULL;
+        struct bw_kcheck_result *r = NULL;
+        const struct bw_kcheck_row *row;
+        struct bw_kversion v61;
+        struct bw_kprobe_env env;
+
+        assert_int_equal(bw_kmanifest_load(AT_FDCWD, path, &m, NULL), 0);
+        assert_int_equal(bw_kversion_parse(DEBIAN61, &v61), 0);
+        env = env_for(cpu, true, unified, debian, &v61);
+        env.btf_path = "/nonexistent/vmlinux";
+        env.behaviour_probe = fake_behaviour_probe;
+
+        /* Not allowed: the probes never run, the version decides alone. */
+        set_fake(BW_KBEHAVIOUR_BURST_SURVIVES_CPUMAX_WRITE, BW_KSTATUS_ABSENT, "behaviour: became 20");
+        set_fake(BW_KBEHAVIOUR_IDENTICAL_UPDATE_NOOP, BW_KSTATUS_ABSENT, "behaviour: refilled");
+        assert_int_equal(bw_kcheck_run(m, &env, &r), 0);
+        assert_int_equal(fake_behaviour[BW_KBEHAVIOUR_BURST_SURVIVES_CPUMAX_WRITE].calls, 0);
+        assert_int_equal(fake_behaviour[BW_KBEHAVIOUR_IDENTICAL_UPDATE_NOOP].calls, 0);
+        assert_string_equal(row_of(r, "cpu-max-burst-fix")->detected_by, "version: 6.1.192 >= 6.1.93 (6.1 stable)");
+        assert_int_equal(row_of(r, "cpu-max-burst-fix")->behaviour, -1);
+        assert_int_equal(row_of(r, "identical-update-noop")->behaviour, -1);
+        bw_kcheck_result_free(r);
+
+        /* Agreeing behaviour is added to the evidence; the deciding method stays. */
+        env.allow_behaviour = true;
+        set_fake(BW_KBEHAVIOUR_BURST_SURVIVES_CPUMAX_WRITE, BW_KSTATUS_PRESENT, "behaviour: kept 20000");
+        assert_int_equal(bw_kcheck_run(m, &env, &r), 0);
+        row = row_of(r, "cpu-max-burst-fix");
+        assert_int_equal(row->status, BW_KSTATUS_PRESENT);
+        assert_int_equal(row->method, BW_KDETECT_VERSION);
+        assert_string_equal(row->detected_by, "version: 6.1.192 >= 6.1.93 (6.1 stable); behaviour: kept 20000");
+        assert_int_equal(row->behaviour, BW_KSTATUS_PRESENT);
+        /* A behaviour-only item is decided by its probe; each probe runs once. */
+        row = row_of(r, "identical-update-noop");
+        assert_int_equal(row->status, BW_KSTATUS_ABSENT);
+        assert_int_equal(row->method, BW_KDETECT_BEHAVIOUR);
+        assert_string_equal(row->detected_by, "behaviour: refilled");
+        assert_int_equal(row->behaviour, BW_KSTATUS_ABSENT);
+        assert_int_equal(fake_behaviour[BW_KBEHAVIOUR_BURST_SURVIVES_CPUMAX_WRITE].calls, 1);
+        assert_int_equal(fake_behaviour[BW_KBEHAVIOUR_IDENTICAL_UPDATE_NOOP].calls, 1);
+        /* Items without behaviour methods are untouched. */
+        assert_string_equal(row_of(r, "cfs-burst")->detected_by, "file: cpu.cfs_burst_us");
+        assert_int_equal(row_of(r, "cfs-burst")->behaviour, -1);
+        assert_int_equal(r->verdict, BW_KVERDICT_OK);
+        bw_kcheck_result_free(r);
+
+        /* Inconclusive behaviour: kept as information, the decision stands. */
+        set_fake(BW_KBEHAVIOUR_BURST_SURVIVES_CPUMAX_WRITE, BW_KSTATUS_UNKNOWN, "behaviour: not applicable");
+        assert_int_equal(bw_kcheck_run(m, &env, &r), 0);
+        row = row_of(r, "cpu-max-burst-fix");
+        assert_int_equal(row->status, BW_KSTATUS_PRESENT);
+        assert_string_equal(row->detected_by,
+                            "version: 6.1.192 >= 6.1.93 (6.1 stable); behaviour: not applicable");
+        assert_int_equal(row->behaviour, BW_KSTATUS_UNKNOWN);
+        bw_kcheck_result_free(r);
+
+        /* A contradiction: the kernel does not act as its version says
+         * (a distribution kernel without the stable fix, say). */
+        set_fake(BW_KBEHAVIOUR_BURST_SURVIVES_CPUMAX_WRITE, BW_KSTATUS_ABSENT, "behaviour: became 20");
+        assert_int_equal(bw_kcheck_run(m, &env, &r), 0);
+        row = row_of(r, "cpu-max-burst-fix");
+        assert_int_equal(row->status, BW_KSTATUS_UNKNOWN);
+        assert_int_equal(row->method, -1);
+        assert_string_equal(row->detected_by,
+                            "conflicting: version: 6.1.192 >= 6.1.93 (6.1 stable); behaviour: became 20");
+        assert_int_equal(r->verdict, BW_KVERDICT_UNCHECKED);
+        assert_int_equal(r->n_required_unknown, 1);
+        bw_kcheck_result_free(r);
+
+        bw_kmanifest_free(m);
+}
+
+static void test_lockstat(void **state) {
+        static const char good[] =
+                "lock_stat version 0.4\n"
+                "-----------------------------------------------------------------------\n"
+                "                              class name    con-bounces    contentions   waittime-min"
+                "   waittime-max waittime-total   waittime-avg    acq-bounces   acquisitions   holdtime-min"
+                "   holdtime-max holdtime-total   holdtime-avg\n"
+                "-----------------------------------------------------------------------\n"
+                "\n"
+                "                            &rq->__lock:            12             14           0.11"
+                "           3.20          10.00           0.71           1200          98765           0.05"
+                "          20.00        5000.00           0.05\n"
+                "                            &rq->__lock             14          [<0>] raw_spin_rq_lock_nested+0x1c/0x30\n"
+                "                            &cfs_b->lock:             3              4           0.20"
+                "           1.00           2.00           0.50             40            217           0.10"
+                "           2.00          30.00           0.13\n"
+                "                            &cfs_b->lock              4          [<0>] __assign_cfs_rq_runtime+0x10/0x50\n"
+                "                       &cfs_b->lock_key:             0              0           0.00"
+                "           0.00           0.00           0.00              1             99           0.10"
+                "           2.00          30.00           0.13\n"
+                "                            &cfs_b->lock:             0              0           0.00"
+                "           0.00           0.00           0.00              2              5           0.10"
+                "           2.00          30.00           0.13\n";
+        static const char absent[] = "lock_stat version 0.4\n-----\n";
+        static const char warned[] = "lock_stat version 0.4\n*WARNING* lock debugging disabled!! - possibly due to a lockdep warning\n";
+        static const char broken[] = "lock_stat version 0.4\n  &cfs_b->lock: 1 2 x\n";
+        static const char other[] = "class name acquisitions\n";
+        uint64_t v = 42;
+        FILE *f;
+
+#define LOCKSTAT(text, want_r, want_v)                                                  \
+        do {                                                                            \
+                f = fmemopen((void *) (text), sizeof(text) - 1, "r");                  \
+                assert_non_null(f);                                                     \
+                v = 42;                                                                 \
+                assert_int_equal(bw_lockstat_acquisitions(f, "&cfs_b->lock", &v), want_r); \
+                if ((want_r) >= 0)                                                      \
+                        assert_int_equal(v, want_v);                                    \
+                fclose(f);                                                              \
+        } while (0)
+
+        /* Both classes of that name, not the contention points, not a longer name. */
+        LOCKSTAT(good, 1, 222);
+        LOCKSTAT(absent, 0, 0);
+        LOCKSTAT(warned, -ENOTRECOVERABLE, 0);
+        LOCKSTAT(broken, -EBADMSG, 0);
+        LOCKSTAT(other, -EBADMSG, 0);
+#undef LOCKSTAT
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_version_parse),
@@ -1037,6 +1185,8 @@ int main(void) {
                 cmocka_unit_test(test_probe_behaviour_refused),
                 cmocka_unit_test(test_probe_run_version),
                 cmocka_unit_test(test_check_run),
+                cmocka_unit_test(test_check_corroboration),
+                cmocka_unit_test(test_lockstat),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
