@@ -322,7 +322,7 @@ int bw_kprobe_run(const struct bw_kprobe_env *env, const struct bw_kitem *item, 
  *  - accounting-slack: the busy loop runs 0.2 s unlimited, then 2 s under a
  *    quota of exactly one CPU at a 10 ms period (no burst): throttled in at
  *    least 15 % of the periods is ABSENT (mainline pays the accounting debt
- *    of each period boundary from the new quota), at most 5 % with at least
+ *    of each period boundary from the new quota), at most 7.5 % with at least
  *    90 % of a CPU used is PRESENT. A busy host or too few periods give
  *    UNKNOWN.
  *  - atomic-runtime-pool: needs /proc/lock_stat (CONFIG_LOCK_STAT, debug

@@ -883,8 +883,8 @@ finish:
  * thread under a quota of exactly one CPU overdraws its local pool near every
  * period boundary; mainline pays that debt from the new period's quota and
  * throttles the thread although it never ran more than one CPU (measured on
- * this 6.18 host with HZ=250: 145 of 303 periods, 48 %, at a 10 ms period;
- * the thesis: 49 %). With the slack, the debt is paid from what the previous
+ * this 6.18 host with HZ=250: 36-48 % of the periods at a 10 ms period; the
+ * thesis: 49 %). With the slack, the debt is paid from what the previous
  * period left unused and the thread is hardly throttled. A thread that is not
  * given a whole CPU (a busy host) never reaches its quota and would look
  * patched: the unlimited and limited phases must both show most of a CPU. */
@@ -892,9 +892,10 @@ finish:
 #define SLACK_SETTLE_NSEC      (100 * 1000 * 1000LL)
 #define SLACK_MEASURE_NSEC     (2000 * 1000 * 1000LL)
 /* Per mille of periods throttled: at or above ABSENT the debt throttles,
- * at or below PRESENT it does not. */
+ * at or below PRESENT it does not. Seen: 360-480 unpatched (this host, the
+ * 6.1 guests), 15-30 patched (6.1 guests under TCG). */
 #define SLACK_ABSENT_PERMILLE  150
-#define SLACK_PRESENT_PERMILLE 50
+#define SLACK_PRESENT_PERMILLE 75
 /* Per mille of one CPU the thread must get for a "present". */
 #define SLACK_BUSY_PERMILLE    900
 
