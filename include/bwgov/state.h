@@ -38,6 +38,9 @@ struct bw_state_unit {
         struct bw_bandwidth pending;
         uint64_t credit_usec;
         bool paused;
+        /* Not serialised: the pending intent is in the file already (set
+         * by the caller after a successful save, cleared when it changes). */
+        bool pending_saved;
 };
 
 struct bw_state {

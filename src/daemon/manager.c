@@ -42,6 +42,8 @@
 /* The state file also carries the credit bucket; saving it on every tick
  * would fsync once a second per host for little gain. Writes save at once. */
 #define STATE_SAVE_INTERVAL_USEC (10 * USEC_PER_SEC)
+/* How long changes that need no write-ahead wait to be saved together. */
+#define STATE_SAVE_DELAY_USEC (1 * USEC_PER_SEC)
 
 #define STATE_FILE "state.json"
 
@@ -49,6 +51,8 @@ static void unit_restore_baseline(Unit *u, const char *why);
 static int unit_apply(Unit *u, const struct bw_bandwidth *seen, const struct bw_bandwidth *target, const char *reason);
 static int unit_tick(Unit *u, uint64_t now);
 static int manager_save_state(Manager *m);
+static void manager_mark_state(Manager *m);
+static void manager_adopt_all(Manager *m);
 
 /* The time a counter was read. Rates are counter deltas over the time
  * between two reads; the timer's scheduled time would inflate them whenever
@@ -389,7 +393,9 @@ static int unit_adopt(Unit *u, const struct bw_bandwidth *cur) {
         unit_update_params(u);
         bw_policy_state_init(&u->pstate, &u->params, credit);
         u->adopted = true;
-        (void) manager_save_state(m);
+        /* Nothing written yet: a crash before the save re-adopts the same
+         * kernel value. Saved together with the others, not once per unit. */
+        manager_mark_state(m);
 
         /* CPUQuota= names the contract: put it in place unless the kernel
          * already holds it (or a boost of ours above it). */
@@ -434,7 +440,8 @@ static void unit_rebase(Unit *u, const struct bw_bandwidth *cur) {
                 su->written = u->written;
                 su->has_pending = false;
         }
-        (void) manager_save_state(m);
+        /* A crash before the save sees the same external change again. */
+        manager_mark_state(m);
 }
 
 /* Write target. seen is the value the decision was based on: if the kernel
@@ -450,9 +457,11 @@ static int unit_apply(Unit *u, const struct bw_bandwidth *seen, const struct bw_
         /* Write-ahead: a crash between the write and the next save must still
          * recognise the kernel's value as ours. */
         su = bw_state_find(&m->state, u->name);
-        if (su) {
+        if (su && !(su->has_pending && su->pending_saved && bw_bandwidth_equal(&su->pending, target) &&
+                    su->pending.burst_usec == target->burst_usec)) {
                 su->has_pending = true;
                 su->pending = *target;
+                su->pending_saved = false;
                 r = manager_save_state(m);
                 if (r < 0)
                         return log_error_errno(r, "%s: not writing: cannot record intent in state: %s", u->name, STRERROR(r));
@@ -492,24 +501,29 @@ static int unit_apply(Unit *u, const struct bw_bandwidth *seen, const struct bw_
                                 now.quota_usec, now.period_usec, before.burst_usec, now.burst_usec, reason);
         }
         if (su) {
+                /* The pending intent in the file already names what the
+                 * kernel now holds: the save can wait (manager_mark_state()). */
                 su->has_pending = false;
+                su->pending_saved = false;
                 su->has_written = u->has_written;
                 su->written = u->written;
                 su->credit_usec = u->pstate.credit_usec;
-                (void) manager_save_state(m);
+                manager_mark_state(m);
         }
         return r;
 }
 
-static void unit_restore_baseline(Unit *u, const char *why) {
+/* What restoring the baseline means now. Returns 1 with the current value
+ * and the one to write, 0 when there is nothing to write. */
+static int unit_restore_plan(Unit *u, struct bw_bandwidth *ret_cur, struct bw_bandwidth *ret_target) {
         struct bw_bandwidth cur;
         int r;
 
         if (!u->cg || !u->adopted)
-                return;
+                return 0;
         r = bw_cg_read_bandwidth(u->cg, &cur);
         if (r < 0)
-                return;
+                return 0;
         if (u->has_written && !bw_bandwidth_equal(&cur, &u->written)) {
                 /* Someone else rewrote cpu.max since our last write (systemd
                  * does on every unit start or daemon-reload): their quota
@@ -524,14 +538,42 @@ static void unit_restore_baseline(Unit *u, const char *why) {
                         u->baseline.quota_usec = cur.quota_usec;
                         u->baseline.period_usec = cur.period_usec;
                         u->baseline.burst_usec = t.burst_usec;
-                        (void) unit_apply(u, &cur, &t, why);
-                } else
-                        log_info("%s: not restoring, the current value is not ours", u->name);
-                return;
+                        *ret_cur = cur;
+                        *ret_target = t;
+                        return 1;
+                }
+                log_info("%s: not restoring, the current value is not ours", u->name);
+                return 0;
         }
         if (bw_bandwidth_equal(&cur, &u->baseline) && cur.burst_usec == u->baseline.burst_usec)
-                return;
-        (void) unit_apply(u, &cur, &u->baseline, why);
+                return 0;
+        *ret_cur = cur;
+        *ret_target = u->baseline;
+        return 1;
+}
+
+static void unit_restore_baseline(Unit *u, const char *why) {
+        struct bw_bandwidth cur, target;
+
+        if (unit_restore_plan(u, &cur, &target) > 0)
+                (void) unit_apply(u, &cur, &target, why);
+}
+
+/* The resting burst (see unit_update_params()) is not in place: true and
+ * the value to write. */
+static bool unit_burst_floor_plan(Unit *u, const struct bw_bandwidth *cur, struct bw_bandwidth *ret_target) {
+        struct bw_bandwidth t = *cur;
+
+        if (u->paused || !u->params.kernel_has_burst || !cur->has_burst || cur->quota_usec == BW_QUOTA_MAX ||
+            cur->burst_usec >= u->params.baseline.burst_usec)
+                return false;
+        t.burst_usec = u->params.baseline.burst_usec;
+        if (t.burst_usec > t.quota_usec)
+                t.burst_usec = t.quota_usec;
+        if (t.burst_usec <= cur->burst_usec)
+                return false;
+        *ret_target = t;
+        return true;
 }
 
 static int unit_tick(Unit *u, uint64_t now) {
@@ -601,14 +643,10 @@ static int unit_tick(Unit *u, uint64_t now) {
                 unit_update_params(u);
 
         /* Put the resting burst in place (see unit_update_params()). */
-        if (!u->paused && u->params.kernel_has_burst && cur.has_burst && cur.quota_usec != BW_QUOTA_MAX &&
-            cur.burst_usec < u->params.baseline.burst_usec) {
-                struct bw_bandwidth t = cur;
+        {
+                struct bw_bandwidth t;
 
-                t.burst_usec = u->params.baseline.burst_usec;
-                if (t.burst_usec > t.quota_usec)
-                        t.burst_usec = t.quota_usec;
-                if (t.burst_usec > cur.burst_usec) {
+                if (unit_burst_floor_plan(u, &cur, &t)) {
                         r = unit_apply(u, &cur, &t, "burst-floor");
                         if (r < 0)
                                 return bw_cg_error_is_vanished(r) || r == -EAGAIN ? 0 : r;
@@ -740,7 +778,47 @@ static int manager_save_state(Manager *m) {
         r = bw_state_save(m->state_dir_fd, STATE_FILE, &m->state);
         if (r < 0)
                 return log_error_errno(r, "Failed to save %s/%s: %s", m->state_dir, STATE_FILE, STRERROR(r));
+        m->state_saves++;
+        m->state_dirty = false;
+        for (size_t i = 0; i < m->state.n_units; i++)
+                m->state.units[i].pending_saved = m->state.units[i].has_pending;
         return 0;
+}
+
+/* Changes that need no write-ahead (adoption, re-base, the outcome of a
+ * write whose intent is saved) are saved together a little later: with many
+ * units one save instead of one per unit, each of which rewrites and fsyncs
+ * the whole file (a thousand units made adoption quadratic and a stop
+ * outlast systemd's timeout). Any write's intent save takes them along. */
+static int on_save_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+
+        if (m->state_dirty)
+                (void) manager_save_state(m);
+        return 0;
+}
+
+static void manager_mark_state(Manager *m) {
+        int enabled = SD_EVENT_OFF;
+
+        m->state_dirty = true;
+        /* Stopping: the loop is done and manager_shutdown() saves last. */
+        if (m->stopping)
+                return;
+        if (!m->save_source) {
+                if (sd_event_add_time_relative(m->event, &m->save_source, CLOCK_MONOTONIC, STATE_SAVE_DELAY_USEC,
+                                               0, on_save_timer, m) < 0) {
+                        (void) manager_save_state(m);   /* cannot defer: save now */
+                        return;
+                }
+                (void) sd_event_source_set_enabled(m->save_source, SD_EVENT_ONESHOT);
+                return;
+        }
+        if (sd_event_source_get_enabled(m->save_source, &enabled) >= 0 && enabled != SD_EVENT_OFF)
+                return;         /* a save is already on its way */
+        if (sd_event_source_set_time_relative(m->save_source, STATE_SAVE_DELAY_USEC) < 0 ||
+            sd_event_source_set_enabled(m->save_source, SD_EVENT_ONESHOT) < 0)
+                (void) manager_save_state(m);
 }
 
 static Unit *manager_find_unit(Manager *m, const char *name) {
@@ -794,6 +872,7 @@ static int manager_sync_units(Manager *m) {
                         log_info("%s: no longer configured, restoring its baseline", u->name);
                         unit_restore_baseline(u, "unconfigured");
                         bw_state_remove(&m->state, u->name);
+                        manager_mark_state(m);
                         unit_free(u);
                         memmove(&m->units[i], &m->units[i + 1], (m->n_units - i - 1) * sizeof(Unit *));
                         m->n_units--;
@@ -991,8 +1070,10 @@ int manager_reload(Manager *m) {
                 r = manager_sync_units(m);
                 if (r < 0)
                         log_error_errno(r, "Failed to apply the new configuration: %s", STRERROR(r));
-                else
+                else {
+                        manager_adopt_all(m);
                         log_info("Configuration reloaded: %zu units", m->n_units);
+                }
                 (void) sd_event_source_set_time_relative(m->host_timer, 0);
         }
         (void) sd_notify(false, "READY=1");
@@ -1103,6 +1184,7 @@ Manager *manager_free(Manager *m) {
                 unit_free(m->units[i]);
         free(m->units);
         sd_event_source_disable_unref(m->host_timer);
+        sd_event_source_disable_unref(m->save_source);
         sd_event_source_disable_unref(m->sigterm);
         sd_event_source_disable_unref(m->sigint);
         sd_event_source_disable_unref(m->sighup);
@@ -1190,6 +1272,7 @@ int manager_startup(Manager *m) {
         r = manager_sync_units(m);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up units: %s", STRERROR(r));
+        manager_adopt_all(m);
 
         r = sd_event_add_time_relative(m->event, &m->host_timer, CLOCK_MONOTONIC, 0, 0, on_host_timer, m);
         if (r < 0)
@@ -1207,10 +1290,85 @@ int manager_run(Manager *m) {
         return sd_event_loop(m->event);
 }
 
-void manager_shutdown(Manager *m) {
-        if (m->config.global.restore_on_exit)
+struct planned_write {
+        Unit *u;
+        struct bw_bandwidth cur, target;
+};
+
+/* Write many units at once: the intents of all the writes are saved in one
+ * go before the first write, not in one whole-file save per unit, which
+ * with a thousand units made adoption quadratic and a stop outlast
+ * systemd's timeout. unit_apply() then finds each intent saved. */
+static void manager_apply_planned(Manager *m, struct planned_write *plan, size_t n, const char *why) {
+        for (size_t i = 0; i < n; i++) {
+                struct bw_state_unit *su = bw_state_find(&m->state, plan[i].u->name);
+
+                if (su) {
+                        su->has_pending = true;
+                        su->pending = plan[i].target;
+                        su->pending_saved = false;
+                }
+        }
+        if (n > 1 && manager_save_state(m) < 0)
+                log_warning("Writing %zu unit(s) without their intents saved together", n);
+        for (size_t i = 0; i < n; i++)
+                (void) unit_apply(plan[i].u, &plan[i].cur, &plan[i].target, why);
+}
+
+static void manager_restore_all(Manager *m, const char *why) {
+        _cleanup_free_ struct planned_write *plan = NULL;
+        size_t n = 0;
+
+        plan = calloc(m->n_units > 0 ? m->n_units : 1, sizeof(*plan));
+        if (!plan) {
                 for (size_t i = 0; i < m->n_units; i++)
-                        unit_restore_baseline(m->units[i], "stop");
+                        unit_restore_baseline(m->units[i], why);
+                return;
+        }
+        for (size_t i = 0; i < m->n_units; i++) {
+                plan[n].u = m->units[i];
+                if (unit_restore_plan(plan[n].u, &plan[n].cur, &plan[n].target) > 0)
+                        n++;
+        }
+        manager_apply_planned(m, plan, n, why);
+}
+
+/* Adopt every unit whose cgroup is there and put the resting bursts in
+ * place as one batch (at start, and for units a reload adds), before their
+ * timers take over; units not found yet are adopted by their first tick. */
+static void manager_adopt_all(Manager *m) {
+        _cleanup_free_ struct planned_write *plan = NULL;
+        size_t n = 0;
+
+        plan = calloc(m->n_units > 0 ? m->n_units : 1, sizeof(*plan));
+        if (!plan)
+                return;         /* the ticks adopt one by one */
+        for (size_t i = 0; i < m->n_units; i++) {
+                Unit *u = m->units[i];
+                struct bw_bandwidth cur;
+
+                if (u->adopted || unit_resolve(u) <= 0)
+                        continue;
+                if (bw_cg_read_bandwidth(u->cg, &cur) < 0 || unit_adopt(u, &cur) < 0)
+                        continue;
+                if (u->params.mode != unit_mode(u))
+                        unit_update_params(u);
+                /* unit_adopt() may have put CPUQuota= in place. */
+                if (bw_cg_read_bandwidth(u->cg, &cur) < 0)
+                        continue;
+                if (unit_burst_floor_plan(u, &cur, &plan[n].target)) {
+                        plan[n].u = u;
+                        plan[n].cur = cur;
+                        n++;
+                }
+        }
+        manager_apply_planned(m, plan, n, "burst-floor");
+}
+
+void manager_shutdown(Manager *m) {
+        m->stopping = true;     /* saves below, not deferred to a loop that is over */
+        if (m->config.global.restore_on_exit)
+                manager_restore_all(m, "stop");
         (void) manager_save_state(m);
         (void) metrics_write(m);
 }

@@ -95,6 +95,9 @@ struct Manager {
 
         sd_event_source *host_timer;
         sd_event_source *sigterm, *sigint, *sighup;
+        sd_event_source *save_source;   /* one-shot timer: saves a dirty state (manager_mark_state()) */
+        bool state_dirty;               /* memory differs from the state file in a way that
+                                         * needs no write-ahead (see manager_mark_state()) */
 
         /* Host pressure: last cumulative "some" total and its time. */
         bool has_host;
@@ -108,6 +111,7 @@ struct Manager {
         uint64_t ticks;
         uint64_t reloads;
         uint64_t reload_failures;
+        uint64_t state_saves;
         unsigned ncpus;
         bool stopping;
 };

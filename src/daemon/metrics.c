@@ -96,6 +96,8 @@ int metrics_write(Manager *m) {
         fprintf(f, "# HELP bwgov_units Configured units.\n# TYPE bwgov_units gauge\nbwgov_units %zu\n", m->n_units);
         fprintf(f, "# HELP bwgov_reloads_total Configuration reloads (SIGHUP).\n"
                    "# TYPE bwgov_reloads_total counter\nbwgov_reloads_total %" PRIu64 "\n", m->reloads);
+        fprintf(f, "# HELP bwgov_state_saves_total Saves of the state file (each rewrites and fsyncs it).\n"
+                   "# TYPE bwgov_state_saves_total counter\nbwgov_state_saves_total %" PRIu64 "\n", m->state_saves);
         fprintf(f, "# HELP bwgov_reload_failures_total Reloads rejected (old configuration kept).\n"
                    "# TYPE bwgov_reload_failures_total counter\nbwgov_reload_failures_total %" PRIu64 "\n", m->reload_failures);
         fprintf(f, "# HELP bwgov_host_pressure_some_usec_per_second Host CPU pressure (some) over the last interval.\n"

@@ -8,6 +8,7 @@ model and whatever cpu.max / cpu.max.burst the daemon wrote. Synchronisation is
 by waiting on the daemon's metrics file (its tick counters), never by sleeping
 for a guessed time. No root needed.
 """
+import json
 import os
 import re
 import shutil
@@ -433,6 +434,43 @@ class TestExternalAndRestore(DaemonTest):
         self.d.signal(signal.SIGTERM)
         self.assertEqual(self.d.wait(), 0)
         self.assertEqual(self.cg["app.slice"].read_max(), (50000, PERIOD, 10000))
+
+
+class TestBatchedSaves(DaemonTest):
+    """Adoption and restore of many units cost a few state saves, not one
+    (a whole-file rewrite and fsync) per unit: with a thousand units that
+    made adoption O(N^2) and a stop outlast systemd's timeout."""
+    units = {f"u{i:02d}.slice": dict(quota=50000, burst=0, conf="CreditMax=60s\n") for i in range(40)}
+
+    def test_adopt_and_restore_in_few_saves(self):
+        d = self.d
+        d.wait_for(lambda: all(d.metric("bwgov_baseline_quota_usec", u) is not None for u in self.units),
+                   20, "adoption of every unit")
+        d.wait_for(lambda: d.metric("bwgov_state_saves_total") is not None, 10, "metrics")
+        self.assertLessEqual(d.metric("bwgov_state_saves_total"), 5, "saves after adopting 40 units")
+        for u in self.units:
+            self.demand(u, 0.9)
+        d.wait_for(lambda: all(self.quota(u) > 50000 for u in self.units), 30, "every unit boosted")
+        # Quiet for a while, so that no deferred save is pending when the
+        # stop comes (a stop used to save once per restored unit then).
+        quiet = {"saves": None, "since": time.monotonic()}
+
+        def settled():
+            n = d.metric("bwgov_state_saves_total")
+            if n != quiet["saves"]:
+                quiet.update(saves=n, since=time.monotonic())
+            return time.monotonic() - quiet["since"] >= 2.0
+        d.wait_for(settled, 30, "no state saves for 2 s")
+        before = d.metric("bwgov_state_saves_total")
+        d.signal(signal.SIGTERM)
+        self.assertEqual(d.wait(), 0)
+        for u in self.units:
+            self.assertEqual(self.cg[u].read_max()[0], 50000, f"{u} restored")
+        # The last metrics file is written at exit: intents once, outcome once.
+        self.assertLessEqual(d.metric("bwgov_state_saves_total") - before, 3, "saves to restore 40 units")
+        with open(os.path.join(self.base, "state", "state.json")) as f:
+            state = json.load(f)
+        self.assertFalse([n for n, u in state["units"].items() if u["pending"]], "no intent left pending")
 
 
 class TestConfiguredBaseline(DaemonTest):
