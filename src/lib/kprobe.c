@@ -24,9 +24,6 @@
 #include "bwgov/kernelcheck.h"
 #include "bwgov/macro.h"
 
-#define STRINGIFY_(x) #x
-#define STRINGIFY(x) STRINGIFY_(x)
-
 void bw_kprobe_result_done(struct bw_kprobe_result *r) {
         if (!r)
                 return;
@@ -782,43 +779,63 @@ finish:
         return r;
 }
 
+/* Create the scratch cgroup and start the busy loop in it. Returns 0, 1
+ * with an UNKNOWN result in ret (nothing left to clean up), or -ENOMEM. */
+static int scratch_start(const struct bw_kprobe_env *env, struct scratch *s, struct bw_kprobe_result *ret) {
+        int r;
+
+        r = scratch_create(env, s);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return stopped(result_set(ret, BW_KSTATUS_UNKNOWN, "behaviour: cannot create a scratch cgroup: %s",
+                                          strerror(-r)));
+        r = scratch_start_busy(env, s, ret);
+        if (r != 0)
+                scratch_done(s);
+        return r;
+}
+
+/* Limit the scratch group to quota per period (v1: period first). The
+ * written file and value come back in ret_file and value, for rewriting. */
+static int scratch_set_quota(const struct bw_kprobe_env *env, const struct scratch *s, unsigned long long quota,
+                             unsigned long long period, char *value, size_t size, const char **ret_file) {
+        char p[32];
+        int r;
+
+        if (env->bw_is_v1) {
+                snprintf(p, sizeof p, "%llu", period);
+                snprintf(value, size, "%llu", quota);
+                *ret_file = "cpu.cfs_quota_us";
+                r = write_at(s->dir_fd, "cpu.cfs_period_us", p);
+                if (r < 0)
+                        return r;
+        } else {
+                snprintf(value, size, "%llu %llu", quota, period);
+                *ret_file = "cpu.max";
+        }
+        return write_at(s->dir_fd, *ret_file, value);
+}
+
 static int probe_identical_update(const struct bw_kprobe_env *env, struct bw_kprobe_result *ret) {
         _cleanup_close_ int rewrite_fd = -EBADF;
-        const char *quota_file, *quota_value;
-        char quota_v2[64];
+        const char *quota_file;
+        char quota_value[64];
         struct measurement unlimited, limited, rewritten;
         unsigned u, l, w;
         struct scratch s;
         int r;
 
-        r = scratch_create(env, &s);
-        if (r == -ENOMEM)
-                return r;
-        if (r < 0)
-                return result_set(ret, BW_KSTATUS_UNKNOWN, "behaviour: cannot create a scratch cgroup: %s",
-                                  strerror(-r));
-        r = scratch_start_busy(env, &s, ret);
-        if (r != 0) {
-                scratch_done(&s);
+        r = scratch_start(env, &s, ret);
+        if (r != 0)
                 return r < 0 ? r : 0;
-        }
 
         r = measure(s.child, PROBE_UNLIMITED_NSEC, -EBADF, NULL, &unlimited);
         if (r < 0)
                 goto measure_failed;
 
-        if (env->bw_is_v1) {
-                r = write_at(s.dir_fd, "cpu.cfs_period_us", STRINGIFY(PROBE_PERIOD_USEC));
-                if (r >= 0)
-                        r = write_at(s.dir_fd, "cpu.cfs_quota_us", STRINGIFY(PROBE_QUOTA_USEC));
-                quota_file = "cpu.cfs_quota_us";
-                quota_value = STRINGIFY(PROBE_QUOTA_USEC);
-        } else {
-                snprintf(quota_v2, sizeof quota_v2, "%d %d", PROBE_QUOTA_USEC, PROBE_PERIOD_USEC);
-                r = write_at(s.dir_fd, "cpu.max", quota_v2);
-                quota_file = "cpu.max";
-                quota_value = quota_v2;
-        }
+        r = scratch_set_quota(env, &s, PROBE_QUOTA_USEC, PROBE_PERIOD_USEC, quota_value, sizeof quota_value,
+                              &quota_file);
         if (r < 0) {
                 r = result_set(ret, BW_KSTATUS_UNKNOWN, "behaviour: cannot set the scratch quota: %s", strerror(-r));
                 goto finish;
@@ -934,20 +951,14 @@ static int probe_accounting_slack(const struct bw_kprobe_env *env, struct bw_kpr
         struct measurement unlimited, limited;
         uint64_t p0, t0, p1, t1, periods, throttled;
         unsigned u, l, f;
+        const char *file;
+        char value[64];
         struct scratch s;
         int r;
 
-        r = scratch_create(env, &s);
-        if (r == -ENOMEM)
-                return r;
-        if (r < 0)
-                return result_set(ret, BW_KSTATUS_UNKNOWN, "behaviour: cannot create a scratch cgroup: %s",
-                                  strerror(-r));
-        r = scratch_start_busy(env, &s, ret);
-        if (r != 0) {
-                scratch_done(&s);
+        r = scratch_start(env, &s, ret);
+        if (r != 0)
                 return r < 0 ? r : 0;
-        }
 
         r = measure(s.child, PROBE_UNLIMITED_NSEC, -EBADF, NULL, &unlimited);
         if (r < 0)
@@ -962,12 +973,7 @@ static int probe_accounting_slack(const struct bw_kprobe_env *env, struct bw_kpr
 
         /* No burst (a new group has none): it would carry the leftover over
          * and hide the debt on any kernel. */
-        if (env->bw_is_v1) {
-                r = write_at(s.dir_fd, "cpu.cfs_period_us", STRINGIFY(SLACK_PERIOD_USEC));
-                if (r >= 0)
-                        r = write_at(s.dir_fd, "cpu.cfs_quota_us", STRINGIFY(SLACK_PERIOD_USEC));
-        } else
-                r = write_at(s.dir_fd, "cpu.max", STRINGIFY(SLACK_PERIOD_USEC) " " STRINGIFY(SLACK_PERIOD_USEC));
+        r = scratch_set_quota(env, &s, SLACK_PERIOD_USEC, SLACK_PERIOD_USEC, value, sizeof value, &file);
         if (r < 0) {
                 r = result_set(ret, BW_KSTATUS_UNKNOWN, "behaviour: cannot set the scratch quota: %s", strerror(-r));
                 goto finish;
@@ -1032,9 +1038,9 @@ finish:
  * that finds the last one used up; on mainline every refill takes the lock
  * (measured in the boot-check guest, HZ=250, 5 ms slices: 128 acquisitions
  * in 1 s, about one per 8 ms: every second tick), with the atomic pool only
- * the first refill of each period and the timers do (2 in 1 s). Other bandwidth-limited groups busy meanwhile add
- * acquisitions, which can make a patched kernel look inconclusive, never an
- * unpatched one look patched. Production kernels have no lock_stat: UNKNOWN,
+ * the first refill of each period and the timers do (2 in 1 s). Other
+ * bandwidth-limited groups busy meanwhile add acquisitions, which can make a
+ * patched kernel look inconclusive, never an unpatched one look patched. Production kernels have no lock_stat: UNKNOWN,
  * the BTF member decides there. */
 #define POOL_PERIOD_USEC       1000000
 #define POOL_QUOTA_USEC        2000000
@@ -1099,7 +1105,8 @@ static int probe_atomic_pool(const struct bw_kprobe_env *env, struct bw_kprobe_r
         _cleanup_free_ char *lockstat = NULL, *slice_path = NULL;
         struct measurement m;
         uint64_t a0, a1, slice_us = 0, taken, slices;
-        char buf[64];
+        const char *file;
+        char buf[64], value[64];
         struct scratch s;
         int r;
 
@@ -1117,36 +1124,16 @@ static int probe_atomic_pool(const struct bw_kprobe_env *env, struct bw_kprobe_r
                                   "behaviour: /proc/lock_stat: lock debugging was turned off by an earlier warning");
         if (r < 0)
                 return result_set(ret, BW_KSTATUS_UNKNOWN, "behaviour: /proc/lock_stat: %s", strerror(-r));
-        {
-                _cleanup_close_ int fd = open(slice_path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-                ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
-
-                if (n > 0) {
-                        buf[n] = '\0';
-                        slice_us = strtoull(buf, NULL, 10);
-                }
-        }
+        if (read_small_at(AT_FDCWD, slice_path, buf, sizeof buf) > 0)
+                slice_us = strtoull(buf, NULL, 10);
         if (slice_us == 0)
                 return result_set(ret, BW_KSTATUS_UNKNOWN,
                                   "behaviour: cannot read /proc/sys/kernel/sched_cfs_bandwidth_slice_us");
 
-        r = scratch_create(env, &s);
-        if (r == -ENOMEM)
-                return r;
-        if (r < 0)
-                return result_set(ret, BW_KSTATUS_UNKNOWN, "behaviour: cannot create a scratch cgroup: %s",
-                                  strerror(-r));
-        r = scratch_start_busy(env, &s, ret);
-        if (r != 0) {
-                scratch_done(&s);
+        r = scratch_start(env, &s, ret);
+        if (r != 0)
                 return r < 0 ? r : 0;
-        }
-        if (env->bw_is_v1) {
-                r = write_at(s.dir_fd, "cpu.cfs_period_us", STRINGIFY(POOL_PERIOD_USEC));
-                if (r >= 0)
-                        r = write_at(s.dir_fd, "cpu.cfs_quota_us", STRINGIFY(POOL_QUOTA_USEC));
-        } else
-                r = write_at(s.dir_fd, "cpu.max", STRINGIFY(POOL_QUOTA_USEC) " " STRINGIFY(POOL_PERIOD_USEC));
+        r = scratch_set_quota(env, &s, POOL_QUOTA_USEC, POOL_PERIOD_USEC, value, sizeof value, &file);
         if (r < 0) {
                 r = result_set(ret, BW_KSTATUS_UNKNOWN, "behaviour: cannot set the scratch quota: %s", strerror(-r));
                 goto finish;
