@@ -6,17 +6,18 @@
 #include <stdint.h>
 
 /* Fields of a cgroup's CPU statistics, all in microseconds or counts.
- * `seen` is a bitmask of BW_CPUSTAT_* telling which fields the file had;
+ * `seen` is a bitmask of BW_CPUSTAT_* telling which fields the files had;
  * a field whose bit is clear is 0 and must not be used. */
 enum {
-        BW_CPUSTAT_USAGE          = 1u << 0,
-        BW_CPUSTAT_USER           = 1u << 1,
-        BW_CPUSTAT_SYSTEM         = 1u << 2,
-        BW_CPUSTAT_NR_PERIODS     = 1u << 3,
-        BW_CPUSTAT_NR_THROTTLED   = 1u << 4,
-        BW_CPUSTAT_THROTTLED      = 1u << 5,
-        BW_CPUSTAT_NR_BURSTS      = 1u << 6,
-        BW_CPUSTAT_BURST          = 1u << 7,
+        BW_CPUSTAT_USAGE           = 1u << 0,
+        BW_CPUSTAT_USER            = 1u << 1,
+        BW_CPUSTAT_SYSTEM          = 1u << 2,
+        BW_CPUSTAT_NR_PERIODS      = 1u << 3,
+        BW_CPUSTAT_NR_THROTTLED    = 1u << 4,
+        BW_CPUSTAT_THROTTLED       = 1u << 5,
+        BW_CPUSTAT_NR_BURSTS       = 1u << 6,
+        BW_CPUSTAT_BURST           = 1u << 7,
+        BW_CPUSTAT_LOCAL_THROTTLED = 1u << 8,   /* from cpu.stat.local, never from cpu.stat */
 };
 
 struct bw_cpu_stat {
@@ -28,6 +29,10 @@ struct bw_cpu_stat {
         uint64_t throttled_usec;
         uint64_t nr_bursts;
         uint64_t burst_usec;
+        /* cpu.stat.local (kernel >= 6.6): time this group's tasks were
+         * throttled, by its own limit or by any ancestor's; throttled_usec
+         * above counts throttling by the group's own limit only. */
+        uint64_t local_throttled_usec;
         unsigned seen;          /* BW_CPUSTAT_* */
 };
 
@@ -58,3 +63,17 @@ int bw_cpustat_parse_v1(const char *buf, size_t len, struct bw_cpu_stat *ret);
  * newline) into µs, truncating. Returns 0 or -EINVAL (garbage, empty, or more
  * than UINT64_MAX). */
 int bw_cpuacct_usage_parse(const char *buf, size_t len, uint64_t *ret_usec);
+
+/* Parse a cgroup v2 cpu.stat.local: "throttled_usec N" (µs). Same line rules
+ * as bw_cpustat_parse_v2(); unknown keys are ignored.
+ * Returns 0 with *ret_usec; -EINVAL for a malformed line, a duplicate
+ * throttled_usec or a number that does not fit uint64_t; -ENODATA when
+ * throttled_usec is missing (also for empty input: a v2 cgroup without the
+ * cpu controller has an empty cpu.stat.local). Malformed lines are reported
+ * before missing data. *ret_usec is untouched on failure. */
+int bw_cpustat_local_parse_v2(const char *buf, size_t len, uint64_t *ret_usec);
+
+/* Parse a cgroup v1 cpu controller cpu.stat.local: "throttled_time N" (ns),
+ * converted to µs (truncating). Same contract as bw_cpustat_local_parse_v2(),
+ * -ENODATA when throttled_time is missing. */
+int bw_cpustat_local_parse_v1(const char *buf, size_t len, uint64_t *ret_usec);

@@ -36,6 +36,16 @@ static const struct cpustat_key keys_v1[] = {
         KEY("burst_time",     BW_CPUSTAT_BURST,        burst_usec,     NSEC_PER_USEC),
 };
 
+/* cpu.stat.local has one known key per version; it fills the same struct so
+ * that parse_lines() and its duplicate check serve it too. */
+static const struct cpustat_key keys_local_v2[] = {
+        KEY("throttled_usec", BW_CPUSTAT_LOCAL_THROTTLED, local_throttled_usec, 1),
+};
+
+static const struct cpustat_key keys_local_v1[] = {
+        KEY("throttled_time", BW_CPUSTAT_LOCAL_THROTTLED, local_throttled_usec, NSEC_PER_USEC),
+};
+
 #define THROTTLE_SET (BW_CPUSTAT_NR_PERIODS | BW_CPUSTAT_NR_THROTTLED | BW_CPUSTAT_THROTTLED)
 #define BURST_SET    (BW_CPUSTAT_NR_BURSTS | BW_CPUSTAT_BURST)
 
@@ -157,6 +167,30 @@ int bw_cpustat_parse_v1(const char *buf, size_t len, struct bw_cpu_stat *ret) {
 
         *ret = st;
         return 0;
+}
+
+static int parse_local(const char *buf, size_t len, const struct cpustat_key *keys, size_t n_keys,
+                       uint64_t *ret_usec) {
+        struct bw_cpu_stat st = { 0 };
+        int r;
+
+        r = parse_lines(buf, len, keys, n_keys, &st);
+        if (r < 0)
+                return r;
+
+        if (!(st.seen & BW_CPUSTAT_LOCAL_THROTTLED))
+                return -ENODATA;
+
+        *ret_usec = st.local_throttled_usec;
+        return 0;
+}
+
+int bw_cpustat_local_parse_v2(const char *buf, size_t len, uint64_t *ret_usec) {
+        return parse_local(buf, len, keys_local_v2, ELEMENTSOF(keys_local_v2), ret_usec);
+}
+
+int bw_cpustat_local_parse_v1(const char *buf, size_t len, uint64_t *ret_usec) {
+        return parse_local(buf, len, keys_local_v1, ELEMENTSOF(keys_local_v1), ret_usec);
 }
 
 int bw_cpuacct_usage_parse(const char *buf, size_t len, uint64_t *ret_usec) {

@@ -64,6 +64,7 @@ static void assert_stat_equal(const struct bw_cpu_stat *a, const struct bw_cpu_s
         assert_int_equal(a->throttled_usec, b->throttled_usec);
         assert_int_equal(a->nr_bursts, b->nr_bursts);
         assert_int_equal(a->burst_usec, b->burst_usec);
+        assert_int_equal(a->local_throttled_usec, b->local_throttled_usec);
         assert_int_equal(a->seen, b->seen);
 }
 
@@ -111,6 +112,10 @@ static const struct good_fixture good_fixtures[] = {
         { "cpustat/v1-throttled.stat", bw_cpustat_parse_v1,
           { .nr_periods = 37, .nr_throttled = 13, .throttled_usec = 504497,
             .nr_bursts = 13, .burst_usec = 83617, .seen = ALL_V1 } },
+        /* this host, v1 child without a limit of its own under a 20 ms / 100 ms
+         * parent, one busy loop: its own limit never throttled it */
+        { "cpustat/v1-throttled-by-parent.stat", bw_cpustat_parse_v1,
+          { .seen = ALL_V1 } },
         /* 6.1 with schedstats: wait_sum between the sets is ignored */
         { "cpustat/v1-6.1-schedstat.stat", bw_cpustat_parse_v1,
           { .nr_periods = 1208, .nr_throttled = 77, .throttled_usec = 2803117,
@@ -311,6 +316,175 @@ static void test_bad_v1(void **state) {
         run_bad(bad_v1, ELEMENTSOF(bad_v1), bw_cpustat_parse_v1);
 }
 
+/* ---- cpu.stat.local ---- */
+
+typedef int (*local_parser)(const char *buf, size_t len, uint64_t *ret_usec);
+
+struct local_case {
+        const char *name;
+        const char *buf;
+        size_t len;
+        int error;
+        uint64_t usec;
+};
+
+/* Parse from an exact-size heap copy; the output is untouched on failure. */
+static int parse_local_copy(local_parser parse, const char *data, size_t len, uint64_t *ret_usec) {
+        uint64_t usec = UINT64_C(0xa5a5a5a5a5a5a5a5);
+        char *copy;
+        int r;
+
+        copy = malloc(len > 0 ? len : 1);
+        assert_non_null(copy);
+        if (len > 0)
+                memcpy(copy, data, len);
+
+        r = parse(copy, len, &usec);
+        free(copy);
+
+        if (r < 0)
+                assert_int_equal(usec, UINT64_C(0xa5a5a5a5a5a5a5a5));
+        else
+                assert_int_equal(r, 0);
+        if (ret_usec)
+                *ret_usec = usec;
+        return r;
+}
+
+static const struct local_case local_v2[] = {
+        { "kernel format", S("throttled_usec 1635564\n"), 0, 1635564 },
+        { "zero", S("throttled_usec 0\n"), 0, 0 },
+        { "no trailing newline", S("throttled_usec 12"), 0, 12 },
+        { "leading zeros", S("throttled_usec 007\n"), 0, 7 },
+        { "uint64 max", S("throttled_usec 18446744073709551615\n"), 0, UINT64_MAX },
+        { "unknown keys anywhere, any value", S("future_usec 5\nthrottled_usec 7\nnr_future -x\n"), 0, 7 },
+        { "duplicate unknown key", S("future_usec 1\nfuture_usec 1\nthrottled_usec 3\n"), 0, 3 },
+        { "v1 key is unknown in v2", S("throttled_time 5000\nthrottled_usec 7\n"), 0, 7 },
+        /* v2 cgroups without the cpu controller have an empty cpu.stat.local
+         * (seen on this host's controller-less unified tree) */
+        { "empty", S(""), -ENODATA, 0 },
+        { "only unknown keys", S("future_usec 5\n"), -ENODATA, 0 },
+        { "v1 key only", S("throttled_time 5000\n"), -ENODATA, 0 },
+        { "duplicate", S("throttled_usec 1\nthrottled_usec 1\n"), -EINVAL, 0 },
+        { "key alone", S("throttled_usec\n"), -EINVAL, 0 },
+        { "key alone, truncated", S("throttled_usec"), -EINVAL, 0 },
+        { "empty value", S("throttled_usec \n"), -EINVAL, 0 },
+        { "malformed beats missing", S("future_usec\n"), -EINVAL, 0 },
+        { "malformed unknown line after a good one", S("throttled_usec 1\nfoo\n"), -EINVAL, 0 },
+        { "two blanks", S("throttled_usec  1\n"), -EINVAL, 0 },
+        { "tab", S("throttled_usec\t1\n"), -EINVAL, 0 },
+        { "trailing blank", S("throttled_usec 1 \n"), -EINVAL, 0 },
+        { "empty line at end", S("throttled_usec 1\n\n"), -EINVAL, 0 },
+        { "newline only", S("\n"), -EINVAL, 0 },
+        { "CRLF", S("throttled_usec 1\r\n"), -EINVAL, 0 },
+        { "negative", S("throttled_usec -1\n"), -EINVAL, 0 },
+        { "leading plus", S("throttled_usec +1\n"), -EINVAL, 0 },
+        { "hex", S("throttled_usec 0x10\n"), -EINVAL, 0 },
+        { "uint64 max + 1", S("throttled_usec 18446744073709551616\n"), -EINVAL, 0 },
+        { "huge number", S("throttled_usec 99999999999999999999999\n"), -EINVAL, 0 },
+        { "NUL in value", S("throttled_usec 1\0" "2\n"), -EINVAL, 0 },
+        { "trailing NUL", S("throttled_usec 1\n\0"), -EINVAL, 0 },
+        { "non-UTF-8", S("throttled_usec 1\n\xff\xfe 5\n"), -EINVAL, 0 },
+};
+
+static const struct local_case local_v1[] = {
+        /* what this host printed for a child throttled by its parent */
+        { "kernel format", S("throttled_time 1635564128\n"), 0, 1635564 },
+        { "zero", S("throttled_time 0\n"), 0, 0 },
+        { "ns to us truncates", S("throttled_time 1999\n"), 0, 1 },
+        { "below one us", S("throttled_time 999\n"), 0, 0 },
+        { "no trailing newline", S("throttled_time 1500"), 0, 1 },
+        { "uint64 max ns", S("throttled_time 18446744073709551615\n"), 0, UINT64_C(18446744073709551) },
+        { "unknown keys anywhere, any value", S("future_time x\nthrottled_time 3000\nnr_future 1\n"), 0, 3 },
+        { "v2 key is unknown in v1", S("throttled_usec 7\nthrottled_time 3000\n"), 0, 3 },
+        { "empty", S(""), -ENODATA, 0 },
+        { "v2 key only", S("throttled_usec 7\n"), -ENODATA, 0 },
+        { "duplicate", S("throttled_time 1000\nthrottled_time 2000\n"), -EINVAL, 0 },
+        { "key alone", S("throttled_time\n"), -EINVAL, 0 },
+        { "malformed beats missing", S("future_time\n"), -EINVAL, 0 },
+        { "two blanks", S("throttled_time  1000\n"), -EINVAL, 0 },
+        { "empty line at start", S("\nthrottled_time 1000\n"), -EINVAL, 0 },
+        { "CRLF", S("throttled_time 1000\r\n"), -EINVAL, 0 },
+        { "negative", S("throttled_time -1000\n"), -EINVAL, 0 },
+        { "decimal point", S("throttled_time 1.5\n"), -EINVAL, 0 },
+        { "uint64 max + 1 ns", S("throttled_time 18446744073709551616\n"), -EINVAL, 0 },
+        { "huge ns", S("throttled_time 99999999999999999999999\n"), -EINVAL, 0 },
+        { "NUL", S("throttled_time 1000\0\n"), -EINVAL, 0 },
+        { "non-UTF-8", S("throttled_time 1\xff\n"), -EINVAL, 0 },
+};
+
+static void run_local(const struct local_case *cases, size_t n, local_parser parse) {
+        for (size_t i = 0; i < n; i++) {
+                uint64_t usec;
+
+                print_message("# %s\n", cases[i].name);
+                assert_int_equal(parse_local_copy(parse, cases[i].buf, cases[i].len, &usec), cases[i].error);
+                if (cases[i].error == 0)
+                        assert_int_equal(usec, cases[i].usec);
+        }
+}
+
+static void test_local_v2(void **state) {
+        run_local(local_v2, ELEMENTSOF(local_v2), bw_cpustat_local_parse_v2);
+}
+
+static void test_local_v1(void **state) {
+        run_local(local_v1, ELEMENTSOF(local_v1), bw_cpustat_local_parse_v1);
+}
+
+struct local_fixture {
+        const char *name;
+        local_parser parse;
+        uint64_t usec;
+};
+
+static const struct local_fixture local_fixtures[] = {
+        /* this host (6.18), v1 cpu hierarchy root */
+        { "cpustat/v1-host-root.stat.local", bw_cpustat_local_parse_v1, 0 },
+        /* this host, the child of v1-throttled-by-parent.stat: cpu.stat says
+         * 0 ns throttled, cpu.stat.local 1.6 s */
+        { "cpustat/v1-throttled-by-parent.stat.local", bw_cpustat_local_parse_v1, 1635564 },
+        /* cgroup v2, written from the kernel's format (cpu_local_stat_show) */
+        { "cpustat/v2-6.6.stat.local", bw_cpustat_local_parse_v2, 0 },
+};
+
+static void test_local_fixtures(void **state) {
+        for (size_t i = 0; i < ELEMENTSOF(local_fixtures); i++) {
+                const struct local_fixture *f = &local_fixtures[i];
+                _cleanup_free_ char *buf = NULL;
+                uint64_t usec;
+                size_t len;
+
+                print_message("# %s\n", f->name);
+                buf = read_fixture(f->name, &len);
+                assert_int_equal(parse_local_copy(f->parse, buf, len, &usec), 0);
+                assert_int_equal(usec, f->usec);
+
+                /* The other version's key is unknown there; a cpu.stat.local
+                 * is not a cpu.stat. */
+                assert_int_equal(parse_local_copy(f->parse == bw_cpustat_local_parse_v1 ?
+                                                  bw_cpustat_local_parse_v2 : bw_cpustat_local_parse_v1,
+                                                  buf, len, NULL), -ENODATA);
+                assert_int_equal(parse_copy(bw_cpustat_parse_v1, buf, len, NULL), -ENODATA);
+                assert_int_equal(parse_copy(bw_cpustat_parse_v2, buf, len, NULL), -ENODATA);
+        }
+}
+
+/* The cpu.stat parsers never set the cpu.stat.local bit, even when the key
+ * names collide (v1 cpu.stat has throttled_time too). */
+static void test_local_not_from_stat(void **state) {
+        for (size_t i = 0; i < ELEMENTSOF(good_fixtures); i++) {
+                _cleanup_free_ char *buf = NULL;
+                struct bw_cpu_stat st;
+                size_t len;
+
+                buf = read_fixture(good_fixtures[i].name, &len);
+                assert_int_equal(parse_copy(good_fixtures[i].parse, buf, len, &st), 0);
+                assert_false(st.seen & BW_CPUSTAT_LOCAL_THROTTLED);
+                assert_int_equal(st.local_throttled_usec, 0);
+        }
+}
+
 /* ---- cpuacct.usage ---- */
 
 static void test_cpuacct_usage(void **state) {
@@ -395,11 +569,38 @@ static void test_fuzz(void **state) {
         }
 }
 
+static void test_fuzz_local(void **state) {
+        static const char subst[] = { '\0', '\n', ' ', '\r', '-', '+', '0', '9', 'x', (char) 0xff, (char) 0x80 };
+
+        for (size_t i = 0; i < ELEMENTSOF(local_fixtures); i++) {
+                _cleanup_free_ char *buf = NULL;
+                size_t len;
+
+                buf = read_fixture(local_fixtures[i].name, &len);
+
+                for (size_t k = 0; k <= len; k++) {
+                        assert_known_result(parse_local_copy(bw_cpustat_local_parse_v1, buf, k, NULL));
+                        assert_known_result(parse_local_copy(bw_cpustat_local_parse_v2, buf, k, NULL));
+                }
+
+                for (size_t k = 0; k < len; k++)
+                        for (size_t s = 0; s < ELEMENTSOF(subst); s++) {
+                                char saved = buf[k];
+
+                                buf[k] = subst[s];
+                                assert_known_result(parse_local_copy(bw_cpustat_local_parse_v1, buf, len, NULL));
+                                assert_known_result(parse_local_copy(bw_cpustat_local_parse_v2, buf, len, NULL));
+                                buf[k] = saved;
+                        }
+        }
+}
+
 /* The parser must not depend on a NUL after the data: a buffer cut out of a
  * larger one ends in the middle of a number. */
 static void test_not_nul_terminated(void **state) {
         const char big[] = "usage_usec 123456\nuser_usec 7";
         struct bw_cpu_stat st;
+        uint64_t usec;
 
         assert_int_equal(bw_cpustat_parse_v2(big, 14, &st), 0);
         assert_int_equal(st.usage_usec, 123);
@@ -412,6 +613,13 @@ static void test_not_nul_terminated(void **state) {
 
         assert_int_equal(bw_cpustat_parse_v2(NULL, 0, &st), -ENODATA);
         assert_int_equal(bw_cpustat_parse_v1(NULL, 0, &st), -ENODATA);
+
+        assert_int_equal(bw_cpustat_local_parse_v2("throttled_usec 4321\nx", 19, &usec), 0);
+        assert_int_equal(usec, 4321);
+        assert_int_equal(bw_cpustat_local_parse_v1("throttled_time 4321000", 17, &usec), 0);
+        assert_int_equal(usec, 0);
+        assert_int_equal(bw_cpustat_local_parse_v2(NULL, 0, &usec), -ENODATA);
+        assert_int_equal(bw_cpustat_local_parse_v1(NULL, 0, &usec), -ENODATA);
 }
 
 int main(void) {
@@ -422,8 +630,13 @@ int main(void) {
                 cmocka_unit_test(test_good_v1),
                 cmocka_unit_test(test_bad_v2),
                 cmocka_unit_test(test_bad_v1),
+                cmocka_unit_test(test_local_v2),
+                cmocka_unit_test(test_local_v1),
+                cmocka_unit_test(test_local_fixtures),
+                cmocka_unit_test(test_local_not_from_stat),
                 cmocka_unit_test(test_cpuacct_usage),
                 cmocka_unit_test(test_fuzz),
+                cmocka_unit_test(test_fuzz_local),
                 cmocka_unit_test(test_not_nul_terminated),
         };
 
