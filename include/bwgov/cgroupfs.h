@@ -112,6 +112,8 @@ struct bw_cg {
         int bw_dirfd;           /* cgroup dir in the bandwidth tree */
         int v2_dirfd;           /* cgroup dir in the v2 tree (the same fd as bw_dirfd in V2), -1 if absent */
         int stat_fd;            /* bandwidth cpu.stat (throttling) */
+        int local_fd;           /* bandwidth cpu.stat.local (v2 dir in V2, v1 cpu dir otherwise),
+                                 * -1 when the kernel has none (< 6.6) */
         int usage_fd;           /* v2 twin cpu.stat (HYBRID) or cpuacct.usage (V1); -1 in V2 */
         int pressure_fd;        /* cpu.pressure, -1 when unavailable */
         struct bw_cg_write_stats stats;
@@ -121,7 +123,8 @@ struct bw_cg {
  * (openat2 RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS|RESOLVE_NO_MAGICLINKS when the
  * kernel has it, else a component walk with O_NOFOLLOW). Returns 0; -EINVAL
  * for a bad path; -ENOENT when the cgroup does not exist (in the bandwidth
- * tree; a missing v2 twin in HYBRID only leaves v2_dirfd/pressure_fd at -1);
+ * tree; a missing v2 twin in HYBRID only leaves v2_dirfd/pressure_fd at -1,
+ * a missing cpu.stat.local only local_fd);
  * -EOPNOTSUPP when the directory has no bandwidth file (cpu.max in V2,
  * cpu.cfs_quota_us otherwise: the controller is not enabled there);
  * -ELOOP/-EXDEV for symlinks or escapes; other negative errno. */
@@ -132,9 +135,14 @@ void bw_cg_free(struct bw_cg *cg);
 /* Read throttling and usage into one struct with pread on the open fds.
  * V2: cpu.stat; HYBRID: v1 cpu.stat + usage from the twin's cpu.stat;
  * V1: v1 cpu.stat + cpuacct.usage. Without a twin / cpuacct, BW_CPUSTAT_USAGE
- * stays clear in ret->seen. Returns 0, -ENODEV/-ENOENT when the cgroup
- * vanished, -EFBIG when a file fills the 4 KiB read buffer, -EINVAL/-ENODATA
- * from the parsers. */
+ * stays clear in ret->seen. When local_fd >= 0, cpu.stat.local of the
+ * bandwidth tree fills local_throttled_usec and sets
+ * BW_CPUSTAT_LOCAL_THROTTLED; that file is optional, so its parse errors and
+ * a full read buffer only leave the bit clear (so does the empty file a v2
+ * kernel without CONFIG_CFS_BANDWIDTH shows). Returns 0, -ENODEV/-ENOENT when
+ * the cgroup vanished (cpu.stat.local included), -EFBIG when cpu.stat or the
+ * usage file fills the 4 KiB read buffer, -EINVAL/-ENODATA from their
+ * parsers, another negative errno from pread(). */
 int bw_cg_read_stat(struct bw_cg *cg, struct bw_cpu_stat *ret);
 
 /* Read cpu.pressure. -EOPNOTSUPP when the cgroup has none. */

@@ -1157,7 +1157,7 @@ int manager_new(Manager **ret) {
         (void) sd_event_source_set_priority(m->sigterm, SD_EVENT_PRIORITY_IMPORTANT);
         (void) sd_event_source_set_priority(m->sigint, SD_EVENT_PRIORITY_IMPORTANT);
 
-        /* Three to five files stay open per governed cgroup: the soft limit
+        /* Four to six files stay open per governed cgroup: the soft limit
          * of 1024 would stop at a few hundred. */
         {
                 struct rlimit rl;

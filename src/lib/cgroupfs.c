@@ -21,14 +21,15 @@
 #define CG_READ_MAX 4096
 
 /* File names, per layout. */
-#define V2_MAX        "cpu.max"
-#define V2_BURST      "cpu.max.burst"
-#define V1_QUOTA      "cpu.cfs_quota_us"
-#define V1_PERIOD     "cpu.cfs_period_us"
-#define V1_BURST      "cpu.cfs_burst_us"
-#define CPU_STAT      "cpu.stat"
-#define CPU_PRESSURE  "cpu.pressure"
-#define CPUACCT_USAGE "cpuacct.usage"
+#define V2_MAX         "cpu.max"
+#define V2_BURST       "cpu.max.burst"
+#define V1_QUOTA       "cpu.cfs_quota_us"
+#define V1_PERIOD      "cpu.cfs_period_us"
+#define V1_BURST       "cpu.cfs_burst_us"
+#define CPU_STAT       "cpu.stat"
+#define CPU_STAT_LOCAL "cpu.stat.local"
+#define CPU_PRESSURE   "cpu.pressure"
+#define CPUACCT_USAGE  "cpuacct.usage"
 
 static void safe_close(int fd) {
         if (fd >= 0) {
@@ -680,6 +681,7 @@ void bw_cg_free(struct bw_cg *cg) {
         if (cg->v2_dirfd != cg->bw_dirfd)
                 safe_close(cg->v2_dirfd);
         safe_close(cg->stat_fd);
+        safe_close(cg->local_fd);
         safe_close(cg->usage_fd);
         safe_close(cg->pressure_fd);
         free(cg->path);
@@ -732,7 +734,7 @@ int bw_cg_open(const struct bw_cg_root *root, const char *path, struct bw_cg **r
         cg = calloc(1, sizeof(*cg));
         if (!cg)
                 return -ENOMEM;
-        cg->bw_dirfd = cg->v2_dirfd = cg->stat_fd = cg->usage_fd = cg->pressure_fd = -1;
+        cg->bw_dirfd = cg->v2_dirfd = cg->stat_fd = cg->local_fd = cg->usage_fd = cg->pressure_fd = -1;
         cg->layout = root->layout;
         cg->path = strdup(rel);
         if (!cg->path)
@@ -754,6 +756,11 @@ int bw_cg_open(const struct bw_cg_root *root, const char *path, struct bw_cg **r
         if (fd < 0)
                 return fd;
         cg->stat_fd = fd;
+
+        /* Kernels before 6.6 have no cpu.stat.local. */
+        r = open_file_optional(cg->bw_dirfd, CPU_STAT_LOCAL, &cg->local_fd);
+        if (r < 0)
+                return r;
 
         switch (root->layout) {
         case BW_CG_LAYOUT_V2:
@@ -809,6 +816,37 @@ int bw_cg_open(const struct bw_cg_root *root, const char *path, struct bw_cg **r
         return 0;
 }
 
+/* Add cpu.stat.local to *st when the cgroup has one. The file is optional:
+ * content the parser refuses, or too much of it, leaves
+ * BW_CPUSTAT_LOCAL_THROTTLED clear rather than failing the sample; errors
+ * reading it (a vanished cgroup among them) are returned. */
+static int read_local(struct bw_cg *cg, struct bw_cpu_stat *st) {
+        char buf[CG_READ_MAX];
+        size_t len;
+        uint64_t usec;
+        int r;
+
+        if (cg->local_fd < 0)
+                return 0;
+
+        r = read_fd(cg->local_fd, buf, sizeof(buf), &len);
+        if (r == -EFBIG)
+                return 0;
+        if (r < 0)
+                return r;
+
+        if (cg->layout == BW_CG_LAYOUT_V2)
+                r = bw_cpustat_local_parse_v2(buf, len, &usec);
+        else
+                r = bw_cpustat_local_parse_v1(buf, len, &usec);
+        if (r < 0)
+                return 0;
+
+        st->local_throttled_usec = usec;
+        st->seen |= BW_CPUSTAT_LOCAL_THROTTLED;
+        return 0;
+}
+
 int bw_cg_read_stat(struct bw_cg *cg, struct bw_cpu_stat *ret) {
         struct bw_cpu_stat st = { 0 };
         char buf[CG_READ_MAX];
@@ -824,6 +862,9 @@ int bw_cg_read_stat(struct bw_cg *cg, struct bw_cpu_stat *ret) {
 
         if (cg->layout == BW_CG_LAYOUT_V2) {
                 r = bw_cpustat_parse_v2(buf, len, &st);
+                if (r < 0)
+                        return r;
+                r = read_local(cg, &st);
                 if (r < 0)
                         return r;
                 *ret = st;
@@ -856,6 +897,10 @@ int bw_cg_read_stat(struct bw_cg *cg, struct bw_cpu_stat *ret) {
                         st.seen |= BW_CPUSTAT_USAGE;
                 }
         }
+
+        r = read_local(cg, &st);
+        if (r < 0)
+                return r;
 
         *ret = st;
         return 0;

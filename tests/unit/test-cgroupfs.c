@@ -358,6 +358,15 @@ static char *fixture_path(const char *name) {
         return p;
 }
 
+/* The content of a file under tests/fixtures, e.g. a real kernel file to put
+ * into a tree. */
+static char *fixture_text(const char *name) {
+        const char *d = getenv("BWGOV_FIXTURES");
+
+        assert_non_null(d);
+        return tree_get(d, name);
+}
+
 /* ---- mountinfo ------------------------------------------------------- */
 
 static void parse_fixture(const char *name, struct bw_cg_mounts *ret) {
@@ -948,10 +957,150 @@ static void test_read_v1(void **state) {
         bw_cg_free(cg);
 }
 
+/* cpu.stat.local: PREFIX is where the bandwidth tree sits in T ("" or
+ * "cpu/"). CG gets the fixture FILE, its sibling "web.slice/old.service" (a
+ * kernel before 6.6) none. */
+static void check_local(const char *t, const char *prefix, const char *file, uint64_t usec,
+                        const char *newer, uint64_t newer_usec) {
+        _cleanup_free_ char *content = fixture_text(file);
+        _cleanup_(rootp) struct bw_cg_root *root = NULL;
+        _cleanup_(cgp) struct bw_cg *cg = NULL, *old = NULL;
+        struct bw_cpu_stat st;
+        char p[PATH_MAX];
+
+        print_message("# %s in %s\n", file, prefix[0] ? prefix : "v2");
+        snprintf(p, sizeof(p), "%s" CG "/cpu.stat.local", prefix);
+        tree_put(t, p, content);
+
+        open_cg(t, &root, &cg);
+        assert_true(cg->local_fd >= 0);
+
+        /* Twice: the held fd is re-read from offset 0. */
+        for (int i = 0; i < 2; i++) {
+                memset(&st, 0xaa, sizeof(st));
+                assert_int_equal(bw_cg_read_stat(cg, &st), 0);
+                assert_true(st.seen & BW_CPUSTAT_LOCAL_THROTTLED);
+                assert_int_equal(st.local_throttled_usec, usec);
+        }
+
+        /* The held fd sees new content. */
+        tree_put(t, p, newer);
+        assert_int_equal(bw_cg_read_stat(cg, &st), 0);
+        assert_true(st.seen & BW_CPUSTAT_LOCAL_THROTTLED);
+        assert_int_equal(st.local_throttled_usec, newer_usec);
+
+        assert_int_equal(bw_cg_open(root, "web.slice/old.service", &old), 0);
+        assert_int_equal(old->local_fd, -1);
+        memset(&st, 0xaa, sizeof(st));
+        assert_int_equal(bw_cg_read_stat(old, &st), 0);
+        assert_false(st.seen & BW_CPUSTAT_LOCAL_THROTTLED);
+        assert_int_equal(st.local_throttled_usec, 0);
+        assert_true(st.seen & BW_CPUSTAT_NR_THROTTLED);
+}
+
+static void test_read_local(void **state) {
+        _cleanup_tree_ char *v2 = tree_v2("50000 100000\n", "0\n");
+        _cleanup_tree_ char *hy = tree_hybrid("-1\n", "100000\n", "0\n", true);
+        _cleanup_tree_ char *v1 = tree_new();
+        _cleanup_free_ char *v1_stat = fixture_text("cpustat/v1-throttled-by-parent.stat");
+        _cleanup_(rootp) struct bw_cg_root *root = NULL;
+        _cleanup_(cgp) struct bw_cg *cg = NULL;
+        struct bw_cpu_stat st;
+
+        tree_put(v2, "web.slice/old.service/cpu.max", "max 100000\n");
+        tree_put(v2, "web.slice/old.service/cpu.stat", V2_STAT);
+        check_local(v2, "", "cpustat/v2-6.6.stat.local", 0, "throttled_usec 1635564\n", 1635564);
+
+        /* HYBRID: the bandwidth tree's file, never the twin's (a v2 tree
+         * without the cpu controller has an empty one). */
+        put_v1(hy, "cpu/web.slice/old.service", "-1\n", "100000\n", NULL);
+        tree_put(hy, "unified/" CG "/cpu.stat.local", "");
+        check_local(hy, "cpu/", "cpustat/v1-throttled-by-parent.stat.local", 1635564,
+                    "throttled_time 1999\n", 1);
+
+        put_v1(v1, "cpu/" CG, "-1\n", "100000\n", NULL);
+        put_v1(v1, "cpu/web.slice/old.service", "-1\n", "100000\n", NULL);
+        check_local(v1, "cpu/", "cpustat/v1-host-root.stat.local", 0, "throttled_time 5000000\n", 5000);
+
+        /* This host's child throttled by its parent only: nothing in
+         * cpu.stat, 1.6 s in cpu.stat.local. */
+        tree_put(hy, "cpu/" CG "/cpu.stat", v1_stat);
+        tree_put(hy, "cpu/" CG "/cpu.stat.local", "throttled_time 1635564128\n");
+        open_cg(hy, &root, &cg);
+        assert_int_equal(bw_cg_read_stat(cg, &st), 0);
+        assert_int_equal(st.throttled_usec, 0);
+        assert_int_equal(st.nr_throttled, 0);
+        assert_int_equal(st.local_throttled_usec, 1635564);
+        assert_int_equal(st.usage_usec, 7000000);
+        assert_true(st.seen & BW_CPUSTAT_USAGE);
+        assert_true(st.seen & BW_CPUSTAT_LOCAL_THROTTLED);
+}
+
+/* A cpu.stat.local the parser refuses costs the bit, not the sample. */
+static void test_read_local_bad(void **state) {
+        static const struct {
+                const char *v2, *v1;
+        } bad[] = {
+                { "", "" },                                             /* empty (no cpu controller) */
+                { "throttled_time 5000\n", "throttled_usec 5\n" },    /* the other version's key */
+                { "throttled_usec\n", "throttled_time\n" },           /* malformed */
+                { "throttled_usec 1\nthrottled_usec 2\n", "throttled_time 1\nthrottled_time 2\n" },
+                { "throttled_usec 18446744073709551616\n", "throttled_time -1\n" },
+                { "throttled_usec 1\r\n", "throttled_time 1\xff\n" },
+        };
+        _cleanup_tree_ char *v2 = tree_v2("50000 100000\n", "0\n");
+        _cleanup_tree_ char *hy = tree_hybrid("-1\n", "100000\n", "0\n", true);
+        _cleanup_(rootp) struct bw_cg_root *root2 = NULL, *rooth = NULL;
+        _cleanup_(cgp) struct bw_cg *cg2 = NULL, *cgh = NULL;
+        _cleanup_free_ char *big = NULL;
+        struct bw_cpu_stat st;
+
+        tree_put(v2, CG "/cpu.stat.local", "throttled_usec 1\n");
+        tree_put(hy, "cpu/" CG "/cpu.stat.local", "throttled_time 1000\n");
+        open_cg(v2, &root2, &cg2);
+        open_cg(hy, &rooth, &cgh);
+
+        for (size_t i = 0; i < ELEMENTSOF(bad) + 1; i++) {
+                print_message("# bad cpu.stat.local %zu\n", i);
+                if (i < ELEMENTSOF(bad)) {
+                        tree_put(v2, CG "/cpu.stat.local", bad[i].v2);
+                        tree_put(hy, "cpu/" CG "/cpu.stat.local", bad[i].v1);
+                } else {
+                        /* A full read buffer: truncated, not parsed. */
+                        big = malloc(8192);
+                        assert_non_null(big);
+                        strcpy(big, "throttled_usec 1\n");
+                        while (strlen(big) < 4200)
+                                strcat(big, "some_future_key_usec 12345678\n");
+                        tree_put(v2, CG "/cpu.stat.local", big);
+                        tree_put(hy, "cpu/" CG "/cpu.stat.local", big);
+                }
+
+                memset(&st, 0xaa, sizeof(st));
+                assert_int_equal(bw_cg_read_stat(cg2, &st), 0);
+                assert_false(st.seen & BW_CPUSTAT_LOCAL_THROTTLED);
+                assert_int_equal(st.local_throttled_usec, 0);
+                assert_int_equal(st.usage_usec, 5000000);
+                assert_int_equal(st.throttled_usec, 120000);
+
+                memset(&st, 0xaa, sizeof(st));
+                assert_int_equal(bw_cg_read_stat(cgh, &st), 0);
+                assert_false(st.seen & BW_CPUSTAT_LOCAL_THROTTLED);
+                assert_int_equal(st.local_throttled_usec, 0);
+                assert_int_equal(st.usage_usec, 7000000);
+                assert_int_equal(st.throttled_usec, 80000);
+        }
+
+        /* cpu.stat itself is not optional: its errors still fail the read. */
+        tree_put(v2, CG "/cpu.stat.local", "throttled_usec 1\n");
+        tree_put(v2, CG "/cpu.stat", "nr_periods 1\n");
+        assert_int_equal(bw_cg_read_stat(cg2, &st), -ENODATA);
+}
+
 /* The cgroup directory goes away under open fds: every call says "vanished". */
 static void vanish(const char *t, const char *dir) {
         static const char *const files[] = {
-                "cpu.max", "cpu.max.burst", "cpu.stat", "cpu.pressure",
+                "cpu.max", "cpu.max.burst", "cpu.stat", "cpu.stat.local", "cpu.pressure",
                 "cpu.cfs_quota_us", "cpu.cfs_period_us", "cpu.cfs_burst_us", "cpuacct.usage",
         };
         char p[PATH_MAX];
@@ -993,11 +1142,15 @@ static void test_vanished(void **state) {
         struct bw_cpu_stat st;
         struct bw_psi psi;
 
+        tree_put(v2, CG "/cpu.stat.local", "throttled_usec 0\n");
         open_cg(v2, &root2, &cg2);
+        assert_true(cg2->local_fd >= 0);
         vanish(v2, CG);
         assert_all_vanished(cg2, true);
 
+        tree_put(hy, "cpu/" CG "/cpu.stat.local", "throttled_time 0\n");
         open_cg(hy, &rooth, &cgh);
+        assert_true(cgh->local_fd >= 0);
         vanish(hy, "cpu/" CG);
         vanish(hy, "unified/" CG);
         tree_put(hy, "unified/" CG "/cpu.stat", TWIN_STAT);
@@ -1012,6 +1165,26 @@ static void test_vanished(void **state) {
         vanish(hy, "unified/" CG);
         assert_true(bw_cg_error_is_vanished(bw_cg_read_stat(cgt, &st)));
         assert_true(bw_cg_error_is_vanished(bw_cg_read_pressure(cgt, &psi)));
+}
+
+/* cpu.stat.local read last, after cpu.stat succeeded: a vanished cgroup is
+ * still reported as such, not as a sample without the bit. */
+static void test_vanished_local(void **state) {
+        _cleanup_tree_ char *v2 = tree_v2("50000 100000\n", "0\n");
+        _cleanup_(rootp) struct bw_cg_root *root = NULL;
+        _cleanup_(cgp) struct bw_cg *cg = NULL;
+        struct bw_cpu_stat st;
+        char p[PATH_MAX];
+        int r;
+
+        tree_put(v2, CG "/cpu.stat.local", "throttled_usec 0\n");
+        open_cg(v2, &root, &cg);
+        snprintf(p, sizeof(p), "%s/" CG "/cpu.stat.local", v2);
+        assert_int_equal(unlink(p), 0);
+        memset(&st, 0xaa, sizeof(st));
+        r = bw_cg_read_stat(cg, &st);
+        assert_true(bw_cg_error_is_vanished(r));
+        assert_int_equal(st.seen, 0xaaaaaaaa);
 }
 
 /* ---- writes ------------------------------------------------------------ */
@@ -1323,7 +1496,10 @@ int main(void) {
                 cmocka_unit_test(test_read_hybrid),
                 cmocka_unit_test(test_read_hybrid_no_twin),
                 cmocka_unit_test(test_read_v1),
+                cmocka_unit_test(test_read_local),
+                cmocka_unit_test(test_read_local_bad),
                 cmocka_unit_test(test_vanished),
+                cmocka_unit_test(test_vanished_local),
                 cmocka_unit_test(test_write_unchanged),
                 cmocka_unit_test(test_write_changed_once),
                 cmocka_unit_test(test_write_order_v2),
