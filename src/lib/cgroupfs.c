@@ -952,37 +952,54 @@ static int read_burst(struct bw_cg *cg, uint64_t *ret_usec, bool *ret_has) {
         return 0;
 }
 
+/* Quota and period from the bandwidth files in DIRFD: cpu.max in V2, else
+ * cpu.cfs_quota_us and cpu.cfs_period_us (the v1 period is not range-checked).
+ * Each file is opened, read and closed. */
+static int read_quota_period(int dirfd, enum bw_cg_layout layout, uint64_t *ret_quota_usec,
+                             uint64_t *ret_period_usec) {
+        char buf[CG_READ_MAX];
+        uint64_t quota, period;
+        size_t len;
+        int r;
+
+        if (layout == BW_CG_LAYOUT_V2) {
+                r = read_at(dirfd, V2_MAX, buf, sizeof(buf), &len);
+                if (r < 0)
+                        return r;
+                r = bw_cpumax_parse(buf, len, &quota, &period);
+                if (r < 0)
+                        return r;
+        } else {
+                r = read_at(dirfd, V1_QUOTA, buf, sizeof(buf), &len);
+                if (r < 0)
+                        return r;
+                r = bw_cfs_quota_parse(buf, len, &quota);
+                if (r < 0)
+                        return r;
+
+                r = read_at(dirfd, V1_PERIOD, buf, sizeof(buf), &len);
+                if (r < 0)
+                        return r;
+                r = bw_u64_parse(buf, len, &period);
+                if (r < 0)
+                        return r;
+        }
+
+        *ret_quota_usec = quota;
+        *ret_period_usec = period;
+        return 0;
+}
+
 int bw_cg_read_bandwidth(struct bw_cg *cg, struct bw_bandwidth *ret) {
         struct bw_bandwidth bw = { 0 };
-        char buf[CG_READ_MAX];
-        size_t len;
         int r;
 
         if (!cg || !ret)
                 return -EINVAL;
 
-        if (cg->layout == BW_CG_LAYOUT_V2) {
-                r = read_at(cg->bw_dirfd, V2_MAX, buf, sizeof(buf), &len);
-                if (r < 0)
-                        return r;
-                r = bw_cpumax_parse(buf, len, &bw.quota_usec, &bw.period_usec);
-                if (r < 0)
-                        return r;
-        } else {
-                r = read_at(cg->bw_dirfd, V1_QUOTA, buf, sizeof(buf), &len);
-                if (r < 0)
-                        return r;
-                r = bw_cfs_quota_parse(buf, len, &bw.quota_usec);
-                if (r < 0)
-                        return r;
-
-                r = read_at(cg->bw_dirfd, V1_PERIOD, buf, sizeof(buf), &len);
-                if (r < 0)
-                        return r;
-                r = bw_u64_parse(buf, len, &bw.period_usec);
-                if (r < 0)
-                        return r;
-        }
+        r = read_quota_period(cg->bw_dirfd, cg->layout, &bw.quota_usec, &bw.period_usec);
+        if (r < 0)
+                return r;
 
         r = read_burst(cg, &bw.burst_usec, &bw.has_burst);
         if (r < 0)
