@@ -152,6 +152,32 @@ int bw_cg_read_pressure(struct bw_cg *cg, struct bw_psi *ret);
  * lacks the burst file). Returns 0 or negative errno. */
 int bw_cg_read_bandwidth(struct bw_cg *cg, struct bw_bandwidth *ret);
 
+/* The nearest ancestor of cg (walking up from its parent, stopping below
+ * the root of the tree cg was opened in; the root itself has no cpu.max)
+ * whose quota is not "max", scaled to period_usec:
+ *   ret_quota_usec = ancestor_quota * period_usec / ancestor_period (rounded down, at least 1000).
+ * Returns 1 with *ret_quota_usec and, when ret_path is not NULL, a malloc'd
+ * relative path of that ancestor; 0 when no ancestor is limited
+ * (*ret_quota_usec = BW_QUOTA_MAX, *ret_path = NULL); negative errno on
+ * failure (ENOENT/ENODEV if the cgroup vanished).
+ * Each ancestor is opened beneath root->bw_fd like bw_cg_open() does (no
+ * symlinks: -ELOOP/-EXDEV), its cpu.max (V2) or cpu.cfs_quota_us and
+ * cpu.cfs_period_us (v1) read and closed; nothing stays open. An ancestor
+ * directory without its bandwidth file counts as unlimited. cg's own
+ * directory is checked after the walk, so a cgroup removed meanwhile is
+ * reported as vanished rather than answered from its former ancestors.
+ * Nearest, not tightest: v1 keeps every limited child's quota/period within
+ * its nearest limited ancestor's, v2 does not (there a farther ancestor may
+ * be tighter). The result is not capped at BW_QUOTA_LIMIT_USEC (an ancestor
+ * near that limit, scaled to a longer period, exceeds it).
+ * Other errors: -EINVAL for NULL, period_usec outside [BW_PERIOD_MIN_USEC,
+ * BW_PERIOD_MAX_USEC] or a cg opened under another layout; -EINVAL/-ERANGE
+ * from the parsers (also for a v1 ancestor period out of range); another
+ * negative errno from open()/pread(). ret_quota_usec and ret_path are
+ * untouched on failure. */
+int bw_cg_read_ancestor_quota(const struct bw_cg_root *root, const struct bw_cg *cg, uint64_t period_usec,
+                              uint64_t *ret_quota_usec, char **ret_path);
+
 /* The only write path. Reads the current values, then writes only what
  * differs from *target, in an order the kernel accepts:
  *   1. burst, if it goes down (the kernel requires burst <= quota at all times),

@@ -1009,6 +1009,84 @@ int bw_cg_read_bandwidth(struct bw_cg *cg, struct bw_bandwidth *ret) {
         return 0;
 }
 
+/* Is cg's directory still there? 0, or -ENOENT once it was removed (its
+ * dirfd then finds nothing), another negative errno. */
+static int cg_check_alive(const struct bw_cg *cg) {
+        if (faccessat(cg->bw_dirfd, cg->layout == BW_CG_LAYOUT_V2 ? V2_MAX : V1_QUOTA,
+                      F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+                return -errno;
+        return 0;
+}
+
+int bw_cg_read_ancestor_quota(const struct bw_cg_root *root, const struct bw_cg *cg, uint64_t period_usec,
+                              uint64_t *ret_quota_usec, char **ret_path) {
+        __extension__ typedef unsigned __int128 u128;
+        _cleanup_free_ char *path = NULL;
+        uint64_t quota = BW_QUOTA_MAX, period = 0;
+        char *slash;
+        int r;
+
+        if (!root || !cg || !ret_quota_usec)
+                return -EINVAL;
+        if (period_usec < BW_PERIOD_MIN_USEC || period_usec > BW_PERIOD_MAX_USEC)
+                return -EINVAL;
+        if (root->bw_fd < 0 || root->layout != cg->layout)
+                return -EINVAL;
+
+        path = strdup(cg->path);
+        if (!path)
+                return -ENOMEM;
+
+        /* Cut one component at a time: "a/b/c" asks "a/b", then "a"; the
+         * root ("") is never asked. */
+        while ((slash = strrchr(path, '/'))) {
+                _cleanup_close_ int dfd = -1;
+
+                *slash = 0;
+
+                dfd = bw_cg_openat_beneath(root->bw_fd, path, O_PATH|O_DIRECTORY, true);
+                if (dfd < 0)
+                        return dfd;
+
+                r = read_quota_period(dfd, cg->layout, &quota, &period);
+                if (r == -ENOENT) {
+                        /* No bandwidth file: no limit at this level. If the
+                         * directory went away instead, cg went before it and
+                         * the check below says so. */
+                        quota = BW_QUOTA_MAX;
+                        continue;
+                }
+                if (r < 0)
+                        return r;
+                if (quota != BW_QUOTA_MAX)
+                        break;
+        }
+
+        r = cg_check_alive(cg);
+        if (r < 0)
+                return r;
+
+        if (quota == BW_QUOTA_MAX) {
+                *ret_quota_usec = BW_QUOTA_MAX;
+                if (ret_path)
+                        *ret_path = NULL;
+                return 0;
+        }
+
+        /* cpu.max's parser checked the period, the v1 one is a bare number. */
+        if (period < BW_PERIOD_MIN_USEC || period > BW_PERIOD_MAX_USEC)
+                return -ERANGE;
+
+        /* quota < 2^44 and period_usec <= 10^6: the product just fits 64
+         * bits; 128 bits make that nothing to check. The result is at most
+         * 1000 times the quota. */
+        quota = (uint64_t) ((u128) quota * period_usec / period);
+        *ret_quota_usec = quota < BW_QUOTA_MIN_USEC ? BW_QUOTA_MIN_USEC : quota;
+        if (ret_path)
+                *ret_path = TAKE_PTR(path);
+        return 1;
+}
+
 /* One write of one formatted value. No read-modify here: callers decide. */
 static int write_at(int dirfd, const char *name, const char *buf, int len) {
         _cleanup_close_ int fd = -1;

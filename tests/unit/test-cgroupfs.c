@@ -4,6 +4,7 @@
  * tests/unit/meson.build) so every write the library makes is recorded, and a
  * fake enforces the kernel's burst <= quota rule and can imitate the
  * pre-6.10 cpu.max bug that scales the burst down by 1000. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -1187,6 +1188,275 @@ static void test_vanished_local(void **state) {
         assert_int_equal(st.seen, 0xaaaaaaaa);
 }
 
+/* ---- ancestors -------------------------------------------------------- */
+
+#define LEAF "top.slice/mid.slice/leaf.service"
+
+/* Set DIR's limit ("" is the root): cpu.max in V2, cpu/DIR/cpu.cfs_* in v1. */
+static void put_limit(const char *t, enum bw_cg_layout layout, const char *dir, uint64_t quota, uint64_t period) {
+        const char *sep = dir[0] ? "/" : "";
+        char p[PATH_MAX], v[64];
+
+        if (layout == BW_CG_LAYOUT_V2) {
+                snprintf(p, sizeof(p), "%s%scpu.max", dir, sep);
+                if (quota == BW_QUOTA_MAX)
+                        snprintf(v, sizeof(v), "max %" PRIu64 "\n", period);
+                else
+                        snprintf(v, sizeof(v), "%" PRIu64 " %" PRIu64 "\n", quota, period);
+                tree_put(t, p, v);
+                return;
+        }
+
+        snprintf(p, sizeof(p), "cpu/%s%scpu.cfs_quota_us", dir, sep);
+        if (quota == BW_QUOTA_MAX)
+                snprintf(v, sizeof(v), "-1\n");
+        else
+                snprintf(v, sizeof(v), "%" PRIu64 "\n", quota);
+        tree_put(t, p, v);
+        snprintf(p, sizeof(p), "cpu/%s%scpu.cfs_period_us", dir, sep);
+        snprintf(v, sizeof(v), "%" PRIu64 "\n", period);
+        tree_put(t, p, v);
+}
+
+/* LEAF under two ancestors and the top-level solo.service, all at max; the
+ * root itself is limited to 10 ms / 100 ms, which must never count. */
+static char *tree_ancestors(enum bw_cg_layout layout) {
+        static const char *const dirs[] = { "top.slice", "top.slice/mid.slice", LEAF, "solo.service" };
+        char *t = tree_new();
+        char p[PATH_MAX];
+
+        if (layout == BW_CG_LAYOUT_V2)
+                tree_put(t, "cgroup.controllers", "cpu io memory pids\n");
+        else if (layout == BW_CG_LAYOUT_HYBRID)
+                tree_put(t, "unified/cgroup.procs", "");
+
+        put_limit(t, layout, "", 10000, 100000);
+        tree_put(t, layout == BW_CG_LAYOUT_V2 ? "cpu.stat" : "cpu/cpu.stat",
+                 layout == BW_CG_LAYOUT_V2 ? V2_STAT : V1_STAT);
+        for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
+                put_limit(t, layout, dirs[i], BW_QUOTA_MAX, 100000);
+                snprintf(p, sizeof(p), "%s%s/cpu.stat", layout == BW_CG_LAYOUT_V2 ? "" : "cpu/", dirs[i]);
+                tree_put(t, p, layout == BW_CG_LAYOUT_V2 ? V2_STAT : V1_STAT);
+        }
+        return t;
+}
+
+static const enum bw_cg_layout anc_layouts[] = {
+        BW_CG_LAYOUT_V2, BW_CG_LAYOUT_HYBRID, BW_CG_LAYOUT_V1,
+};
+
+/* Open fds of this process, to see that nothing stays open. */
+static unsigned count_fds(void) {
+        DIR *d = opendir("/proc/self/fd");
+        unsigned n = 0;
+
+        assert_non_null(d);
+        while (readdir(d))
+                n++;
+        closedir(d);
+        return n;
+}
+
+/* Call with sentinels, check that they stay on failure, return the result. */
+static int ancestor_quota(const struct bw_cg_root *root, const struct bw_cg *cg, uint64_t period,
+                          uint64_t *ret_quota, char **ret_path) {
+        char *path = (char *) "sentinel";
+        uint64_t quota = 4242;
+        int r;
+
+        r = bw_cg_read_ancestor_quota(root, cg, period, &quota, ret_path ? &path : NULL);
+        if (r < 0) {
+                assert_int_equal(quota, 4242);
+                assert_string_equal(path, "sentinel");
+        }
+        *ret_quota = quota;
+        if (ret_path)
+                *ret_path = r >= 0 ? path : NULL;
+        return r;
+}
+
+static void test_ancestor_quota(void **state) {
+        static const struct {
+                const char *name;
+                uint64_t top_quota, top_period, mid_quota, mid_period;
+                uint64_t period;        /* asked for */
+                int r;
+                uint64_t quota;
+                const char *path;
+        } cases[] = {
+                { "no ancestor limited", BW_QUOTA_MAX, 100000, BW_QUOTA_MAX, 100000,
+                  100000, 0, BW_QUOTA_MAX, NULL },
+                { "parent limited", BW_QUOTA_MAX, 100000, 50000, 100000,
+                  100000, 1, 50000, "top.slice/mid.slice" },
+                { "grandparent limited, parent at max", 30000, 100000, BW_QUOTA_MAX, 100000,
+                  100000, 1, 30000, "top.slice" },
+                { "both limited: the parent", 40000, 100000, 20000, 100000,
+                  100000, 1, 20000, "top.slice/mid.slice" },
+                /* v2 allows a child above its parent; the nearest still wins */
+                { "nearest, not tightest", 20000, 100000, 50000, 100000,
+                  100000, 1, 50000, "top.slice/mid.slice" },
+                { "scaled to a longer period", BW_QUOTA_MAX, 100000, 25000, 50000,
+                  100000, 1, 50000, "top.slice/mid.slice" },
+                { "scaled to a shorter period, rounded down", BW_QUOTA_MAX, 100000, 33333, 100000,
+                  10000, 1, 3333, "top.slice/mid.slice" },
+                { "grandparent scaled", 250000, 1000000, BW_QUOTA_MAX, 50000,
+                  100000, 1, 25000, "top.slice" },
+                { "exactly 1 ms", BW_QUOTA_MAX, 100000, 10000, 100000,
+                  10000, 1, 1000, "top.slice/mid.slice" },
+                { "below 1 ms: 1 ms", BW_QUOTA_MAX, 100000, 1500, 100000,
+                  10000, 1, 1000, "top.slice/mid.slice" },
+                { "1 ms period to 1 s", BW_QUOTA_MAX, 100000, 1000, 1000,
+                  1000000, 1, 1000000, "top.slice/mid.slice" },
+                { "kernel's largest quota, not capped", BW_QUOTA_MAX, 100000, BW_QUOTA_LIMIT_USEC, 1000,
+                  1000000, 1, BW_QUOTA_LIMIT_USEC * 1000, "top.slice/mid.slice" },
+        };
+
+        for (size_t l = 0; l < ELEMENTSOF(anc_layouts); l++)
+                for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                        enum bw_cg_layout layout = anc_layouts[l];
+                        _cleanup_tree_ char *t = tree_ancestors(layout);
+                        _cleanup_(rootp) struct bw_cg_root *root = NULL;
+                        _cleanup_(cgp) struct bw_cg *cg = NULL;
+                        _cleanup_free_ char *path = NULL;
+                        uint64_t quota;
+                        unsigned fds;
+
+                        print_message("# %s: %s\n", bw_cg_layout_to_string(layout), cases[i].name);
+                        put_limit(t, layout, "top.slice", cases[i].top_quota, cases[i].top_period);
+                        put_limit(t, layout, "top.slice/mid.slice", cases[i].mid_quota, cases[i].mid_period);
+                        assert_int_equal(bw_cg_root_open_dir(t, &root), 0);
+                        assert_int_equal(root->layout, layout);
+                        assert_int_equal(bw_cg_open(root, LEAF, &cg), 0);
+
+                        fds = count_fds();
+                        assert_int_equal(ancestor_quota(root, cg, cases[i].period, &quota, &path), cases[i].r);
+                        assert_int_equal(count_fds(), fds);
+                        assert_int_equal(quota, cases[i].quota);
+                        if (cases[i].path)
+                                assert_string_equal(path, cases[i].path);
+                        else
+                                assert_null(path);
+
+                        /* Without ret_path: the same answer. */
+                        assert_int_equal(ancestor_quota(root, cg, cases[i].period, &quota, NULL), cases[i].r);
+                        assert_int_equal(quota, cases[i].quota);
+                }
+}
+
+/* The root is not consulted: limited in every tree here, it never counts. */
+static void test_ancestor_quota_top_level(void **state) {
+        for (size_t l = 0; l < ELEMENTSOF(anc_layouts); l++) {
+                enum bw_cg_layout layout = anc_layouts[l];
+                _cleanup_tree_ char *t = tree_ancestors(layout);
+                _cleanup_(rootp) struct bw_cg_root *root = NULL;
+                _cleanup_(cgp) struct bw_cg *solo = NULL, *top = NULL, *self = NULL;
+                _cleanup_free_ char *path = NULL;
+                uint64_t quota;
+
+                print_message("# %s\n", bw_cg_layout_to_string(layout));
+                put_limit(t, layout, "top.slice", 20000, 100000);
+                assert_int_equal(bw_cg_root_open_dir(t, &root), 0);
+
+                /* A top-level cgroup has no ancestors. */
+                assert_int_equal(bw_cg_open(root, "solo.service", &solo), 0);
+                assert_int_equal(ancestor_quota(root, solo, 100000, &quota, &path), 0);
+                assert_true(quota == BW_QUOTA_MAX);
+                assert_null(path);
+                assert_int_equal(bw_cg_open(root, "/top.slice", &top), 0);
+                assert_int_equal(ancestor_quota(root, top, 100000, &quota, &path), 0);
+                assert_true(quota == BW_QUOTA_MAX);
+
+                /* The root opened as a cgroup (a v1 root has bandwidth
+                 * files, this v2 one too): no ancestors either. */
+                assert_int_equal(bw_cg_open(root, "", &self), 0);
+                assert_int_equal(ancestor_quota(root, self, 100000, &quota, &path), 0);
+                assert_true(quota == BW_QUOTA_MAX);
+                assert_null(path);
+        }
+}
+
+static void test_ancestor_quota_errors(void **state) {
+        for (size_t l = 0; l < ELEMENTSOF(anc_layouts); l++) {
+                enum bw_cg_layout layout = anc_layouts[l];
+                const char *pre = layout == BW_CG_LAYOUT_V2 ? "" : "cpu/";
+                _cleanup_tree_ char *t = tree_ancestors(layout);
+                _cleanup_tree_ char *other = tree_ancestors(layout == BW_CG_LAYOUT_V2 ?
+                                                            BW_CG_LAYOUT_HYBRID : BW_CG_LAYOUT_V2);
+                _cleanup_(rootp) struct bw_cg_root *root = NULL, *root_other = NULL;
+                _cleanup_(cgp) struct bw_cg *cg = NULL;
+                char p[PATH_MAX], q[PATH_MAX];
+                uint64_t quota;
+
+                print_message("# %s\n", bw_cg_layout_to_string(layout));
+                put_limit(t, layout, "top.slice", 20000, 100000);
+                assert_int_equal(bw_cg_root_open_dir(t, &root), 0);
+                assert_int_equal(bw_cg_root_open_dir(other, &root_other), 0);
+                assert_int_equal(bw_cg_open(root, LEAF, &cg), 0);
+
+                assert_int_equal(ancestor_quota(NULL, cg, 100000, &quota, NULL), -EINVAL);
+                assert_int_equal(ancestor_quota(root, NULL, 100000, &quota, NULL), -EINVAL);
+                assert_int_equal(bw_cg_read_ancestor_quota(root, cg, 100000, NULL, NULL), -EINVAL);
+                assert_int_equal(ancestor_quota(root, cg, 999, &quota, NULL), -EINVAL);
+                assert_int_equal(ancestor_quota(root, cg, 1000001, &quota, NULL), -EINVAL);
+                assert_int_equal(ancestor_quota(root, cg, 0, &quota, NULL), -EINVAL);
+                assert_int_equal(ancestor_quota(root_other, cg, 100000, &quota, NULL), -EINVAL);
+                assert_int_equal(ancestor_quota(root, cg, 100000, &quota, NULL), 1);
+                assert_int_equal(quota, 20000);
+
+                /* An ancestor without its bandwidth file: no limit there. */
+                snprintf(p, sizeof(p), "%s/%stop.slice/%s", t, pre,
+                         layout == BW_CG_LAYOUT_V2 ? "cpu.max" : "cpu.cfs_quota_us");
+                assert_int_equal(unlink(p), 0);
+                assert_int_equal(ancestor_quota(root, cg, 100000, &quota, NULL), 0);
+                assert_true(quota == BW_QUOTA_MAX);
+                put_limit(t, layout, "top.slice", 20000, 100000);
+
+                /* Garbage in the nearest limited ancestor's files. */
+                if (layout == BW_CG_LAYOUT_V2) {
+                        tree_put(t, "top.slice/mid.slice/cpu.max", "fifty 100000\n");
+                        assert_int_equal(ancestor_quota(root, cg, 100000, &quota, NULL), -EINVAL);
+                        tree_put(t, "top.slice/mid.slice/cpu.max", "50000 0\n");
+                        assert_int_equal(ancestor_quota(root, cg, 100000, &quota, NULL), -ERANGE);
+                } else {
+                        tree_put(t, "cpu/top.slice/mid.slice/cpu.cfs_quota_us", "-2\n");
+                        assert_int_equal(ancestor_quota(root, cg, 100000, &quota, NULL), -EINVAL);
+                        tree_put(t, "cpu/top.slice/mid.slice/cpu.cfs_quota_us", "50000\n");
+                        tree_put(t, "cpu/top.slice/mid.slice/cpu.cfs_period_us", "0\n");
+                        assert_int_equal(ancestor_quota(root, cg, 100000, &quota, NULL), -ERANGE);
+                        tree_put(t, "cpu/top.slice/mid.slice/cpu.cfs_period_us", "1000001\n");
+                        assert_int_equal(ancestor_quota(root, cg, 100000, &quota, NULL), -ERANGE);
+                }
+                put_limit(t, layout, "top.slice/mid.slice", BW_QUOTA_MAX, 100000);
+                assert_int_equal(ancestor_quota(root, cg, 100000, &quota, NULL), 1);
+
+                /* An ancestor replaced by a symlink (to where it went) after
+                 * the open: the walk refuses it, inside the tree or not. */
+                snprintf(p, sizeof(p), "%s/%stop.slice", t, pre);
+                snprintf(q, sizeof(q), "%s/%sreal.slice", t, pre);
+                assert_int_equal(rename(p, q), 0);
+                assert_int_equal(symlink("real.slice", p), 0);
+                assert_int_equal(ancestor_quota(root, cg, 100000, &quota, NULL), -ELOOP);
+                assert_int_equal(unlink(p), 0);
+                snprintf(q, sizeof(q), "%s/%stop.slice", other, layout == BW_CG_LAYOUT_V2 ? "cpu/" : "");
+                assert_int_equal(symlink(q, p), 0);
+                assert_int_equal(ancestor_quota(root, cg, 100000, &quota, NULL), -ELOOP);
+                assert_int_equal(unlink(p), 0);
+                snprintf(q, sizeof(q), "%s/%sreal.slice", t, pre);
+                assert_int_equal(rename(q, p), 0);
+                assert_int_equal(ancestor_quota(root, cg, 100000, &quota, NULL), 1);
+
+                /* The cgroup itself vanished, its ancestors did not. */
+                snprintf(p, sizeof(p), "%s" LEAF, pre);
+                vanish(t, p);
+                assert_true(bw_cg_error_is_vanished(ancestor_quota(root, cg, 100000, &quota, NULL)));
+
+                /* An ancestor vanished too. */
+                snprintf(p, sizeof(p), "%stop.slice/mid.slice", pre);
+                vanish(t, p);
+                assert_true(bw_cg_error_is_vanished(ancestor_quota(root, cg, 100000, &quota, NULL)));
+        }
+}
+
 /* ---- writes ------------------------------------------------------------ */
 
 static const char *const v2_files[] = { CG "/cpu.max", CG "/cpu.max.burst" };
@@ -1500,6 +1770,9 @@ int main(void) {
                 cmocka_unit_test(test_read_local_bad),
                 cmocka_unit_test(test_vanished),
                 cmocka_unit_test(test_vanished_local),
+                cmocka_unit_test(test_ancestor_quota),
+                cmocka_unit_test(test_ancestor_quota_top_level),
+                cmocka_unit_test(test_ancestor_quota_errors),
                 cmocka_unit_test(test_write_unchanged),
                 cmocka_unit_test(test_write_changed_once),
                 cmocka_unit_test(test_write_order_v2),
