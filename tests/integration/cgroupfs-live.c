@@ -5,6 +5,10 @@
  * burst/quota changes in both directions are ordered so the kernel never
  * answers EINVAL. Creates bwgov-test-live-<pid> in the bandwidth tree (and
  * its v2 twin on a hybrid host) and removes them on every exit path.
+ * Then, in bwgov-test-<pid>-p/bwgov-test-<pid>-c (bandwidth tree only): the
+ * child reads its parent's quota through bw_cg_read_ancestor_quota(), and,
+ * where the kernel has cpu.stat.local, a busy loop in the child shows up in
+ * local_throttled_usec while the child's own limit throttles nothing.
  * Exit: 0 pass, 1 fail, 77 skip. */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,27 +32,40 @@
 /* Everything cleanup() needs, prepared before anything is created so the
  * signal path only makes async-signal-safe calls. */
 static struct {
-        pid_t child;
+        pid_t child, anc_busy;
         char bw_dir[PATH_MAX];
         char v2_dir[PATH_MAX];
-        bool bw_made, v2_made;
-} live = { .child = -1 };
+        char anc_parent[PATH_MAX];      /* bwgov-test-<pid>-p */
+        char anc_child[PATH_MAX];       /* bwgov-test-<pid>-p/bwgov-test-<pid>-c */
+        bool bw_made, v2_made, anc_parent_made, anc_child_made;
+} live = { .child = -1, .anc_busy = -1 };
+
+static void reap(pid_t *pid) {
+        if (*pid > 0) {
+                kill(*pid, SIGKILL);
+                waitpid(*pid, NULL, 0);
+                *pid = -1;
+        }
+}
+
+static void try_rmdir(const char *dir, bool *made) {
+        if (*made && (rmdir(dir) == 0 || errno == ENOENT))
+                *made = false;
+}
 
 static void cleanup(void) {
-        if (live.child > 0) {
-                kill(live.child, SIGKILL);
-                waitpid(live.child, NULL, 0);
-                live.child = -1;
-        }
-        /* The cgroup stays busy for a moment after its last task is reaped. */
-        for (int i = 0; i < 100 && (live.bw_made || live.v2_made); i++) {
+        reap(&live.child);
+        reap(&live.anc_busy);
+        /* The cgroup stays busy for a moment after its last task is reaped;
+         * a child directory goes before its parent. */
+        for (int i = 0; i < 100 && (live.bw_made || live.v2_made || live.anc_child_made || live.anc_parent_made); i++) {
                 struct timespec ts = { .tv_nsec = 10 * 1000 * 1000 };
 
-                if (live.bw_made && (rmdir(live.bw_dir) == 0 || errno == ENOENT))
-                        live.bw_made = false;
-                if (live.v2_made && (rmdir(live.v2_dir) == 0 || errno == ENOENT))
-                        live.v2_made = false;
-                if (live.bw_made || live.v2_made)
+                try_rmdir(live.bw_dir, &live.bw_made);
+                try_rmdir(live.v2_dir, &live.v2_made);
+                try_rmdir(live.anc_child, &live.anc_child_made);
+                try_rmdir(live.anc_parent, &live.anc_parent_made);
+                if (live.bw_made || live.v2_made || live.anc_child_made || live.anc_parent_made)
                         nanosleep(&ts, NULL);
         }
 }
@@ -231,6 +248,126 @@ static int apply(struct bw_cg *cg, const char *dir, const struct bw_bandwidth *t
         if (!kernel_holds(cg->layout, dir, t))
                 return -EBADMSG;
         return r;
+}
+
+/* Set DIR's quota (BW_QUOTA_MAX for none) at a 100 ms period, by hand. */
+static int set_quota(enum bw_cg_layout layout, const char *dir, uint64_t quota) {
+        char v[64];
+        int r;
+
+        if (layout == BW_CG_LAYOUT_V2) {
+                if (quota == BW_QUOTA_MAX)
+                        snprintf(v, sizeof(v), "max 100000\n");
+                else
+                        snprintf(v, sizeof(v), "%" PRIu64 " 100000\n", quota);
+                return write_str(dir, "cpu.max", v);
+        }
+
+        r = write_str(dir, "cpu.cfs_period_us", "100000\n");
+        if (r < 0)
+                return r;
+        if (quota == BW_QUOTA_MAX)
+                snprintf(v, sizeof(v), "-1\n");
+        else
+                snprintf(v, sizeof(v), "%" PRIu64 "\n", quota);
+        return write_str(dir, "cpu.cfs_quota_us", v);
+}
+
+/* A parent with a quota and a child without one: the child sees the parent's
+ * quota as its nearest limited ancestor's, and the time the parent's limit
+ * throttles the child's busy loop in cpu.stat.local. Returns 0 or -1. */
+static int check_ancestors(const struct bw_cg_root *root) {
+        _cleanup_free_ char *parent = NULL, *child = NULL, *path = NULL;
+        struct bw_cg *cg = NULL;
+        struct bw_cpu_stat st;
+        uint64_t quota;
+        char val[32];
+        int rc = -1, r;
+
+        if (asprintf(&parent, "bwgov-test-%d-p", (int) getpid()) < 0 ||
+            asprintf(&child, "%s/bwgov-test-%d-c", parent, (int) getpid()) < 0)
+                return -1;
+        snprintf(live.anc_parent, sizeof(live.anc_parent), "%s/%s", root->bw_path, parent);
+        snprintf(live.anc_child, sizeof(live.anc_child), "%s/%s", root->bw_path, child);
+
+        CHECK(mkdir(live.anc_parent, 0755) == 0, "mkdir %s: %s", live.anc_parent, strerror(errno));
+        live.anc_parent_made = true;
+        if (root->layout == BW_CG_LAYOUT_V2) {
+                r = write_str(live.anc_parent, "cgroup.subtree_control", "+cpu\n");
+                CHECK(r == 0, "enable cpu below %s: %s", live.anc_parent, strerror(-r));
+        }
+        CHECK(mkdir(live.anc_child, 0755) == 0, "mkdir %s: %s", live.anc_child, strerror(errno));
+        live.anc_child_made = true;
+
+        r = set_quota(root->layout, live.anc_parent, 20000);
+        CHECK(r == 0, "parent quota: %s", strerror(-r));
+
+        r = bw_cg_open(root, child, &cg);
+        CHECK(r == 0, "bw_cg_open %s: %s", child, strerror(-r));
+
+        r = bw_cg_read_ancestor_quota(root, cg, 100000, &quota, &path);
+        printf("ancestor quota of %s: %d, %" PRIu64 " us per 100 ms, from %s\n",
+               child, r, quota, path ? path : "-");
+        CHECK(r == 1, "bw_cg_read_ancestor_quota: %d", r);
+        CHECK(quota == 20000, "quota %" PRIu64, quota);
+        CHECK(path && strcmp(path, parent) == 0, "path %s", path ? path : "NULL");
+        r = bw_cg_read_ancestor_quota(root, cg, 50000, &quota, NULL);
+        CHECK(r == 1 && quota == 10000, "scaled to 50 ms: %d, %" PRIu64, r, quota);
+
+        /* The parent at max: nothing above is limited (the root is not asked). */
+        r = set_quota(root->layout, live.anc_parent, BW_QUOTA_MAX);
+        CHECK(r == 0, "parent to max: %s", strerror(-r));
+        free(path);
+        path = NULL;
+        r = bw_cg_read_ancestor_quota(root, cg, 100000, &quota, &path);
+        CHECK(r == 0 && quota == BW_QUOTA_MAX && !path, "parent at max: %d", r);
+        r = set_quota(root->layout, live.anc_parent, 20000);
+        CHECK(r == 0, "parent quota: %s", strerror(-r));
+
+        if (cg->local_fd < 0)
+                printf("no cpu.stat.local in %s: local_throttled_usec not tested\n", root->bw_path);
+        else {
+                live.anc_busy = fork();
+                CHECK(live.anc_busy >= 0, "fork: %s", strerror(errno));
+                if (live.anc_busy == 0) {
+                        prctl(PR_SET_PDEATHSIG, SIGKILL);
+                        for (volatile unsigned long i = 0;; i++)
+                                ;
+                }
+                snprintf(val, sizeof(val), "%d\n", (int) live.anc_busy);
+                r = write_str(live.anc_child, "cgroup.procs", val);
+                CHECK(r == 0, "move busy loop into %s: %s", live.anc_child, strerror(-r));
+                sleep_ms(500);
+
+                r = bw_cg_read_stat(cg, &st);
+                CHECK(r == 0, "bw_cg_read_stat: %s", strerror(-r));
+                printf("child under a 20 %% parent for 0.5 s: own limit throttled %" PRIu64 " us, "
+                       "cpu.stat.local %" PRIu64 " us\n", st.throttled_usec, st.local_throttled_usec);
+                CHECK(st.seen & BW_CPUSTAT_LOCAL_THROTTLED, "cpu.stat.local not read");
+                CHECK(st.local_throttled_usec > 0, "the parent's limit did not show");
+                CHECK(!(st.seen & BW_CPUSTAT_THROTTLED) || st.throttled_usec == 0,
+                      "the child's own (max) limit throttled it");
+                reap(&live.anc_busy);
+        }
+
+        /* The child removed under the open handle: vanished, not the
+         * parent's quota. */
+        for (int i = 0; i < 100 && live.anc_child_made; i++) {
+                try_rmdir(live.anc_child, &live.anc_child_made);
+                if (live.anc_child_made)
+                        sleep_ms(10);
+        }
+        CHECK(!live.anc_child_made, "rmdir %s: %s", live.anc_child, strerror(errno));
+        r = bw_cg_read_ancestor_quota(root, cg, 100000, &quota, NULL);
+        CHECK(bw_cg_error_is_vanished(r), "removed child: %d", r);
+        r = bw_cg_read_stat(cg, &st);
+        CHECK(bw_cg_error_is_vanished(r), "removed child, stat: %d", r);
+
+        rc = 0;
+
+finish:
+        bw_cg_free(cg);
+        return rc;
 }
 
 int main(void) {
@@ -424,6 +561,9 @@ int main(void) {
                 t = seq[ELEMENTSOF(seq) - 1];
                 CHECK(kernel_holds(cg->layout, live.bw_dir, &t) || naive == 0, "kernel state changed");
         }
+
+        r = check_ancestors(root);
+        CHECK(r == 0, "ancestor quota and cpu.stat.local");
 
         printf("PASS\n");
         rc = EXIT_SUCCESS;
