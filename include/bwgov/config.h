@@ -83,6 +83,8 @@ struct bw_global_config {
         enum bw_kernel_check kernel_check;   /* KernelCheck=, default warn */
         bool restore_on_exit;                /* RestoreOnExit=, default yes */
         uint64_t history_size;               /* HistorySize=, decisions kept per unit, default 256, [1, 65536] */
+        uint64_t active_interval_usec;       /* ActiveInterval=, sampling of groups spending credit,
+                                              * default 250ms, [100ms, 1h] */
 };
 
 /* [Bandwidth] in <unit>.d drop-ins. has_* tells whether a key was set. */
@@ -103,6 +105,7 @@ struct bw_unit_config {
         uint64_t target_pressure;            /* TargetPressure=, µs/s PSI full tolerated, default 5% */
         int64_t priority;                    /* Priority=, [-1000, 1000], default 0; lower is shed first */
         uint64_t interval_usec;              /* Interval=, [100ms, 1h]; 0 = unset: global Interval= */
+        uint64_t active_interval_usec;       /* ActiveInterval=, [100ms, 1h]; 0 = unset: global ActiveInterval= */
         /* Where CPUQuota= came from, for messages: "file:line" of the winning
          * assignment (NULL when unset). */
         char *cpu_quota_source;
@@ -162,6 +165,9 @@ const struct bw_unit_config *bw_config_find_unit(const struct bw_config *c, cons
 /* Effective per-unit values after defaults (global Mode=, Interval=). */
 enum bw_mode bw_unit_mode(const struct bw_config *c, const struct bw_unit_config *u);
 uint64_t bw_unit_interval_usec(const struct bw_config *c, const struct bw_unit_config *u);
+/* ActiveInterval= of the unit, else the global one, never above the unit's
+ * Interval=. */
+uint64_t bw_unit_active_interval_usec(const struct bw_config *c, const struct bw_unit_config *u);
 
 /* Every key the parser accepts, as "Section.Key", NULL-terminated; used by the
  * test that checks the man page documents them all. */

@@ -18,14 +18,15 @@
  *             (write-ahead), so a crash between the write and the next save
  *             still recognises the kernel's value as ours and never adopts a
  *             boosted value as the baseline;
- *   credit    the budget bucket, CPU-µs.
+ *   credit    the budget bucket, CPU-µs, and any debt (usage beyond the
+ *             bucket not yet repaid; optional, 0 when absent).
  *
  * File format (schema_version 1):
  *   {"schema_version": 1, "units": {"web.slice": {"cgroup": "web.slice",
  *     "baseline": {"quota_usec": 50000 | null (max), "period_usec": 100000,
  *                  "burst_usec": 0, "has_burst": true},
  *     "written": {...} | null, "pending": {...} | null,
- *     "credit_usec": 30000000, "paused": false}}}
+ *     "credit_usec": 30000000, "debt_usec": 0, "paused": false}}}
  */
 
 struct bw_state_unit {
@@ -37,6 +38,7 @@ struct bw_state_unit {
         bool has_pending;
         struct bw_bandwidth pending;
         uint64_t credit_usec;
+        uint64_t debt_usec;
         bool paused;
         /* Not serialised: the pending intent is in the file already (set
          * by the caller after a successful save, cleared when it changes). */

@@ -16,6 +16,7 @@
 #include "config.h"
 
 #include "bwgov/macro.h"
+#include "bwgov/policy.h"
 #include "format.h"
 #include "table.h"
 #include "varlink-client.h"
@@ -313,25 +314,27 @@ static void print_bandwidth(json_t *bw) {
         printf("\n");
 }
 
+/* The daemon's word for what the unit is doing (see "state" in
+ * bwgovctl(1)), with a colour for tables. */
 static const char *unit_state(json_t *u, const char **ret_colour) {
-        if (!jbool(u, "present")) {
-                *ret_colour = ANSI_GREY;
-                return "absent";
-        }
-        if (jbool(u, "paused")) {
-                *ret_colour = ANSI_YELLOW;
-                return "paused";
-        }
-        if (!jbool(u, "adopted")) {
-                *ret_colour = NULL;
-                return "new";
-        }
-        if (jbool(u, "boosted")) {
-                *ret_colour = ANSI_GREEN;
-                return "boosted";
-        }
+        static const struct {
+                const char *state, *colour;
+        } colours[] = {
+                { "absent",    ANSI_GREY   },
+                { "paused",    ANSI_YELLOW },
+                { "exhausted", ANSI_YELLOW },
+                { "spending",  ANSI_GREEN  },
+                { "resting",   ANSI_GREEN  },
+        };
+        const char *state = jstr(u, "state");
+
         *ret_colour = NULL;
-        return "baseline";
+        if (!state)
+                return "?";
+        for (size_t i = 0; i < ELEMENTSOF(colours); i++)
+                if (strcmp(colours[i].state, state) == 0)
+                        *ret_colour = colours[i].colour;
+        return state;
 }
 
 static void fmt_credit(char *buf, json_t *u) {
@@ -367,8 +370,9 @@ static int print_status(const struct options *o, json_t *st, json_t *units) {
                 printf("Governor: interval %s, default mode %s\n", fmt_span(a, ju64(st, "interval_usec")),
                        strq(jstr(st, "mode")));
                 if (ju64(st, "host_pressure_limit") > 0)
-                        printf("Host:     CPU pressure %s, limit %s\n", fmt_rate(a, ju64(st, "host_pressure_rate")),
-                               fmt_rate(b, ju64(st, "host_pressure_limit")));
+                        printf("Host:     CPU pressure %s, limit %s%s\n", fmt_rate(a, ju64(st, "host_pressure_rate")),
+                               fmt_rate(b, ju64(st, "host_pressure_limit")),
+                               jbool(st, "host_over_limit") ? ": over, headroom in use is withdrawn" : "");
                 else
                         printf("Host:     CPU pressure %s, no limit\n", fmt_rate(a, ju64(st, "host_pressure_rate")));
                 printf("Reloads:  %" PRIu64 ", %" PRIu64 " rejected\n", ju64(st, "reloads"), ju64(st, "reload_failures"));
@@ -453,6 +457,39 @@ static const struct verb_info info_show = {
 
 #define LABEL "%13s "
 
+/* "spending 0.50 CPU (earning 0.00), empty in 8.0s at the 10 s average",
+ * "debt 12ms". Nothing before the first decision. */
+static void print_credit_lines(json_t *c) {
+        char a[FMT_MAX], b[FMT_MAX], d[FMT_MAX];
+
+        if (!json_is_object(c))
+                return;
+        if (ju64(c, "debt_usec") > 0)
+                printf(LABEL "in debt by %s (repaid before any credit counts)\n", "",
+                       fmt_span(a, ju64(c, "debt_usec")));
+        printf(LABEL "earning %s, spending %s (%s on average)", "", fmt_cpus(a, ju64(c, "earn_rate")),
+               fmt_cpus(b, ju64(c, "spend_rate")), fmt_cpus(d, ju64(c, "spend_avg")));
+        if (jhas(c, "time_to_empty_usec"))
+                printf(", down to its reserve in %s", fmt_span(a, ju64(c, "time_to_empty_usec")));
+        printf("\n");
+        printf(LABEL "%s held in reserve%s\n", "", fmt_span(a, ju64(c, "reserve_usec")),
+               jbool(c, "exhausted") ? "; exhausted: at the baseline until a quarter of CreditMax= is back" : "");
+}
+
+/* "0.50 CPU above the baseline (level 4 of 4, the most there is now), next sample in 1s" */
+static void print_headroom_line(json_t *h, uint64_t period_usec) {
+        char a[FMT_MAX], b[FMT_MAX], c[FMT_MAX];
+
+        if (!json_is_object(h) || period_usec == 0)
+                return;
+        printf(LABEL "%s above the baseline (level %" PRIu64 " of %" PRIu64 "; up to %s now), %s, next sample in %s\n",
+               "Headroom:",
+               fmt_cpus(a, ju64(h, "headroom_usec") * USEC_PER_SEC / period_usec),
+               ju64(h, "level"), ju64(h, "levels"),
+               fmt_cpus(b, ju64(h, "headroom_max_usec") * USEC_PER_SEC / period_usec),
+               jbool(h, "active") ? "active" : "idle", fmt_span(c, ju64(h, "next_sample_usec")));
+}
+
 static void print_show(const struct options *o, json_t *p) {
         json_t *u = json_object_get(p, "unit"), *cfg = json_object_get(p, "config"), *lim = json_object_get(p, "limits");
         json_t *cnt = json_object_get(p, "counters"), *stat = json_object_get(p, "stat");
@@ -475,6 +512,8 @@ static void print_show(const struct options *o, json_t *p) {
                        fmt_span(b, ju64(lim, "burst_limit_usec")));
         fmt_credit(a, u);
         printf(LABEL "%s\n", "Credit:", a);
+        print_credit_lines(json_object_get(p, "credit"));
+        print_headroom_line(json_object_get(p, "headroom"), ju64(json_object_get(u, "baseline"), "period_usec"));
         printf(LABEL "%s, %" PRIu64 " decisions\n", "Last rule:", jhas(u, "rule") ? jstr(u, "rule") : "none yet",
                ju64(u, "ticks"));
 
@@ -483,10 +522,11 @@ static void print_show(const struct options *o, json_t *p) {
                jhas(cfg, "cpu_quota_max") ? fmt_percent(b, ju64(cfg, "cpu_quota_max")) : "(2 x baseline)",
                jhas(cfg, "cpu_burst_max_usec") ? fmt_span(c, ju64(cfg, "cpu_burst_max_usec")) : "(the quota)",
                fmt_span(d, ju64(cfg, "credit_max_usec")));
-        printf(LABEL "TargetThrottle=%s TargetPressure=%s Priority=%" PRIi64 " Interval=%s\n", "",
+        printf(LABEL "TargetThrottle=%s TargetPressure=%s Priority=%" PRIi64 "\n", "",
                fmt_percent(a, ju64(cfg, "target_throttle")), fmt_percent(b, ju64(cfg, "target_pressure")),
-               (int64_t) json_integer_value(json_object_get(cfg, "priority")),
-               fmt_span(c, ju64(cfg, "interval_usec")));
+               (int64_t) json_integer_value(json_object_get(cfg, "priority")));
+        printf(LABEL "Interval=%s ActiveInterval=%s\n", "", fmt_span(a, ju64(cfg, "interval_usec")),
+               fmt_span(b, ju64(cfg, "active_interval_usec")));
 
         if (json_is_object(stat)) {
                 printf(LABEL, "CPU:");
@@ -494,6 +534,10 @@ static void print_show(const struct options *o, json_t *p) {
                         printf("%s used, ", fmt_span(a, ju64(stat, "usage_usec")));
                 printf("throttled %s in %" PRIu64 " of %" PRIu64 " periods", fmt_span(b, ju64(stat, "throttled_usec")),
                        ju64(stat, "nr_throttled"), ju64(stat, "nr_periods"));
+                if (jhas(stat, "local_throttled_usec") &&
+                    ju64(stat, "local_throttled_usec") > ju64(stat, "throttled_usec"))
+                        printf(", %s more by an ancestor's limit",
+                               fmt_span(c, ju64(stat, "local_throttled_usec") - ju64(stat, "throttled_usec")));
                 if (jhas(stat, "nr_bursts"))
                         printf(", %" PRIu64 " bursts", ju64(stat, "nr_bursts"));
                 printf("\n");
@@ -504,7 +548,7 @@ static void print_show(const struct options *o, json_t *p) {
         printf(LABEL "%" PRIu64 " applied, %" PRIu64 " external changes adopted\n", "Decisions:",
                ju64(cnt, "decisions_applied"), ju64(cnt, "external_changes"));
         if (ju64(p, "shed_permille") > 0)
-                printf(LABEL "%" PRIu64 ".%" PRIu64 "%% of the boost withdrawn for host pressure\n", "Shed:",
+                printf(LABEL "%" PRIu64 ".%" PRIu64 "%% of the headroom in use withdrawn for host pressure\n", "Shed:",
                        ju64(p, "shed_permille") / 10, ju64(p, "shed_permille") % 10);
         printf(LABEL "%" PRIu64 " of %" PRIu64 " entries\n", "History:", ju64(p, "history_entries"),
                ju64(p, "history_capacity"));
@@ -540,34 +584,15 @@ static const struct verb_info info_explain = {
         "explain", TAKES_UNIT, "Explain the latest decision for a unit: what it saw, the rule, what it did",
 };
 
-static const char *rule_words(const char *rule) {
-        static const struct {
-                const char *rule, *words;
-        } table[] = {
-                { "prime",            "first sample: nothing to compare with yet" },
-                { "reset",            "the counters went backwards (the cgroup was recreated): started over" },
-                { "too-soon",         "samples under 50ms apart: this one was ignored" },
-                { "mode-off",         "mode off: the baseline holds" },
-                { "unlimited",        "the baseline quota is \"max\": nothing to govern" },
-                { "clamp",            "the current value was outside what the mode and limits allow" },
-                { "hold-off",         "within the hold-off after the last change: no change yet" },
-                { "steady",           "nothing to do" },
-                { "dead-band",        "the change would have been under 5%: not worth a write" },
-                { "raise-throttle",   "throttled above the target: quota raised" },
-                { "raise-pressure",   "CPU pressure (full) above the target while throttled: quota raised" },
-                { "raise-burst",      "throttled in bursts: burst raised" },
-                { "at-limit",         "throttled, but quota and burst are at their limits" },
-                { "decay",            "calm: lowered toward the baseline" },
-                { "credit-limit",     "the boost was cut to what the credit can pay for" },
-                { "credit-exhausted", "credit spent: back to the baseline until it refills" },
-                { "host-shed",        "the host's CPU pressure is over its limit: part of the boost withdrawn" },
-                { "host-hold",        "throttled, but the host's CPU pressure is over its limit: no raise" },
-        };
+/* The daemon says what its rule means; an older daemon may not, then the
+ * library's table does. */
+static const char *rule_words(json_t *d, const char *rule) {
+        const char *w = jstr(d, "description");
 
-        for (size_t i = 0; rule && i < ELEMENTSOF(table); i++)
-                if (strcmp(table[i].rule, rule) == 0)
-                        return table[i].words;
-        return "no description for this rule";
+        if (w)
+                return w;
+        w = bw_rule_description(bw_rule_from_string(rule));
+        return w ? w : "no description for this rule";
 }
 
 static uint64_t now_realtime_usec(void) {
@@ -584,7 +609,7 @@ static bool bw_equal(json_t *a, json_t *b) {
 
 static void print_explain(const struct options *o, json_t *p) {
         json_t *d = json_object_get(p, "decision"), *in, *old, *target;
-        char a[FMT_MAX], b[FMT_MAX], c[FMT_MAX], e[FMT_MAX];
+        char a[FMT_MAX], b[FMT_MAX], c[FMT_MAX], e[FMT_MAX], f[FMT_MAX];
         uint64_t now = now_realtime_usec(), t;
         const char *rule;
 
@@ -602,7 +627,7 @@ static void print_explain(const struct options *o, json_t *p) {
 
         printf(LABEL "%s%s%s, %s ago\n", "Decision:", o->colour ? ANSI_BOLD : "", strq(rule),
                o->colour ? ANSI_RESET : "", fmt_span(a, now > t ? now - t : 0));
-        printf(LABEL "%s\n", "Because:", rule_words(rule));
+        printf(LABEL "%s\n", "Because:", rule_words(d, rule));
 
         printf(LABEL, "Outcome:");
         if (!jbool(d, "would_change"))
@@ -620,24 +645,45 @@ static void print_explain(const struct options *o, json_t *p) {
                         printf(" (not written: the write failed or was not needed)\n");
         }
         if (jbool(d, "emergency"))
-                printf(LABEL "an emergency decrease: hold-off and dead band skipped\n", "");
+                printf(LABEL "a decrease for safety: no hold-off\n", "");
 
         printf(LABEL "over the last %s:\n", "Inputs:", fmt_span(a, ju64(in, "dt_usec")));
         printf(LABEL "usage %s\n", "", fmt_cpus(a, ju64(in, "usage_rate")));
         printf(LABEL "throttled %s (target %s), in %" PRIu64 " of %" PRIu64 " periods\n", "",
                fmt_rate(a, ju64(in, "throttle_rate")), fmt_rate(b, ju64(d, "target_throttle")),
                ju64(in, "d_nr_throttled"), ju64(in, "d_nr_periods"));
+        if (ju64(in, "ancestor_throttle_rate") > 0)
+                printf(LABEL "throttled %s more by an ancestor's limit (more quota here would not help)\n", "",
+                       fmt_rate(a, ju64(in, "ancestor_throttle_rate")));
         printf(LABEL "pressure (full) %s (target %s)\n", "", fmt_rate(a, ju64(in, "pressure_rate")),
                fmt_rate(b, ju64(d, "target_pressure")));
         printf(LABEL "%" PRIu64 " bursts\n", "", ju64(in, "d_nr_bursts"));
-        printf(LABEL "credit %s -> %s of %s\n", "", fmt_span(a, ju64(in, "credit_before_usec")),
-               fmt_span(b, ju64(in, "credit_after_usec")), fmt_span(c, ju64(d, "credit_max_usec")));
+        printf(LABEL "credit %s -> %s of %s, earning %s, spending %s%s\n", "",
+               fmt_span(a, ju64(in, "credit_before_usec")), fmt_span(b, ju64(in, "credit_after_usec")),
+               fmt_span(c, ju64(d, "credit_max_usec")), fmt_cpus(e, ju64(in, "earn_rate")),
+               fmt_cpus(f, ju64(in, "spend_rate")), jbool(in, "active") ? " (active)" : "");
+        if (ju64(in, "debt_usec") > 0)
+                printf(LABEL "in debt by %s\n", "", fmt_span(a, ju64(in, "debt_usec")));
         if (!jhas(old, "quota_usec"))
                 printf(LABEL "none: the quota is max\n", "Limits:");
-        else
-                printf(LABEL "quota up to %s; floor %s\n", "Limits:",
-                       fmt_quota(a, jhas(d, "quota_limit_usec"), ju64(d, "quota_limit_usec"), ju64(old, "period_usec")),
-                       fmt_quota(b, true, ju64(d, "floor_usec"), ju64(old, "period_usec")));
+        else {
+                json_t *h = json_object_get(d, "headroom");
+                uint64_t period = ju64(old, "period_usec");
+
+                printf(LABEL "quota up to %s\n", "Limits:",
+                       fmt_quota(a, jhas(d, "quota_limit_usec"), ju64(d, "quota_limit_usec"), period));
+                if (json_is_object(h) && period > 0) {
+                        printf(LABEL "%s above the baseline, level %" PRIu64 " of %" PRIu64 " (up to %s now); "
+                               "%s held in reserve\n", "Headroom:",
+                               fmt_cpus(a, ju64(h, "headroom_usec") * USEC_PER_SEC / period), ju64(h, "level"),
+                               ju64(h, "levels"), fmt_cpus(b, ju64(h, "headroom_max_usec") * USEC_PER_SEC / period),
+                               fmt_span(c, ju64(h, "reserve_usec")));
+                        if (jhas(h, "time_to_empty_usec"))
+                                printf(LABEL "at the average spending, down to the reserve in %s\n", "",
+                                       fmt_span(a, ju64(h, "time_to_empty_usec")));
+                }
+                printf(LABEL "next sample in %s\n", "", fmt_span(a, ju64(d, "next_sample_usec")));
+        }
         printf(LABEL "%s\n", "Law:", strq(jstr(d, "explain")));
 }
 

@@ -24,6 +24,7 @@ static void help(void) {
                "     --runtime-dir=DIR      Metrics and the socket in DIR (default: $RUNTIME_DIRECTORY or %s)\n"
                "     --cgroup-root=DIR      Use the cgroup tree at DIR instead of the host's\n"
                "     --host-pressure=FILE   Read host CPU pressure from FILE (default /proc/pressure/cpu)\n"
+               "     --host-stat=FILE       Read host CPU time from FILE (default /proc/stat)\n"
                "     --manifest=FILE        Kernel patch manifest (default: the installed one)\n"
                "     --log-level=LEVEL      err, warning, notice, info or debug (default info)\n",
                BWGOV_STATEDIR, BWGOV_RUNTIMEDIR);
@@ -36,6 +37,7 @@ enum {
         ARG_RUNTIME_DIR,
         ARG_CGROUP_ROOT,
         ARG_HOST_PRESSURE,
+        ARG_HOST_STAT,
         ARG_LOG_LEVEL,
         ARG_MANIFEST,
 };
@@ -58,6 +60,7 @@ static int parse_argv(int argc, char *argv[], Manager *m) {
                 { "runtime-dir",   required_argument, NULL, ARG_RUNTIME_DIR   },
                 { "cgroup-root",   required_argument, NULL, ARG_CGROUP_ROOT   },
                 { "host-pressure", required_argument, NULL, ARG_HOST_PRESSURE },
+                { "host-stat",     required_argument, NULL, ARG_HOST_STAT     },
                 { "log-level",     required_argument, NULL, ARG_LOG_LEVEL     },
                 { "manifest",      required_argument, NULL, ARG_MANIFEST      },
                 { NULL, 0, NULL, 0 }
@@ -86,6 +89,9 @@ static int parse_argv(int argc, char *argv[], Manager *m) {
                         break;
                 case ARG_HOST_PRESSURE:
                         r = set_string(&m->host_pressure_path, optarg);
+                        break;
+                case ARG_HOST_STAT:
+                        r = set_string(&m->host_stat_path, optarg);
                         break;
                 case ARG_MANIFEST:
                         r = set_string(&m->manifest_path, optarg);
@@ -129,6 +135,8 @@ static int defaults(Manager *m) {
         }
         if (r >= 0 && !m->host_pressure_path)
                 r = set_string(&m->host_pressure_path, "/proc/pressure/cpu");
+        if (r >= 0 && !m->host_stat_path)
+                r = set_string(&m->host_stat_path, "/proc/stat");
         return r;
 }
 

@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 #include "bwgov/discover.h"
+#include "bwgov/host.h"
+#include "bwgov/util.h"
 #include "log.h"
 #include "manager.h"
 #include "kcheck.h"
@@ -35,6 +37,18 @@
  * few openat()s), and bounded by the number of absent units. */
 #define RESCAN_INTERVAL_USEC (5 * USEC_PER_SEC)
 
+/* The CPU used outside the governed groups is averaged over about this
+ * long: the governed groups' samples and the host's come at different
+ * times, so one difference of the two is noisy. */
+#define HOST_OTHER_TAU_USEC (1 * USEC_PER_SEC)
+
+/* A sample closer than the law's 50 ms to the previous one decides nothing:
+ * a shedding plan that met one is tried again this much later. */
+#define TOO_SOON_RETRY_USEC (60 * USEC_PER_MSEC)
+
+/* An ancestor's quota is read again this often (unit_ancestor_quota()). */
+#define ANCESTOR_REFRESH_USEC (10 * USEC_PER_SEC)
+
 /* PSI triggers can fire in bursts; the law needs one sample per event, not
  * dozens: a second tick closer than this to the last one is not run. */
 #define TRIGGER_MIN_SPACING_USEC (100 * USEC_PER_MSEC)
@@ -53,6 +67,9 @@ static int unit_tick(Unit *u, uint64_t now);
 static int manager_save_state(Manager *m);
 static void manager_mark_state(Manager *m);
 static void manager_adopt_all(Manager *m);
+static void manager_update_outermost(Manager *m);
+static void unit_ancestor_changed(Unit *u);
+static uint64_t unit_ancestor_quota(Unit *u, uint64_t now);
 
 /* The time a counter was read. Rates are counter deltas over the time
  * between two reads; the timer's scheduled time would inflate them whenever
@@ -95,9 +112,12 @@ static void unit_close_cgroup(Unit *u) {
                 close(u->trigger_fd);
                 u->trigger_fd = -1;
         }
+        if (u->cg)
+                u->manager->units_generation++;
         bw_cg_free(u->cg);
         u->cg = NULL;
         u->has_last_stat = false;
+        u->has_ancestor = false;
 }
 
 static Unit *unit_free(Unit *u) {
@@ -121,18 +141,35 @@ static uint64_t unit_interval(Unit *u) {
         return bw_unit_interval_usec(&u->manager->config, &u->cfg);
 }
 
+static uint64_t unit_active_interval(Unit *u) {
+        return bw_unit_active_interval_usec(&u->manager->config, &u->cfg);
+}
+
+/* The next sample `delay` after `from`. The law sized the headroom for
+ * that horizon, so the timer may be late by 1/16 of it at most (sd-event's
+ * default accuracy would be 250 ms). */
+static int unit_schedule(Unit *u, uint64_t from, uint64_t delay) {
+        int r;
+
+        r = sd_event_source_set_time_accuracy(u->timer, delay / 16 > 0 ? delay / 16 : 1);
+        if (r >= 0)
+                r = sd_event_source_set_time(u->timer, from + delay);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(u->timer, SD_EVENT_ON);
+        if (r < 0)
+                return log_error_errno(r, "%s: failed to arm timer: %s", u->name, STRERROR(r));
+        return 0;
+}
+
 static int on_unit_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         Unit *u = userdata;
         int r;
 
-        /* Re-arm first, so a slow pass never drifts the schedule. */
-        r = sd_event_source_set_time_relative(s, unit_interval(u));
+        /* Re-arm first, so a pass that fails early never stops the
+         * schedule; the decision then sets its own horizon. */
+        r = unit_schedule(u, usec, unit_interval(u));
         if (r < 0)
-                return log_error_errno(r, "%s: failed to re-arm timer: %s", u->name, STRERROR(r));
-        r = sd_event_source_set_enabled(s, SD_EVENT_ON);
-        if (r < 0)
-                return log_error_errno(r, "%s: failed to enable timer: %s", u->name, STRERROR(r));
-
+                return r;
         (void) unit_tick(u, usec);
         return 0;
 }
@@ -253,6 +290,9 @@ static int unit_resolve(Unit *u) {
         log_info("%s: governing cgroup %s (%s)", u->name, u->cgroup_path[0] ? u->cgroup_path : "/",
                  bw_cg_layout_to_string(u->cg->layout));
         unit_setup_trigger(u);
+        m->units_generation++;
+        if (u->adopted)
+                manager_update_outermost(m);
         return 1;
 }
 
@@ -284,12 +324,14 @@ static void unit_update_params(Unit *u) {
                 p->quota_max_usec = BW_QUOTA_MAX;
         if (u->baseline.quota_usec != BW_QUOTA_MAX && p->quota_max_usec < u->baseline.quota_usec)
                 p->quota_max_usec = u->baseline.quota_usec;
-        p->burst_max_usec = u->cfg.has_cpu_burst_max ? u->cfg.cpu_burst_max_usec : 0;
+        /* On the law's 1 ms grid, like the resting burst below. */
+        p->burst_max_usec = u->cfg.has_cpu_burst_max ? u->cfg.cpu_burst_max_usec / 1000 * 1000 : 0;
         p->credit_max_usec = u->cfg.credit_max_usec;
         p->target_throttle = u->cfg.target_throttle;
         p->target_pressure = u->cfg.target_pressure;
         p->hold_off_usec = m->config.global.pressure_window_usec;
         p->interval_usec = unit_interval(u);
+        p->active_interval_usec = unit_active_interval(u);
         p->ncpus = m->ncpus;
         /* The burst file is the authority (the kernel check may not have run,
          * e.g. on a fixture tree). */
@@ -325,7 +367,7 @@ static void unit_update_params(Unit *u) {
 static int unit_adopt(Unit *u, const struct bw_bandwidth *cur) {
         Manager *m = u->manager;
         struct bw_state_unit *su;
-        uint64_t credit;
+        uint64_t credit, debt = 0;
 
         su = bw_state_find(&m->state, u->name);
         if (su && strcmp(su->cgroup, u->cgroup_path) != 0) {
@@ -349,9 +391,11 @@ static int unit_adopt(Unit *u, const struct bw_bandwidth *cur) {
                                  u->name, su->baseline.quota_usec == BW_QUOTA_MAX ? "max/" : "",
                                  su->baseline.quota_usec == BW_QUOTA_MAX ? 0 : su->baseline.quota_usec);
                         credit = su->credit_usec;
+                        debt = su->debt_usec;
                         break;
                 case BW_OWNERSHIP_BASELINE:
                         credit = su->credit_usec;
+                        debt = su->debt_usec;
                         break;
                 case BW_OWNERSHIP_EXTERNAL:
                         u->external_changes++;
@@ -388,10 +432,11 @@ static int unit_adopt(Unit *u, const struct bw_bandwidth *cur) {
         su->written = u->written;
         su->has_pending = false;
         su->credit_usec = credit;
+        su->debt_usec = debt;
         su->paused = u->paused;
 
         unit_update_params(u);
-        bw_policy_state_init(&u->pstate, &u->params, credit);
+        bw_policy_state_init(&u->pstate, &u->params, credit, debt);
         u->adopted = true;
         /* Nothing written yet: a crash before the save re-adopts the same
          * kernel value. Saved together with the others, not once per unit. */
@@ -431,7 +476,7 @@ static void unit_rebase(Unit *u, const struct bw_bandwidth *cur) {
         u->has_written = !bw_bandwidth_equal(cur, &u->baseline) || cur->burst_usec != u->baseline.burst_usec;
         u->written = *cur;
         unit_update_params(u);
-        bw_policy_state_init(&u->pstate, &u->params, u->pstate.credit_usec);
+        bw_policy_state_init(&u->pstate, &u->params, u->pstate.credit.credit_usec, u->pstate.credit.debt_usec);
 
         su = bw_state_find(&m->state, u->name);
         if (su) {
@@ -444,6 +489,43 @@ static void unit_rebase(Unit *u, const struct bw_bandwidth *cur) {
         manager_mark_state(m);
 }
 
+/* cgroup v1 refuses a quota below a child's (tg_cfs_schedulable_down()):
+ * before lowering u's quota to quota_usec, lower the governed cgroups below
+ * it that hold more, deepest first (unit_apply() recurses). Their own law
+ * then sees the lower ancestor at once. Lowering keeps every contract. v2
+ * needs none of this: there a child's quota may exceed its parent's. */
+static void unit_lower_descendants(Unit *u, uint64_t quota_usec, uint64_t period_usec) {
+        Manager *m = u->manager;
+        size_t len;
+
+        if (!u->cg || u->cg->layout == BW_CG_LAYOUT_V2 || !u->cgroup_path)
+                return;
+        len = strlen(u->cgroup_path);
+        for (size_t i = 0; i < m->n_units; i++) {
+                Unit *d = m->units[i];
+                struct bw_bandwidth cur, t;
+                uint64_t q;
+
+                if (d == u || !d->cg || !d->adopted || !d->cgroup_path ||
+                    (len > 0 && (strncmp(d->cgroup_path, u->cgroup_path, len) != 0 || d->cgroup_path[len] != '/')))
+                        continue;
+                if (bw_cg_read_bandwidth(d->cg, &cur) < 0 || cur.quota_usec == BW_QUOTA_MAX)
+                        continue;
+                /* In the child's own period. */
+                q = u64_muldiv(quota_usec, cur.period_usec, period_usec);
+                if (cur.quota_usec <= q)
+                        continue;
+                t = cur;
+                t.quota_usec = q < BW_QUOTA_MIN_USEC ? BW_QUOTA_MIN_USEC : q;
+                if (t.has_burst && t.burst_usec > t.quota_usec)
+                        t.burst_usec = t.quota_usec;
+                log_info("%s: its ancestor %s goes down to %" PRIu64 "us per %" PRIu64 "us: lowering it first",
+                         d->name, u->name, quota_usec, period_usec);
+                (void) unit_apply(d, &cur, &t, "ancestor-limit");
+                d->has_ancestor = false;        /* read the new ancestor at the next tick */
+        }
+}
+
 /* Write target. seen is the value the decision was based on: if the kernel
  * no longer holds it when we are about to write (systemd rewrote cpu.max
  * meanwhile; the write-ahead fsync widens that window), nothing is written
@@ -453,6 +535,10 @@ static int unit_apply(Unit *u, const struct bw_bandwidth *seen, const struct bw_
         struct bw_bandwidth before = u->has_written ? u->written : u->baseline, now;
         struct bw_state_unit *su;
         int r;
+
+        if (seen && target->quota_usec != BW_QUOTA_MAX &&
+            (seen->quota_usec == BW_QUOTA_MAX || target->quota_usec < seen->quota_usec))
+                unit_lower_descendants(u, target->quota_usec, target->period_usec);
 
         /* Write-ahead: a crash between the write and the next save must still
          * recognise the kernel's value as ours. */
@@ -492,6 +578,8 @@ static int unit_apply(Unit *u, const struct bw_bandwidth *seen, const struct bw_
                 u->has_written = true;
                 u->written = now;
         }
+        if (now.quota_usec != before.quota_usec || now.period_usec != before.period_usec)
+                unit_ancestor_changed(u);
         if (r > 0) {
                 u->decisions_applied++;
                 log_unit_change(LOG_INFO, u->name, &before, &now, reason,
@@ -507,7 +595,8 @@ static int unit_apply(Unit *u, const struct bw_bandwidth *seen, const struct bw_
                 su->pending_saved = false;
                 su->has_written = u->has_written;
                 su->written = u->written;
-                su->credit_usec = u->pstate.credit_usec;
+                su->credit_usec = u->pstate.credit.credit_usec;
+                su->debt_usec = u->pstate.credit.debt_usec;
                 manager_mark_state(m);
         }
         return r;
@@ -559,21 +648,70 @@ static void unit_restore_baseline(Unit *u, const char *why) {
                 (void) unit_apply(u, &cur, &target, why);
 }
 
-/* The resting burst (see unit_update_params()) is not in place: true and
- * the value to write. */
-static bool unit_burst_floor_plan(Unit *u, const struct bw_bandwidth *cur, struct bw_bandwidth *ret_target) {
-        struct bw_bandwidth t = *cur;
+static bool unit_has_usage(const Unit *u) {
+        return u->cg && (u->cg->layout == BW_CG_LAYOUT_V2 || u->cg->usage_fd >= 0);
+}
 
-        if (u->paused || !u->params.kernel_has_burst || !cur->has_burst || cur->quota_usec == BW_QUOTA_MAX ||
-            cur->burst_usec >= u->params.baseline.burst_usec)
+/* Where the unit rests with its credit (the law's first decision, see
+ * bw_policy_rest_target()) when the kernel does not hold it yet: true and
+ * the value to write. Paused, observed and unlimited units rest where they
+ * are. */
+static bool unit_rest_plan(Unit *u, const struct bw_bandwidth *cur, struct bw_bandwidth *ret_target) {
+        struct bw_bandwidth t;
+
+        if (u->paused || (u->params.mode != BW_MODE_ELASTIC && u->params.mode != BW_MODE_BURST) ||
+            u->params.baseline.quota_usec == BW_QUOTA_MAX || cur->quota_usec == BW_QUOTA_MAX)
                 return false;
-        t.burst_usec = u->params.baseline.burst_usec;
-        if (t.burst_usec > t.quota_usec)
-                t.burst_usec = t.quota_usec;
-        if (t.burst_usec <= cur->burst_usec)
+        if (bw_policy_rest_target(&u->params, u->pstate.credit.credit_usec, unit_has_usage(u), cur, &t) < 0)
+                return false;
+        /* Never above the nearest limited ancestor (cgroup v1 would refuse it). */
+        {
+                uint64_t anc = unit_ancestor_quota(u, now_monotonic_usec());
+
+                if (anc != BW_QUOTA_MAX && t.quota_usec > anc) {
+                        t.quota_usec = u64_max(anc, u->params.baseline.quota_usec);
+                        if (t.has_burst && t.burst_usec > t.quota_usec)
+                                t.burst_usec = t.quota_usec;
+                }
+        }
+        if (bw_bandwidth_equal(&t, cur) && t.burst_usec == cur->burst_usec)
                 return false;
         *ret_target = t;
         return true;
+}
+
+/* systemd's intended CPUQuota= is two D-Bus round trips to PID 1: asked
+ * on the Interval= rhythm, not on every short-horizon sample. */
+static bool unit_sdintent_due(Unit *u, uint64_t now) {
+        if (u->last_sdintent_usec != 0 && now - u->last_sdintent_usec < unit_interval(u))
+                return false;
+        u->last_sdintent_usec = now;
+        return true;
+}
+
+/* The nearest limited ancestor's quota in this unit's period, or
+ * BW_QUOTA_MAX: the headroom never goes above it. Walking up is a few
+ * open/read/close per ancestor, more than the whole sample costs: it is
+ * read again every ANCESTOR_REFRESH_USEC, and at once for a new cgroup. */
+static uint64_t unit_ancestor_quota(Unit *u, uint64_t now) {
+        _cleanup_free_ char *path = NULL;
+        uint64_t q;
+        int r;
+
+        if (u->has_ancestor && now - u->ancestor_read_usec < ANCESTOR_REFRESH_USEC)
+                return u->ancestor_quota_usec;
+        r = bw_cg_read_ancestor_quota(u->manager->root, u->cg, u->params.baseline.period_usec, &q, &path);
+        if (r < 0) {
+                log_debug_errno(r, "%s: cannot read the ancestors' quotas: %s", u->name, STRERROR(r));
+                return u->has_ancestor ? u->ancestor_quota_usec : BW_QUOTA_MAX;
+        }
+        if (r > 0 && (!u->has_ancestor || u->ancestor_quota_usec != q))
+                log_info("%s: nearest limited ancestor %s allows %" PRIu64 "us per %" PRIu64 "us period: "
+                         "the headroom stays under it", u->name, path, q, u->params.baseline.period_usec);
+        u->has_ancestor = true;
+        u->ancestor_quota_usec = r > 0 ? q : BW_QUOTA_MAX;
+        u->ancestor_read_usec = now;
+        return u->ancestor_quota_usec;
 }
 
 static int unit_tick(Unit *u, uint64_t now) {
@@ -610,7 +748,7 @@ static int unit_tick(Unit *u, uint64_t now) {
 
                 if (!bw_bandwidth_equal(&cur, &expected))
                         unit_rebase(u, &cur);
-                else if (sdintent_poll(m, u, &sq, &sp) > 0 &&
+                else if (unit_sdintent_due(u, now) && sdintent_poll(m, u, &sq, &sp) > 0 &&
                          (cur.quota_usec != sq || cur.period_usec != sp)) {
                         /* systemd wants another quota and the kernel does
                          * not hold it: its write failed (our burst was above
@@ -642,18 +780,6 @@ static int unit_tick(Unit *u, uint64_t now) {
         if (u->params.mode != mode)
                 unit_update_params(u);
 
-        /* Put the resting burst in place (see unit_update_params()). */
-        {
-                struct bw_bandwidth t;
-
-                if (unit_burst_floor_plan(u, &cur, &t)) {
-                        r = unit_apply(u, &cur, &t, "burst-floor");
-                        if (r < 0)
-                                return bw_cg_error_is_vanished(r) || r == -EAGAIN ? 0 : r;
-                        cur = u->has_written ? u->written : u->baseline;
-                }
-        }
-
         in.now_usec = now_monotonic_usec();
         r = bw_cg_read_stat(u->cg, &in.stat);
         if (bw_cg_error_is_vanished(r)) {
@@ -665,22 +791,15 @@ static int unit_tick(Unit *u, uint64_t now) {
         u->last_stat = in.stat;
         u->has_last_stat = true;
 
-        if (u->cg->pressure_fd >= 0 && bw_cg_read_pressure(u->cg, &in.psi) >= 0) {
+        if (u->cg->pressure_fd >= 0 && bw_cg_read_pressure(u->cg, &in.psi) >= 0)
                 in.has_psi = true;
-                /* The group's own stall rate, which the host's figure
-                 * includes: see manager_plan_shedding(). */
-                if (u->has_some && in.now_usec > u->some_time_usec && in.psi.some.total_usec >= u->some_total_usec)
-                        u->some_rate = (in.psi.some.total_usec - u->some_total_usec) * USEC_PER_SEC /
-                                       (in.now_usec - u->some_time_usec);
-                u->has_some = true;
-                u->some_total_usec = in.psi.some.total_usec;
-                u->some_time_usec = in.now_usec;
-        }
 
         in.current = cur;
-        in.shed_permille = u->shed_permille;
-        in.host_over_limit = m->config.global.host_pressure_limit > 0 &&
-                             m->host_other_rate > m->config.global.host_pressure_limit;
+        in.ancestor_quota_usec = unit_ancestor_quota(u, in.now_usec);
+        /* A shedding plan applies once: the law keeps the cap it leaves. */
+        in.shed_permille = u->shed_pending;
+        u->shed_pending = 0;
+        in.host_over_limit = m->host_over_limit;
 
         {
                 /* A paused unit is still observed (explain/history keep
@@ -706,6 +825,23 @@ static int unit_tick(Unit *u, uint64_t now) {
                         r = unit_apply(u, &cur, &d.target, bw_rule_to_string(d.rule));
                         applied = r > 0;
                 }
+                /* The law sized the headroom for its horizon: sample again
+                 * within it. A too-soon sample commits to nothing new: the
+                 * last deadline stands (the timer was re-armed for a whole
+                 * Interval= before this tick, which may be later). */
+                if (d.next_tick_usec > 0) {
+                        u->deadline_usec = in.now_usec + d.next_tick_usec;
+                        if (u->cg)
+                                (void) unit_schedule(u, in.now_usec, d.next_tick_usec);
+                } else if (u->cg && u->deadline_usec > 0)
+                        (void) unit_schedule(u, in.now_usec,
+                                             u->deadline_usec > in.now_usec ? u->deadline_usec - in.now_usec : 0);
+                /* A shedding plan that met a sample too close to the last
+                 * one is not lost: it applies as soon as a sample counts. */
+                if (d.rule == BW_RULE_TOO_SOON && in.shed_permille > 0 && u->cg) {
+                        u->shed_pending = in.shed_permille > u->shed_pending ? in.shed_permille : u->shed_pending;
+                        (void) unit_schedule(u, in.now_usec, TOO_SOON_RETRY_USEC);
+                }
                 clock_gettime(CLOCK_REALTIME, &ts);
                 bw_history_entry_from_decision(&d, &cur,
                                                (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / 1000,
@@ -728,8 +864,10 @@ static int unit_tick(Unit *u, uint64_t now) {
 
         {
                 struct bw_state_unit *su = bw_state_find(&m->state, u->name);
-                if (su)
-                        su->credit_usec = u->pstate.credit_usec;
+                if (su) {
+                        su->credit_usec = u->pstate.credit.credit_usec;
+                        su->debt_usec = u->pstate.credit.debt_usec;
+                }
         }
         return 0;
 }
@@ -893,10 +1031,9 @@ static int manager_sync_units(Manager *m) {
                         u->adopted = false;
                 }
                 if (u->adopted) {
-                        uint64_t credit = u->pstate.credit_usec;
                         unit_update_params(u);
-                        if (credit > u->params.credit_max_usec)
-                                u->pstate.credit_usec = u->params.credit_max_usec;
+                        if (u->pstate.credit.credit_usec > u->params.credit_max_usec)
+                                u->pstate.credit.credit_usec = u->params.credit_max_usec;
                 }
                 if (bw_history_capacity(u->history) != m->config.global.history_size) {
                         r = bw_history_resize(&u->history, m->config.global.history_size);
@@ -937,43 +1074,136 @@ static int manager_sync_units(Manager *m) {
         return 0;
 }
 
+bool unit_is_boosted(const Unit *u) {
+        return u->adopted && u->has_written;
+}
+
+const char *unit_state_to_string(const Unit *u) {
+        if (!u->cg)
+                return "absent";
+        if (!u->adopted)
+                return "new";
+        if (u->paused)
+                return "paused";
+        if (u->pstate.exhausted && u->params.mode == BW_MODE_ELASTIC)
+                return "exhausted";
+        if (!u->has_last || u->last.headroom_usec == 0)
+                return "baseline";
+        if (u->last.spend_rate > 0)
+                return "spending";
+        return "resting";
+}
+
 static void manager_update_status(Manager *m) {
-        size_t present = 0, boosted = 0;
+        size_t present = 0, boosted = 0, spending = 0;
 
         for (size_t i = 0; i < m->n_units; i++) {
                 present += m->units[i]->cg != NULL;
-                boosted += m->units[i]->has_written;
+                boosted += unit_is_boosted(m->units[i]);
+                spending += strcmp(unit_state_to_string(m->units[i]), "spending") == 0;
         }
-        (void) sd_notifyf(false, "STATUS=Governing %zu of %zu configured cgroups, %zu boosted", present, m->n_units, boosted);
+        (void) sd_notifyf(false, "STATUS=Governing %zu of %zu configured cgroups, %zu boosted, %zu spending credit",
+                          present, m->n_units, boosted, spending);
 }
 
-static void manager_read_host_pressure(Manager *m) {
-        char buf[512];
-        struct bw_psi psi;
+/* Read a small /proc file (or a test's stand-in) into buf. */
+static ssize_t read_small_file(const char *path, char *buf, size_t size) {
         _cleanup_close_ int fd = -1;
-        uint64_t now;
         ssize_t n;
 
-        fd = open(m->host_pressure_path, O_RDONLY | O_CLOEXEC);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
-                return;
-        n = read(fd, buf, sizeof buf);
+                return -errno;
+        n = read(fd, buf, size);
+        return n < 0 ? -errno : n;
+}
+
+/* CPU time the outermost governed groups have used by `now`: each one's
+ * counter at its last sample, carried forward at its last rate (their
+ * samples come at their own times, the host's at its own). */
+static uint64_t manager_governed_usage(Manager *m, uint64_t now) {
+        uint64_t sum = 0;
+
+        for (size_t i = 0; i < m->n_units; i++) {
+                Unit *u = m->units[i];
+                uint64_t v;
+
+                if (!u->cg || !u->outermost || !u->has_last || !u->has_last_stat ||
+                    !(u->last_stat.seen & BW_CPUSTAT_USAGE))
+                        continue;
+                v = u->last_stat.usage_usec;
+                if (now > u->pstate.prev_now_usec)
+                        v += u64_muldiv(u->last.usage_rate, now - u->pstate.prev_now_usec, USEC_PER_SEC);
+                sum = u64_sat_add(sum, v);
+        }
+        return sum;
+}
+
+/* Host CPU pressure and the CPU used outside the governed groups since the
+ * last host sample, and whether the host is over HostPressureLimit=
+ * (bw_host_over_limit()). The outside use is averaged over about
+ * HOST_OTHER_TAU_USEC: governed samples and host samples come at different
+ * times, and a single difference of the two is noisy. */
+static void manager_sample_host(Manager *m) {
+        uint64_t now, busy = 0, dt, governed;
+        bool has_busy = false;
+        struct bw_psi psi;
+        char buf[1024];
+        ssize_t n;
+
+        n = read_small_file(m->host_pressure_path, buf, sizeof buf);
         if (n <= 0 || bw_psi_parse(buf, (size_t) n, &psi) < 0)
                 return;
+        /* Only the aggregate "cpu" line, the first one. */
+        n = read_small_file(m->host_stat_path, buf, sizeof buf);
+        if (n > 0 && bw_host_parse_stat(buf, (size_t) n, (uint64_t) sysconf(_SC_CLK_TCK), &busy) >= 0)
+                has_busy = true;
 
         now = now_monotonic_usec();
-        if (m->has_host && now > m->host_time_usec && psi.some.total_usec >= m->host_total_usec) {
-                m->host_some_rate = (psi.some.total_usec - m->host_total_usec) * USEC_PER_SEC / (now - m->host_time_usec);
+        governed = manager_governed_usage(m, now);
+        dt = m->has_host && now > m->host_time_usec ? now - m->host_time_usec : 0;
+        if (dt > 0 && psi.some.total_usec >= m->host_total_usec)
                 /* Stall time cannot exceed wall time. */
-                if (m->host_some_rate > USEC_PER_SEC)
-                        m->host_some_rate = USEC_PER_SEC;
+                m->host_some_rate = u64_min((psi.some.total_usec - m->host_total_usec) * USEC_PER_SEC / dt, USEC_PER_SEC);
+        if (dt > 0 && has_busy && m->has_host_busy && busy >= m->host_busy_usec &&
+            m->host_units_generation == m->units_generation) {
+                int64_t other = ((int64_t) (busy - m->host_busy_usec) - ((int64_t) governed - (int64_t) m->host_governed_usec)) *
+                                (int64_t) USEC_PER_SEC / (int64_t) dt;
+                int64_t w = (int64_t) u64_min(dt, HOST_OTHER_TAU_USEC);
+
+                m->host_busy_rate = (busy - m->host_busy_usec) * USEC_PER_SEC / dt;
+                m->host_other_avg += (other - m->host_other_avg) * w / (int64_t) HOST_OTHER_TAU_USEC;
         }
         m->has_host = true;
         m->host_total_usec = psi.some.total_usec;
+        m->has_host_busy = has_busy;
+        m->host_busy_usec = busy;
+        m->host_governed_usec = governed;
+        m->host_units_generation = m->units_generation;
         m->host_time_usec = now;
+        m->host_other_usage = m->host_other_avg > 0 ? (uint64_t) m->host_other_avg : 0;
+
+        /* Without /proc/stat there is no telling whether anyone else wants
+         * the CPU: the pressure alone decides. */
+        m->host_over_limit = bw_host_over_limit(m->host_some_rate, has_busy ? m->host_other_usage : UINT64_MAX,
+                                                m->config.global.host_pressure_limit);
 }
 
-static void manager_plan_shedding(Manager *m) {
+/* Headroom a unit spends now, µs/s: its quota above the baseline while its
+ * usage is above the baseline; 0 for a group resting idle (its headroom
+ * takes nothing from anyone). */
+static uint64_t unit_headroom_in_use(const Unit *u) {
+        uint64_t base_rate;
+
+        if (!u->adopted || !u->has_written || !u->has_last || u->params.baseline.quota_usec == BW_QUOTA_MAX)
+                return 0;
+        base_rate = u->params.baseline.quota_usec * USEC_PER_SEC / u->params.baseline.period_usec;
+        if (u->last.usage_rate <= base_rate)
+                return 0;
+        return bw_policy_boost_rate(&u->params, &u->written);
+}
+
+static void manager_plan_shedding(Manager *m, uint64_t now) {
         uint64_t limit = m->config.global.host_pressure_limit;
         _cleanup_free_ struct bw_shed_unit *units = NULL;
         _cleanup_free_ unsigned *shed = NULL;
@@ -989,60 +1219,62 @@ static void manager_plan_shedding(Manager *m) {
                 return;
         }
         for (size_t i = 0; i < m->n_units; i++) {
-                Unit *u = m->units[i];
-                units[i].priority = u->cfg.priority;
-                units[i].boost_rate = u->adopted && u->has_written ? bw_policy_boost_rate(&u->params, &u->written) : 0;
+                units[i].priority = m->units[i]->cfg.priority;
+                units[i].boost_rate = unit_headroom_in_use(m->units[i]);
         }
-        /* A governed group's own tasks waiting for CPU (throttled or
-         * contending among themselves) count in the host's PSI "some" too:
-         * measured, a single throttled group alone pushed the host past a
-         * 40 % limit, so the brake withdrew the very boost that relieves it.
-         * Only the pressure the governed groups do not account for is the
-         * host's (an upper bound of the others' stall, since "some" overlaps). */
-        {
-                uint64_t own = 0, host = m->host_some_rate;
-
-                for (size_t i = 0; i < m->n_units; i++)
-                        if (m->units[i]->cg && m->units[i]->has_some)
-                                own += m->units[i]->some_rate;
-                m->host_other_rate = host > own ? host - own : 0;
-        }
-        r = bw_policy_plan_shed(units, m->n_units, m->host_other_rate, limit, shed);
+        r = bw_host_plan_shed(units, m->n_units, m->host_over_limit ? m->host_some_rate : 0, limit, shed);
         if (r < 0) {
                 log_warning_errno(r, "Shedding plan failed: %s", STRERROR(r));
                 return;
         }
         for (size_t i = 0; i < m->n_units; i++) {
-                if (shed[i] > 0 && m->units[i]->shed_permille == 0)
-                        log_notice("%s: host CPU pressure %" PRIu64 "us/s (beyond the governed groups' own) over limit %" PRIu64 "us/s, withdrawing %u.%u%% of its boost",
-                                   m->units[i]->name, m->host_other_rate, limit, shed[i] / 10, shed[i] % 10);
-                m->units[i]->shed_permille = shed[i];
+                Unit *u = m->units[i];
+
+                if (shed[i] > 0 && u->shed_permille == 0)
+                        log_notice("%s: host CPU pressure %" PRIu64 "us/s over limit %" PRIu64 "us/s while %" PRIu64
+                                   "us/s of CPU is used outside the governed groups: withdrawing %u.%u%% of its headroom",
+                                   u->name, m->host_some_rate, limit, m->host_other_usage, shed[i] / 10, shed[i] % 10);
+                u->shed_permille = shed[i];
+                if (shed[i] > 0) {
+                        /* Within this short tick, not at the unit's next one. */
+                        u->shed_pending = shed[i];
+                        (void) unit_schedule(u, now, 0);
+                }
         }
 }
 
+static uint64_t host_interval(Manager *m) {
+        return m->config.global.active_interval_usec < m->config.global.interval_usec ?
+               m->config.global.active_interval_usec : m->config.global.interval_usec;
+}
+
+/* Every ActiveInterval=: host pressure, the brake and shedding (one file
+ * each, cheap). Every Interval=: rescan for absent units, metrics, status,
+ * the periodic state save. */
 static int on_host_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         Manager *m = userdata;
         int r;
 
-        r = sd_event_source_set_time_relative(s, m->config.global.interval_usec);
+        r = sd_event_source_set_time_relative(s, host_interval(m));
         if (r >= 0)
                 r = sd_event_source_set_enabled(s, SD_EVENT_ON);
         if (r < 0)
                 return log_error_errno(r, "Failed to re-arm host timer: %s", STRERROR(r));
 
-        manager_read_host_pressure(m);
-        manager_plan_shedding(m);
+        manager_sample_host(m);
+        manager_plan_shedding(m, usec);
+
+        if (m->last_slow_host_usec != 0 && usec - m->last_slow_host_usec + host_interval(m) / 2 <
+            m->config.global.interval_usec)
+                return 0;
+        m->last_slow_host_usec = usec;
 
         /* Units that are not present yet are looked for here, not on every
          * unit tick: a cheap rescan instead of inotify on the whole tree. */
         for (size_t i = 0; i < m->n_units; i++) {
                 Unit *u = m->units[i];
-                if (!u->cg && usec - u->last_tick_usec >= RESCAN_INTERVAL_USEC) {
+                if (!u->cg && usec - u->last_tick_usec >= RESCAN_INTERVAL_USEC)
                         (void) unit_tick(u, usec);
-                        /* Found: its own timer takes over one interval from now. */
-                        if (u->cg)
-                                (void) sd_event_source_set_time_relative(u->timer, unit_interval(u));
-                }
         }
 
         if (usec - m->last_state_save_usec >= STATE_SAVE_INTERVAL_USEC) {
@@ -1201,6 +1433,7 @@ Manager *manager_free(Manager *m) {
         free(m->runtime_dir);
         free(m->cgroup_root);
         free(m->host_pressure_path);
+        free(m->host_stat_path);
         free(m->manifest_path);
         free(m);
         return NULL;
@@ -1295,6 +1528,14 @@ struct planned_write {
         struct bw_bandwidth cur, target;
 };
 
+/* Parents before their children (cgroup v1 refuses a child's quota above
+ * its parent's): by cgroup path, a prefix sorts first. */
+static int planned_write_cmp(const void *a, const void *b) {
+        const struct planned_write *x = a, *y = b;
+
+        return strcmp(x->u->cgroup_path, y->u->cgroup_path);
+}
+
 /* Write many units at once: the intents of all the writes are saved in one
  * go before the first write, not in one whole-file save per unit, which
  * with a thousand units made adoption quadratic and a stop outlast
@@ -1333,9 +1574,71 @@ static void manager_restore_all(Manager *m, const char *why) {
         manager_apply_planned(m, plan, n, why);
 }
 
-/* Adopt every unit whose cgroup is there and put the resting bursts in
- * place as one batch (at start, and for units a reload adds), before their
- * timers take over; units not found yet are adopted by their first tick. */
+static int unit_path_cmp(const void *a, const void *b) {
+        return strcmp((*(Unit *const *) a)->cgroup_path, (*(Unit *const *) b)->cgroup_path);
+}
+
+/* Which units have no governed unit above them (the host brake sums their
+ * usage: a slice's includes its services'), and which have governed units
+ * below them (their quota caps those). Units sorted by path and a lookup
+ * of each ancestor: n log n, not n^2. */
+static void manager_update_outermost(Manager *m) {
+        _cleanup_free_ Unit **byp = NULL;
+        size_t n = 0;
+
+        byp = calloc(m->n_units > 0 ? m->n_units : 1, sizeof(*byp));
+        if (!byp)
+                return;
+        for (size_t i = 0; i < m->n_units; i++) {
+                m->units[i]->has_governed_descendants = false;
+                if (m->units[i]->cgroup_path)
+                        byp[n++] = m->units[i];
+        }
+        qsort(byp, n, sizeof(*byp), unit_path_cmp);
+
+        for (size_t i = 0; i < m->n_units; i++) {
+                Unit *u = m->units[i];
+                _cleanup_free_ char *up = NULL;
+                char *slash;
+
+                u->outermost = true;
+                if (!u->cgroup_path || !(up = strdup(u->cgroup_path)))
+                        continue;
+                while ((slash = strrchr(up, '/'))) {
+                        Unit key = { .cgroup_path = up }, *kp = &key, **found;
+
+                        *slash = '\0';
+                        found = bsearch(&kp, byp, n, sizeof(*byp), unit_path_cmp);
+                        if (found) {
+                                u->outermost = false;
+                                (*found)->has_governed_descendants = true;
+                        }
+                }
+        }
+}
+
+/* u's quota changed: governed units below it read their ancestor's quota
+ * again at their next tick. */
+static void unit_ancestor_changed(Unit *u) {
+        Manager *m = u->manager;
+        size_t len;
+
+        if (!u->has_governed_descendants || !u->cgroup_path)
+                return;
+        len = strlen(u->cgroup_path);
+        for (size_t i = 0; i < m->n_units; i++) {
+                Unit *d = m->units[i];
+
+                if (d != u && d->cgroup_path && (len == 0 || (strncmp(d->cgroup_path, u->cgroup_path, len) == 0 &&
+                                                             d->cgroup_path[len] == '/')))
+                        d->has_ancestor = false;
+        }
+}
+
+/* Adopt every unit whose cgroup is there and put the resting headroom and
+ * burst in place as one batch (at start, and for units a reload adds),
+ * before their timers take over; units not found yet are adopted by their
+ * first tick. */
 static void manager_adopt_all(Manager *m) {
         _cleanup_free_ struct planned_write *plan = NULL;
         size_t n = 0;
@@ -1356,13 +1659,15 @@ static void manager_adopt_all(Manager *m) {
                 /* unit_adopt() may have put CPUQuota= in place. */
                 if (bw_cg_read_bandwidth(u->cg, &cur) < 0)
                         continue;
-                if (unit_burst_floor_plan(u, &cur, &plan[n].target)) {
+                if (unit_rest_plan(u, &cur, &plan[n].target)) {
                         plan[n].u = u;
                         plan[n].cur = cur;
                         n++;
                 }
         }
-        manager_apply_planned(m, plan, n, "burst-floor");
+        manager_update_outermost(m);
+        qsort(plan, n, sizeof(*plan), planned_write_cmp);
+        manager_apply_planned(m, plan, n, "resting-headroom");
 }
 
 void manager_shutdown(Manager *m) {

@@ -28,6 +28,13 @@ typedef struct Unit {
         sd_event_source *trigger_source;
         int trigger_fd;                 /* PSI trigger on cpu.pressure, -1 if none */
         uint64_t last_tick_usec;
+        uint64_t deadline_usec;         /* the latest sample the last decision's horizon allows */
+        uint64_t last_sdintent_usec;    /* systemd's CPUQuota= is asked at most once per Interval= */
+        bool outermost;                 /* no governed unit's cgroup contains this one (host usage sum) */
+        bool has_governed_descendants;  /* some governed unit's cgroup is below this one */
+        bool has_ancestor;              /* ancestor_quota_usec was read */
+        uint64_t ancestor_quota_usec;   /* nearest limited ancestor's quota in our period, BW_QUOTA_MAX if none */
+        uint64_t ancestor_read_usec;
 
         bool adopted;
         struct bw_bandwidth baseline;   /* the contract, restored on stop */
@@ -44,15 +51,10 @@ typedef struct Unit {
         struct bw_bandwidth last_current;       /* what the kernel held before `last` */
         bool last_applied;                      /* `last` was written */
         uint64_t last_realtime_usec;            /* CLOCK_REALTIME of `last` */
-        unsigned shed_permille;
+        unsigned shed_permille;                 /* the last shedding plan's share for this unit (shown) */
+        unsigned shed_pending;                  /* ... not yet applied by a tick (applied once) */
 
         bool paused;
-
-        /* The group's own PSI "some" (part of the host's). */
-        bool has_some;
-        uint64_t some_total_usec;
-        uint64_t some_time_usec;
-        uint64_t some_rate;
 
         /* What systemd intends for cpu.max (CPUQuota=), see sdintent.h. */
         bool has_sd_intent;
@@ -75,6 +77,7 @@ struct Manager {
         char *runtime_dir;
         char *cgroup_root;              /* --cgroup-root, NULL for the host */
         char *host_pressure_path;       /* /proc/pressure/cpu unless overridden */
+        char *host_stat_path;           /* /proc/stat unless overridden */
         char *manifest_path;            /* --manifest, NULL for the installed one */
 
         sd_bus *bus;                    /* system bus, to follow systemd's CPUQuota= */
@@ -99,12 +102,21 @@ struct Manager {
         bool state_dirty;               /* memory differs from the state file in a way that
                                          * needs no write-ahead (see manager_mark_state()) */
 
-        /* Host pressure: last cumulative "some" total and its time. */
+        /* Host pressure and CPU time: last cumulative totals and their time. */
         bool has_host;
-        uint64_t host_total_usec;
+        uint64_t host_total_usec;       /* /proc/pressure/cpu some total */
+        uint64_t host_busy_usec;        /* /proc/stat busy CPU time */
+        bool has_host_busy;
         uint64_t host_time_usec;
-        uint64_t host_some_rate;        /* µs/s of the last interval */
-        uint64_t host_other_rate;       /* the part the governed groups do not account for */
+        uint64_t host_some_rate;        /* µs/s of the last host sample */
+        uint64_t host_busy_rate;        /* µs/s of CPU busy over all CPUs */
+        uint64_t host_governed_usec;    /* the governed groups' usage at the last host sample */
+        int64_t host_other_avg;         /* µs/s used outside the governed groups, averaged (signed) */
+        uint64_t host_other_usage;      /* ... not below 0 */
+        uint64_t units_generation;      /* grows whenever a unit's cgroup opens or closes */
+        uint64_t host_units_generation; /* ... at the last host sample */
+        bool host_over_limit;           /* bw_host_over_limit() at the last host sample */
+        uint64_t last_slow_host_usec;   /* last rescan/metrics pass (every Interval=) */
 
         bool can_trigger_any_window;    /* CAP_SYS_RESOURCE: window need not be 2 s multiple */
         uint64_t last_state_save_usec;
@@ -124,6 +136,15 @@ int manager_run(Manager *m);
 /* SIGHUP: reload the configuration; a broken one is logged and the old one
  * kept (returns the error). */
 int manager_reload(Manager *m);
+/* What a unit is doing, one word for tables and JSON: "absent" (no
+ * cgroup), "new" (not adopted yet), "paused", "exhausted" (at the baseline
+ * for want of credit), "spending" (using credit with headroom in place),
+ * "resting" (headroom in place, not spending), "baseline" (no headroom:
+ * mode, CPUQuotaMax= or an ancestor leaves none). */
+const char *unit_state_to_string(const Unit *u);
+/* The kernel holds something other than the baseline (headroom, the
+ * resting burst): the one definition of "boosted". */
+bool unit_is_boosted(const Unit *u);
 /* Look up a configured unit; NULL when unknown. */
 Unit *manager_get_unit(Manager *m, const char *name);
 /* Pause (restore the baseline, stop writing) or resume a unit. Returns 1

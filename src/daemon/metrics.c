@@ -51,7 +51,25 @@ static uint64_t v_applied(const Unit *u, bool *ok) { return u->decisions_applied
 static uint64_t v_ticks(const Unit *u, bool *ok) { return u->ticks; }
 static uint64_t v_present(const Unit *u, bool *ok) { return u->cg != NULL; }
 static uint64_t v_paused(const Unit *u, bool *ok) { return u->paused; }
-static uint64_t v_credit(const Unit *u, bool *ok) { *ok = u->adopted; return u->pstate.credit_usec; }
+static uint64_t v_credit(const Unit *u, bool *ok) { *ok = u->adopted; return u->pstate.credit.credit_usec; }
+static uint64_t v_debt(const Unit *u, bool *ok) { *ok = u->adopted; return u->pstate.credit.debt_usec; }
+static uint64_t v_credit_max(const Unit *u, bool *ok) { *ok = u->adopted; return u->params.credit_max_usec; }
+#define LAST_OK (u->adopted && u->has_last)
+static uint64_t v_headroom(const Unit *u, bool *ok) { *ok = LAST_OK; return u->last.headroom_usec; }
+static uint64_t v_headroom_max(const Unit *u, bool *ok) { *ok = LAST_OK; return u->last.headroom_max_usec; }
+static uint64_t v_level(const Unit *u, bool *ok) { *ok = LAST_OK; return u->last.level; }
+static uint64_t v_earn(const Unit *u, bool *ok) { *ok = LAST_OK; return u->last.earn_rate; }
+static uint64_t v_spend(const Unit *u, bool *ok) { *ok = LAST_OK; return u->last.spend_rate; }
+static uint64_t v_spend_avg(const Unit *u, bool *ok) { *ok = LAST_OK; return u->last.spend_avg; }
+static uint64_t v_tte(const Unit *u, bool *ok) {
+        *ok = LAST_OK && u->last.time_to_empty_usec != UINT64_MAX;
+        return u->last.time_to_empty_usec;
+}
+static uint64_t v_active(const Unit *u, bool *ok) { *ok = LAST_OK; return u->last.active; }
+static uint64_t v_local_throttled(const Unit *u, bool *ok) {
+        *ok = u->has_last_stat && (u->last_stat.seen & BW_CPUSTAT_LOCAL_THROTTLED);
+        return u->last_stat.local_throttled_usec;
+}
 static uint64_t v_throttled(const Unit *u, bool *ok) { *ok = u->has_last_stat; return u->last_stat.throttled_usec; }
 static uint64_t v_nr_throttled(const Unit *u, bool *ok) { *ok = u->has_last_stat; return u->last_stat.nr_throttled; }
 static uint64_t v_nr_periods(const Unit *u, bool *ok) { *ok = u->has_last_stat; return u->last_stat.nr_periods; }
@@ -103,6 +121,12 @@ int metrics_write(Manager *m) {
         fprintf(f, "# HELP bwgov_host_pressure_some_usec_per_second Host CPU pressure (some) over the last interval.\n"
                    "# TYPE bwgov_host_pressure_some_usec_per_second gauge\nbwgov_host_pressure_some_usec_per_second %" PRIu64 "\n",
                 m->host_some_rate);
+        fprintf(f, "# HELP bwgov_host_other_usage_usec_per_second CPU used outside the governed groups.\n"
+                   "# TYPE bwgov_host_other_usage_usec_per_second gauge\nbwgov_host_other_usage_usec_per_second %" PRIu64 "\n",
+                m->host_other_usage);
+        fprintf(f, "# HELP bwgov_host_over_limit 1 while the host is over HostPressureLimit= with work outside the "
+                   "governed groups.\n# TYPE bwgov_host_over_limit gauge\nbwgov_host_over_limit %d\n",
+                m->host_over_limit ? 1 : 0);
 
         family(f, m, "bwgov_unit_present", "gauge", "1 when the unit's cgroup exists and is governed.", v_present);
         family(f, m, "bwgov_unit_paused", "gauge", "1 when governing is paused for the unit.", v_paused);
@@ -119,11 +143,33 @@ int metrics_write(Manager *m) {
         family(f, m, "bwgov_baseline_quota_usec", "gauge", "The contract's quota per period.", v_base_quota);
         family(f, m, "bwgov_baseline_burst_usec", "gauge", "The burst found at adoption.", v_base_burst);
         family(f, m, "bwgov_credit_usec", "gauge", "Credit bucket, CPU-microseconds.", v_credit);
+        family(f, m, "bwgov_debt_usec", "gauge", "Usage beyond the credit not yet repaid, CPU-microseconds.", v_debt);
+        family(f, m, "bwgov_credit_max_usec", "gauge", "CreditMax=, CPU-microseconds.", v_credit_max);
+        family(f, m, "bwgov_credit_earn_usec_per_second", "gauge",
+               "Credit earned over the last sample (baseline minus usage), CPU-microseconds per second.", v_earn);
+        family(f, m, "bwgov_credit_spend_usec_per_second", "gauge",
+               "Credit spent over the last sample (usage minus baseline), CPU-microseconds per second.", v_spend);
+        family(f, m, "bwgov_credit_spend_avg_usec_per_second", "gauge",
+               "Credit spending averaged over about 10 s, CPU-microseconds per second.", v_spend_avg);
+        family(f, m, "bwgov_credit_time_to_empty_usec", "gauge",
+               "At the average spending, time until the credit is down to its reserve (absent when not spending).",
+               v_tte);
+        family(f, m, "bwgov_headroom_usec", "gauge", "Quota above the baseline the last decision set, per period.",
+               v_headroom);
+        family(f, m, "bwgov_headroom_max_usec", "gauge",
+               "The largest headroom now (CPUQuotaMax=, the nearest limited ancestor, host shedding), per period.",
+               v_headroom_max);
+        family(f, m, "bwgov_headroom_level", "gauge", "Headroom level, 0 (baseline) to 4 (all of the largest).", v_level);
+        family(f, m, "bwgov_unit_active", "gauge", "1 while the group spends credit or is throttled (short horizon).",
+               v_active);
         family(f, m, "bwgov_throttled_usec_total", "counter", "Kernel throttled time.", v_throttled);
         family(f, m, "bwgov_nr_throttled_total", "counter", "Kernel throttled periods.", v_nr_throttled);
+        family(f, m, "bwgov_local_throttled_usec_total", "counter",
+               "Kernel throttled time by the group's own or an ancestor's limit (cpu.stat.local).", v_local_throttled);
         family(f, m, "bwgov_nr_periods_total", "counter", "Kernel enforcement periods.", v_nr_periods);
         family(f, m, "bwgov_usage_usec_total", "counter", "CPU time used.", v_usage);
-        family(f, m, "bwgov_shed_permille", "gauge", "Share of the boost withdrawn for host pressure.", v_shed);
+        family(f, m, "bwgov_shed_permille", "gauge", "Share of the headroom in use the last host shedding plan withdrew.",
+               v_shed);
 
         if (fflush(f) != 0 || ferror(f))
                 r = -EIO;

@@ -199,20 +199,58 @@ static const struct bw_bandwidth *unit_current(const Unit *u) {
 }
 
 static json_t *unit_summary_json(Manager *m, Unit *u) {
-        return json_pack("{s:s, s:o, s:s, s:b, s:b, s:b, s:b, s:o, s:o, s:o, s:o, s:o, s:o}",
+        return json_pack("{s:s, s:o, s:s, s:s, s:b, s:b, s:b, s:b, s:o, s:o, s:o, s:o, s:o, s:o}",
                          "name", u->name,
                          "cgroup", jstring_or_null(u->cgroup_path),
                          "mode", bw_mode_to_string(unit_effective_mode(m, u)),
+                         "state", unit_state_to_string(u),
                          "present", (int) (u->cg != NULL),
                          "adopted", (int) u->adopted,
                          "paused", (int) u->paused,
-                         "boosted", (int) (u->adopted && u->has_written),
+                         "boosted", (int) unit_is_boosted(u),
                          "baseline", u->adopted ? bandwidth_json(&u->baseline) : json_null(),
                          "current", u->adopted ? bandwidth_json(unit_current(u)) : json_null(),
-                         "credit_usec", u->adopted ? jint(u->pstate.credit_usec) : json_null(),
+                         "credit_usec", u->adopted ? jint(u->pstate.credit.credit_usec) : json_null(),
                          "credit_max_usec", jint(u->cfg.credit_max_usec),
                          "rule", jstring_or_null(u->has_last ? bw_rule_to_string(u->last.rule) : NULL),
                          "ticks", jint(u->ticks));
+}
+
+static json_t *jtime_or_null(uint64_t usec) {
+        return usec == UINT64_MAX ? json_null() : jint(usec);
+}
+
+/* The credit bucket and the headroom it pays for, from the last decision;
+ * null before the first one. */
+static json_t *unit_credit_json(const Unit *u) {
+        const struct bw_decision *d = &u->last;
+
+        if (!u->adopted || !u->has_last)
+                return json_null();
+        return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:b}",
+                         "credit_usec", jint(u->pstate.credit.credit_usec),
+                         "debt_usec", jint(u->pstate.credit.debt_usec),
+                         "credit_max_usec", jint(u->params.credit_max_usec),
+                         "reserve_usec", jint(d->reserve_usec),
+                         "earn_rate", jint(d->earn_rate),
+                         "spend_rate", jint(d->spend_rate),
+                         "spend_avg", jint(d->spend_avg),
+                         "time_to_empty_usec", jtime_or_null(d->time_to_empty_usec),
+                         "exhausted", (int) u->pstate.exhausted);
+}
+
+static json_t *unit_headroom_json(const Unit *u) {
+        const struct bw_decision *d = &u->last;
+
+        if (!u->adopted || !u->has_last)
+                return json_null();
+        return json_pack("{s:o, s:o, s:I, s:I, s:b, s:o}",
+                         "headroom_usec", jint(d->headroom_usec),
+                         "headroom_max_usec", jint(d->headroom_max_usec),
+                         "level", (json_int_t) d->level,
+                         "levels", (json_int_t) BW_POLICY_LEVELS,
+                         "active", (int) d->active,
+                         "next_sample_usec", jint(d->next_tick_usec));
 }
 
 /* The unit named by the "unit" parameter (already type-checked), or NULL
@@ -235,13 +273,13 @@ static json_t *method_get_status(Connection *c, json_t *params) {
 
         for (size_t i = 0; i < m->n_units; i++) {
                 present += m->units[i]->cg != NULL;
-                boosted += m->units[i]->adopted && m->units[i]->has_written;
+                boosted += unit_is_boosted(m->units[i]);
                 paused += m->units[i]->paused;
         }
         clock_gettime(CLOCK_MONOTONIC, &ts);
         now = (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / NSEC_PER_USEC;
 
-        return reply(json_pack("{s:s, s:o, s:o, s:o, s:s, s:s, s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
+        return reply(json_pack("{s:s, s:o, s:o, s:o, s:s, s:s, s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
                                "version", PACKAGE_VERSION,
                                "pid", jint((uint64_t) getpid()),
                                "uptime_usec", jint(now - v->start_usec),
@@ -258,6 +296,8 @@ static json_t *method_get_status(Connection *c, json_t *params) {
                                "reload_failures", jint(m->reload_failures),
                                "host_pressure_rate", jint(m->host_some_rate),
                                "host_pressure_limit", jint(m->config.global.host_pressure_limit),
+                               "host_other_usage_rate", jint(m->host_other_usage),
+                               "host_over_limit", json_boolean(m->host_over_limit),
                                "connections", jint(v->n_connections)));
 }
 
@@ -279,7 +319,7 @@ static json_t *method_list_units(Connection *c, json_t *params) {
 static json_t *unit_config_json(Manager *m, Unit *u) {
         const struct bw_unit_config *cfg = &u->cfg;
 
-        return json_pack("{s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:o}",
+        return json_pack("{s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:o, s:o}",
                          "cgroup", jstring_or_null(cfg->cgroup),
                          "mode", bw_mode_to_string(unit_effective_mode(m, u)),
                          "cpu_quota", cfg->cpu_quota > 0 ? jint(cfg->cpu_quota) : json_null(),
@@ -289,7 +329,8 @@ static json_t *unit_config_json(Manager *m, Unit *u) {
                          "target_throttle", jint(cfg->target_throttle),
                          "target_pressure", jint(cfg->target_pressure),
                          "priority", (json_int_t) cfg->priority,
-                         "interval_usec", jint(bw_unit_interval_usec(&m->config, cfg)));
+                         "interval_usec", jint(bw_unit_interval_usec(&m->config, cfg)),
+                         "active_interval_usec", jint(bw_unit_active_interval_usec(&m->config, cfg)));
 }
 
 static json_t *unit_stat_json(const Unit *u) {
@@ -297,11 +338,13 @@ static json_t *unit_stat_json(const Unit *u) {
 
         if (!u->has_last_stat)
                 return json_null();
-        return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}",
+        return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
                          "usage_usec", s->seen & BW_CPUSTAT_USAGE ? jint(s->usage_usec) : json_null(),
                          "nr_periods", jint(s->nr_periods),
                          "nr_throttled", jint(s->nr_throttled),
                          "throttled_usec", jint(s->throttled_usec),
+                         "local_throttled_usec",
+                         s->seen & BW_CPUSTAT_LOCAL_THROTTLED ? jint(s->local_throttled_usec) : json_null(),
                          "nr_bursts", s->seen & BW_CPUSTAT_NR_BURSTS ? jint(s->nr_bursts) : json_null(),
                          "burst_usec", s->seen & BW_CPUSTAT_BURST ? jint(s->burst_usec) : json_null());
 }
@@ -320,10 +363,12 @@ static json_t *method_get_unit(Connection *c, json_t *params) {
                                         "burst_limit_usec", jint(bw_policy_contract_burst_usec(&u->params)))
                             : json_null();
 
-        return reply(json_pack("{s:o, s:o, s:o, s:{s:o, s:o, s:o, s:o, s:o, s:o, s:o}, s:o, s:I, s:o, s:o}",
+        return reply(json_pack("{s:o, s:o, s:o, s:o, s:o, s:{s:o, s:o, s:o, s:o, s:o, s:o, s:o}, s:o, s:I, s:o, s:o}",
                                "unit", unit_summary_json(m, u),
                                "config", unit_config_json(m, u),
                                "limits", limits,
+                               "credit", unit_credit_json(u),
+                               "headroom", unit_headroom_json(u),
                                "counters",
                                        "ticks", jint(u->ticks),
                                        "writes", jint(u->cg ? u->cg->stats.writes : 0),
@@ -341,11 +386,13 @@ static json_t *method_get_unit(Connection *c, json_t *params) {
 static json_t *decision_json(const Unit *u) {
         const struct bw_decision *d = &u->last;
 
-        return json_pack("{s:o, s:s, s:s, s:o, s:o, s:b, s:b, s:b, s:b,"
-                         " s:{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o},"
-                         " s:o, s:o, s:o, s:o, s:o}",
+        return json_pack("{s:o, s:s, s:s, s:s, s:o, s:o, s:b, s:b, s:b, s:b, s:o,"
+                         " s:{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:b},"
+                         " s:{s:o, s:o, s:I, s:I, s:o, s:o},"
+                         " s:o, s:o, s:o, s:o}",
                          "realtime_usec", jint(u->last_realtime_usec),
                          "rule", strna(bw_rule_to_string(d->rule)),
+                         "description", strna(bw_rule_description(d->rule)),
                          "explain", d->explain,
                          "old", bandwidth_json(&u->last_current),
                          "target", bandwidth_json(&d->target),
@@ -353,17 +400,30 @@ static json_t *decision_json(const Unit *u) {
                          "change", (int) d->change,
                          "applied", (int) u->last_applied,
                          "emergency", (int) d->emergency,
+                         "next_sample_usec", jint(d->next_tick_usec),
                          "inputs",
                                  "dt_usec", jint(d->dt_usec),
                                  "usage_rate", jint(d->usage_rate),
                                  "throttle_rate", jint(d->throttle_rate),
+                                 "ancestor_throttle_rate", jint(d->ancestor_throttle_rate),
                                  "pressure_rate", jint(d->pressure_rate),
                                  "d_nr_periods", jint(d->d_nr_periods),
                                  "d_nr_throttled", jint(d->d_nr_throttled),
                                  "d_nr_bursts", jint(d->d_nr_bursts),
                                  "credit_before_usec", jint(d->credit_before_usec),
                                  "credit_after_usec", jint(d->credit_after_usec),
-                         "floor_usec", jint(d->floor_usec),
+                                 "debt_usec", jint(d->debt_usec),
+                                 "earn_rate", jint(d->earn_rate),
+                                 "spend_rate", jint(d->spend_rate),
+                                 "spend_avg", jint(d->spend_avg),
+                                 "active", (int) d->active,
+                         "headroom",
+                                 "headroom_usec", jint(d->headroom_usec),
+                                 "headroom_max_usec", jint(d->headroom_max_usec),
+                                 "level", (json_int_t) d->level,
+                                 "levels", (json_int_t) BW_POLICY_LEVELS,
+                                 "reserve_usec", jint(d->reserve_usec),
+                                 "time_to_empty_usec", jtime_or_null(d->time_to_empty_usec),
                          "target_throttle", jint(u->params.target_throttle),
                          "target_pressure", jint(u->params.target_pressure),
                          "credit_max_usec", jint(u->params.credit_max_usec),

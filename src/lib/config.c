@@ -592,6 +592,7 @@ enum {
         GK_KERNEL_CHECK,
         GK_RESTORE_ON_EXIT,
         GK_HISTORY_SIZE,
+        GK_ACTIVE_INTERVAL,
         _GK_MAX,
 };
 
@@ -634,6 +635,12 @@ static const struct key_def governor_keys[_GK_MAX] = {
                 .imin = 1, .imax = BW_HISTORY_SIZE_MAX,
                 .expected = "an integer between 1 and 65536",
         },
+        [GK_ACTIVE_INTERVAL] = {
+                .name = "ActiveInterval", .type = VT_TIMESPAN,
+                .offset = offsetof(struct bw_global_config, active_interval_usec),
+                .min = BW_INTERVAL_MIN_USEC, .max = BW_INTERVAL_MAX_USEC,
+                .expected = "a time span between 100ms and 1h, like 250ms",
+        },
 };
 
 enum {
@@ -646,6 +653,7 @@ enum {
         BK_TARGET_PRESSURE,
         BK_PRIORITY,
         BK_INTERVAL,
+        BK_ACTIVE_INTERVAL,
         BK_CGROUP,
         _BK_MAX,
 };
@@ -706,6 +714,12 @@ static const struct key_def bandwidth_keys[_BK_MAX] = {
                 .min = BW_INTERVAL_MIN_USEC, .max = BW_INTERVAL_MAX_USEC,
                 .expected = "a time span between 100ms and 1h, like 1s",
         },
+        [BK_ACTIVE_INTERVAL] = {
+                .name = "ActiveInterval", .type = VT_TIMESPAN,
+                .offset = offsetof(struct bw_unit_config, active_interval_usec),
+                .min = BW_INTERVAL_MIN_USEC, .max = BW_INTERVAL_MAX_USEC,
+                .expected = "a time span between 100ms and 1h, like 250ms",
+        },
         [BK_CGROUP] = {
                 .name = "Cgroup", .type = VT_CGROUP,
                 .offset = offsetof(struct bw_unit_config, cgroup),
@@ -722,6 +736,7 @@ static const char *const known_keys[] = {
         SECTION_GOVERNOR ".KernelCheck",
         SECTION_GOVERNOR ".RestoreOnExit",
         SECTION_GOVERNOR ".HistorySize",
+        SECTION_GOVERNOR ".ActiveInterval",
         SECTION_BANDWIDTH ".Mode",
         SECTION_BANDWIDTH ".CPUQuota",
         SECTION_BANDWIDTH ".CPUQuotaMax",
@@ -731,6 +746,7 @@ static const char *const known_keys[] = {
         SECTION_BANDWIDTH ".TargetPressure",
         SECTION_BANDWIDTH ".Priority",
         SECTION_BANDWIDTH ".Interval",
+        SECTION_BANDWIDTH ".ActiveInterval",
         SECTION_BANDWIDTH ".Cgroup",
         NULL,
 };
@@ -747,6 +763,7 @@ static const struct bw_global_config global_defaults = {
         .kernel_check = BW_KERNEL_CHECK_WARN,
         .restore_on_exit = true,
         .history_size = 256,
+        .active_interval_usec = 250 * USEC_PER_MSEC,
 };
 
 static const struct bw_unit_config unit_defaults = {
@@ -1658,4 +1675,14 @@ uint64_t bw_unit_interval_usec(const struct bw_config *c, const struct bw_unit_c
         if (u && u->interval_usec > 0)
                 return u->interval_usec;
         return c ? c->global.interval_usec : global_defaults.interval_usec;
+}
+
+uint64_t bw_unit_active_interval_usec(const struct bw_config *c, const struct bw_unit_config *u) {
+        uint64_t a;
+
+        if (u && u->active_interval_usec > 0)
+                a = u->active_interval_usec;
+        else
+                a = c ? c->global.active_interval_usec : global_defaults.active_interval_usec;
+        return a < bw_unit_interval_usec(c, u) ? a : bw_unit_interval_usec(c, u);
 }

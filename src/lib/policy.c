@@ -1,188 +1,179 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 /*
- * The bwgov control law
- * =====================
+ * The bwgov control law: credit-funded headroom
+ * =============================================
  *
- * One decision per cgroup per tick (Interval=) or PSI trigger, from the
- * previous state, one sample of cumulative counters and the time. Pure: no
- * I/O, no clock, no globals. Quota Q and burst B are per period P; the
- * baseline Qb/P (the contract, found at adoption or set by CPUQuota=) never
- * changes here. Rates are µs per second of wall time.
+ * One decision per cgroup per sample, from the previous state, one sample of
+ * cumulative counters and the time. Pure: no I/O, no clock, no globals.
+ * Quota Q and burst B are per period P; the baseline Qb/P (the contract,
+ * found at adoption or set by CPUQuota=) never changes here. Rates are µs
+ * per second of wall time; credit is CPU-µs.
  *
- * 1. Sample. Deltas of usage_usec, throttled_usec, nr_periods, nr_throttled,
- *    nr_bursts and PSI "full" total since the previous sample. A counter that
- *    went backwards (the cgroup was recreated) re-primes: no decision. Samples
- *    closer than 50 ms are ignored.
+ * The kernel's own burst (cpu.max.burst = quota) already absorbs spikes
+ * shorter than one quota. What it cannot absorb are bursts, phases and
+ * warm-ups longer than that: it caps the saved runtime at one quota. A law
+ * that raises the quota only after it has seen throttling pays that
+ * throttling first, a tick late, on every such burst. This one spends the
+ * credit before the harm: the credit bucket, not the per-period quota,
+ * enforces the contract on average, and the quota only bounds the rate the
+ * credit pays for while it lasts (as burstable cloud instances do: no
+ * throttling at all while credits last).
  *
- * 2. Credit (budget neutrality). A bucket C of CPU-µs, starting full at
- *    adoption:  C += Qb/P * dt - usage,  clamped to [0, CreditMax]. Usage is
- *    what the group really ran, so every µs above the baseline, whether it
- *    came from a raised quota, from burst or from the runtime refill each
- *    cpu.max write gives, is paid from C. Extra quota E = Q - Qb is granted
- *    only while C covers it for two ticks (late ticks) plus a reserve for the
- *    refills of this write and of the write back to baseline and one burst:
- *        E * 2*Interval / P  <=  C - (Q + Qb + Bc).
- *    When a boost no longer fits, it is cut to what fits (credit-limit); when
- *    less than 1 ms fits, quota returns to exactly the baseline
- *    (credit-exhausted) and nothing is raised again until C is back to a
- *    quarter of CreditMax (hysteresis, so an exhausted group does not flap).
- *    This keeps the contract: over any window of length t,
- *        usage <= Qb/P * t + CreditMax + Bc,
- *    where Bc = max(baseline burst, min(CPUBurstMax= or Qb, CPUQuotaMax=)) is
- *    the largest burst the law ever sets.
+ * 1. Sample. Deltas of usage_usec, throttled_usec (own limit, cpu.stat),
+ *    the local throttled time (own and ancestors' limits, cpu.stat.local,
+ *    6.6+), nr_periods, nr_throttled, nr_bursts and PSI "full" total since
+ *    the previous sample. A counter that went backwards (the cgroup was
+ *    recreated) re-primes. Samples closer than 50 ms carry no rate
+ *    information and are ignored.
  *
- * 3. Hot, calm, in between (hysteresis). Hot: throttled_usec grows faster
- *    than TargetThrottle=, or PSI full grows faster than TargetPressure=
- *    while the group was throttled at all (full without throttling is
- *    contention from other groups, which more quota does not cure). Calm:
- *    both under half their targets. In between: hold still.
+ * 2. Credit (credit.c). A bucket of CPU-µs, full at adoption: it earns
+ *    Qb/P * dt and pays the usage, whatever made the usage possible (raised
+ *    quota, burst, the refill every cpu.max write gives). It is capped at
+ *    CreditMax= and never clamped from below: usage beyond the balance is a
+ *    debt repaid first. A sample does not say when within it the group
+ *    earned and when it used: netting the two, the bucket can stand above
+ *    one kept at every instant by what the group earned at a full bucket
+ *    during one sample (idle first, then busy), at most one sample's
+ *    earnings, never more over many samples; the reserve holds that too.
+ *    Hence over any window t
+ *        usage <= Qb/P * t + CreditMax + largest debt,
+ *    and the contract  usage <= Qb/P * t + CreditMax + Bc  (Bc: the largest
+ *    burst the law sets, one baseline quota by default) holds as long as
+ *    the debt never exceeds Bc. The reserve below is what guarantees that.
  *
- * 4. Raise (hot; elastic). Fast and graded: f = the throttled share of wall
- *    time, max(PSI full rate, throttled rate / CPUs), capped at 1/2; a group
- *    throttled a share f of the time needs about 1/(1-f) of its quota; the
- *    law asks twice that deficit:  Q' = Q * (1 + 2f/(1-f)), at least +5 %,
- *    at most x2 per step, on a 1 ms grid from the baseline, clamped to
- *    CPUQuotaMax= (and to CPUs x P) and to the credit. The ratio of the new
- *    quota to the peak usage is remembered as the group's headroom, so the
- *    later decay stops where throttling started instead of oscillating.
- *    Burst (elastic and burst modes, kernels with burst): when throttled
- *    while mean use is under 90 % of the quota (bursty), or when quota cannot
- *    rise, or always in mode burst, burst grows by the throttled time per
- *    throttled period (at least doubling, at least 1 ms), up to
- *    min(CPUBurstMax= or Qb, Q). Nothing is raised while the host is over
- *    HostPressureLimit= (host-hold) or while the credit is exhausted.
+ * 3. Headroom at rest. The quota rests at Qb + E: extra quota E on one of
+ *    BW_POLICY_LEVELS levels, fractions of the largest headroom Emax (from
+ *    CPUQuotaMax=, never above the host's CPUs, never above the nearest
+ *    limited ancestor's quota: throttling by an ancestor is not answered by
+ *    raising the child). A level is affordable for a horizon h, the time
+ *    until the next sample, when
+ *        E * (h + late) / P + R(Qb + E) <= credit,
+ *        R(Q) = 2 Q + B + Qb + slack + Qb * (Interval= + late) / P,
+ *    the reserve: from a decision to the next sample the group can use at
+ *    most what the pool holds after this decision's write (Q + B), one
+ *    refill more than the whole periods elapsed (Q), and per-CPU slack
+ *    (tick-granular accounting; on 6.18's task-based throttle model, tasks
+ *    leave the CPU only on the way back to user mode); going back to the
+ *    baseline then refills at most Qb, which a balance of Qb covers
+ *    without debt beyond the burst; and the bucket's own uncertainty, one
+ *    idle sample's earnings (section 2). `late` allows for a timer that
+ *    fires late. So at every sample the baseline is still reachable inside the
+ *    contract, and a group with full credit meets its next burst, phase or
+ *    warm-up already at Qb + Emax: no throttling, no reaction delay.
  *
- * 5. Decay (calm for 5 s; slow, asymmetric). The floor is
- *    max(Qb, peak usage x headroom). The peak holds for 30 s, then decays
- *    with a 20 s time constant; the headroom (1.25 by default, raised to
- *    what a raise needed) returns to 1.25 with a one-hour time constant.
- *    Quota drops to the floor once the floor is 10 % under it, or when the
- *    floor is the baseline (exact return). So an idle group is back at the
- *    baseline about a minute after its load stops, in a handful of writes,
- *    while a bursty group keeps the quota its bursts needed instead of
- *    oscillating between throttled and boosted. Burst unused (nr_bursts
- *    still) for 60 s returns to the baseline burst in one write: unused
- *    burst does nothing, and it comes back within a tick when needed.
+ * 4. Two horizons. Groups are sampled every Interval= while the credit
+ *    pays for their level that long, else every ActiveInterval=: only
+ *    groups whose credit is near the end of what the level costs tick fast,
+ *    whatever the number of governed groups. A group is active (shown as
+ *    such) when it spends credit (usage above the baseline) or is throttled
+ *    by its own limit beyond TargetThrottle= (TargetPressure= for PSI full
+ *    while throttled), for ACTIVE_LINGER after the last such sample.
  *
- * 6. Dead band and hold-off. Values sit on a 1 ms grid anchored at the
- *    baseline; a change under 5 % is suppressed unless it returns exactly to
- *    the baseline value. After a change nothing non-urgent changes for
- *    hold_off_usec (one PSI window, 2 s): the effects of a write need that
- *    long to show. Emergencies (host shedding, credit, a value out of range)
- *    skip both. Steady load under the quota therefore writes nothing at all.
+ * 5. Drain and refill. As the group spends, the credit falls; when the
+ *    current level is no longer affordable even for the short horizon, it
+ *    steps down to the highest level that is (headroom-lower). When not
+ *    even the first level is, the quota is exactly the baseline
+ *    (credit-exhausted). Holding a level needs its cost until a sample a
+ *    short horizon away; raising to one needs its cost until an Interval=
+ *    away, plus a quarter (hysteresis: a raise lasts even at full
+ *    spending), and waits hold_off (one PSI window) after a decrease. The
+ *    headroom comes back only once the credit pays for where a full bucket
+ *    rests, in one write, not a level at a time as the credit grows; after
+ *    exhaustion also not before a quarter of CreditMax= is back, so that
+ *    an exhausted group does not flap. A group at steady load therefore
+ *    writes nothing: under its baseline it rests at Emax; over it, at the
+ *    baseline.
  *
- * 7. Host shedding (bw_policy_plan_shed). Over HostPressureLimit=, a share of
- *    all boosts proportional to the excess (at most half per tick) is
- *    withdrawn from the lowest Priority= first, at most half of any unit's
- *    boost per tick, so repeated ticks converge instead of resetting and
- *    re-raising everything at once.
+ * 6. Host protection (host.c). Over HostPressureLimit= the daemon plans
+ *    how much of the headroom in use each group gives back (lowest
+ *    Priority= first, at most half per sample); the law caps the group's
+ *    headroom there and raises nobody (host-hold). Only headroom in use is
+ *    shed: an idle group's headroom takes nothing from anyone, and
+ *    rewriting thousands of idle groups would cost more than it protects.
+ *    Caps sit on levels; one comes back a level per three hold_off of
+ *    continuous calm (slow return, fast retreat).
  *
- * 8. Modes. off: target is the baseline. observe: decide as elastic, never
- *    change (the decision says what elastic would do). burst: quota stays at
- *    the baseline, only burst moves. elastic: quota and burst. Without a
- *    usage counter elastic behaves as burst (no credit, no quota boost).
+ * 7. Modes. off: the baseline. observe: decide as elastic, never change.
+ *    burst: quota stays at the baseline; the burst rests at
+ *    min(CPUBurstMax=, quota), the kernel's own burst. elastic: headroom
+ *    and the resting burst. Without a usage counter there is no credit and
+ *    no headroom.
  *
- * Burst is always <= quota (the kernel rejects anything else; the daemon
- * lowers burst before quota and raises quota before burst).
+ * Values sit on a 1 ms grid anchored at the baseline. Burst is always
+ * <= quota (the kernel rejects anything else; the daemon lowers burst
+ * before quota and raises quota before burst).
  */
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "bwgov/macro.h"
 #include "bwgov/policy.h"
+#include "bwgov/util.h"
 
-#define QUANTUM_USEC            UINT64_C(1000)           /* 1 ms grid for quota and burst */
-#define DEADBAND_PERMILLE       UINT64_C(50)             /* changes under 5 % are noise */
-#define MIN_DT_USEC             (50 * USEC_PER_MSEC)     /* closer samples carry no rate information */
-#define LOWER_DELAY_USEC        (5 * USEC_PER_SEC)       /* calm this long before lowering */
-#define BURST_IDLE_USEC         (60 * USEC_PER_SEC)      /* burst unused this long before it decays */
-#define PEAK_HOLD_USEC          (30 * USEC_PER_SEC)      /* usage peak holds this long, */
-#define PEAK_TAU_USEC           (20 * USEC_PER_SEC)      /* then forgets with this time constant */
-#define HEADROOM_TAU_USEC       (3600 * USEC_PER_SEC)    /* learned headroom forgets with this time constant */
-#define HEADROOM_DEFAULT        UINT32_C(1250)           /* floor = peak usage x 1.25 */
-#define HEADROOM_MAX            UINT32_C(8000)
-#define RAISE_MIN_PERMILLE      UINT64_C(1050)           /* at least +5 % per raise */
-#define RAISE_MAX_PERMILLE      UINT64_C(2000)           /* at most x2 per raise */
-#define LOWER_SLACK_PERMILLE    UINT64_C(100)            /* lower only when the floor is 10 % under the quota */
-#define BURSTY_PERMILLE         UINT64_C(900)            /* throttled while using < 90 % of quota: bursty */
-#define SHED_MAX_PERMILLE       UINT64_C(500)            /* never withdraw more than half per tick */
+#define QUANTUM_USEC       UINT64_C(1000)               /* 1 ms grid for quota and burst */
+#define MIN_DT_USEC        (50 * USEC_PER_MSEC)         /* closer samples carry no rate information */
+#define ACTIVE_LINGER_USEC (10 * USEC_PER_SEC)          /* active this long after the last spending sample */
+#define SPEND_TAU_USEC     (10 * USEC_PER_SEC)          /* time constant of the spending average */
+#define RAISE_MARGIN_NUM   UINT64_C(5)                  /* raising needs 5/4 of what a level costs */
+#define RAISE_MARGIN_DEN   UINT64_C(4)
+#define REFILL_PERMILLE    UINT64_C(250)                /* exhausted until the credit is back at 1/4 CreditMax= */
+#define HOST_RECOVER_HOLDS UINT64_C(3)                  /* the host cap comes back a level per 3 hold-offs of calm */
+/* Per-CPU slack in the reserve: a runtime slice a CPU already holds
+ * (sched_cfs_bandwidth_slice_us, 5 ms) and one tick by which it can overrun
+ * it before the accounting notices (10 ms at HZ=100, 4 ms at HZ=250), which
+ * also covers a task finishing a short system call before 6.18's task-based
+ * throttling takes it off the CPU. Measured on a simulated kernel at
+ * HZ=100 (tests/unit/test-contract.c): 10 ms per CPU fell short by up to
+ * 42 ms; slice + tick did not. */
+#define SLACK_PER_CPU_USEC (15 * USEC_PER_MSEC)
+/* How late a sample may come after the horizon: the daemon sets the timer
+ * accuracy to horizon/16; the rest is a busy event loop. */
+#define LATE_BASE_USEC     (50 * USEC_PER_MSEC)
+#define LATE_DIV           UINT64_C(4)
 
-static const char *const rule_table[_BW_RULE_MAX] = {
-        [BW_RULE_PRIME]            = "prime",
-        [BW_RULE_RESET]            = "reset",
-        [BW_RULE_TOO_SOON]         = "too-soon",
-        [BW_RULE_MODE_OFF]         = "mode-off",
-        [BW_RULE_UNLIMITED]        = "unlimited",
-        [BW_RULE_CLAMP]            = "clamp",
-        [BW_RULE_HOLD]             = "hold-off",
-        [BW_RULE_STEADY]           = "steady",
-        [BW_RULE_DEADBAND]         = "dead-band",
-        [BW_RULE_RAISE_THROTTLE]   = "raise-throttle",
-        [BW_RULE_RAISE_PRESSURE]   = "raise-pressure",
-        [BW_RULE_RAISE_BURST]      = "raise-burst",
-        [BW_RULE_AT_LIMIT]         = "at-limit",
-        [BW_RULE_DECAY]            = "decay",
-        [BW_RULE_CREDIT_LIMIT]     = "credit-limit",
-        [BW_RULE_CREDIT_EXHAUSTED] = "credit-exhausted",
-        [BW_RULE_HOST_SHED]        = "host-shed",
-        [BW_RULE_HOST_HOLD]        = "host-hold",
+static const struct {
+        const char *name;
+        const char *description;
+} rule_table[_BW_RULE_MAX] = {
+        [BW_RULE_PRIME]            = { "prime",            "first sample: the resting headroom the credit pays for" },
+        [BW_RULE_RESET]            = { "reset",            "the counters went backwards (the cgroup was recreated): started over" },
+        [BW_RULE_TOO_SOON]         = { "too-soon",         "samples under 50ms apart: this one was ignored" },
+        [BW_RULE_MODE_OFF]         = { "mode-off",         "mode off: the baseline holds" },
+        [BW_RULE_UNLIMITED]        = { "unlimited",        "the baseline quota is \"max\": nothing to govern" },
+        [BW_RULE_CLAMP]            = { "clamp",            "the current value was outside what the mode and limits allow" },
+        [BW_RULE_HOLD]             = { "hold-off",         "the credit pays for more, but a decrease was too recent" },
+        [BW_RULE_STEADY]           = { "steady",           "nothing to do" },
+        [BW_RULE_HEADROOM_RAISE]   = { "headroom-raise",   "the credit pays for more headroom: raised" },
+        [BW_RULE_HEADROOM_LOWER]   = { "headroom-lower",   "the credit no longer pays for this headroom: stepped down" },
+        [BW_RULE_CREDIT_EXHAUSTED] = { "credit-exhausted", "credit spent: exactly the baseline until it refills" },
+        [BW_RULE_ANCESTOR_LIMIT]   = { "ancestor-limit",   "headroom capped at the nearest limited ancestor's quota" },
+        [BW_RULE_HOST_SHED]        = { "host-shed",        "the host's CPU pressure is over its limit: headroom in use withdrawn" },
+        [BW_RULE_HOST_HOLD]        = { "host-hold",        "the credit pays for more, but the host's CPU pressure is over its limit" },
 };
 
 const char *bw_rule_to_string(enum bw_rule r) {
         if (r < 0 || r >= _BW_RULE_MAX)
                 return NULL;
-        return rule_table[r];
+        return rule_table[r].name;
+}
+
+const char *bw_rule_description(enum bw_rule r) {
+        if (r < 0 || r >= _BW_RULE_MAX)
+                return NULL;
+        return rule_table[r].description;
 }
 
 enum bw_rule bw_rule_from_string(const char *s) {
         if (!s)
                 return _BW_RULE_INVALID;
         for (int i = 0; i < _BW_RULE_MAX; i++)
-                if (strcmp(rule_table[i], s) == 0)
+                if (strcmp(rule_table[i].name, s) == 0)
                         return (enum bw_rule) i;
         return _BW_RULE_INVALID;
-}
-
-/* floor(a * b / c), saturating at UINT64_MAX; c == 0 saturates too. */
-static uint64_t muldiv(uint64_t a, uint64_t b, uint64_t c) {
-        __extension__ typedef unsigned __int128 u128;
-        u128 v;
-
-        if (c == 0)
-                return UINT64_MAX;
-        v = (u128) a * b / c;
-        return v > UINT64_MAX ? UINT64_MAX : (uint64_t) v;
-}
-
-static uint64_t muldiv_up(uint64_t a, uint64_t b, uint64_t c) {
-        __extension__ typedef unsigned __int128 u128;
-        u128 v;
-
-        if (c == 0)
-                return UINT64_MAX;
-        v = ((u128) a * b + c - 1) / c;
-        return v > UINT64_MAX ? UINT64_MAX : (uint64_t) v;
-}
-
-static uint64_t sat_add(uint64_t a, uint64_t b) {
-        return a > UINT64_MAX - b ? UINT64_MAX : a + b;
-}
-
-static uint64_t sat_sub(uint64_t a, uint64_t b) {
-        return a > b ? a - b : 0;
-}
-
-static uint64_t min_u64(uint64_t a, uint64_t b) {
-        return a < b ? a : b;
-}
-
-static uint64_t max_u64(uint64_t a, uint64_t b) {
-        return a > b ? a : b;
 }
 
 /* Time since `then`; 0 if the clock went backwards. */
@@ -194,19 +185,9 @@ static uint64_t quant_down(uint64_t v) {
         return v / QUANTUM_USEC * QUANTUM_USEC;
 }
 
-static uint64_t quant_up(uint64_t v) {
-        if (v > UINT64_MAX - QUANTUM_USEC)
-                return quant_down(v);
-        return quant_down(v + QUANTUM_USEC - 1);
-}
-
-/* µs per period -> µs/s and back. */
+/* µs per period -> µs/s. */
 static uint64_t rate_of(uint64_t per_period, uint64_t period_usec) {
-        return muldiv(per_period, USEC_PER_SEC, period_usec);
-}
-
-static uint64_t per_period_of(uint64_t rate, uint64_t period_usec) {
-        return muldiv(rate, period_usec, USEC_PER_SEC);
+        return u64_muldiv(per_period, USEC_PER_SEC, period_usec);
 }
 
 int bw_policy_params_check(const struct bw_policy_params *p) {
@@ -225,7 +206,7 @@ int bw_policy_params_check(const struct bw_policy_params *p) {
                 return -EINVAL;
         if (b->has_burst && b->burst_usec > b->quota_usec)
                 return -EINVAL;
-        if (p->interval_usec == 0)
+        if (p->interval_usec == 0 || p->active_interval_usec > p->interval_usec)
                 return -EINVAL;
         return 0;
 }
@@ -238,16 +219,20 @@ static uint64_t baseline_burst(const struct bw_policy_params *p) {
         return p->baseline.has_burst ? p->baseline.burst_usec : 0;
 }
 
+static uint64_t active_interval(const struct bw_policy_params *p) {
+        return p->active_interval_usec > 0 ? p->active_interval_usec : p->interval_usec;
+}
+
 static uint64_t quota_limit(const struct bw_policy_params *p, bool elastic) {
         uint64_t bq = p->baseline.quota_usec, lim, cpu_cap;
 
         if (bq == BW_QUOTA_MAX || !elastic)
                 return bq;
 
-        lim = max_u64(p->quota_max_usec, bq);
-        cpu_cap = muldiv(p->ncpus > 0 ? p->ncpus : 1, p->baseline.period_usec, 1);
-        lim = min_u64(lim, max_u64(bq, cpu_cap));
-        lim = min_u64(lim, max_u64(bq, BW_QUOTA_LIMIT_USEC));
+        lim = u64_max(p->quota_max_usec, bq);
+        cpu_cap = u64_muldiv(p->ncpus > 0 ? p->ncpus : 1, p->baseline.period_usec, 1);
+        lim = u64_min(lim, u64_max(bq, cpu_cap));
+        lim = u64_min(lim, u64_max(bq, BW_QUOTA_LIMIT_USEC));
         return lim;
 }
 
@@ -259,13 +244,17 @@ uint64_t bw_policy_quota_limit_usec(const struct bw_policy_params *p) {
 static uint64_t burst_cap(const struct bw_policy_params *p, uint64_t q) {
         uint64_t bm = p->burst_max_usec > 0 ? p->burst_max_usec : p->baseline.quota_usec;
 
-        return min_u64(max_u64(baseline_burst(p), bm), q);
+        return u64_min(u64_max(baseline_burst(p), bm), q);
 }
 
 uint64_t bw_policy_contract_burst_usec(const struct bw_policy_params *p) {
         if (!p->kernel_has_burst)
                 return baseline_burst(p);
         return burst_cap(p, bw_policy_quota_limit_usec(p));
+}
+
+uint64_t bw_policy_slack_usec(const struct bw_policy_params *p) {
+        return u64_muldiv(p->ncpus > 0 ? p->ncpus : 1, SLACK_PER_CPU_USEC, 1);
 }
 
 uint64_t bw_policy_boost_rate(const struct bw_policy_params *p, const struct bw_bandwidth *current) {
@@ -278,25 +267,35 @@ uint64_t bw_policy_boost_rate(const struct bw_policy_params *p, const struct bw_
         return rate_of(current->quota_usec - bq, p->baseline.period_usec);
 }
 
-void bw_policy_state_init(struct bw_policy_state *s, const struct bw_policy_params *p, uint64_t credit_usec) {
+void bw_policy_state_init(struct bw_policy_state *s, const struct bw_policy_params *p,
+                          uint64_t credit_usec, uint64_t debt_usec) {
         *s = (struct bw_policy_state) {
-                .credit_usec = min_u64(credit_usec, p->credit_max_usec),
-                .headroom_permille = HEADROOM_DEFAULT,
+                .host_cap_usec = UINT64_MAX,
         };
+        bw_credit_init(&s->credit, p->credit_max_usec, credit_usec);
+        if (debt_usec > 0) {
+                s->credit.credit_usec = 0;
+                s->credit.debt_usec = debt_usec;
+        }
+        /* A bucket restored below the refill mark is as good as exhausted:
+         * headroom waits for the refill (hysteresis across restarts). */
+        s->exhausted = s->credit.credit_usec < u64_muldiv(p->credit_max_usec, REFILL_PERMILLE, 1000);
 }
+
+/* ---- 1. sample ----------------------------------------------------------- */
 
 struct sample {
         uint64_t dt;
         uint64_t d_usage;
         uint64_t d_throttled;
+        uint64_t d_local_throttled;
         uint64_t d_nr_periods;
         uint64_t d_nr_throttled;
         uint64_t d_nr_bursts;
-        uint64_t d_burst;
         uint64_t d_full;
         bool has_usage;
         bool has_throttle;      /* the throttling counters exist */
-        bool has_bursts;        /* nr_bursts exists */
+        bool has_local;         /* cpu.stat.local throttled time exists */
         bool has_full;
 };
 
@@ -307,10 +306,11 @@ enum sample_result {
         SAMPLE_TOO_SOON,
 };
 
+/* false: the counter went backwards. A counter missing on either side is
+ * a delta of 0. */
 static bool counter_delta(
                 const struct bw_cpu_stat *prev, const struct bw_cpu_stat *cur,
                 unsigned bit, uint64_t a, uint64_t b, uint64_t *ret) {
-        /* false: went backwards */
         if (!(prev->seen & cur->seen & bit)) {
                 *ret = 0;
                 return true;
@@ -339,8 +339,6 @@ static enum sample_result take_sample(
         if (!s->primed) {
                 store_sample(s, in);
                 s->primed = true;
-                s->last_hot_usec = in->now_usec;
-                s->burst_used_usec = in->now_usec;
                 return SAMPLE_PRIMED;
         }
 
@@ -350,8 +348,9 @@ static enum sample_result take_sample(
         ok = ok && counter_delta(a, b, BW_CPUSTAT_NR_PERIODS, a->nr_periods, b->nr_periods, &sm.d_nr_periods);
         ok = ok && counter_delta(a, b, BW_CPUSTAT_NR_THROTTLED, a->nr_throttled, b->nr_throttled, &sm.d_nr_throttled);
         ok = ok && counter_delta(a, b, BW_CPUSTAT_THROTTLED, a->throttled_usec, b->throttled_usec, &sm.d_throttled);
+        ok = ok && counter_delta(a, b, BW_CPUSTAT_LOCAL_THROTTLED, a->local_throttled_usec, b->local_throttled_usec,
+                                 &sm.d_local_throttled);
         ok = ok && counter_delta(a, b, BW_CPUSTAT_NR_BURSTS, a->nr_bursts, b->nr_bursts, &sm.d_nr_bursts);
-        ok = ok && counter_delta(a, b, BW_CPUSTAT_BURST, a->burst_usec, b->burst_usec, &sm.d_burst);
         if (has_full && in->psi.full.total_usec < s->prev_full_usec)
                 ok = false;
         if (in->now_usec <= s->prev_now_usec)
@@ -359,8 +358,6 @@ static enum sample_result take_sample(
 
         if (!ok) {
                 store_sample(s, in);
-                s->last_hot_usec = in->now_usec;
-                s->burst_used_usec = in->now_usec;
                 return SAMPLE_RESET;
         }
 
@@ -370,7 +367,7 @@ static enum sample_result take_sample(
 
         sm.has_usage = a->seen & b->seen & BW_CPUSTAT_USAGE;
         sm.has_throttle = a->seen & b->seen & BW_CPUSTAT_THROTTLED;
-        sm.has_bursts = a->seen & b->seen & BW_CPUSTAT_NR_BURSTS;
+        sm.has_local = a->seen & b->seen & BW_CPUSTAT_LOCAL_THROTTLED;
         sm.has_full = has_full;
         if (has_full)
                 sm.d_full = in->psi.full.total_usec - s->prev_full_usec;
@@ -380,64 +377,223 @@ static enum sample_result take_sample(
         return SAMPLE_OK;
 }
 
-/* Credit needed in reserve to hold a quota q: the runtime refill of this
- * write (up to q), of the write back to baseline (up to Qb) and one burst. */
-static uint64_t credit_reserve(const struct bw_policy_params *p, uint64_t q) {
-        return sat_add(sat_add(q, p->baseline.quota_usec), bw_policy_contract_burst_usec(p));
+static void sample_rates(const struct sample *sm, struct bw_decision *d) {
+        d->dt_usec = sm->dt;
+        d->usage_rate = u64_muldiv(sm->d_usage, USEC_PER_SEC, sm->dt);
+        d->throttle_rate = u64_muldiv(sm->d_throttled, USEC_PER_SEC, sm->dt);
+        /* cpu.stat.local counts throttling by the group's own limit and by
+         * its ancestors'; what is beyond the own is an ancestor's. */
+        if (sm->has_local)
+                d->ancestor_throttle_rate = u64_muldiv(u64_sat_sub(sm->d_local_throttled, sm->d_throttled),
+                                                       USEC_PER_SEC, sm->dt);
+        d->pressure_rate = u64_muldiv(sm->d_full, USEC_PER_SEC, sm->dt);
+        d->d_nr_periods = sm->d_nr_periods;
+        d->d_nr_throttled = sm->d_nr_throttled;
+        d->d_nr_bursts = sm->d_nr_bursts;
 }
 
-/* Extra quota per period (above the baseline) the credit can pay for while
- * holding quota q. */
-static uint64_t credit_affords(const struct bw_policy_params *p, uint64_t credit, uint64_t q) {
-        uint64_t reserve = credit_reserve(p, q);
+/* ---- 2. credit ------------------------------------------------------------ */
 
-        if (credit <= reserve)
-                return 0;
-        return muldiv(credit - reserve, p->baseline.period_usec, sat_add(p->interval_usec, p->interval_usec));
+static void account_credit(
+                const struct bw_policy_params *p,
+                struct bw_policy_state *s,
+                const struct sample *sm,
+                struct bw_decision *d) {
+        uint64_t P = p->baseline.period_usec, bq = p->baseline.quota_usec;
+        uint64_t b_rate = rate_of(bq, P), spend, w;
+
+        if (!sm->has_usage || bq == BW_QUOTA_MAX)
+                return;
+
+        bw_credit_account(&s->credit, p->credit_max_usec, u64_muldiv(bq, sm->dt, P), sm->d_usage);
+
+        d->earn_rate = u64_sat_sub(b_rate, d->usage_rate);
+        d->spend_rate = spend = u64_sat_sub(d->usage_rate, b_rate);
+        /* An exponential average over about SPEND_TAU_USEC, for the time to
+         * empty: one sample says little about a bursty group. */
+        w = u64_min(sm->dt, SPEND_TAU_USEC);
+        if (spend >= s->spend_avg)
+                s->spend_avg += u64_muldiv(spend - s->spend_avg, w, SPEND_TAU_USEC);
+        else
+                s->spend_avg -= u64_muldiv_up(s->spend_avg - spend, w, SPEND_TAU_USEC);
+}
+
+/* ---- 3. headroom levels and what they cost --------------------------------- */
+
+/* What the law needs to know about the credit for one decision. */
+struct costs {
+        uint64_t period;
+        uint64_t bq;
+        uint64_t burst;         /* the burst next to any quota the law sets (<= Qb) */
+        uint64_t slack;
+        uint64_t fast, slow;    /* horizons, µs, lateness included */
+        uint64_t emax;          /* the largest headroom, per period, after every cap */
+};
+
+static uint64_t late_horizon(uint64_t h) {
+        return u64_sat_add(h, u64_sat_add(h / LATE_DIV, LATE_BASE_USEC));
+}
+
+static uint64_t level_value(const struct costs *c, unsigned k) {
+        return quant_down(u64_muldiv(c->emax, k, BW_POLICY_LEVELS));
+}
+
+static uint64_t cost(const struct costs *c, uint64_t extra, uint64_t horizon) {
+        return bw_credit_needed(extra, c->period, c->bq, c->burst, c->slack, horizon);
+}
+
+/* The highest level k whose headroom the credit pays for over horizon
+ * (with the raise margin when asked). */
+static unsigned level_affordable(const struct costs *c, const struct bw_credit *cr, uint64_t horizon, bool margin) {
+        for (unsigned k = BW_POLICY_LEVELS; k > 0; k--) {
+                uint64_t need = cost(c, level_value(c, k), horizon);
+
+                if (margin)
+                        need = u64_muldiv_up(need, RAISE_MARGIN_NUM, RAISE_MARGIN_DEN);
+                if (level_value(c, k) > 0 && cr->debt_usec == 0 && cr->credit_usec >= need)
+                        return k;
+        }
+        return 0;
+}
+
+/* The highest level a full bucket pays for at the idle horizon, with the
+ * raise margin: where a unit rests when its credit is full. */
+static unsigned level_reachable(const struct costs *c, uint64_t credit_max) {
+        struct bw_credit full = { .credit_usec = credit_max };
+
+        return level_affordable(c, &full, c->slow, true);
+}
+
+/* The highest level at or below a headroom e. */
+static unsigned level_at_or_below(const struct costs *c, uint64_t e) {
+        for (unsigned k = BW_POLICY_LEVELS; k > 0; k--)
+                if (level_value(c, k) <= e && level_value(c, k) > 0)
+                        return k;
+        return 0;
+}
+
+static void fill_costs(
+                const struct bw_policy_params *p,
+                const struct bw_policy_input *in,
+                bool elastic,
+                struct costs *ret,
+                uint64_t *ret_emax_config,
+                bool *ret_ancestor_limited) {
+        const struct bw_bandwidth *cur = &in->current;
+        uint64_t bq = p->baseline.quota_usec, emax, anc = in->ancestor_quota_usec;
+        bool burst_ok = p->kernel_has_burst && cur->has_burst;
+
+        emax = quota_limit(p, elastic) - bq;
+        *ret_emax_config = emax;
+        *ret_ancestor_limited = false;
+        if (anc > 0 && anc != BW_QUOTA_MAX && anc < bq + emax) {
+                emax = anc > bq ? quant_down(anc - bq) : 0;
+                *ret_ancestor_limited = true;
+        }
+        *ret = (struct costs) {
+                .period = p->baseline.period_usec,
+                .bq = bq,
+                /* Whatever the kernel holds next to the quota fills the
+                 * pool: the largest burst the law sets next to any level,
+                 * or a burst that is not ours. */
+                .burst = burst_ok ? burst_cap(p, bq + emax) : (cur->has_burst ? cur->burst_usec : 0),
+                /* The kernel's per-CPU slack, and what the credit may
+                 * overstate: one idle sample's earnings (section 2). */
+                .slack = u64_sat_add(bw_policy_slack_usec(p),
+                                     u64_muldiv(bq, late_horizon(p->interval_usec), p->baseline.period_usec)),
+                .fast = late_horizon(active_interval(p)),
+                .slow = late_horizon(p->interval_usec),
+                .emax = emax,
+        };
+}
+
+/* ---- 4. activity ------------------------------------------------------------ */
+
+static void classify_activity(
+                const struct bw_policy_params *p,
+                struct bw_policy_state *s,
+                const struct sample *sm,
+                const struct bw_decision *d,
+                uint64_t now) {
+        uint64_t b_rate = rate_of(p->baseline.quota_usec, p->baseline.period_usec);
+        /* PSI full without any throttling is contention from other groups,
+         * which more quota does not cure. */
+        bool evidence = !sm->has_throttle || sm->d_throttled > 0 || sm->d_nr_throttled > 0;
+        bool spending = sm->has_usage && d->usage_rate > b_rate;
+        bool throttled = d->throttle_rate > p->target_throttle || (evidence && d->pressure_rate > p->target_pressure);
+
+        if (spending || throttled) {
+                s->active = true;
+                s->active_usec = now;
+        } else if (elapsed(now, s->active_usec) >= ACTIVE_LINGER_USEC)
+                s->active = false;
+}
+
+/* ---- 6. host protection ------------------------------------------------------ */
+
+/* The headroom cap host shedding leaves; updated from this sample. Returns
+ * true when it lowered the cap now. */
+static bool apply_host(
+                const struct bw_policy_params *p,
+                struct bw_policy_state *s,
+                const struct bw_policy_input *in,
+                const struct costs *c,
+                uint64_t ecur) {
+        uint64_t now = in->now_usec, step = u64_max(level_value(c, 1), QUANTUM_USEC);
+        unsigned shed = in->shed_permille;
+
+        if (in->host_over_limit)
+                s->host_calm_usec = 0;
+        else if (s->host_cap_usec != UINT64_MAX) {
+                /* Calm: the cap comes back a level per hold_off. */
+                if (s->host_calm_usec == 0)
+                        s->host_calm_usec = now;
+                else if (elapsed(now, s->host_calm_usec) >= HOST_RECOVER_HOLDS * p->hold_off_usec) {
+                        s->host_cap_usec = u64_sat_add(s->host_cap_usec, step);
+                        s->host_calm_usec = now;
+                        if (s->host_cap_usec >= c->emax)
+                                s->host_cap_usec = UINT64_MAX;
+                }
+        }
+
+        if (shed > 0 && ecur > 0) {
+                /* On a level: a cap between levels would only make the
+                 * next raise a write to an odd value. */
+                uint64_t keep = u64_muldiv(u64_min(ecur, s->host_cap_usec), 1000 - u64_min(shed, 1000), 1000);
+
+                keep = level_value(c, level_at_or_below(c, keep));
+
+                if (keep < s->host_cap_usec) {
+                        s->host_cap_usec = keep;
+                        s->host_calm_usec = 0;
+                        return true;
+                }
+        }
+        return false;
+}
+
+/* ---- explain and finish -------------------------------------------------------- */
+
+static void fmt_quota(char *buf, size_t size, uint64_t q) {
+        if (q == BW_QUOTA_MAX)
+                snprintf(buf, size, "max");
+        else
+                snprintf(buf, size, "%" PRIu64, q);
 }
 
 static void explain(struct bw_decision *d, const struct bw_bandwidth *cur, const struct bw_policy_params *p) {
-        const char *what;
-
-        switch (d->rule) {
-        case BW_RULE_PRIME:            what = "first sample"; break;
-        case BW_RULE_RESET:            what = "counters went backwards, re-primed"; break;
-        case BW_RULE_TOO_SOON:         what = "sample too close to the previous one"; break;
-        case BW_RULE_MODE_OFF:         what = "mode off, baseline"; break;
-        case BW_RULE_UNLIMITED:        what = "baseline unlimited"; break;
-        case BW_RULE_CLAMP:            what = "current value out of range"; break;
-        case BW_RULE_HOLD:             what = "holding off after a change"; break;
-        case BW_RULE_STEADY:           what = "steady"; break;
-        case BW_RULE_DEADBAND:         what = "change under 5% suppressed"; break;
-        case BW_RULE_RAISE_THROTTLE:   what = "throttled above target"; break;
-        case BW_RULE_RAISE_PRESSURE:   what = "pressure above target"; break;
-        case BW_RULE_RAISE_BURST:      what = "throttled, burst raised"; break;
-        case BW_RULE_AT_LIMIT:         what = "throttled at the limits"; break;
-        case BW_RULE_DECAY:            what = "calm, decaying"; break;
-        case BW_RULE_CREDIT_LIMIT:     what = "boost cut to credit"; break;
-        case BW_RULE_CREDIT_EXHAUSTED: what = "credit exhausted"; break;
-        case BW_RULE_HOST_SHED:        what = "host pressure, shedding"; break;
-        case BW_RULE_HOST_HOLD:        what = "host pressure, no raise"; break;
-        default:                       what = "?"; break;
-        }
-
         char qa[24], qb[24];
 
-        /* "max" for an unlimited quota, not UINT64_MAX. */
-        if (cur->quota_usec == BW_QUOTA_MAX)
-                snprintf(qa, sizeof qa, "max");
-        else
-                snprintf(qa, sizeof qa, "%" PRIu64, cur->quota_usec);
-        if (d->target.quota_usec == BW_QUOTA_MAX)
-                snprintf(qb, sizeof qb, "max");
-        else
-                snprintf(qb, sizeof qb, "%" PRIu64, d->target.quota_usec);
-
+        fmt_quota(qa, sizeof qa, cur->quota_usec);
+        fmt_quota(qb, sizeof qb, d->target.quota_usec);
         snprintf(d->explain, sizeof(d->explain),
-                 "%s%s: use %" PRIu64 "us/s thr %" PRIu64 "us/s full %" PRIu64 "us/s credit %" PRIu64
-                 "ms; quota %s->%s burst %" PRIu64 "->%" PRIu64,
-                 p->mode == BW_MODE_OBSERVE && d->would_change ? "would act, " : "", what, d->usage_rate, d->throttle_rate, d->pressure_rate, d->credit_after_usec / USEC_PER_MSEC,
-                 qa, qb, cur->burst_usec, d->target.burst_usec);
+                 "%s%s: use %" PRIu64 "us/s thr %" PRIu64 "us/s credit %" PRIu64 "ms%s; level %u/%u%s; "
+                 "quota %s->%s burst %" PRIu64 "->%" PRIu64 "; next sample in %" PRIu64 "ms",
+                 p->mode == BW_MODE_OBSERVE && d->would_change ? "would act, " : "",
+                 bw_rule_to_string(d->rule), d->usage_rate, d->throttle_rate,
+                 d->credit_after_usec / USEC_PER_MSEC, d->debt_usec > 0 ? " (in debt)" : "",
+                 d->level, BW_POLICY_LEVELS, d->active ? ", active" : "",
+                 qa, qb, cur->burst_usec, d->target.burst_usec, d->next_tick_usec / USEC_PER_MSEC);
 }
 
 static void finish(
@@ -453,15 +609,142 @@ static void finish(
                 d->target.period_usec != cur->period_usec ||
                 (burst_ok && d->target.burst_usec != cur->burst_usec);
         d->change = d->would_change && p->mode != BW_MODE_OBSERVE;
-        d->credit_after_usec = s->credit_usec;
+        d->credit_after_usec = s->credit.credit_usec;
+        d->debt_usec = s->credit.debt_usec;
+        d->spend_avg = s->spend_avg;
+        d->active = s->active;
         if (d->change) {
                 s->has_changed = true;
                 s->last_change_usec = in->now_usec;
+                if (d->target.quota_usec < cur->quota_usec)
+                        s->last_decrease_usec = in->now_usec;
                 s->n_changes++;
         }
         s->n_decisions++;
         explain(d, cur, p);
         *ret = *d;
+}
+
+/* ---- 5. the decision ---------------------------------------------------------- */
+
+/* Choose the headroom for this sample: stay, step down, exhaust, raise,
+ * hold. Fills rule, level and the target quota; returns whether the
+ * change is an emergency (a decrease for safety). */
+static bool choose_headroom(
+                const struct bw_policy_params *p,
+                struct bw_policy_state *s,
+                const struct bw_policy_input *in,
+                const struct costs *c,
+                uint64_t ecur,
+                bool initial,
+                bool host_cut,
+                bool ancestor_limited,
+                struct bw_decision *d) {
+        const struct bw_credit *cr = &s->credit;
+        uint64_t now = in->now_usec, cap = u64_min(c->emax, s->host_cap_usec), etarget;
+        /* Hysteresis between holding and raising: a level is held while the
+         * credit pays for it until a sample a short horizon away; it is
+         * raised to only when the credit pays for it, with a quarter to
+         * spare, until a sample a whole Interval= away. A raise therefore
+         * lasts, even at full spending, and a group whose credit moves a
+         * little does not flap between levels. */
+        unsigned kfast = level_affordable(c, cr, c->fast, false);
+        unsigned kraise = level_affordable(c, cr, c->slow, true);
+        bool emergency = false;
+
+        /* Exhausted: the baseline until the credit is back at a quarter of
+         * CreditMax=, and pays for the highest level it could ever pay for
+         * (so that the headroom comes back in one write, not level by
+         * level as the credit grows). */
+        if (s->exhausted && kraise > 0 && !in->host_over_limit &&
+            cr->credit_usec >= u64_muldiv(p->credit_max_usec, REFILL_PERMILLE, 1000) &&
+            kraise >= level_reachable(c, p->credit_max_usec))
+                s->exhausted = false;
+
+        etarget = ecur;
+        if (ecur > cap) {
+                /* Over what the configuration, an ancestor or the host now allow. */
+                etarget = level_value(c, level_at_or_below(c, cap));
+                if (etarget > cap)
+                        etarget = quant_down(cap);
+                d->rule = host_cut ? BW_RULE_HOST_SHED : ancestor_limited ? BW_RULE_ANCESTOR_LIMIT : BW_RULE_CLAMP;
+                emergency = true;
+        }
+        if (s->exhausted && etarget > 0) {
+                etarget = 0;
+                d->rule = BW_RULE_CREDIT_EXHAUSTED;
+                emergency = true;
+        } else if (etarget > level_value(c, kfast) && etarget > 0) {
+                /* The credit no longer pays for this much even with the
+                 * next sample a short horizon away: step down. */
+                etarget = level_value(c, kfast);
+                if (kfast == 0) {
+                        s->exhausted = true;
+                        d->rule = BW_RULE_CREDIT_EXHAUSTED;
+                } else
+                        d->rule = BW_RULE_HEADROOM_LOWER;
+                emergency = true;
+        } else if (!emergency && !s->exhausted && level_value(c, kraise) > etarget &&
+                   (initial || kraise >= level_reachable(c, p->credit_max_usec))) {
+                /* Back up only once the credit pays for where a full bucket
+                 * rests: in one write, not a level at a time as it grows
+                 * (the first decision places the unit wherever it can). */
+                uint64_t want = u64_min(level_value(c, kraise), cap);
+
+                if (want <= etarget)
+                        ;       /* capped by the host: nothing to raise */
+                else if (in->host_over_limit)
+                        d->rule = BW_RULE_HOST_HOLD;
+                else if (s->last_decrease_usec > 0 && elapsed(now, s->last_decrease_usec) < p->hold_off_usec)
+                        d->rule = BW_RULE_HOLD;
+                else {
+                        etarget = want;
+                        d->rule = BW_RULE_HEADROOM_RAISE;
+                }
+        }
+
+        d->target.quota_usec = c->bq + etarget;
+        d->headroom_usec = etarget;
+        d->headroom_max_usec = cap;
+        d->level = level_at_or_below(c, etarget);
+        return emergency;
+}
+
+/* When the next sample is due: the idle horizon when the target's headroom
+ * is affordable for it, else the short one. */
+static uint64_t schedule_next(const struct bw_policy_params *p, const struct bw_policy_state *s,
+                              const struct costs *c, uint64_t etarget) {
+        if (etarget == 0 || s->credit.credit_usec >= cost(c, etarget, c->slow))
+                return p->interval_usec;
+        return active_interval(p);
+}
+
+int bw_policy_rest_target(
+                const struct bw_policy_params *p,
+                uint64_t credit_usec,
+                bool has_usage,
+                const struct bw_bandwidth *current,
+                struct bw_bandwidth *ret) {
+
+        struct bw_policy_input in = {
+                .now_usec = 1,
+                .stat.seen = has_usage ? BW_CPUSTAT_USAGE : 0,
+                .current = *current,
+                .ancestor_quota_usec = BW_QUOTA_MAX,
+        };
+        struct bw_policy_state s;
+        struct bw_decision d;
+        int r;
+
+        if (!p || !current || !ret)
+                return -EINVAL;
+        /* The first decision of a fresh state, so that the two never differ. */
+        bw_policy_state_init(&s, p, credit_usec, 0);
+        r = bw_policy_decide(p, &s, &in, &d);
+        if (r < 0)
+                return r;
+        *ret = d.target;
+        return 0;
 }
 
 int bw_policy_decide(
@@ -474,8 +757,9 @@ int bw_policy_decide(
         struct bw_decision d = { 0 };
         struct sample sm = { 0 };
         enum sample_result sr;
-        uint64_t P, bq, bb, qlim, q, b, nq, nb, now, tt, tp, peak_q, floor_q;
-        bool elastic, burst_ok, emergency = false, hot, calm, evidence, raise_ok;
+        uint64_t P, bq, ecur, emax_config;
+        bool burst_ok, elastic, emergency, clamped, host_cut, ancestor_limited;
+        struct costs c;
         int r;
 
         r = bw_policy_params_check(p);
@@ -485,63 +769,30 @@ int bw_policy_decide(
                 return -EINVAL;
 
         cur = &in->current;
-        now = in->now_usec;
         P = p->baseline.period_usec;
         bq = p->baseline.quota_usec;
-        bb = baseline_burst(p);
         burst_ok = p->kernel_has_burst && cur->has_burst;
 
         d.rule = BW_RULE_STEADY;
         d.target = *cur;
-        d.credit_before_usec = s->credit_usec;
+        d.credit_before_usec = s->credit.credit_usec;
+        d.time_to_empty_usec = UINT64_MAX;
+        d.next_tick_usec = p->interval_usec;
 
+        /* 1. and 2.: sample, credit, activity. */
         sr = take_sample(s, in, &sm);
         if (sr == SAMPLE_OK) {
-                uint64_t gain = bq == BW_QUOTA_MAX ? 0 : muldiv(bq, sm.dt, P), decay;
-
-                d.dt_usec = sm.dt;
-                d.usage_rate = muldiv(sm.d_usage, USEC_PER_SEC, sm.dt);
-                d.throttle_rate = muldiv(sm.d_throttled, USEC_PER_SEC, sm.dt);
-                d.pressure_rate = muldiv(sm.d_full, USEC_PER_SEC, sm.dt);
-                d.d_nr_periods = sm.d_nr_periods;
-                d.d_nr_throttled = sm.d_nr_throttled;
-                d.d_nr_bursts = sm.d_nr_bursts;
-
-                /* The credit bucket: earn the baseline, pay what was used
-                 * (CreditMax= may have shrunk on reload: clamp first). */
-                s->credit_usec = min_u64(s->credit_usec, p->credit_max_usec);
-                if (sm.has_usage && bq != BW_QUOTA_MAX) {
-                        if (gain >= sm.d_usage)
-                                s->credit_usec = min_u64(sat_add(s->credit_usec, gain - sm.d_usage), p->credit_max_usec);
-                        else
-                                s->credit_usec = sat_sub(s->credit_usec, sm.d_usage - gain);
-                }
-                if (s->credit_exhausted &&
-                    p->credit_max_usec > 0 &&
-                    s->credit_usec >= p->credit_max_usec / 4 &&
-                    s->credit_usec > credit_reserve(p, bq))
-                        s->credit_exhausted = false;
-
-                /* Memories: peak usage (fast) and learned headroom (slow). */
-                if (d.usage_rate >= s->usage_peak) {
-                        s->usage_peak = d.usage_rate;
-                        s->usage_peak_usec = in->now_usec;
-                } else if (elapsed(in->now_usec, s->usage_peak_usec) >= PEAK_HOLD_USEC) {
-                        decay = muldiv(s->usage_peak, min_u64(sm.dt, PEAK_TAU_USEC), PEAK_TAU_USEC);
-                        s->usage_peak = max_u64(d.usage_rate, s->usage_peak - decay);
-                }
-                if (s->headroom_permille > HEADROOM_DEFAULT)
-                        s->headroom_permille -= (uint32_t) muldiv(s->headroom_permille - HEADROOM_DEFAULT,
-                                                                  min_u64(sm.dt, HEADROOM_TAU_USEC), HEADROOM_TAU_USEC);
-                else
-                        s->headroom_permille = HEADROOM_DEFAULT;
-        }
+                sample_rates(&sm, &d);
+                account_credit(p, s, &sm, &d);
+                classify_activity(p, s, &sm, &d, in->now_usec);
+        } else if (sr == SAMPLE_RESET)
+                s->active = false;
 
         if (p->mode == BW_MODE_OFF) {
                 d.rule = BW_RULE_MODE_OFF;
                 d.target = p->baseline;
                 d.target.has_burst = cur->has_burst;
-                d.target.burst_usec = burst_ok ? bb : cur->burst_usec;
+                d.target.burst_usec = burst_ok ? baseline_burst(p) : cur->burst_usec;
                 finish(p, s, in, &d, ret);
                 return 0;
         }
@@ -550,248 +801,50 @@ int bw_policy_decide(
                 finish(p, s, in, &d, ret);
                 return 0;
         }
-        if (sr != SAMPLE_OK) {
-                d.rule = sr == SAMPLE_PRIMED ? BW_RULE_PRIME :
-                         sr == SAMPLE_RESET ? BW_RULE_RESET : BW_RULE_TOO_SOON;
+        if (sr == SAMPLE_TOO_SOON) {
+                d.rule = BW_RULE_TOO_SOON;
+                d.next_tick_usec = 0;           /* no new commitment: the last one stands */
                 finish(p, s, in, &d, ret);
                 return 0;
         }
 
-        elastic = elastic_mode(p->mode) && sm.has_usage;
-        qlim = quota_limit(p, elastic);
+        /* No usage counter, no credit: no headroom. */
+        elastic = elastic_mode(p->mode) && (in->stat.seen & BW_CPUSTAT_USAGE);
+        fill_costs(p, in, elastic, &c, &emax_config, &ancestor_limited);
 
-        /* Step 0: bring the current value into range. */
-        if (cur->period_usec != P || cur->quota_usec == BW_QUOTA_MAX) {
-                q = bq;
-                b = burst_ok ? min_u64(cur->burst_usec, burst_cap(p, bq)) : cur->burst_usec;
-        } else {
-                q = cur->quota_usec < bq ? bq : min_u64(cur->quota_usec, qlim);
-                b = burst_ok ? min_u64(cur->burst_usec, burst_cap(p, q)) : cur->burst_usec;
-        }
-        if (q != cur->quota_usec || P != cur->period_usec || b != cur->burst_usec) {
+        /* Bring the current value into range: another period, "max" or a
+         * quota under the baseline is not ours to keep. */
+        emergency = false;
+        if (cur->period_usec != P || cur->quota_usec == BW_QUOTA_MAX || cur->quota_usec < bq) {
+                ecur = 0;
+                emergency = true;
+        } else
+                ecur = cur->quota_usec - bq;
+
+        host_cut = apply_host(p, s, in, &c, ecur);
+
+        clamped = emergency;
+        emergency = choose_headroom(p, s, in, &c, ecur, sr != SAMPLE_OK, host_cut, ancestor_limited, &d);
+        /* Brought into range and neither lowered for a reason of its own
+         * nor raised in the same decision: say so. */
+        if (clamped && !emergency && d.rule != BW_RULE_HEADROOM_RAISE)
                 d.rule = BW_RULE_CLAMP;
-                emergency = true;
-        }
-        nq = q;
-        nb = b;
+        emergency |= clamped;
+        if (sr == SAMPLE_PRIMED || sr == SAMPLE_RESET)
+                d.rule = sr == SAMPLE_PRIMED ? BW_RULE_PRIME : BW_RULE_RESET;
 
-        /* Signals, with hysteresis. */
-        tt = p->target_throttle;
-        tp = p->target_pressure;
-        evidence = !sm.has_throttle || sm.d_throttled > 0 || sm.d_nr_throttled > 0;
-        hot = d.throttle_rate > tt || (evidence && d.pressure_rate > tp);
-        calm = d.throttle_rate <= tt / 2 && !(evidence && d.pressure_rate > tp / 2);
-        if (!calm)
-                s->last_hot_usec = now;
-        if (sm.has_bursts ? sm.d_nr_bursts > 0 : d.usage_rate * 2 >= rate_of(q, P))
-                s->burst_used_usec = now;
-
-        peak_q = per_period_of(s->usage_peak, P);
-        floor_q = muldiv(peak_q, s->headroom_permille, 1000);
-        floor_q = floor_q > bq ? min_u64(bq + quant_up(floor_q - bq), q) : bq;
-        d.floor_usec = floor_q;
-
-        /* Emergency 1: host shedding withdraws part of the boost. */
-        if (in->shed_permille > 0 && (nq > bq || (burst_ok && nb > bb))) {
-                uint64_t keep = 1000 - min_u64(in->shed_permille, 1000);
-
-                if (nq > bq)
-                        nq = bq + quant_down(muldiv(nq - bq, keep, 1000));
-                if (burst_ok && nb > bb)
-                        nb = bb + quant_down(muldiv(nb - bb, keep, 1000));
-                d.rule = BW_RULE_HOST_SHED;
-                emergency = true;
-        }
-
-        /* Emergency 2: the boost must be paid for. */
-        if (nq > bq) {
-                uint64_t e = quant_down(credit_affords(p, s->credit_usec, nq));
-
-                if (s->credit_exhausted || e < QUANTUM_USEC) {
-                        nq = bq;
-                        s->credit_exhausted = true;
-                        d.rule = BW_RULE_CREDIT_EXHAUSTED;
-                        emergency = true;
-                } else if (nq - bq > e) {
-                        nq = bq + e;
-                        d.rule = BW_RULE_CREDIT_LIMIT;
-                        emergency = true;
-                }
-        }
-
-        raise_ok = !s->credit_exhausted && s->credit_usec > credit_reserve(p, bq);
-
-        if (emergency)
-                ;
-        else if (s->has_changed && elapsed(now, s->last_change_usec) < p->hold_off_usec)
-                d.rule = BW_RULE_HOLD;
-        else if (hot) {
-                if (in->host_over_limit)
-                        d.rule = BW_RULE_HOST_HOLD;
-                else if (!raise_ok)
-                        d.rule = BW_RULE_CREDIT_EXHAUSTED;
-                else {
-                        bool bursty = muldiv(d.usage_rate, 1000, 1) < muldiv(rate_of(q, P), BURSTY_PERMILLE, 1);
-
-                        if (elastic && q < qlim) {
-                                uint64_t f, factor, want, e;
-
-                                f = max_u64(evidence ? d.pressure_rate : 0, d.throttle_rate / (p->ncpus > 0 ? p->ncpus : 1));
-                                f = min_u64(f / 1000, 500);          /* share of wall time, permille */
-                                factor = 1000 + muldiv(2000, f, 1000 - f);
-                                factor = min_u64(max_u64(factor, RAISE_MIN_PERMILLE), RAISE_MAX_PERMILLE);
-                                want = muldiv_up(q, factor, 1000);
-                                want = bq + quant_up(want - bq);
-                                want = min_u64(want, qlim);
-                                e = quant_down(credit_affords(p, s->credit_usec, want));
-                                want = min_u64(want, bq + e);
-                                if (want > q) {
-                                        /* Remember the need relative to peak usage, so the
-                                         * floor right after this raise is the raised quota. */
-                                        nq = want;
-                                        s->usage_peak_usec = now;
-                                        if (peak_q > 0)
-                                                s->headroom_permille = (uint32_t) max_u64(s->headroom_permille,
-                                                        min_u64(muldiv_up(nq, 1000, peak_q), HEADROOM_MAX));
-                                }
-                        }
-
-                        if (burst_ok && (bursty || p->mode == BW_MODE_BURST || nq == q)) {
-                                uint64_t per_event = sm.d_throttled / (sm.d_nr_throttled > 0 ? sm.d_nr_throttled : 1);
-                                uint64_t want = max_u64(max_u64(sat_add(b, per_event), sat_add(b, b)), bb + QUANTUM_USEC);
-
-                                want = bb + quant_up(want - bb);
-                                want = min_u64(want, burst_cap(p, nq));
-                                if (want > b) {
-                                        nb = want;
-                                        s->burst_used_usec = now;
-                                }
-                        }
-
-                        if (nq > q)
-                                d.rule = d.throttle_rate > tt ? BW_RULE_RAISE_THROTTLE : BW_RULE_RAISE_PRESSURE;
-                        else if (nb > b)
-                                d.rule = BW_RULE_RAISE_BURST;
-                        else
-                                d.rule = BW_RULE_AT_LIMIT;
-                }
-        } else if (calm && elapsed(now, s->last_hot_usec) >= LOWER_DELAY_USEC) {
-                /* Lower to the floor once it is 10 % under the quota, or
-                 * when it is the baseline (exact return). The floor itself
-                 * moves slowly: that is what makes the decrease slow. */
-                if (floor_q < q &&
-                    (floor_q == bq || muldiv(floor_q, 1000, 1) <= muldiv(q, 1000 - LOWER_SLACK_PERMILLE, 1)))
-                        nq = floor_q;
-                if (burst_ok && b > bb && elapsed(now, s->burst_used_usec) >= BURST_IDLE_USEC)
-                        nb = bb;        /* unused burst does nothing: drop it in one write */
-                if (nq < q || nb < b)
-                        d.rule = BW_RULE_DECAY;
-        }
-
-        /* Dead band: small changes are noise, except exact returns to the
-         * baseline and emergencies. */
-        if (!emergency) {
-                bool suppressed = false;
-
-                if (nq != q && nq != bq &&
-                    muldiv(nq > q ? nq - q : q - nq, 1000, 1) < muldiv(q, DEADBAND_PERMILLE, 1)) {
-                        nq = q;
-                        suppressed = true;
-                }
-                if (nb != b && nb != bb &&
-                    muldiv(nb > b ? nb - b : b - nb, 1000, 1) < muldiv(b, DEADBAND_PERMILLE, 1)) {
-                        nb = b;
-                        suppressed = true;
-                }
-                if (suppressed && nq == q && nb == b)
-                        d.rule = BW_RULE_DEADBAND;
-        }
-
-        if (burst_ok)
-                nb = min_u64(nb, burst_cap(p, nq));
-
-        d.target.quota_usec = nq;
         d.target.period_usec = P;
-        d.target.burst_usec = nb;
         d.target.has_burst = cur->has_burst;
+        if (burst_ok)
+                d.target.burst_usec = burst_cap(p, d.target.quota_usec);
         d.emergency = emergency;
+        d.reserve_usec = bw_credit_reserve(d.target.quota_usec, c.burst, bq, c.slack);
+        /* "At the current rate": while the group is spending, not while an
+         * old average fades out. */
+        if (s->active && d.spend_rate > 0 && s->spend_avg > 0)
+                d.time_to_empty_usec = u64_muldiv(bw_credit_above(&s->credit, d.reserve_usec), USEC_PER_SEC,
+                                                  s->spend_avg);
+        d.next_tick_usec = schedule_next(p, s, &c, d.headroom_usec);
         finish(p, s, in, &d, ret);
-        return 0;
-}
-
-struct shed_order {
-        int64_t priority;
-        size_t index;
-};
-
-static int shed_order_cmp(const void *a, const void *b) {
-        const struct shed_order *x = a, *y = b;
-
-        if (x->priority != y->priority)
-                return x->priority < y->priority ? -1 : 1;
-        return x->index < y->index ? -1 : x->index > y->index;
-}
-
-int bw_policy_plan_shed(
-                const struct bw_shed_unit *units,
-                size_t n,
-                uint64_t host_pressure_rate,
-                uint64_t host_pressure_limit,
-                unsigned *ret_shed_permille) {
-
-        _cleanup_free_ struct shed_order *order = NULL;
-        uint64_t total = 0, want, frac;
-
-        if (n == 0)
-                return 0;
-        if (!units || !ret_shed_permille)
-                return -EINVAL;
-
-        order = calloc(n, sizeof(*order));
-        if (!order)
-                return -ENOMEM;
-
-        for (size_t i = 0; i < n; i++) {
-                ret_shed_permille[i] = 0;
-                order[i] = (struct shed_order) { units[i].priority, i };
-                total = sat_add(total, units[i].boost_rate);
-        }
-
-        if (host_pressure_limit == 0 || host_pressure_rate <= host_pressure_limit || total == 0)
-                return 0;
-
-        /* Share of all boosts to withdraw now: proportional to the excess,
-         * at most one half. */
-        frac = min_u64(muldiv_up(host_pressure_rate - host_pressure_limit, 1000, host_pressure_limit), SHED_MAX_PERMILLE);
-        want = muldiv_up(total, frac, 1000);
-
-        qsort(order, n, sizeof(*order), shed_order_cmp);
-
-        /* Fill from the lowest priority up, at most half of each unit. */
-        for (size_t i = 0; i < n && want > 0;) {
-                uint64_t level = 0, cap;
-                unsigned permille;
-                size_t j;
-
-                for (j = i; j < n && order[j].priority == order[i].priority; j++)
-                        level = sat_add(level, units[order[j].index].boost_rate);
-
-                cap = muldiv(level, SHED_MAX_PERMILLE, 1000);
-                if (level == 0)
-                        permille = 0;
-                else if (want >= cap) {
-                        permille = (unsigned) SHED_MAX_PERMILLE;
-                        want -= cap;
-                } else {
-                        permille = (unsigned) min_u64(muldiv_up(want, 1000, level), SHED_MAX_PERMILLE);
-                        want = 0;
-                }
-
-                for (size_t k = i; k < j; k++)
-                        if (units[order[k].index].boost_rate > 0)
-                                ret_shed_permille[order[k].index] = permille;
-                i = j;
-        }
-
         return 0;
 }

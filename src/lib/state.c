@@ -225,6 +225,12 @@ int bw_state_parse(const char *buf, size_t len, struct bw_state *ret) {
                 r = json_get_u64(json_object_get(v, "credit_usec"), &u->credit_usec);
                 if (r < 0)
                         goto out;
+                /* Optional (files written before the debt was kept have none). */
+                if (json_object_get(v, "debt_usec")) {
+                        r = json_get_u64(json_object_get(v, "debt_usec"), &u->debt_usec);
+                        if (r < 0)
+                                goto out;
+                }
                 paused = json_object_get(v, "paused");
                 u->paused = json_is_true(paused);
         }
@@ -251,12 +257,13 @@ int bw_state_format(const struct bw_state *s, char **ret) {
                 const struct bw_state_unit *u = &s->units[i];
                 json_t *o;
 
-                o = json_pack("{s:s, s:o, s:o, s:o, s:I, s:b}",
+                o = json_pack("{s:s, s:o, s:o, s:o, s:I, s:I, s:b}",
                               "cgroup", u->cgroup,
                               "baseline", bandwidth_to_json(&u->baseline),
                               "written", u->has_written ? bandwidth_to_json(&u->written) : json_null(),
                               "pending", u->has_pending ? bandwidth_to_json(&u->pending) : json_null(),
                               "credit_usec", (json_int_t) u->credit_usec,
+                              "debt_usec", (json_int_t) u->debt_usec,
                               "paused", u->paused);
                 if (!o || json_object_set_new(units, u->name, o) < 0)
                         goto oom;

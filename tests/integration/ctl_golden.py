@@ -162,6 +162,9 @@ class CtlGolden(unittest.TestCase):
         g("history-gone.txt", ["history", "gone.slice"])
         g("pause-app.txt", ["pause", "app.slice"])
         g("pause-app-again.json", ["pause", "app.slice", "--json"])
+        # A paused unit is still observed: its next decisions say what the
+        # law would do from the baseline the pause restored.
+        self.daemon.d.wait_ticks("app.slice", 2)
         g("status-paused.txt", ["status", "--no-legend"])
         g("explain-paused.txt", ["explain", "app.slice"])
         g("resume-app.txt", ["resume", "app.slice"])
@@ -188,9 +191,10 @@ class CtlGolden(unittest.TestCase):
         h = json.loads(out)
         rules = [e["rule"] for e in h["entries"]]
         self.assertEqual(rules[0], "prime")
-        self.assertEqual(rules[-1], "steady")
-        # The first ticks may come close together ("too-soon", "reset").
-        self.assertLessEqual(set(rules), {"prime", "reset", "too-soon", "steady"})
+        # The first ticks may come close together ("too-soon", "reset"); a
+        # pause restores the baseline and the resume raises the headroom again.
+        self.assertLessEqual(set(rules), {"prime", "reset", "too-soon", "steady", "headroom-raise"})
+        self.assertIn(rules[-1], {"steady", "headroom-raise"})
         self.assertEqual(len(rules), min(h["recorded"], h["capacity"]))
         times = [e["realtime_usec"] for e in h["entries"]]
         self.assertEqual(times, sorted(times))
@@ -291,11 +295,12 @@ class CtlGolden(unittest.TestCase):
 
 
 class CtlLive(vc.df.DaemonTest):
-    """What the golden tree cannot show: a boost and its history, an
-    observed decision that is not written. Uses daemon_fixture's simulated
-    kernel; checks the human output by pattern."""
+    """What the golden tree cannot show: credit spent and the headroom
+    stepping down in the history, an observed decision that is not written.
+    Uses daemon_fixture's simulated kernel; checks the human output by
+    pattern."""
     units = {
-        "app.slice": dict(quota=50000, burst=50000, conf="CreditMax=60s\n"),
+        "app.slice": dict(quota=50000, burst=50000, conf="CreditMax=1s\nCPUQuotaMax=150%\n"),
         "obs.slice": dict(quota=50000, burst=50000, conf="Mode=observe\n"),
     }
 
@@ -306,39 +311,46 @@ class CtlLive(vc.df.DaemonTest):
         self.assertEqual(p.returncode, 0, p.stderr)
         return p.stdout
 
-    def test_boost_explained(self):
+    def test_credit_explained(self):
         if not os.path.exists(vc.BWGOVCTL):
             self.skipTest("bwgovctl not built")
-        self.demand("app.slice", 0.9)
-        self.demand("obs.slice", 0.9)
-        self.d.wait_for(lambda: self.quota("app.slice") > 50000, 20, "a raise")
+        self.d.wait_for(lambda: self.quota("app.slice") == 150000, 20, "the resting headroom")
+        self.d.wait_ticks("app.slice", 3)
         self.d.wait_ticks("obs.slice", 3)
-
         out = self.ctl("status", "--no-legend")
-        self.assertRegex(out, r"(?m)^app\.slice\s+boosted\s+elastic\s+\d\.\d\d CPU \(\d+(\.\d)?%\)\s+0\.50 CPU \(50%\)")
-        hist = json.loads(self.ctl("history", "app.slice", "--json"))
-        raised = [e for e in hist["entries"] if e["applied"] and (e["new"]["quota_usec"] or 0) > e["old"]["quota_usec"]]
-        self.assertTrue(raised, hist)
-        e = raised[0]
-        out = self.ctl("history", "app.slice", "--no-legend")
-        self.assertRegex(out, rf"(?m){re.escape(e['rule'])}\s+0\.50 CPU \(50%\) -> \d+\.\d\d CPU \(\d+(\.\d)?%\).*\byes$")
+        self.assertRegex(out, r"(?m)^app\.slice\s+resting\s+elastic\s+1\.50 CPU \(150%\)\s+0\.50 CPU \(50%\)")
+        show = self.ctl("show", "app.slice")
+        self.assertRegex(show, r"State: resting, mode elastic")
+        self.assertRegex(show, r"Headroom: 1\.00 CPU above the baseline \(level 4 of 4; up to 1\.00 CPU now\), idle")
 
-        # The observed unit: a raise decided, never written.
-        ex = json.loads(self.ctl("explain", "obs.slice", "--json"))
-        d = ex["decision"]
-        if d["would_change"]:
-            self.assertFalse(d["applied"])
-            self.assertFalse(d["change"])
-            self.assertIn("(not written: mode observe)", self.ctl("explain", "obs.slice"))
+        # Spend the credit: three times the baseline.
+        self.demand("app.slice", 1.5)
+        self.d.wait_for(lambda: self.quota("app.slice") == 50000, 30, "the credit spent")
+        hist = json.loads(self.ctl("history", "app.slice", "--json"))
+        lowered = [e for e in hist["entries"] if e["applied"] and (e["new"]["quota_usec"] or 0) < e["old"]["quota_usec"]]
+        self.assertTrue(lowered, hist)
+        self.assertEqual(lowered[-1]["rule"], "credit-exhausted")
+        e = lowered[-1]
+        out = self.ctl("history", "app.slice", "--no-legend")
+        self.assertRegex(out, rf"(?m){re.escape(e['rule'])}\s+\d\.\d\d CPU \(\d+(\.\d)?%\) -> 0\.50 CPU \(50%\).*\byes$")
+        out = self.ctl("status", "--no-legend")
+        self.assertRegex(out, r"(?m)^app\.slice\s+exhausted\s+elastic\s+0\.50 CPU \(50%\)")
+        ex = self.ctl("explain", "app.slice")
+        self.assertRegex(ex, r"spending \d\.\d\d CPU \(active\)")
+        show = json.loads(self.ctl("show", "app.slice", "--json"))
+        self.assertTrue(show["credit"]["exhausted"])
+        self.assertEqual(show["headroom"]["level"], 0)
+
+        # The observed unit: the resting headroom decided, never written.
         hist = json.loads(self.ctl("history", "obs.slice", "--json"))
         self.assertTrue(any(x["new"]["quota_usec"] != x["old"]["quota_usec"] for x in hist["entries"]),
                         "observe never decided a change of quota")
         self.assertFalse(any(x["applied"] for x in hist["entries"]))
         self.assertEqual(self.quota("obs.slice"), 50000)
-
-        show = self.ctl("show", "app.slice")
-        self.assertRegex(show, r"State: boosted, mode elastic")
-        self.assertRegex(show, r"Writes: [1-9]\d* written")
+        ex = json.loads(self.ctl("explain", "obs.slice", "--json"))
+        self.assertTrue(ex["decision"]["would_change"])
+        self.assertFalse(ex["decision"]["applied"])
+        self.assertIn("(not written: mode observe)", self.ctl("explain", "obs.slice"))
 
 
 if __name__ == "__main__":

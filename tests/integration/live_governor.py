@@ -4,11 +4,17 @@
 
 Side by side in one run, from the same 0.5-CPU baseline, a bursty workload
 whose mean demand is 90 % of the quota runs under the static quota, under
-static + burst = quota, and with bwgovd in elastic mode. Then sustained
-overload (three times the baseline) must stay inside the contract, and a
-steady load under the quota must cause no writes at all for 60 s. Every
-write bwgovd makes is recorded by strace, independently of its own counters,
-and none may repeat the value the file already held.
+static + burst = quota, and with bwgovd in elastic mode, whose quota rests at
+CPUQuotaMax= while the credit pays for it. A warm-up at three times the
+baseline then runs at CPUQuotaMax= from its first moment; sustained overload
+(three times the baseline) must stay inside the contract and be back at
+exactly the baseline before the credit is overdrawn, and stay there; a steady
+load under the quota must cause no writes at all for 60 s. Nested groups: a
+child never gets a quota above its limited parent's, the parent's throttling
+shows as an ancestor's in cpu.stat.local, and a governed slice with a
+governed service in it both keep their contracts. Every write bwgovd makes
+is recorded by strace, independently of its own counters, and none may
+repeat the value the file already held.
 """
 import json
 import os
@@ -18,13 +24,16 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 BUILD = os.environ.get("BWGOV_BUILD_ROOT", "build")
 BWGOVD = os.environ.get("BWGOVD") or os.path.join(BUILD, "src/daemon/bwgovd")
+BWGOVCTL = os.environ.get("BWGOVCTL") or os.path.join(BUILD, "src/ctl/bwgovctl")
 BURSTY = os.path.join(BUILD, "tests/bench/bwgov-bursty")
 WARMUP = os.path.join(BUILD, "tests/bench/bwgov-warmup")
 QUOTA, PERIOD = 50000, 100000
+QUOTA_MAX_PCT = 150             # CPUQuotaMax=: 1.5 CPU, three times the baseline
 SECS = int(os.environ.get("BWGOV_LIVE_SECONDS", "30"))
 CREDIT_S = 10
 
@@ -63,12 +72,13 @@ def mounts():
 
 class Cgroup:
     def __init__(self, name):
+        """name may be nested ("parent/child"); the parent must exist."""
         self.layout, self.bw_root, self.v2_root = mounts()
         self.name = name
         self.bw = os.path.join(self.bw_root, name)
         self.v2 = os.path.join(self.v2_root, name) if self.v2_root else None
         if self.layout == "v2":
-            sc = os.path.join(self.v2_root, "cgroup.subtree_control")
+            sc = os.path.join(os.path.dirname(self.bw), "cgroup.subtree_control")
             if "cpu" not in open(sc).read().split():
                 with open(sc, "w") as f:
                     f.write("+cpu")
@@ -110,6 +120,12 @@ class Cgroup:
             s[k] = int(v)
         if "throttled_time" in s:
             s["throttled_usec"] = s["throttled_time"] // 1000
+        try:
+            for line in open(os.path.join(self.bw, "cpu.stat.local")):
+                k, v = line.split()
+                s["local_throttled_usec"] = int(v) // 1000 if k == "throttled_time" else int(v)
+        except OSError:
+            pass
         for line in open(os.path.join(self.v2 or self.bw, "cpu.stat")):
             k, v = line.split()
             if k == "usage_usec":
@@ -158,20 +174,24 @@ def run_load(cg, argv, secs_hint):
 
 
 class Daemon:
-    def __init__(self, base, cg, conf):
+    def __init__(self, base, units):
+        """units: {cgroup path: [Bandwidth] lines}; each governed through
+        Cgroup=, under a unit name without slashes."""
         self.base = base
-        self.unit = cg.name
+        self.units = {cg: cg.replace("/", "-") for cg in units}
         for d in ("conf", "state", "run"):
             os.makedirs(os.path.join(base, d), exist_ok=True)
-        # This test compares the law against static limits; host shedding is
-        # tested on fixtures. On a 2-CPU machine the bursty load's own threads
-        # push host PSI some past the 40 % default (measured 44-66 %), which
-        # would shed the very boost under test.
+        # This test compares the law against static limits; host protection
+        # is tested on fixtures and in the benchmark. Another tenant of a
+        # shared CI machine must not brake the headroom under test.
         with open(os.path.join(base, "conf", "bwgov.conf"), "w") as f:
-            f.write("[Governor]\nHostPressureLimit=100%\n")
-        os.makedirs(os.path.join(base, "conf", cg.name + ".d"), exist_ok=True)
-        with open(os.path.join(base, "conf", cg.name + ".d", "10-live.conf"), "w") as f:
-            f.write("[Bandwidth]\n" + conf)
+            f.write("[Governor]\nHostPressureLimit=0%\n")
+        for cg, conf in units.items():
+            d = os.path.join(base, "conf", self.units[cg] + ".d")
+            os.makedirs(d, exist_ok=True)
+            with open(os.path.join(d, "10-live.conf"), "w") as f:
+                f.write(f"[Bandwidth]\nCgroup={cg}\n" + conf)
+        self.unit = next(iter(self.units.values()))
         self.trace = os.path.join(base, "strace.log")
         self.log = open(os.path.join(base, "bwgovd.log"), "w")
         argv = [BWGOVD, "--config-dir", os.path.join(base, "conf"), "--state-dir", os.path.join(base, "state"),
@@ -195,13 +215,20 @@ class Daemon:
     def wait_adopted(self, timeout=20):
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if ("bwgov_baseline_quota_usec", self.unit) in self.metrics():
+            m = self.metrics()
+            if all(("bwgov_baseline_quota_usec", u) in m for u in self.units.values()):
                 return True
             time.sleep(0.1)
         return False
 
-    def writes(self):
-        return self.metrics().get(("bwgov_writes_total", self.unit), 0)
+    def writes(self, unit=None):
+        return self.metrics().get(("bwgov_writes_total", unit or self.unit), 0)
+
+    def explain(self, unit):
+        p = subprocess.run([BWGOVCTL, "explain", unit, "--json", "--socket",
+                            os.path.join(self.base, "run", "io.bwgov.Governor")],
+                           capture_output=True, text=True, timeout=30)
+        return json.loads(p.stdout) if p.returncode == 0 else None
 
     def daemon_pid(self):
         """bwgovd itself: the strace wrapper's child when traced."""
@@ -261,6 +288,53 @@ def initial_values(cg):
     return vals
 
 
+class Sampler(threading.Thread):
+    """Quota and usage of a cgroup every 50 ms, for the timing checks."""
+
+    def __init__(self, cg):
+        super().__init__(daemon=True)
+        self.cg = cg
+        self.rows = []
+        self.halt = threading.Event()
+
+    def run(self):
+        t0 = time.monotonic()
+        while not self.halt.wait(0.05):
+            try:
+                q = self.cg.get()[0]
+                u = self.cg.stat()["usage_usec"]
+            except (OSError, KeyError, ValueError):
+                continue
+            self.rows.append((time.monotonic() - t0, None if q == "max" else int(q), u))
+
+    def stop(self):
+        self.halt.set()
+        self.join(2)
+
+
+def overload_check(rows, credit0, credit_max, quota, period, burst):
+    """The credit a bookkeeper would compute from the usage (capped at
+    CreditMax=, no lower clamp), and when the quota came back to exactly the
+    baseline after having been above it."""
+    rate = quota / period
+    credit, low = credit0, credit0
+    t_base = c_base = None
+    above = False
+    rose_again = False
+    for i in range(1, len(rows)):
+        t, q, u = rows[i]
+        dt = t - rows[i - 1][0]
+        credit = min(credit_max, credit + rate * dt * 1e6 - (u - rows[i - 1][2]))
+        low = min(low, credit)
+        if q is not None and q > quota:
+            above = True
+            if t_base is not None:
+                rose_again = True
+        elif q == quota and above and t_base is None:
+            t_base, c_base = t, credit
+    return dict(t_base=t_base, credit_at_base=c_base, lowest=low, rose_again=rose_again, burst=burst)
+
+
 def main():
     if os.geteuid() != 0:
         skip("needs root to create cgroups")
@@ -269,14 +343,15 @@ def main():
         skip("no cgroup CPU bandwidth controller")
     if layout == "hybrid" and not v2:
         skip("hybrid host without a cgroup2 tree for usage")
-    for b in (BWGOVD, BURSTY, WARMUP):
+    for b in (BWGOVD, BWGOVCTL, BURSTY, WARMUP):
         if not os.access(b, os.X_OK):
             print(f"FAIL: {b} not built")
             return 1
 
     base = tempfile.mkdtemp(prefix="bwgov-test-live-")
     cg = Cgroup(f"bwgov-test-live-{os.getpid()}")
-    daemon = None
+    nested = []
+    daemon = daemon2 = None
     try:
         print(f"cgroup {cg.name} ({cg.layout}), {SECS}s per run, baseline {QUOTA}/{PERIOD}")
         bursty = [BURSTY, "--threads", "4", "--mean-demand", "0.45", "--burst-ms", "10",
@@ -289,8 +364,13 @@ def main():
 
         cg.set(QUOTA, PERIOD, 0)
         initial = initial_values(cg)
-        daemon = Daemon(base, cg, f"Mode=elastic\nCreditMax={CREDIT_S}s\n")
+        conf = f"Mode=elastic\nCreditMax={CREDIT_S}s\nCPUQuotaMax={QUOTA_MAX_PCT}%\n"
+        daemon = Daemon(base, {cg.name: conf})
         check(daemon.wait_adopted(), "bwgovd adopted the cgroup")
+        # The headroom is in place before any load: full credit pays for it.
+        q = cg.get()
+        check(q == (str(QUOTA * 3), PERIOD, QUOTA),
+              f"full credit: the quota rests at CPUQuotaMax= with burst = quota before any load ({q})")
         elastic = run_load(cg, bursty, SECS)
 
         for label, r in (("static", static), ("static+burst", burst), ("bwgovd elastic", elastic)):
@@ -304,43 +384,68 @@ def main():
             inconclusive.append(f"static quota throttled only {static['throttled_pct']:.1f} % of periods "
                                 f"(achieved {static['result'].get('achieved_demand_cpus')} CPUs of 0.45): host too busy to compare")
         else:
-          check(elastic["throttled_pct"] * 10 <= static["throttled_pct"],
-              f"elastic throttles at least 10x less than static ({elastic['throttled_pct']:.2f} % vs {static['throttled_pct']:.1f} %)")
-          check(elastic["throttled_pct"] < burst["throttled_pct"] or elastic["throttled_pct"] == 0.0,
-                f"elastic ends below static + burst ({elastic['throttled_pct']:.2f} % vs {burst['throttled_pct']:.2f} %)")
+            check(elastic["throttled_pct"] <= 2.0,
+                  f"elastic: at most 2 % of periods throttled ({elastic['throttled_pct']:.2f} %, static {static['throttled_pct']:.1f} %)")
+            check(elastic["throttled_pct"] < burst["throttled_pct"] or elastic["throttled_pct"] == 0.0,
+                  f"elastic ends below static + burst ({elastic['throttled_pct']:.2f} % vs {burst['throttled_pct']:.2f} %)")
+
+        # A warm-up at three times the baseline: the credit pays for all of
+        # it, so it runs at CPUQuotaMax= from the start (ideal: 3 CPU-s at
+        # 1.5 CPU = 2 s). Wait for the credit the bursty run left behind to
+        # pay for the top level again (it spent none: mean under baseline).
+        time.sleep(1)
+        warm = run_load(cg, [WARMUP, "--warm-cpus", "1.5", "--warm-work-cpu-s", "3", "--steady-cpus", "0",
+                             "--duration", "0.1"], 10)
+        ws = warm["result"].get("warmup_s")
+        print(f"  warm-up: {ws} s for 3 CPU-s at 1.5 CPU (ideal 2.0 s)")
+        if ws is None:
+            check(False, "warm-up finished")
+        elif ws <= 2.2:
+            check(True, f"warm-up at full credit within 1.1x of work / CPUQuotaMax= ({ws:.2f} s <= 2.2 s)")
+        else:
+            inconclusive.append(f"warm-up took {ws:.2f} s (ideal 2.0 s): host busy?")
 
         # Sustained overload: three times the baseline, past the credit.
         secs = CREDIT_S * 3
+        credit0 = daemon.metrics().get(("bwgov_credit_usec", daemon.unit), CREDIT_S * 1000000)
+        sampler = Sampler(cg)
         u0 = cg.stat()["usage_usec"]
         t0 = time.monotonic()
+        sampler.start()
         hog = [BURSTY, "--threads", "2", "--mean-demand", "1.5", "--burst-ms", "50", "--duration", str(secs), "--seed", "3"]
         over = run_load(cg, hog, secs)
+        sampler.stop()
         t = time.monotonic() - t0
         used = cg.stat()["usage_usec"] - u0
         q, p, b = cg.get()
         budget = QUOTA / PERIOD * t * 1e6 + CREDIT_S * 1e6 + QUOTA
         print(f"  overload: {used / 1e6:.2f} CPU-s in {t:.1f} s, budget {budget / 1e6:.2f} CPU-s (achieved {over['result'].get('achieved_demand_cpus')})")
         check(used <= budget, f"overload stays within baseline x time + CreditMax + burst ({used / 1e6:.2f} <= {budget / 1e6:.2f} CPU-s)")
-        # The load asks for three times the baseline, so it can only be held
-        # to the contract by spending the whole credit: when it used (nearly)
-        # all the budget, the credit is gone and the quota must be back at
-        # the baseline. A load that could not get that much CPU on a busy
-        # machine says nothing either way.
-        if used >= 0.9 * budget:
+        # The bursty run earned, the warm-up spent: the bookkeeping starts
+        # from the credit bwgovd reported just before (at most a second old).
+        oc = overload_check(sampler.rows, credit0, CREDIT_S * 1e6, QUOTA, PERIOD, QUOTA)
+        # The load asks for three times the baseline: unless the host is too
+        # busy to give it that, it spends all the credit it started with.
+        if used >= QUOTA / PERIOD * t * 1e6 + 0.8 * credit0:
             check(q == str(QUOTA), f"credit exhausted: quota back at the baseline ({q})")
+            check(oc["t_base"] is not None, "the quota went back to exactly the baseline during the overload")
+            if oc["t_base"] is not None:
+                print(f"  back at the baseline at {oc['t_base']:.2f} s; credit then (from the usage) "
+                      f"{oc['credit_at_base'] / 1e6:.3f} CPU-s, lowest {oc['lowest'] / 1e6:.3f} CPU-s")
+                check(oc["lowest"] >= -QUOTA, f"never overdrawn beyond one burst ({oc['lowest'] / 1e6:.3f} CPU-s)")
+                check(not oc["rose_again"], "no headroom again while the overload lasted")
         else:
-            inconclusive.append(f"overload used only {used / 1e6:.2f} of {budget / 1e6:.2f} CPU-s: "
-                                "credit exhaustion not reached")
+            inconclusive.append(f"overload used only {used / 1e6:.2f} CPU-s in {t:.1f} s with {credit0 / 1e6:.2f} s "
+                                "of credit: exhaustion not reached")
 
         # Steady load under the quota: after settling, no writes for 60 s.
-        steady = [WARMUP, "--warm-work-cpu-s", "0", "--steady-cpus", "0.25", "--duration", "170"]
+        steady = [WARMUP, "--warm-work-cpu-s", "0", "--steady-cpus", "0.25", "--duration", "95"]
         with open(os.devnull, "w") as null:
             p = cg.spawn(steady, null)
             try:
-                # Settle: after the overload the usage peak holds 30 s and
-                # then fades with a 20 s time constant; the decay is done
-                # well within 100 s.
-                time.sleep(100)
+                # Settle: the credit refills (0.25 CPU-s/s) to where the
+                # headroom comes back, then nothing moves.
+                time.sleep(30)
                 w0 = daemon.writes()
                 time.sleep(60)
                 w1 = daemon.writes()
@@ -348,6 +453,7 @@ def main():
                 p.kill()
                 p.wait()
         check(w1 == w0, f"steady load: no writes in 60 s ({w1 - w0} writes)")
+        check(cg.get()[0] == str(QUOTA * 3), f"steady load under the baseline rests at CPUQuotaMax= ({cg.get()[0]})")
 
         rc = daemon.stop()
         check(rc == 0, f"bwgovd exited cleanly on SIGTERM ({rc})")
@@ -359,16 +465,89 @@ def main():
             check(total == daemon.writes(), "strace and bwgovd's counter agree on the number of writes")
         else:
             print("note: strace not installed, identical writes checked by counters only")
+        daemon = None
+
+        # Nested: a limited parent that bwgovd does not govern, a governed
+        # child whose CPUQuotaMax= is above the parent's quota.
+        parent = Cgroup(f"bwgov-test-live-{os.getpid()}-p")
+        nested.append(parent)
+        child = Cgroup(parent.name + "/c")
+        nested.append(child)
+        parent.set(40000, PERIOD, 0)
+        child.set(20000, PERIOD, 0)
+        base2 = os.path.join(base, "nested")
+        daemon2 = Daemon(base2, {child.name: "Mode=elastic\nCreditMax=5s\nCPUQuotaMax=60%\n"})
+        check(daemon2.wait_adopted(), "bwgovd adopted the child")
+        time.sleep(1.5)
+        cq = child.get()[0]
+        check(cq == "40000", f"the child's headroom stops at its limited parent's quota (quota {cq}, parent 40000, CPUQuotaMax 60000)")
+        hog = [BURSTY, "--threads", "2", "--mean-demand", "1.0", "--burst-ms", "50", "--duration", "4", "--seed", "5"]
+        s0 = child.stat()
+        run_load(child, hog, 4)
+        s1 = child.stat()
+        cq = child.get()[0]
+        check(cq in ("40000", "20000"), f"throttled by the parent, the child's quota did not rise above it ({cq})")
+        if "local_throttled_usec" in s1:
+            own = s1["throttled_usec"] - s0["throttled_usec"]
+            local = s1["local_throttled_usec"] - s0["local_throttled_usec"]
+            print(f"  child: own throttled {own / 1e3:.0f} ms, by own or ancestor {local / 1e3:.0f} ms")
+            check(local > own, "cpu.stat.local shows the parent's throttling beyond the child's own")
+            ex = daemon2.explain(daemon2.unit)
+            anc = ex and ex["decision"] and ex["decision"]["inputs"]["ancestor_throttle_rate"]
+            print(f"  explain: ancestor_throttle_rate {anc}")
+        else:
+            print("note: no cpu.stat.local on this kernel (6.6+): ancestor throttling not shown")
+        rc = daemon2.stop()
+        daemon2 = None
+        check(rc == 0 and child.get() == ("20000", PERIOD, 0), f"the child restored on stop ({child.get()})")
+
+        # A governed slice with a governed service in it: both keep their
+        # contracts while the service runs far over both baselines.
+        parent.set(40000, PERIOD, 0)
+        child.set(20000, PERIOD, 0)
+        base3 = os.path.join(base, "both")
+        # The service may use all its slice gives it: the slice's credit
+        # runs out first and its quota comes down under the service's (on
+        # cgroup v1 the kernel refuses a parent below its child: bwgovd
+        # lowers the service first).
+        daemon2 = Daemon(base3, {parent.name: "Mode=elastic\nCreditMax=2s\nCPUQuotaMax=80%\n",
+                                 child.name: "Mode=elastic\nCreditMax=10s\nCPUQuotaMax=80%\n"})
+        check(daemon2.wait_adopted(), "bwgovd adopted the slice and its service")
+        time.sleep(1.5)
+        pq, cq = int(parent.get()[0]), int(child.get()[0])
+        check(cq <= pq, f"the service's quota is not above its slice's ({cq} <= {pq})")
+        pu0, cu0, t0 = parent.stat()["usage_usec"], child.stat()["usage_usec"], time.monotonic()
+        hog = [WARMUP, "--warm-cpus", "2", "--warm-work-cpu-s", "24", "--warm-timeout", "12", "--steady-cpus", "0",
+               "--duration", "0.1"]
+        run_load(child, hog, 12)
+        t = time.monotonic() - t0
+        pu, cu = parent.stat()["usage_usec"] - pu0, child.stat()["usage_usec"] - cu0
+        pb = 0.4 * t * 1e6 + 2e6 + 40000
+        cb = 0.2 * t * 1e6 + 10e6 + 20000
+        print(f"  slice used {pu / 1e6:.2f} CPU-s (budget {pb / 1e6:.2f}), service {cu / 1e6:.2f} (budget {cb / 1e6:.2f}) in {t:.1f} s")
+        check(pu <= pb, "the slice kept its contract")
+        check(cu <= cb, "the service kept its contract")
+        check(parent.get()[0] == "40000", f"the slice's credit spent: its quota is its baseline ({parent.get()[0]})")
+        check(int(child.get()[0]) <= 40000, f"the service's quota is not above its slice's ({child.get()[0]})")
+        rc = daemon2.stop()
+        daemon2 = None
+        check(rc == 0 and parent.get() == ("40000", PERIOD, 0) and child.get() == ("20000", PERIOD, 0),
+              "both restored on stop")
     finally:
-        if daemon:
-            daemon.stop()
-        # Only our own processes are in the cgroup; they have exited.
+        for d in (daemon, daemon2):
+            if d:
+                d.stop()
+        # Only our own processes are in the cgroups; they have exited.
+        for c in reversed(nested):
+            c.remove()
         cg.remove()
         if failures:
-            try:
-                print(open(os.path.join(base, "bwgovd.log")).read()[-4000:])
-            except OSError:
-                pass
+            for log in ("bwgovd.log", "nested/bwgovd.log", "both/bwgovd.log"):
+                try:
+                    print(f"--- {log}")
+                    print(open(os.path.join(base, log)).read()[-3000:])
+                except OSError:
+                    pass
         shutil.rmtree(base, ignore_errors=True)
 
     for i in inconclusive:

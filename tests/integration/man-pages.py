@@ -327,7 +327,7 @@ def cmd_bwgovd(bwgovd, scd, metrics_c, log_c, policy_c, manager_c):
 
     metrics = set(re.findall(r"\b(bwgov_[a-z_]+)\b", read(metrics_c)))
     fields = set(re.findall(r"\b(BWGOV_[A-Z_]+)=", read(log_c)))
-    rules = set(re.findall(r"\[BW_RULE_\w+\]\s*=\s*\"([a-z-]+)\"", read(policy_c)))
+    rules = set(re.findall(r"\[BW_RULE_\w+\]\s*=\s*\{?\s*\"([a-z-]+)\"", read(policy_c)))
     mgr = read(manager_c)
     reasons = set(re.findall(r"unit_restore_baseline\(\s*[^,()]+,\s*\"([a-z-]+)\"\)", mgr))
     reasons |= set(re.findall(r"log_unit_change\([^;]*?,\s*\"([a-z-]+)\",\s*\n?\s*\"", mgr))

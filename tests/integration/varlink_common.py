@@ -22,10 +22,10 @@ SOURCE_ROOT = os.environ.get("BWGOV_SOURCE_ROOT") or os.path.normpath(
 INTERFACE_FILE = os.path.join(SOURCE_ROOT, "src/daemon/io.bwgov.Governor.varlink")
 INTERFACE = "io.bwgov.Governor"
 
-# A unit of every kind: governed at baseline, observed, an unlimited one,
-# one whose cgroup does not exist. Bursts equal to the quota: the law keeps
-# an idle group's burst there (raising a lower one first), so this is the
-# state it rests in from the first tick.
+# A unit of every kind: governed (resting at its headroom from adoption on),
+# observed, an unlimited one, one whose cgroup does not exist. Bursts equal
+# to the quota: the law keeps the burst there, so nothing but the headroom
+# is written.
 UNITS = {
     "app.slice": dict(quota=50000, burst=50000, conf="CreditMax=30s\n"),
     "db.slice": dict(quota=200000, burst=200000,
@@ -68,6 +68,8 @@ class StaticDaemon:
         with open(os.path.join(self.base, "host-pressure"), "w") as f:
             f.write("some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
                     "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n")
+        with open(os.path.join(self.base, "host-stat"), "w") as f:
+            f.write("cpu  0 0 0 100000 0 0 0 0 0 0\n")
         return self
 
     def start(self, wait=True):

@@ -446,6 +446,7 @@ static void assert_global_defaults(const struct bw_global_config *g) {
         assert_int_equal(g->kernel_check, BW_KERNEL_CHECK_WARN);
         assert_true(g->restore_on_exit);
         assert_int_equal(g->history_size, 256);
+        assert_int_equal(g->active_interval_usec, MSEC(250));
 }
 
 static void assert_unit_defaults(const struct bw_unit_config *u) {
@@ -546,6 +547,14 @@ static void test_fixture_layered(void **state) {
         assert_int_equal(bw_unit_mode(&c, u), BW_MODE_OBSERVE);
         assert_int_equal(u->interval_usec, MSEC(500));
         assert_int_equal(bw_unit_interval_usec(&c, u), MSEC(500));
+        /* The global ActiveInterval= (250ms default) applies, under the unit's Interval=. */
+        assert_int_equal(bw_unit_active_interval_usec(&c, u), MSEC(250));
+        {
+                struct bw_unit_config copy = *u;
+
+                copy.active_interval_usec = SEC(1);
+                assert_int_equal(bw_unit_active_interval_usec(&c, &copy), MSEC(500));  /* never above Interval= */
+        }
 
         u = bw_config_find_unit(&c, "mycontainer");
         assert_non_null(u);
@@ -1066,10 +1075,11 @@ static void test_known_keys(void **state) {
         static const char *const values[] = {
                 "Governor.Interval=2s", "Governor.Mode=burst", "Governor.HostPressureLimit=50%",
                 "Governor.PressureWindow=4s", "Governor.KernelCheck=strict", "Governor.RestoreOnExit=no",
-                "Governor.HistorySize=10", "Bandwidth.Mode=observe", "Bandwidth.CPUQuota=150%",
+                "Governor.HistorySize=10", "Governor.ActiveInterval=500ms", "Bandwidth.Mode=observe",
+                "Bandwidth.CPUQuota=150%",
                 "Bandwidth.CPUQuotaMax=350%", "Bandwidth.CPUBurstMax=25ms", "Bandwidth.CreditMax=2min",
                 "Bandwidth.TargetThrottle=2%", "Bandwidth.TargetPressure=6%", "Bandwidth.Priority=-3",
-                "Bandwidth.Interval=250ms", "Bandwidth.Cgroup=machine.slice/x.scope/",
+                "Bandwidth.Interval=250ms", "Bandwidth.ActiveInterval=200ms", "Bandwidth.Cgroup=machine.slice/x.scope/",
         };
         const char *const *keys = bw_config_known_keys();
         char gov[4096] = "[Governor]\n", bw[4096] = "[Bandwidth]\n";
@@ -1094,7 +1104,7 @@ static void test_known_keys(void **state) {
                 strcat(strncmp(keys[n], "Governor.", 9) == 0 ? gov : bw, values[n] + strlen(keys[n]));
                 strcat(strncmp(keys[n], "Governor.", 9) == 0 ? gov : bw, "\n");
         }
-        assert_int_equal(n, 17);
+        assert_int_equal(n, 19);
         assert_int_equal(n, ELEMENTSOF(values));
 
         tree_init(&t);
@@ -1108,6 +1118,7 @@ static void test_known_keys(void **state) {
         assert_int_equal(c.global.kernel_check, BW_KERNEL_CHECK_STRICT);
         assert_false(c.global.restore_on_exit);
         assert_int_equal(c.global.history_size, 10);
+        assert_int_equal(c.global.active_interval_usec, MSEC(500));
         u = bw_config_find_unit(&c, "all.slice");
         assert_non_null(u);
         assert_true(u->has_mode);
@@ -1120,6 +1131,8 @@ static void test_known_keys(void **state) {
         assert_int_equal(u->target_pressure, PCT(6));
         assert_int_equal(u->priority, -3);
         assert_int_equal(u->interval_usec, MSEC(250));
+        assert_int_equal(u->active_interval_usec, MSEC(200));
+        assert_int_equal(bw_unit_active_interval_usec(&c, u), MSEC(200));
         assert_string_equal(u->cgroup, "machine.slice/x.scope");
         bw_config_done(&c);
         tree_done(&t);
@@ -1384,7 +1397,7 @@ static void test_shipped_files(void **state) {
         }
         assert_int_equal(fclose(f), 0);
         assert_int_equal(fclose(mem), 0);
-        assert_int_equal(n_keys, 7); /* every [Governor] key */
+        assert_int_equal(n_keys, 8); /* every [Governor] key */
 
         snprintf(path, sizeof(path), "%s/conf/web.slice.d-example.conf", src);
         f = fopen(path, "re");
@@ -1406,7 +1419,7 @@ static void test_shipped_files(void **state) {
                                         documented++;
                 }
                 assert_int_equal(fclose(rawf), 0);
-                assert_int_equal(documented, 10); /* every [Bandwidth] key, once */
+                assert_int_equal(documented, 11); /* every [Bandwidth] key, once */
                 put(&t, "usr-lib/web.slice.d/10-limits.conf", raw);
         }
         assert_int_equal(fclose(f), 0);

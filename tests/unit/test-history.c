@@ -122,7 +122,7 @@ static void test_resize(void **state) {
 
 static void test_from_decision(void **state) {
         struct bw_decision d = {
-                .rule = BW_RULE_RAISE_THROTTLE,
+                .rule = BW_RULE_HEADROOM_RAISE,
                 .target = { .quota_usec = 80000, .period_usec = 100000, .burst_usec = 5000, .has_burst = true },
                 .usage_rate = 450000,
                 .throttle_rate = 120000,
@@ -134,7 +134,7 @@ static void test_from_decision(void **state) {
 
         bw_history_entry_from_decision(&d, &old, 1234, true, &e);
         assert_int_equal(e.realtime_usec, 1234);
-        assert_int_equal(e.rule, BW_RULE_RAISE_THROTTLE);
+        assert_int_equal(e.rule, BW_RULE_HEADROOM_RAISE);
         assert_true(e.applied);
         assert_int_equal(e.usage_rate, 450000);
         assert_int_equal(e.throttle_rate, 120000);

@@ -1,7 +1,9 @@
 #!/bin/bash
-# A slice with CPUQuota=50% and a bwgov drop-in; a bursty workload started
-# with systemd-run --slice= is throttled; bwgovd raises the slice's cpu.max
-# above the baseline systemd set, and bwgovctl shows it through the socket.
+# A slice with CPUQuota=50% and a bwgov drop-in: with a full credit bucket
+# bwgovd rests the slice's cpu.max at twice the baseline systemd set before
+# any load; a bursty workload over the baseline started with systemd-run
+# --slice= spends the credit, and the quota comes back to exactly the
+# baseline when it is spent; bwgovctl shows each step through the socket.
 # shellcheck source-path=SCRIPTDIR/.. source=lib.sh
 . "${BWGOV_VM_LIB:?}"
 
@@ -37,7 +39,8 @@ base_burst=$(cat "$cg/cpu.max.burst")
 info "baseline: cpu.max $(cat "$cg/cpu.max"), cpu.max.burst $base_burst"
 
 mkdir -p "$dropin"
-printf '[Bandwidth]\nMode=elastic\nCreditMax=60s\n' >"$dropin/10-test.conf"
+# A small bucket, so that the scenario sees it run dry.
+printf '[Bandwidth]\nMode=elastic\nCreditMax=5s\n' >"$dropin/10-test.conf"
 check "systemctl reload bwgovd" systemctl reload "$svc" || fail_with_journal "$svc"
 
 adopted() {
@@ -46,32 +49,62 @@ adopted() {
 check "bwgovd adopts $slice after the reload" wait_for 20 adopted || fail_with_journal "$svc"
 check "bwgovctl show: baseline is systemd's 50000/100000" \
         bash -c "bwgovctl show $slice --json | jq -e '.unit.baseline.quota_usec == 50000 and .unit.baseline.period_usec == 100000'"
-check "bwgovctl show: the drop-in is in effect (elastic, CreditMax=60s)" \
-        bash -c "bwgovctl show $slice --json | jq -e '.config.mode == \"elastic\" and .config.credit_max_usec == 60000000'"
+check "bwgovctl show: the drop-in is in effect (elastic, CreditMax=5s)" \
+        bash -c "bwgovctl show $slice --json | jq -e '.config.mode == \"elastic\" and .config.credit_max_usec == 5000000'"
 
-# Bursty: 200 ms of busy loop, then idle, at 90% of one CPU on average: far
-# over the 0.5 CPU the slice gets, so it is throttled in most periods.
+# With a full bucket the headroom is there before any load: the quota rests
+# at CPUQuotaMax= (twice the baseline by default), the burst at the quota.
+quota_is() {
+        local quota period
+        read -r quota period <"$cg/cpu.max"
+        printf 'cpu.max %s %s, cpu.max.burst %s\n' "$quota" "$period" "$(cat "$cg/cpu.max.burst")"
+        [[ $quota == "$1" ]]
+}
+check "the resting headroom is in place before any load (cpu.max 100000 100000)" wait_for 20 quota_is 100000 ||
+        fail_with_journal "$svc"
+check_eq "the resting burst = the baseline quota" 50000 cat "$cg/cpu.max.burst"
+rest_logged() {
+        journalctl -b -o json --no-pager BWGOV_UNIT="$slice" |
+                jq -e -s 'any(.[]; .BWGOV_REASON == "resting-headroom" and .BWGOV_QUOTA_NEW == "100000")' >/dev/null
+}
+check "the journal records it (BWGOV_UNIT=, BWGOV_REASON=resting-headroom)" wait_for 10 rest_logged
+state_is() {
+        local out
+        out=$(bwgovctl status)
+        printf '%s\n' "$out"
+        grep -E "^$slice +$1 +elastic " <<<"$out"
+}
+check "bwgovctl status lists $slice as resting" wait_for 10 state_is resting
+
+# Bursty, 200 ms of busy loop then idle, 90 % of one CPU on average: far over
+# the 0.5 CPU baseline. It runs on the headroom and spends the 5 s of credit
+# in about 12 s; then the quota is exactly the baseline.
 check "start a bursty workload with systemd-run --slice=$slice" \
         systemd-run --quiet --unit="$load" --slice="$slice" \
         stress-ng --cpu 1 --cpu-load 90 --cpu-load-slice 200 --timeout 600
 check "the workload runs in $slice" wait_for 10 systemctl is-active --quiet "$load"
-
-quota_raised() {
-        local quota period
-        read -r quota period <"$cg/cpu.max"
-        printf 'cpu.max %s %s, cpu.max.burst %s\n' "$quota" "$period" "$(cat "$cg/cpu.max.burst")"
-        [[ $quota != max ]] && ((quota > 50000))
+spending() {
+        bwgovctl show "$slice" --json | jq -e '.credit.spend_rate > 0 and .headroom.active and .unit.state == "spending"'
 }
-check "bwgovd raises the slice's cpu.max above the 50000 baseline" wait_for 60 quota_raised ||
+check "bwgovctl show: spending credit, active" wait_for 20 spending
+check "bwgovctl explain $slice" bwgovctl explain "$slice"
+check "the credit runs dry: the quota is back at exactly 50000" wait_for 90 quota_is 50000 ||
         fail_with_journal "$svc"
-info "after the raise: cpu.max $(cat "$cg/cpu.max"), cpu.max.burst $(cat "$cg/cpu.max.burst")"
-
-raise_logged() {
+exhausted_logged() {
         journalctl -b -o json --no-pager BWGOV_UNIT="$slice" |
-                jq -e -s 'any(.[]; (.BWGOV_REASON // "") | startswith("raise"))' >/dev/null &&
-                journalctl -b -o cat --no-pager BWGOV_UNIT="$slice" | grep -m1 raise
+                jq -e -s 'any(.[]; .BWGOV_REASON == "credit-exhausted" and .BWGOV_QUOTA_NEW == "50000")' >/dev/null &&
+                journalctl -b -o cat --no-pager BWGOV_UNIT="$slice" | grep -m1 credit-exhausted
 }
-check "the journal records the raise (BWGOV_UNIT=, BWGOV_REASON=raise-*)" wait_for 10 raise_logged
+check "the journal records why (BWGOV_REASON=credit-exhausted)" wait_for 10 exhausted_logged
+check "bwgovctl show --json: credit exhausted, headroom level 0" \
+        bash -c "bwgovctl show $slice --json | jq -e '.credit.exhausted and .headroom.level == 0 and .unit.state == \"exhausted\"'"
+check "bwgovctl history $slice has the credit-exhausted write" \
+        bash -c "bwgovctl history $slice --json | jq -e 'any(.entries[]; .applied and .rule == \"credit-exhausted\")'"
+# Still overloaded: it stays at the baseline, nothing is written.
+writes0=$(bwgovctl show "$slice" --json | jq .counters.writes)
+sleep 10
+check_eq "no writes in 10 s of overload at the baseline" "$writes0" bash -c "bwgovctl show $slice --json | jq .counters.writes"
+check "still exactly 50000" quota_is 50000
 
 # What the kernel holds and what bwgovctl reports must agree. bwgovd may write
 # between the two reads: retry until the kernel's value is stable around the
@@ -86,30 +119,20 @@ status_matches_kernel() {
         read -r quota period burst <<<"$after"
         jq -e --arg u "$slice" --argjson q "$quota" --argjson p "$period" --argjson b "$burst" '
                 .units[] | select(.name == $u) |
-                .boosted and .current.quota_usec == $q and .current.period_usec == $p and
-                .current.burst_usec == $b and .current.quota_usec > .baseline.quota_usec and
-                .baseline.quota_usec == 50000' <<<"$json" >/dev/null
+                .current.quota_usec == $q and .current.period_usec == $p and
+                .current.burst_usec == $b and .baseline.quota_usec == 50000' <<<"$json" >/dev/null
 }
-check "bwgovctl status --json shows the boosted values the kernel holds" wait_for 20 status_matches_kernel
-
-status_table() {
-        local out
-        out=$(bwgovctl status)
-        printf '%s\n' "$out"
-        grep -E "^$slice +boosted +elastic " <<<"$out"
-}
-check "bwgovctl status lists $slice as boosted" wait_for 10 status_table
-info "$(bwgovctl status | grep -E "^(UNIT|$slice) ")"
-
-check "bwgovctl explain $slice" bwgovctl explain "$slice"
-check "bwgovctl history $slice has a raise" bash -c "bwgovctl history $slice --json | jq -e 'any(.entries[]; .applied and (.rule | startswith(\"raise\")))'"
+check "bwgovctl status --json shows the values the kernel holds" wait_for 20 status_matches_kernel
 check "no write errors under the unit's sandboxing (counters.write_errors == 0)" \
         bash -c "bwgovctl show $slice --json | jq -e '.counters.write_errors == 0 and .counters.writes > 0'"
 check "metrics name the unit" grep -q "unit=\"$slice\"" /run/bwgov/metrics.prom
+check "metrics show the credit and the headroom" \
+        grep -qE "^bwgov_headroom_level\{unit=\"$slice\"\} 0$" /run/bwgov/metrics.prom
 # shellcheck disable=SC2016 # a jq variable
 check "state.json keeps the baseline 50000" \
         jq -e --arg u "$slice" '.units[$u].baseline.quota_usec == 50000' /var/lib/bwgov/state.json
 check_eq "systemd's own view of the slice is unchanged" 500ms systemctl show -P CPUQuotaPerSecUSec "$slice"
+systemctl stop "$load"
 
 # Leaving the configuration restores the baseline.
 rm -rf "$dropin"

@@ -135,7 +135,7 @@ check "stop after a crash restored cpu.max and cpu.max.burst exactly" at_baselin
 # systemd re-applies a slice's cpu.max when its members change, so stopping
 # the workload rewrites cpu.max (not the burst) just before bwgovd stops.
 # Interval=10s: no timer tick should see that rewrite before the stop (the
-# boost itself comes from the PSI trigger), so the stop path alone must cope.
+# headroom itself goes in at adoption), so the stop path alone must cope.
 printf '[Bandwidth]\nMode=elastic\nCreditMax=60s\nInterval=10s\n' >"$dropin/10-test.conf"
 check "systemctl start bwgovd (Interval=10s)" systemctl start "$svc" || fail_with_journal "$svc"
 check "bwgovd boosts the slice again" wait_for 60 quota_above 50000 || fail_with_journal "$svc"
