@@ -249,8 +249,7 @@ def evaluate(agg, records, overhead, better=None):
         med = statistics.median(cpu)
         out.append(_row("governor CPU for one governed group ≤ 0.5 % of a core (bwgovd CPU time / wall time, "
                         "median of the single-unit bwgovd runs)",
-                        f"median {med:.3f} %, max {max(cpu):.3f} % over {len(cpu)} runs "
-                        f"(/proc ticks of 10 ms)", med <= 0.5))
+                        f"median {med:.3f} %, max {max(cpu):.3f} % over {len(cpu)} runs", med <= 0.5))
 
     # Overhead (issue 6, simulated kernel).
     if overhead:
