@@ -362,7 +362,7 @@ def suite(quick, only=None, with_sysbench=True):
              ReqServer(0.8, duration=4, reps=3),
              Phased("phased-1s", 0.9, 1, 0.2, 2, cycles=3, reps=3),
              Phased("phased-3s", 0.75, 3, 0.15, 3, cycles=2, reps=3),
-             Warmup(warm_work=3.0, steady_s=1.5, reps=3, configs=CONFIGS + [NOHOST]),
+             Warmup(warm_work=3.0, steady_s=1.5, reps=3),
              Warmup(warm_work=3.0, steady_s=1.5, reps=3, configs=empty_cfgs, name="warmup-empty", empty_credit=True),
              ColdStart(idle_s=8, reps=3),
              Overload(duration=20, reps=1),
