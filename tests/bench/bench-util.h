@@ -2,9 +2,9 @@
 #pragma once
 
 /* Shared helpers of the benchmark workloads (bwgov-bursty, bwgov-reqserver,
- * bwgov-reqgen, bwgov-warmup): clocks, a seeded RNG, CPU burning measured in
- * thread CPU time, bounded sample stores with percentiles, locale-free
- * argument parsing, and the stop flag set on SIGTERM/SIGINT.
+ * bwgov-reqgen, bwgov-warmup, bwgov-phased): clocks, a seeded RNG, CPU burning
+ * measured in thread CPU time, bounded sample stores with percentiles,
+ * locale-free argument parsing, and the stop flag set on SIGTERM/SIGINT.
  *
  * The workloads are test tools, not part of libbwgov: they may print and exit. */
 

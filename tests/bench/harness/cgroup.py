@@ -7,7 +7,6 @@ Only cgroups whose name starts with "bwgov-bench-" are ever created or
 removed, and only processes we started are killed, by PID."""
 
 import os
-import signal
 import subprocess
 import time
 
@@ -97,7 +96,7 @@ class Cgroup:
         self.name = name
         self.bw_dir = os.path.join(layout.bw, name)
         self.v2_dir = os.path.join(layout.v2, name) if layout.v2 else None
-        self.pids = []
+        self.procs = []
 
     @property
     def is_v2(self):
@@ -200,23 +199,25 @@ class Cgroup:
 
     def spawn(self, argv, **kw):
         p = subprocess.Popen(argv, preexec_fn=self._enter, **kw)
-        self.pids.append(p.pid)
+        self.procs.append(p)
         return p
 
     def destroy(self):
-        """Kill the processes we started in it (by PID), then rmdir both
-        trees. Returns a list of warnings."""
+        """Kill the processes we started in it that still run (by PID, never
+        one already reaped, whose PID may be reused), then rmdir both trees.
+        Returns a list of warnings."""
         warnings = []
-        for pid in self.pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            try:
-                os.waitpid(pid, 0)
-            except ChildProcessError:
-                pass
-        self.pids = []
+        for p in self.procs:
+            if p.poll() is None:
+                try:
+                    p.kill()
+                except ProcessLookupError:
+                    pass
+                try:
+                    p.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    warnings.append(f"process {p.pid} did not exit after SIGKILL")
+        self.procs = []
         for d in (self.bw_dir, self.v2_dir):
             if not d or not os.path.isdir(d):
                 continue

@@ -6,6 +6,7 @@ write to a bandwidth file is compared with the value that file held before
 (the last value written to it, or what it held when tracing began)."""
 
 import codecs
+import json
 import os
 import re
 import signal
@@ -17,14 +18,29 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 BANDWIDTH_FILES = ("cpu.max", "cpu.max.burst", "cpu.cfs_quota_us", "cpu.cfs_period_us", "cpu.cfs_burst_us")
 
 
+def process_cpu_s(pid):
+    """CPU seconds of a live process (all threads) in nanosecond resolution:
+    its CPU-time clock, as clock_getcpuclockid(3) makes it (CPUCLOCK_SCHED of
+    the whole process), or None."""
+    try:
+        return time.clock_gettime(((~pid) << 3) | 2)
+    except (OSError, OverflowError):
+        return None
+
+
 def proc_stats(pid):
-    """CPU seconds (user+system, all threads) and VmHWM/VmRSS in KiB."""
+    """CPU seconds (user+system, all threads) and VmHWM/VmRSS in KiB. The
+    CPU time comes from the process's CPU clock (ns); /proc/PID/stat counts
+    in ticks of 10 ms, too coarse for a governor that uses a few ms per run."""
     out = {"cpu_s": None, "vmhwm_kib": None, "vmrss_kib": None}
     try:
         with open(f"/proc/{pid}/stat") as f:
             rest = f.read().rsplit(")", 1)[1].split()
         # fields after "(comm)": state is [0]; utime, stime are fields 14, 15 of the full line
         out["cpu_s"] = (int(rest[11]) + int(rest[12])) / CLK_TCK
+        precise = process_cpu_s(pid)
+        if precise is not None:
+            out["cpu_s"] = precise
         with open(f"/proc/{pid}/status") as f:
             for line in f:
                 if line.startswith("VmHWM:"):
@@ -229,37 +245,62 @@ def parse_metrics(path, unit):
     return out
 
 
+def state_json(units, credit_usec=0):
+    """bwgovd's state.json (schema 1) that records, per unit, the kernel's
+    current value as the baseline and the given credit: started on it, bwgovd
+    finds its baseline in place and adopts it with that credit (0: empty).
+    units: {unit: {"cgroup": path relative to the cgroup root, "quota_usec",
+    "period_usec", "burst_usec", "has_burst"}}."""
+    out = {"schema_version": 1, "units": {}}
+    for name, u in units.items():
+        out["units"][name] = {
+            "cgroup": u["cgroup"],
+            "baseline": {"quota_usec": u["quota_usec"], "period_usec": u["period_usec"],
+                         "burst_usec": u["burst_usec"], "has_burst": bool(u["has_burst"])},
+            "written": None, "pending": None, "credit_usec": int(credit_usec), "paused": False}
+    return out
+
+
 class Bwgovd:
-    """bwgovd governing one cgroup (the unit is named after the cgroup)."""
+    """bwgovd governing one cgroup or several (each unit is named after its
+    cgroup and gets a drop-in directory of its own)."""
 
     def __init__(self, binary, workdir, unit, mode, credit_max_s, quota_max_pct, interval="1s",
                  extra_unit=None, extra_global=None):
         self.binary = binary
         self.dir = workdir
-        self.unit = unit
+        self.units = [unit] if isinstance(unit, str) else list(unit)
+        self.unit = self.units[0]
         self.proc = None
+        self.trace = None
         self.conf = os.path.join(workdir, "conf")
         self.state = os.path.join(workdir, "state")
         self.run = os.path.join(workdir, "run")
         self.log = os.path.join(workdir, "bwgovd.log")
-        for d in (self.conf, self.state, self.run, os.path.join(self.conf, unit + ".d")):
+        for d in [self.conf, self.state, self.run] + [os.path.join(self.conf, u + ".d") for u in self.units]:
             os.makedirs(d, exist_ok=True)
         with open(os.path.join(self.conf, "bwgov.conf"), "w") as f:
             f.write(f"[Governor]\nInterval={interval}\n")
             for k, v in (extra_global or {}).items():
                 f.write(f"{k}={v}\n")
-        with open(os.path.join(self.conf, unit + ".d", "10-bench.conf"), "w") as f:
-            f.write(f"[Bandwidth]\nMode={mode}\nCreditMax={credit_max_s:g}s\nCPUQuotaMax={quota_max_pct:g}%\n")
-            for k, v in (extra_unit or {}).items():
-                f.write(f"{k}={v}\n")
+        for u in self.units:
+            with open(os.path.join(self.conf, u + ".d", "10-bench.conf"), "w") as f:
+                f.write(f"[Bandwidth]\nMode={mode}\nCreditMax={credit_max_s:g}s\nCPUQuotaMax={quota_max_pct:g}%\n")
+                for k, v in (extra_unit or {}).items():
+                    f.write(f"{k}={v}\n")
 
     @property
     def metrics_path(self):
         return os.path.join(self.run, "metrics.prom")
 
+    def seed_state(self, units, credit_usec=0):
+        """Write state.json before start (see state_json)."""
+        with open(os.path.join(self.state, "state.json"), "w") as f:
+            json.dump(state_json(units, credit_usec), f, indent=2)
+
     def start(self, trace, watch_files, timeout=10.0):
         """Starts bwgovd under trace (a WriteTrace) and waits until it has
-        adopted the cgroup."""
+        adopted every unit."""
         self.trace = trace
         with open(self.log, "w") as log:
             pid = trace.launch([self.binary, "--config-dir", self.conf, "--state-dir", self.state,
@@ -270,7 +311,7 @@ class Bwgovd:
             return False
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if "bwgov_baseline_quota_usec" in parse_metrics(self.metrics_path, self.unit):
+            if all("bwgov_baseline_quota_usec" in parse_metrics(self.metrics_path, u) for u in self.units):
                 return True
             if self.proc.poll() is not None:
                 return False
@@ -281,8 +322,8 @@ class Bwgovd:
     def pid(self):
         return self.trace.pid
 
-    def metrics(self):
-        return parse_metrics(self.metrics_path, self.unit)
+    def metrics(self, unit=None):
+        return parse_metrics(self.metrics_path, unit or self.unit)
 
     def stop(self):
         self.trace.stop()
@@ -320,7 +361,6 @@ class Koordinator:
         return self.trace.pid
 
     def stop(self):
-        import json
         self.trace.stop()
         try:
             out = self.proc.stdout.read()

@@ -49,6 +49,8 @@ def aggregate(scenarios, records):
             a["extra"] = {k: summary([(r.get("extra") or {}).get(k) for r in rs]) for k, _ in sc.extra_metrics}
             wc = [r.get("within_contract") for r in rs if r.get("within_contract") is not None]
             a["within_contract"] = f"{sum(wc)}/{len(wc)}" if wc else None
+            ww = [r.get("within_contract_window") for r in rs if r.get("within_contract_window") is not None]
+            a["within_contract_window"] = f"{sum(ww)}/{len(ww)}" if ww else None
             a["runs"] = len(rs)
             a["failed"] = len(failed)
             a["errors"] = sorted({r.get("error", "?") for r in failed})
@@ -61,12 +63,71 @@ def aggregate(scenarios, records):
     return out
 
 
+def _contract_cell(a):
+    """"k/n" runs within the contract over the whole run, and over the worst
+    window when that differs."""
+    w, ww = a.get("within_contract"), a.get("within_contract_window")
+    if not w:
+        return "n/a"
+    if ww and ww != w:
+        return f"{w} (worst window {ww})"
+    return w
+
+
+def scenario_notes(sc, records):
+    """Lines under a scenario's table that do not fit its columns."""
+    from .analysis import host_protect_ratios
+    out = []
+    if sc.multi_group:
+        hp = host_protect_ratios(records, sc.name)
+        if hp["per_rep"]:
+            out.append("- antagonist CPU under bwgovd ÷ under static, per repetition: "
+                       + ", ".join(f"rep {p['rep'] + 1}: {fmt_num(p['governed_cpu_s'])} / "
+                                   f"{fmt_num(p['static_cpu_s'])} CPU-s = {fmt_num(p['ratio'], 3)}"
+                                   for p in hp["per_rep"]) + f"; median {fmt_num(hp['median'], 3)}")
+        for cfg in sc.configs:
+            rs = [r for r in records if r["scenario"] == sc.name and r["config"] == cfg and r.get("ok")]
+            for r in rs:
+                parts = [f"{g['cgroup'].rsplit('-', 1)[1]} {fmt_num(g['hog_cpus'], 3)} CPUs in the hog window, "
+                         f"{fmt_num(g['usage_cpu_s'], 2)} CPU-s over {fmt_num(r['wall_s'], 1)} s, contract "
+                         f"{'held' if g['within_contract'] else 'BROKEN'} (worst window "
+                         f"{fmt_num(g['window_excess_s'], 2)} of {fmt_num(g.get('window_allowance_s'), 3)} CPU-s)"
+                         if g.get("contract_extra_s") is not None else
+                         f"{g['cgroup'].rsplit('-', 1)[1]} {fmt_num(g['hog_cpus'], 3)} CPUs in the hog window"
+                         for g in r.get("groups", [])]
+                out.append(f"- {CONFIG_TITLES[cfg]} rep {r['rep'] + 1}: " + "; ".join(parts))
+    if sc.name == "overload":
+        for r in (r for r in records if r["scenario"] == sc.name and r.get("ok")):
+            a = r.get("analysis") or {}
+            back = (f"quota back at exactly the baseline at {fmt_num(a.get('back_s'), 2)} s with harness credit "
+                    f"{fmt_num(a.get('credit_at_back_s'), 2)} CPU-s" if a.get("back_s") is not None else
+                    "quota never above the baseline" if not a.get("quota_ever_above") else
+                    "quota NEVER back at the baseline")
+            out.append(f"- {CONFIG_TITLES[r['config']]} rep {r['rep'] + 1}: {back}; harness credit first below 0 at "
+                       f"{fmt_num(a.get('overdrawn_s'), 2)} s; lowest {fmt_num(a.get('min_credit_s'), 2)} CPU-s "
+                       f"(the contract allows −{fmt_num(a.get('debt_allowed_s'), 3)}: one burst, one quota for period "
+                       f"alignment); quota above the baseline "
+                       f"again afterwards: {fmt_num(a.get('rose_again'))}; highest quota "
+                       f"{fmt_num(a.get('max_quota_cpus'), 2)} CPUs; contract {'held' if r.get('within_contract') else 'BROKEN'} "
+                       f"over the run, worst window {fmt_num(r.get('window_excess_s'), 2)} of "
+                       f"{fmt_num(r.get('window_allowance_s'), 3)} CPU-s")
+    if sc.empty_credit:
+        cr = [((r.get("governor") or {}).get("credit_at_adoption_usec"), r["config"]) for r in records
+              if r["scenario"] == sc.name and r.get("ok") and r.get("governor")]
+        if cr:
+            out.append("- bwgovd's credit right after adoption (its metrics): "
+                       + ", ".join(f"{c} {fmt_num(v / 1e6 if v is not None else None, 2)} s" for v, c in cr))
+    return out
+
+
 def scenario_table(sc, agg):
     """One markdown table for one scenario."""
     name, unit = sc.metric[1], sc.metric[2]
     hdr = ["configuration", f"{name} ({unit})", "× static", "throttled periods %", "throttled ms/s",
            "PSI some / full ms/s", "CPU used / baseline×t", "within contract", "governor writes (identical)",
            "governor CPU % · peak RSS"]
+    if sc.better == "higher":
+        hdr[1] += ", higher is better"
     lines = ["| " + " | ".join(hdr) + " |", "|" + "---|" * len(hdr)]
     for cfg in sc.configs:
         a = agg[sc.name].get(cfg)
@@ -84,14 +145,14 @@ def scenario_table(sc, agg):
                f"{fmt_num(a['psi_full_ms_per_s']['median'] if a['psi_full_ms_per_s'] else None, 0)}")
         row = [CONFIG_TITLES[cfg], fmt_summary(a["metric"]), fmt_num(a["metric_ratio_to_static"], 2),
                fmt_summary(a["throttled_pct"], 1), fmt_summary(a["throttled_ms_per_s"], 1), psi,
-               fmt_summary(a["usage_over_baseline"], 2), a["within_contract"] or "n/a", writes, govcpu]
+               fmt_summary(a["usage_over_baseline"], 2), _contract_cell(a), writes, govcpu]
         if a["failed"]:
             row[0] += f" ({a['failed']} failed)"
         lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines)
 
 
-def markdown(scenarios, agg, meta, targets_md, overhead_md):
+def markdown(scenarios, agg, meta, targets_md, overhead_md, records=()):
     out = [f"# bwgov benchmark ({'quick' if meta.get('quick') else 'full'})", "",
            f"{meta.get('date')} · kernel {meta.get('kernel')} · {meta.get('cpus')} CPUs · "
            f"cgroup layout {meta.get('layout')} · commit {meta.get('commit')} · "
@@ -101,7 +162,11 @@ def markdown(scenarios, agg, meta, targets_md, overhead_md):
            "“× static” is the ratio of medians to the static quota. CPU used is the cgroup's usage over "
            "the run divided by baseline × wall time; the contract is baseline × time (+ burst for "
            "static + burst, + CreditMax + burst for bwgovd); unlimited and the Koordinator-style "
-           "comparator have none. Governor writes are counted independently with strace; "
+           "comparator have none; “within contract” counts runs within it over the whole run, and "
+           "names the worst window (any stretch of the 100 ms timeline; as samples do not fall on period "
+           "boundaries, a window may exceed its share by one quota more, which even a static quota shows) "
+           "when that differs. "
+           "Governor writes are counted independently with strace; "
            "(identical) is the largest number of writes, in any repetition, of the value the file "
            "already held.", ""]
     for sc in scenarios:
@@ -115,11 +180,12 @@ def markdown(scenarios, agg, meta, targets_md, overhead_md):
             parts.append(f"throttled periods in the second half {fmt_summary(a['second_half_throttled_pct'], 1)} %")
             parts.append(f"host PSI some {fmt_num(a['host_some_ms_per_s']['median'] if a['host_some_ms_per_s'] else None, 0)} ms/s")
             extras.append(f"- {CONFIG_TITLES[cfg]}: " + ", ".join(parts))
-        out += extras + [""]
+        out += extras + scenario_notes(sc, records) + [""]
     if overhead_md:
         out += ["## Overhead and scale (simulated kernel)", "", overhead_md, ""]
     if targets_md:
-        out += ["## Targets of issue 6", "", targets_md, ""]
+        out += ["## Targets (issue “Governor v2”)", "", "Each row from the medians of this run; "
+                "“–” where the run has no figure for it.", "", targets_md, ""]
     return "\n".join(out)
 
 
@@ -230,6 +296,7 @@ def plot_quota(sc, records, outdir, log):
     datafile = f"quota-{sc.name}.dat"
     plots = []
     idx = 0
+    y2 = False
     with open(os.path.join(outdir, datafile), "w") as f:
         for cfg in ("bwgovd-elastic", "bwgovd-elastic-nohost", "bwgovd-burst", "koordinator", "static"):
             rs = [r for r in records if r["scenario"] == sc.name and r["config"] == cfg and r.get("ok")
@@ -237,17 +304,26 @@ def plot_quota(sc, records, outdir, log):
             if not rs:
                 continue
             r = min(rs, key=lambda x: x["rep"])
-            f.write(f"# {cfg} rep {r['rep']}: t quota_cpus burst_cpus usage_cpus (over the last 0.5 s)\n")
+            f.write(f"# {cfg} rep {r['rep']}: t quota_cpus burst_cpus usage_cpus (over the last 0.5 s) "
+                    f"harness_credit_cpu_s\n")
             tl = r["timeline"]
+            credit = (r.get("analysis") or {}).get("credit_series") or []
+            if len(credit) != len(tl):
+                credit = []
             for i, row in enumerate(tl):
                 t, q, p, b, u = row[0], row[1], row[2], row[3], row[4]
                 j = i
                 while j > 0 and t - tl[j - 1][0] <= 0.5:
                     j -= 1
                 use = (u - tl[j][4]) / 1e6 / (t - tl[j][0]) if t > tl[j][0] else None
-                f.write(f"{t} {q / p if q else 'NaN'} {b / p} {'NaN' if use is None else round(use, 4)}\n")
+                f.write(f"{t} {q / p if q else 'NaN'} {b / p} {'NaN' if use is None else round(use, 4)} "
+                        f"{credit[i][1] if credit else 'NaN'}\n")
             f.write("\n\n")
             col = COLORS[cfg]
+            if credit:
+                y2 = True
+                plots.append(f"'{datafile}' index {idx} using 1:5 axes x1y2 with lines lw 1 dt 4 lc rgb '{col}' "
+                             f"title '{CONFIG_TITLES[cfg]}: harness credit (CPU-s, right axis)'")
             if cfg != "static":
                 plots.append(f"'{datafile}' index {idx} using 1:2 with steps lw 2 lc rgb '{col}' "
                              f"title '{CONFIG_TITLES[cfg]}: quota'")
@@ -267,7 +343,70 @@ set ylabel 'CPUs'
 set yrange [0:*]
 set grid
 set key outside bottom center horizontal maxrows 3
+{"set y2label 'harness credit (CPU-s)'" + chr(10) + "set y2tics" + chr(10) + "set ytics nomirror" if y2 else ""}
 plot {sc.baseline_cpus} with lines lc rgb '#000000' dt 3 title 'baseline', {', '.join(plots)}
+"""
+    return png if _gnuplot(script, outdir, log) else None
+
+
+def _rate(tl, i, col=4, span=0.5):
+    """CPUs used over the last span seconds at row i of a timeline."""
+    t = tl[i][0]
+    j = i
+    while j > 0 and t - tl[j - 1][0] <= span:
+        j -= 1
+    return (tl[i][col] - tl[j][col]) / 1e6 / (t - tl[j][0]) if t > tl[j][0] else None
+
+
+def plot_host_protect(sc, records, outdir, log):
+    """Host protection, first repetition of each configuration: the governed
+    groups' quotas and CPU use, and the antagonist's CPU use, over time."""
+    datafile = f"quota-{sc.name}.dat"
+    plots = []
+    idx = 0
+    with open(os.path.join(outdir, datafile), "w") as f:
+        for cfg in sc.configs:
+            rs = [r for r in records if r["scenario"] == sc.name and r["config"] == cfg and r.get("ok")
+                  and r.get("groups")]
+            if not rs:
+                continue
+            r = min(rs, key=lambda x: x["rep"])
+            tls = [g["timeline"] for g in r["groups"]] + [r["antagonist"]["timeline"]]
+            n = min(len(t) for t in tls)
+            f.write(f"# {cfg} rep {r['rep']}: t, then per governed group quota_cpus usage_cpus, "
+                    f"then the antagonist's usage_cpus\n")
+            for i in range(n):
+                cols = []
+                for tl in tls[:-1]:
+                    q, p = tl[i][1], tl[i][2]
+                    u = _rate(tl, i)
+                    cols += [q / p if q else "NaN", "NaN" if u is None else round(u, 4)]
+                u = _rate(tls[-1], i)
+                cols.append("NaN" if u is None else round(u, 4))
+                f.write(f"{tls[0][i][0]} " + " ".join(str(c) for c in cols) + "\n")
+            f.write("\n\n")
+            col = COLORS.get(cfg, "#000000")
+            ng = len(tls) - 1
+            for k in range(ng):
+                dt = 1 + k
+                plots.append(f"'{datafile}' index {idx} using 1:{2 + 2 * k} with steps lw 2 dt {dt} lc rgb '{col}' "
+                             f"title '{CONFIG_TITLES[cfg]}: g{k} quota'")
+                plots.append(f"'{datafile}' index {idx} using 1:{3 + 2 * k} with lines lw 1 dt {dt} lc rgb '{col}' "
+                             f"title '{CONFIG_TITLES[cfg]}: g{k} CPU used'")
+            plots.append(f"'{datafile}' index {idx} using 1:{2 + 2 * ng} with lines lw 3 lc rgb '{col}' "
+                         f"title '{CONFIG_TITLES[cfg]}: antagonist CPU used'")
+            idx += 1
+    if not plots:
+        return None
+    png = f"quota-{sc.name}.png"
+    script = TERM + f"""set output '{png}'
+set title '{gq(sc.name)}: governed groups g0, g1 and the antagonist (first repetition)'
+set xlabel 'seconds since the antagonist started'
+set ylabel 'CPUs'
+set yrange [0:*]
+set grid
+set key outside bottom center horizontal maxrows 4
+plot {sc.baseline_cpus} with lines lc rgb '#000000' dt 3 title 'baseline of each group', {', '.join(plots)}
 """
     return png if _gnuplot(script, outdir, log) else None
 
@@ -284,7 +423,7 @@ def plots(scenarios, records, agg, outdir, log):
         out.append(p)
     for sc in scenarios:
         if not sc.name.startswith("sysbench"):
-            p = plot_quota(sc, records, outdir, log)
+            p = (plot_host_protect if sc.multi_group else plot_quota)(sc, records, outdir, log)
             if p:
                 out.append(p)
     return out

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""The workloads of issue 6 as scenarios: baseline, command line, the
-figure of merit, and quick/full sizes."""
+"""The workloads as scenarios (issue 6, and the Governor v2 issue: phased
+loads, cold start, warm-up with empty credit, overload, host protection):
+baseline, command line, the figure of merit, and quick/full sizes."""
 
 import json
 import re
@@ -32,10 +33,16 @@ class Scenario:
     duration  seconds of load (the workload may run longer, e.g. warm-up)
     configs   configurations run, in order
     reps      repetitions
-    metric    (json path, label, unit) of the figure of merit, lower is better
+    metric    (path, label, unit) of the figure of merit: a path into the
+              workload's JSON, or "harness.KEY" for a figure the harness
+              computes (analyse()); lower is better unless better == "higher"
     """
 
     steady_from_s = None        # start of the steady window; None: half the run
+    better = "lower"
+    ideal_s = None              # the ideal figure of merit (seconds), if there is one
+    empty_credit = False        # bwgovd starts with an empty credit bucket
+    multi_group = False         # runner.run_one hands it to run_multi()
 
     def __init__(self, name, title, quota, period, duration, configs, reps, metric, extra_metrics=()):
         self.name = name
@@ -61,6 +68,15 @@ class Scenario:
 
     def timeout(self):
         return self.duration * 4 + 60
+
+    def analyse(self, rec, credit_max_s):
+        """Figures the harness computes from a finished run (the record with
+        its timeline), or None; stored as rec["analysis"], read by "harness.*"
+        metric paths."""
+        if self.ideal_s is None:
+            return None
+        m = get_path(rec.get("result"), self.metric[0])
+        return {"ideal_s": self.ideal_s, "over_ideal": m / self.ideal_s if m is not None else None}
 
 
 def _json_last_line(text):
@@ -150,15 +166,22 @@ class ReqServer(Scenario):
         return _Pipeline(gen, srv)
 
 
-class Warmup(Scenario):
-    """A JIT-like start: warm_work CPU-s at 3× the quota, then half of it."""
+QUOTA_MAX_FACTOR = 3.0          # the harness sets CPUQuotaMax= 300 % of the baseline
 
-    def __init__(self, warm_work, steady_s, reps, configs=CONFIGS):
-        super().__init__("warmup", f"warm-up: {warm_work:g} CPU-s at 1.5 CPU, then 0.25 CPU for {steady_s:g} s, "
-                         f"0.5-CPU quota", 50000, 100000, steady_s, configs, reps,
-                         ("warmup_s", "warm-up time", "s"),
-                         (("ideal_warmup_s", "ideal"), ("steady_achieved_cpus", "steady CPUs")))
+
+class Warmup(Scenario):
+    """A JIT-like start: warm_work CPU-s at 3× the quota, then half of it.
+    The ideal under bwgovd is the work at the CPUQuotaMax= rate."""
+
+    def __init__(self, warm_work, steady_s, reps, configs=CONFIGS, name="warmup", empty_credit=False):
+        super().__init__(name, f"warm-up{' with EMPTY credit' if empty_credit else ''}: {warm_work:g} CPU-s at "
+                         f"1.5 CPU, then 0.25 CPU for {steady_s:g} s, 0.5-CPU quota", 50000, 100000, steady_s,
+                         configs, reps, ("warmup_s", "warm-up time", "s"),
+                         (("harness.ideal_s", "ideal (work ÷ CPUQuotaMax= rate)"), ("harness.over_ideal", "× ideal"),
+                          ("steady_achieved_cpus", "steady CPUs")))
         self.warm_work, self.steady_s = warm_work, steady_s
+        self.empty_credit = empty_credit
+        self.ideal_s = warm_work / min(1.5, QUOTA_MAX_FACTOR * self.baseline_cpus)
 
     def start(self, cg, bins, rep, logf, side=None):
         argv = [bins["bwgov-warmup"], "--warm-cpus", "1.5", "--warm-work-cpu-s", f"{self.warm_work:g}",
@@ -167,6 +190,118 @@ class Warmup(Scenario):
 
     def timeout(self):
         return self.warm_work / 0.5 * 3 + self.steady_s + 60
+
+
+class ColdStart(Scenario):
+    """A group governed and idle for idle_s, then a spike of work CPU-s at
+    cpus: how long the spike takes after a long idle."""
+
+    def __init__(self, idle_s, reps, configs=CONFIGS, work=1.5, cpus=1.5):
+        super().__init__("coldstart", f"cold start: idle {idle_s:g} s under the governor, then {work:g} CPU-s at "
+                         f"{cpus:g} CPU, 0.5-CPU quota", 50000, 100000, idle_s + 0.2, configs, reps,
+                         ("warmup_s", "spike completion time", "s"),
+                         (("harness.ideal_s", "ideal (work ÷ CPUQuotaMax= rate)"), ("harness.over_ideal", "× ideal"),
+                          ("achieved_cpus", "CPUs over the run")))
+        self.idle_s, self.work, self.cpus = idle_s, work, cpus
+        self.ideal_s = work / min(cpus, QUOTA_MAX_FACTOR * self.baseline_cpus)
+
+    def start(self, cg, bins, rep, logf, side=None):
+        argv = [bins["bwgov-warmup"], "--warm-cpus", f"{self.cpus:g}", "--warm-work-cpu-s", f"{self.work:g}",
+                "--steady-cpus", "0", "--duration", "0.2", "--start-delay-ms", str(int(self.idle_s * 1000)),
+                "--seed", str(rep + 1)]
+        return _Single(cg.spawn(argv, stdout=subprocess.PIPE, stderr=logf, text=True), _json_last_line)
+
+    def timeout(self):
+        return self.idle_s + self.work / self.baseline_cpus * 3 + 60
+
+
+class Phased(Scenario):
+    """bwgov-phased: high CPUs for high_s, low CPUs for low_s, cycles times."""
+
+    def __init__(self, name, high, high_s, low, low_s, cycles, reps, configs=CONFIGS):
+        mean = (high * high_s + low * low_s) / (high_s + low_s)
+        super().__init__(name, f"phased: {high:g} CPU for {high_s:g} s ({high / 0.5:.1f}× quota), {low:g} CPU for "
+                         f"{low_s:g} s (mean {mean:.2f}), {cycles} cycles, 0.5-CPU quota", 50000, 100000,
+                         cycles * (high_s + low_s), configs, reps, ("stretch.p99", "p99 stretch", "×"),
+                         (("high_stretch.p99", "high-phase p99 stretch"), ("stretch.p50", "p50 stretch"),
+                          ("high_achieved_cpus", "CPUs in high phases"), ("achieved_cpus", "achieved CPUs")))
+        self.high, self.high_s, self.low, self.low_s = high, high_s, low, low_s
+
+    def start(self, cg, bins, rep, logf, side=None):
+        argv = [bins["bwgov-phased"], "--high-cpus", f"{self.high:g}", "--high-s", f"{self.high_s:g}",
+                "--low-cpus", f"{self.low:g}", "--low-s", f"{self.low_s:g}", "--duration", f"{self.duration:g}",
+                "--seed", str(rep + 1)]
+        return _Single(cg.spawn(argv, stdout=subprocess.PIPE, stderr=logf, text=True), _json_last_line)
+
+
+def constant_load(bins, cpus, seconds, seed=1, start_delay_ms=0):
+    """bwgov-phased as a constant load of cpus (ceil(cpus) threads)."""
+    argv = [bins["bwgov-phased"], "--high-cpus", f"{cpus:g}", "--high-s", f"{seconds:g}", "--low-cpus", "0",
+            "--low-s", "0", "--duration", f"{seconds:g}", "--seed", str(seed)]
+    if start_delay_ms:
+        argv += ["--start-delay-ms", str(int(start_delay_ms))]
+    return argv
+
+
+class Overload(Scenario):
+    """A load of 3× the baseline for the whole run: credit runs out; the
+    harness counts the credit the contract allows and checks when the quota
+    came back to the baseline."""
+
+    def __init__(self, duration, reps, configs=("bwgovd-elastic", "bwgovd-burst"), load=1.5):
+        super().__init__("overload", f"overload: {load:g} CPU ({load / 0.5:g}× the baseline) for {duration:g} s, "
+                         f"0.5-CPU quota", 50000, 100000, duration, list(configs), reps,
+                         ("harness.min_credit_s", "lowest harness credit", "CPU-s"),
+                         (("harness.back_s", "quota back at the baseline at (s)"),
+                          ("harness.credit_at_back_s", "harness credit then (CPU-s)"),
+                          ("harness.overdrawn_s", "harness credit below 0 at (s)"),
+                          ("harness.rose_again", "quota above the baseline again"),
+                          ("harness.max_quota_cpus", "highest quota (CPUs)"),
+                          ("achieved_cpus", "achieved CPUs")))
+        self.load = load
+        self.better = "higher"
+
+    def start(self, cg, bins, rep, logf, side=None):
+        return _Single(cg.spawn(constant_load(bins, self.load, self.duration, rep + 1), stdout=subprocess.PIPE,
+                                stderr=logf, text=True), _json_last_line)
+
+    def analyse(self, rec, credit_max_s):
+        from .analysis import WINDOW_TOLERANCE_S, overload_analysis
+        q = self.quota / 1e6
+        return overload_analysis(rec.get("timeline") or [], self.quota, self.period, credit_max_s, q,
+                                 slack_s=q + WINDOW_TOLERANCE_S)
+
+
+class HostProtect(Scenario):
+    """Host protection: `groups` governed cgroups of quota/period each run a
+    CPU hog of hog_threads busy threads after idle_s, for `duration` s, next
+    to an ungoverned antagonist cgroup (same weight, no quota) that runs one
+    busy thread per CPU throughout. Figure of merit: the antagonist's CPU in
+    the hog window (higher is better). See runner.run_multi()."""
+
+    multi_group = True
+
+    def __init__(self, duration, reps, configs=("static", "bwgovd-elastic"), idle_s=3.0, groups=2, hog_threads=2,
+                 quota=25000):
+        super().__init__("host-protect", f"host protection: {groups} governed groups of {quota / 1e5:g} CPU, each "
+                         f"running {hog_threads} busy threads for {duration:g} s after {idle_s:g} s idle, next to an "
+                         f"ungoverned antagonist with one busy thread per CPU", quota, 100000, duration,
+                         list(configs), reps, ("harness.antagonist_cpu_s", "antagonist CPU in the hog window", "CPU-s"),
+                         (("harness.antagonist_cpus", "antagonist CPUs"),
+                          ("harness.governed_cpus", "governed groups' CPUs (sum)"),
+                          ("harness.g0_cpus", "g0 CPUs"), ("harness.g1_cpus", "g1 CPUs")))
+        self.idle_s, self.groups, self.hog_threads = idle_s, groups, hog_threads
+        self.better = "higher"
+
+    def hog_argv(self, bins, rep, index):
+        return constant_load(bins, self.hog_threads, self.duration, seed=rep * 16 + index + 1)
+
+    def antagonist_argv(self, bins, cpus):
+        # Stopped by the harness once the hogs are done; the duration is a bound.
+        return constant_load(bins, cpus, self.idle_s + self.duration * 4 + 60, seed=99)
+
+    def timeout(self):
+        return self.duration * 2 + 30
 
 
 def parse_sysbench(text):
@@ -204,6 +339,14 @@ def get_path(d, path):
     return d
 
 
+def lookup(rec, path):
+    """A metric path of a run record: "harness.KEY" from the harness's
+    analysis, anything else from the workload's JSON."""
+    if path.startswith("harness."):
+        return get_path(rec.get("analysis"), path[len("harness."):])
+    return get_path(rec.get("result"), path)
+
+
 def suite(quick, only=None, with_sysbench=True):
     """The scenarios of a run. --quick keeps >= 3 repetitions of the core
     comparisons and shortens everything else."""
@@ -212,13 +355,18 @@ def suite(quick, only=None, with_sysbench=True):
                     title=f"steady state: the bursty workload for {30 if quick else 120} s, bwgovd's writes after "
                           f"{10 if quick else 30} s")
     steady.steady_from_s = 10 if quick else 30
+    empty_cfgs = ["static", "static+burst", "bwgovd-burst", "bwgovd-elastic"]
     if quick:
         s = [Bursty(duration=7, reps=3),
              ReqServer(0.95, duration=7, reps=3),
-             ReqServer(0.8, duration=4, reps=3,
-                       configs=["static", "static+burst", "koordinator", "bwgovd-elastic"]),
-             Warmup(warm_work=3.0, steady_s=1.5, reps=3,
-                    configs=["static", "static+burst", "koordinator", "bwgovd-elastic", NOHOST]),
+             ReqServer(0.8, duration=4, reps=3),
+             Phased("phased-1s", 0.9, 1, 0.2, 2, cycles=3, reps=3),
+             Phased("phased-3s", 0.75, 3, 0.15, 3, cycles=2, reps=3),
+             Warmup(warm_work=3.0, steady_s=1.5, reps=3),
+             Warmup(warm_work=3.0, steady_s=1.5, reps=3, configs=empty_cfgs, name="warmup-empty", empty_credit=True),
+             ColdStart(idle_s=8, reps=3),
+             Overload(duration=20, reps=1),
+             HostProtect(duration=20, reps=3),
              ]
         if with_sysbench:
             s += [Sysbench(p, duration=3, reps=1, configs=["static", "static+burst", "bwgovd-elastic"])
@@ -231,7 +379,13 @@ def suite(quick, only=None, with_sysbench=True):
                           "mean 0.45 CPU, 0.5-CPU quota", configs=CONFIGS + [NOHOST]),
              ReqServer(0.95, duration=30, reps=5, configs=CONFIGS + [NOHOST]),
              ReqServer(0.8, duration=30, reps=5, configs=CONFIGS + [NOHOST]),
-             Warmup(warm_work=4.5, steady_s=10, reps=5, configs=CONFIGS + [NOHOST])]
+             Phased("phased-1s", 0.9, 1, 0.2, 2, cycles=10, reps=5, configs=CONFIGS + [NOHOST]),
+             Phased("phased-3s", 0.75, 3, 0.15, 3, cycles=5, reps=5, configs=CONFIGS + [NOHOST]),
+             Warmup(warm_work=4.5, steady_s=10, reps=5, configs=CONFIGS + [NOHOST]),
+             Warmup(warm_work=4.5, steady_s=10, reps=5, configs=empty_cfgs, name="warmup-empty", empty_credit=True),
+             ColdStart(idle_s=30, reps=5),
+             Overload(duration=60, reps=3),
+             HostProtect(duration=60, reps=5)]
         if with_sysbench:
             s += [Sysbench(p, duration=20, reps=3) for p in (100, 50, 10)]
         s.append(steady)

@@ -2,8 +2,11 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Self-test of the benchmark harness, no root, no cgroups, a few seconds:
 the strace write analysis (identical writes), the callgrind dump parser,
-the contract window, the Koordinator-style comparator against a fake cgroup
-directory, and the simulated kernel's files as bwgovd's parsers expect them.
+the contract window, the overload's expected credit, the host-protection
+ratios, bwgovd's configuration for several units and its seeded state, the
+targets on a synthetic aggregate, the Koordinator-style comparator against a
+fake cgroup directory, and the simulated kernel's files as bwgovd's parsers
+expect them.
 Prints TAP-less "ok"/"FAIL" lines; exit status 0 when everything passed."""
 
 import json
@@ -20,7 +23,7 @@ BENCH = os.path.dirname(HERE)
 sys.path.insert(0, BENCH)
 sys.path.insert(0, os.path.join(BENCH, "overhead"))
 
-from harness import governor, runner, stats  # noqa: E402
+from harness import analysis, governor, report, runner, scenarios, stats, targets  # noqa: E402
 import overhead  # noqa: E402
 
 failures = 0
@@ -113,6 +116,146 @@ def test_window():
     check("format", stats.fmt_summary(s, 1) == "2.0 [1.0–3.0]", stats.fmt_summary(s, 1))
 
 
+def _row(t, quota, usage_usec):
+    return [t, quota, 100000, 0, usage_usec, 0, 0, 0, 0]
+
+
+def test_expected_credit():
+    # Baseline 0.5 CPU, CreditMax 1 s: idle for 1 s (stays full, capped), then
+    # 1.5 CPU for 2 s (−1 CPU-s per s), then at the baseline.
+    rows = [_row(0.0, 50000, 0), _row(1.0, 50000, 0), _row(2.0, 150000, 1500000), _row(3.0, 50000, 3000000),
+            _row(4.0, 50000, 3500000)]
+    c = analysis.expected_credit(rows, 0.5, 1.0)
+    check("credit: full at adoption, capped while idle", c[0] == (0.0, 1.0) and c[1] == (1.0, 1.0), c)
+    check("credit: no lower clamp", abs(c[2][1] - 0.0) < 1e-9 and abs(c[3][1] + 1.0) < 1e-9
+          and abs(c[4][1] + 1.0) < 1e-9, c)
+    a = analysis.overload_analysis(rows, 50000, 100000, 1.0, 0.05)
+    check("overload: back at the baseline after being above", a["back_s"] == 3.0 and a["quota_ever_above"], a)
+    check("overload: credit at back, overdrawn, debt", abs(a["credit_at_back_s"] + 1.0) < 1e-9
+          and a["overdrawn_s"] == 3.0 and abs(a["min_credit_s"] + 1.0) < 1e-9 and abs(a["debt_s"] - 1.0) < 1e-9, a)
+    # Back at 3.0 s while the credit ran out at 3.0 s: within one
+    # ActiveInterval=, but a debt of 1 CPU-s exceeds the burst of 0.05.
+    check("overload: cut within ActiveInterval, debt beyond the burst",
+          a["cut_in_time"] and not a["debt_within_burst"] and not a["rose_again"], a)
+    rows2 = [_row(0.0, 50000, 0), _row(1.0, 150000, 1500000), _row(2.0, 50000, 2000000), _row(3.0, 150000, 3500000),
+             _row(4.0, 50000, 5000000)]
+    a2 = analysis.overload_analysis(rows2, 50000, 100000, 2.0, 0.05)
+    check("overload: cut early but raised again", a2["back_s"] == 2.0 and a2["credit_at_back_s"] >= 0
+          and a2["rose_again"] and not a2["cut_in_time"], a2)
+    rows3 = [_row(0.0, 50000, 0), _row(1.0, 150000, 1500000), _row(2.0, 150000, 3000000),
+             _row(3.0, 150000, 4500000), _row(4.0, 50000, 5000000)]
+    a3 = analysis.overload_analysis(rows3, 50000, 100000, 1.0, 0.05)
+    check("overload: cut more than 0.25 s after the credit ran out", a3["overdrawn_s"] == 2.0 and a3["back_s"] == 4.0
+          and not a3["cut_in_time"], a3)
+    a4 = analysis.overload_analysis([_row(0.0, 50000, 0), _row(1.0, 50000, 500000)], 50000, 100000, 1.0, 0.05)
+    check("overload: never above the baseline", a4["back_s"] is None and not a4["quota_ever_above"]
+          and a4["cut_in_time"] and a4["min_credit_s"] == 1.0, a4)
+
+
+def test_host_protect_ratio():
+    recs = [{"scenario": "host-protect", "config": "static", "rep": 0, "ok": True, "metric": 20.0},
+            {"scenario": "host-protect", "config": "bwgovd-elastic", "rep": 0, "ok": True, "metric": 19.0},
+            {"scenario": "host-protect", "config": "static", "rep": 1, "ok": True, "metric": 25.0},
+            {"scenario": "host-protect", "config": "bwgovd-elastic", "rep": 1, "ok": True, "metric": 20.0},
+            {"scenario": "host-protect", "config": "static", "rep": 2, "ok": True, "metric": 30.0},
+            {"scenario": "host-protect", "config": "bwgovd-elastic", "rep": 2, "ok": False},
+            {"scenario": "bursty", "config": "static", "rep": 0, "ok": True, "metric": 1.0}]
+    hp = analysis.host_protect_ratios(recs)
+    check("host-protect: ratio per repetition", [p["ratio"] for p in hp["per_rep"]] == [0.95, 0.8, None], hp)
+    check("host-protect: median of the ratios", abs(hp["median"] - 0.875) < 1e-9, hp)
+
+
+def test_bwgovd_config(tmp):
+    d = os.path.join(tmp, "gov")
+    g = governor.Bwgovd("/nonexistent/bwgovd", d, ["bwgov-bench-1-2-g0", "bwgov-bench-1-2-g1"], "elastic", 5.0, 75.0,
+                        extra_global={"HostPressureLimit": "0%"})
+    confs = {u: open(os.path.join(d, "conf", u + ".d", "10-bench.conf")).read() for u in g.units}
+    check("bwgovd: one drop-in directory per unit", sorted(os.listdir(os.path.join(d, "conf"))) ==
+          ["bwgov-bench-1-2-g0.d", "bwgov-bench-1-2-g1.d", "bwgov.conf"], os.listdir(os.path.join(d, "conf")))
+    check("bwgovd: each unit's drop-in", all(c == "[Bandwidth]\nMode=elastic\nCreditMax=5s\nCPUQuotaMax=75%\n"
+                                              for c in confs.values()), confs)
+    check("bwgovd: global keys", open(os.path.join(d, "conf", "bwgov.conf")).read() ==
+          "[Governor]\nInterval=1s\nHostPressureLimit=0%\n")
+    check("bwgovd: single unit still a string", governor.Bwgovd("/x", os.path.join(tmp, "gov1"), "bwgov-bench-1-3",
+                                                                "burst", 5.0, 150.0).units == ["bwgov-bench-1-3"])
+    g.seed_state({"bwgov-bench-1-2-g0": {"cgroup": "bwgov-bench-1-2-g0", "quota_usec": 25000, "period_usec": 100000,
+                                         "burst_usec": 0, "has_burst": True}})
+    with open(os.path.join(d, "state", "state.json")) as f:
+        st = json.load(f)
+    check("bwgovd: seeded state (schema 1, empty credit)", st == {"schema_version": 1, "units": {"bwgov-bench-1-2-g0": {
+        "cgroup": "bwgov-bench-1-2-g0", "baseline": {"quota_usec": 25000, "period_usec": 100000, "burst_usec": 0,
+                                                     "has_burst": True},
+        "written": None, "pending": None, "credit_usec": 0, "paused": False}}}, st)
+
+
+def _agg_cell(metric, **kw):
+    a = {k: None for k in report.MEASURES}
+    a["metric"] = {"median": metric, "min": metric, "max": metric, "n": 3}
+    for k, v in kw.items():
+        a[k] = v if isinstance(v, str) else {"median": v, "min": v, "max": v, "n": 3}
+    a.setdefault("within_contract", None)
+    a.setdefault("within_contract_window", None)
+    a.update({"extra": {}, "runs": 3, "failed": 0, "errors": []})
+    return a
+
+
+def test_targets():
+    agg = {
+        "bursty": {"unlimited": _agg_cell(1.0), "static": _agg_cell(3.0, throttled_pct=20.0),
+                   "static+burst": _agg_cell(2.0, throttled_pct=8.0), "koordinator": _agg_cell(2.5),
+                   "bwgovd-burst": _agg_cell(2.1, within_contract="3/3", within_contract_window="3/3"),
+                   "bwgovd-elastic": _agg_cell(1.1, throttled_pct=0.5, within_contract="3/3",
+                                               within_contract_window="2/3")},
+        "warmup": {"static": _agg_cell(6.0), "bwgovd-elastic": _agg_cell(2.1, within_contract="3/3",
+                                                                        within_contract_window="3/3")},
+        "host-protect": {"static": _agg_cell(30.0), "bwgovd-elastic": _agg_cell(29.0, within_contract="3/3",
+                                                                               within_contract_window="3/3")},
+    }
+    recs = [{"scenario": "warmup", "config": "bwgovd-elastic", "rep": 0, "ok": True, "metric": 2.1,
+             "analysis": {"ideal_s": 2.0}, "governor": {"cpu_pct": 0.2, "units": 1, "writes": 3, "identical": 0}},
+            {"scenario": "host-protect", "config": "static", "rep": 0, "ok": True, "metric": 30.0},
+            {"scenario": "host-protect", "config": "bwgovd-elastic", "rep": 0, "ok": True, "metric": 29.0,
+             "governor": {"cpu_pct": 3.0, "units": 2, "writes": 4, "identical": 1}}]
+    rows = targets.evaluate(agg, recs, None, better={"host-protect": "higher"})
+    by = {r["target"]: r for r in rows}
+
+    def find(prefix):
+        return next((r for t, r in by.items() if t.startswith(prefix)), None)
+    check("targets: bursty throttled met", find("bursty, bwgovd-elastic: throttled")["met"] is True, rows)
+    check("targets: bursty p99 within 1.15×", find("bursty, bwgovd-elastic: p99 stretch")["met"] is True, rows)
+    check("targets: warm-up within 1.1× of the ideal", find("warm-up with full credit")["met"] is True, rows)
+    check("targets: burst mode worse than static+burst is not met",
+          find("bwgovd-burst no worse than static+burst (2 % tolerance): bursty")["met"] is False, rows)
+    check("targets: elastic better than koordinator", find("bwgovd-elastic better than Koordinator-style: bursty")
+          ["met"] is True, rows)
+    check("targets: a broken worst window is not met",
+          find("contract held in every bwgovd run (baseline·t + CreditMax + burst, whole run and worst window): bursty")
+          ["met"] is False, rows)
+    check("targets: host protection (higher is better)", find("host protection")["met"] is True
+          and "0.967" in find("host protection")["measured"], rows)
+    gc = find("governor CPU for one governed group")
+    check("targets: governor CPU over single-unit runs only", gc["met"] is True and "max 0.200 %" in gc["measured"], gc)
+    check("targets: identical writes counted", find("zero identical writes")["met"] is False, rows)
+    md = targets.markdown(rows)
+    check("targets: markdown marks not met", "**not met**" in md and "| met |" in md, md)
+
+
+def test_suite():
+    q = {s.name: s for s in scenarios.suite(True)}
+    six = scenarios.CONFIGS
+    check("suite: new scenarios in --quick", all(n in q for n in ("phased-1s", "phased-3s", "coldstart", "warmup-empty",
+                                                                  "overload", "host-protect")), sorted(q))
+    check("suite: six configurations", all(q[n].configs[:6] == six for n in ("bursty", "reqserver-0.8", "phased-1s",
+                                                                              "phased-3s", "coldstart", "warmup")))
+    check("suite: phased-1s size", q["phased-1s"].duration == 9 and q["phased-1s"].reps == 3)
+    check("suite: ideals", q["warmup"].ideal_s == 2.0 and q["coldstart"].ideal_s == 1.0)
+    check("suite: host-protect", q["host-protect"].configs == ["static", "bwgovd-elastic"]
+          and q["host-protect"].multi_group and q["host-protect"].better == "higher")
+    f = {s.name: s for s in scenarios.suite(False)}
+    check("suite: full run sizes", f["coldstart"].idle_s == 30 and f["overload"].duration == 60
+          and f["host-protect"].duration == 60)
+
+
 def _write(path, text):
     with open(path, "w") as f:
         f.write(text)
@@ -182,6 +325,11 @@ def main():
         test_write_trace(tmp)
         test_callgrind_parser(tmp)
         test_window()
+        test_expected_credit()
+        test_host_protect_ratio()
+        test_bwgovd_config(tmp)
+        test_targets()
+        test_suite()
         test_koordinator(tmp)
         test_simkernel(tmp)
     finally:
