@@ -652,6 +652,11 @@ static bool choose_headroom(
         unsigned kraise = level_affordable(c, cr, c->slow, true);
         bool emergency = false;
 
+        /* No headroom to be had (mode, CPUQuotaMax=, an ancestor): nothing
+         * to exhaust either. */
+        if (c->emax == 0)
+                s->exhausted = false;
+
         /* Exhausted: the baseline until the credit is back at a quarter of
          * CreditMax=, and pays for the highest level it could ever pay for
          * (so that the headroom comes back in one write, not level by

@@ -767,10 +767,24 @@ static void test_ancestor(void **state) {
         assert_int_equal(r.sim.bw.quota_usec, 50000);
         run_ticks(&r, 5, DEMAND_IDLE, 0);
         assert_int_equal(r.sim.bw.quota_usec, 50000);
+        /* No headroom to be had is not exhaustion: the credit is intact. */
+        assert_false(r.st.exhausted);
+        assert_int_equal(r.d.rule, BW_RULE_STEADY);
         /* The ancestor lifted: back to the top. */
         r.ancestor_quota_usec = BW_QUOTA_MAX;
         run_tick(&r, DEMAND_IDLE, 0);
         assert_int_equal(r.sim.bw.quota_usec, 150000);
+
+        /* Exhausted, then an ancestor takes all the headroom: with none to
+         * be had there is nothing to exhaust, and the state says so once
+         * the credit is back (not "exhausted" for as long as it lasts). */
+        run_for(&r, 10, DEMAND_OVERLOAD, 1500000);
+        assert_true(r.st.exhausted);
+        r.sim.backlog = 0;
+        r.ancestor_quota_usec = 40000;
+        run_for(&r, 5, DEMAND_IDLE, 0);
+        assert_false(r.st.exhausted);
+        assert_int_equal(r.sim.bw.quota_usec, 50000);
 
         /* cpu.stat.local beyond cpu.stat is an ancestor's throttling; it
          * does not make the group active (more quota would not help). */
