@@ -27,8 +27,8 @@
 bool bw_host_over_limit(uint64_t some_rate, uint64_t other_usage_rate, uint64_t limit);
 
 /* Host shedding planner. When the host is over its limit, withdraw part of
- * the headroom in use: a share of the total proportional to the excess
- * (excess / limit, at most one half per call), taken from the lowest
+ * the headroom, resting or in use: a share of the total proportional to
+ * the excess (excess / limit, at most one half per call), taken from the lowest
  * Priority= first, at most half of any unit's headroom per call, equal
  * priorities sharing in proportion to their headroom. Monotone: a larger
  * excess never sheds less from any unit. Never all at once: repeated calls
@@ -39,7 +39,7 @@ bool bw_host_over_limit(uint64_t some_rate, uint64_t other_usage_rate, uint64_t 
  * Returns 0, -EINVAL (n > 0 with a NULL array), -ENOMEM. */
 struct bw_shed_unit {
         int64_t priority;               /* Priority=; lower is shed first */
-        uint64_t boost_rate;            /* headroom in use, µs/s (0: idle or at the baseline) */
+        uint64_t boost_rate;            /* headroom above the baseline, µs/s (0: at the baseline) */
 };
 int bw_host_plan_shed(
                 const struct bw_shed_unit *units,

@@ -372,7 +372,7 @@ static int print_status(const struct options *o, json_t *st, json_t *units) {
                 if (ju64(st, "host_pressure_limit") > 0)
                         printf("Host:     CPU pressure %s, limit %s%s\n", fmt_rate(a, ju64(st, "host_pressure_rate")),
                                fmt_rate(b, ju64(st, "host_pressure_limit")),
-                               jbool(st, "host_over_limit") ? ": over, headroom in use is withdrawn" : "");
+                               jbool(st, "host_over_limit") ? ": over, headroom is withdrawn" : "");
                 else
                         printf("Host:     CPU pressure %s, no limit\n", fmt_rate(a, ju64(st, "host_pressure_rate")));
                 printf("Reloads:  %" PRIu64 ", %" PRIu64 " rejected\n", ju64(st, "reloads"), ju64(st, "reload_failures"));
@@ -548,7 +548,7 @@ static void print_show(const struct options *o, json_t *p) {
         printf(LABEL "%" PRIu64 " applied, %" PRIu64 " external changes adopted\n", "Decisions:",
                ju64(cnt, "decisions_applied"), ju64(cnt, "external_changes"));
         if (ju64(p, "shed_permille") > 0)
-                printf(LABEL "%" PRIu64 ".%" PRIu64 "%% of the headroom in use withdrawn for host pressure\n", "Shed:",
+                printf(LABEL "%" PRIu64 ".%" PRIu64 "%% of the headroom withdrawn for host pressure\n", "Shed:",
                        ju64(p, "shed_permille") / 10, ju64(p, "shed_permille") % 10);
         printf(LABEL "%" PRIu64 " of %" PRIu64 " entries\n", "History:", ju64(p, "history_entries"),
                ju64(p, "history_capacity"));

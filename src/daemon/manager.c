@@ -1189,16 +1189,12 @@ static void manager_sample_host(Manager *m) {
                                                 m->config.global.host_pressure_limit);
 }
 
-/* Headroom a unit spends now, µs/s: its quota above the baseline while its
- * usage is above the baseline; 0 for a group resting idle (its headroom
- * takes nothing from anyone). */
-static uint64_t unit_headroom_in_use(const Unit *u) {
-        uint64_t base_rate;
-
-        if (!u->adopted || !u->has_written || !u->has_last || u->params.baseline.quota_usec == BW_QUOTA_MAX)
-                return 0;
-        base_rate = u->params.baseline.quota_usec * USEC_PER_SEC / u->params.baseline.period_usec;
-        if (u->last.usage_rate <= base_rate)
+/* Headroom a unit holds, µs/s: its quota above the baseline, resting or in
+ * use. Resting headroom counts: a group idle now is one wake-up away from
+ * spending it, and a sample of its own may be a whole Interval= away; host
+ * protection has to hold before that, not after. */
+static uint64_t unit_headroom(const Unit *u) {
+        if (!u->adopted || !u->has_written || u->params.baseline.quota_usec == BW_QUOTA_MAX)
                 return 0;
         return bw_policy_boost_rate(&u->params, &u->written);
 }
@@ -1207,6 +1203,7 @@ static void manager_plan_shedding(Manager *m, uint64_t now) {
         uint64_t limit = m->config.global.host_pressure_limit;
         _cleanup_free_ struct bw_shed_unit *units = NULL;
         _cleanup_free_ unsigned *shed = NULL;
+        size_t n_shed = 0, n_new = 0;
         int r;
 
         if (m->n_units == 0)
@@ -1220,7 +1217,7 @@ static void manager_plan_shedding(Manager *m, uint64_t now) {
         }
         for (size_t i = 0; i < m->n_units; i++) {
                 units[i].priority = m->units[i]->cfg.priority;
-                units[i].boost_rate = unit_headroom_in_use(m->units[i]);
+                units[i].boost_rate = unit_headroom(m->units[i]);
         }
         r = bw_host_plan_shed(units, m->n_units, m->host_over_limit ? m->host_some_rate : 0, limit, shed);
         if (r < 0) {
@@ -1230,10 +1227,11 @@ static void manager_plan_shedding(Manager *m, uint64_t now) {
         for (size_t i = 0; i < m->n_units; i++) {
                 Unit *u = m->units[i];
 
-                if (shed[i] > 0 && u->shed_permille == 0)
-                        log_notice("%s: host CPU pressure %" PRIu64 "us/s over limit %" PRIu64 "us/s while %" PRIu64
-                                   "us/s of CPU is used outside the governed groups: withdrawing %u.%u%% of its headroom",
-                                   u->name, m->host_some_rate, limit, m->host_other_usage, shed[i] / 10, shed[i] % 10);
+                if (shed[i] > 0) {
+                        n_shed++;
+                        if (u->shed_permille == 0)
+                                n_new++;
+                }
                 u->shed_permille = shed[i];
                 if (shed[i] > 0) {
                         /* Within this short tick, not at the unit's next one. */
@@ -1241,6 +1239,13 @@ static void manager_plan_shedding(Manager *m, uint64_t now) {
                         (void) unit_schedule(u, now, 0);
                 }
         }
+        /* One line per plan that reaches new units, not one per unit: with
+         * thousands of units each write says "host-shed" anyway. */
+        if (n_new > 0)
+                log_notice("Host CPU pressure %" PRIu64 "us/s over limit %" PRIu64 "us/s while %" PRIu64
+                           "us/s of CPU is used outside the governed groups: withdrawing headroom from %zu unit%s, "
+                           "lowest Priority= first",
+                           m->host_some_rate, limit, m->host_other_usage, n_shed, n_shed == 1 ? "" : "s");
 }
 
 static uint64_t host_interval(Manager *m) {
@@ -1255,7 +1260,11 @@ static int on_host_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         Manager *m = userdata;
         int r;
 
-        r = sd_event_source_set_time_relative(s, host_interval(m));
+        /* sd-event's default accuracy is 250 ms: as long as the interval
+         * itself, and shedding would come a whole tick late. */
+        r = sd_event_source_set_time_accuracy(s, host_interval(m) / 16 > 0 ? host_interval(m) / 16 : 1);
+        if (r >= 0)
+                r = sd_event_source_set_time_relative(s, host_interval(m));
         if (r >= 0)
                 r = sd_event_source_set_enabled(s, SD_EVENT_ON);
         if (r < 0)

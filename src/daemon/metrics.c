@@ -168,7 +168,7 @@ int metrics_write(Manager *m) {
                "Kernel throttled time by the group's own or an ancestor's limit (cpu.stat.local).", v_local_throttled);
         family(f, m, "bwgov_nr_periods_total", "counter", "Kernel enforcement periods.", v_nr_periods);
         family(f, m, "bwgov_usage_usec_total", "counter", "CPU time used.", v_usage);
-        family(f, m, "bwgov_shed_permille", "gauge", "Share of the headroom in use the last host shedding plan withdrew.",
+        family(f, m, "bwgov_shed_permille", "gauge", "Share of the unit's headroom the last host shedding plan withdrew.",
                v_shed);
 
         if (fflush(f) != 0 || ferror(f))

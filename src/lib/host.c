@@ -58,7 +58,7 @@ int bw_host_plan_shed(
         if (host_pressure_limit == 0 || host_pressure_rate <= host_pressure_limit || total == 0)
                 return 0;
 
-        /* Share of all headroom in use to withdraw now: proportional to the
+        /* Share of all headroom to withdraw now: proportional to the
          * excess, at most one half. */
         frac = u64_min(u64_muldiv_up(host_pressure_rate - host_pressure_limit, 1000, host_pressure_limit),
                        SHED_MAX_PERMILLE);

@@ -86,13 +86,14 @@
  *    baseline.
  *
  * 6. Host protection (host.c). Over HostPressureLimit= the daemon plans
- *    how much of the headroom in use each group gives back (lowest
- *    Priority= first, at most half per sample); the law caps the group's
- *    headroom there and raises nobody (host-hold). Only headroom in use is
- *    shed: an idle group's headroom takes nothing from anyone, and
- *    rewriting thousands of idle groups would cost more than it protects.
- *    Caps sit on levels; one comes back a level per three hold_off of
- *    continuous calm (slow return, fast retreat).
+ *    how much of its headroom each group gives back (lowest Priority=
+ *    first, at most half per sample); the law caps the group's headroom
+ *    there and raises nobody (host-hold). Resting headroom is shed as well
+ *    as headroom in use: an idle group is one wake-up away from spending
+ *    it, and its own next sample may be an Interval= away, too late for
+ *    the neighbour it would starve. Caps sit on levels; one comes back a
+ *    level per three hold_off of continuous calm (slow return, fast
+ *    retreat).
  *
  * 7. Modes. off: the baseline. observe: decide as elastic, never change.
  *    burst: quota stays at the baseline; the burst rests at
@@ -151,7 +152,7 @@ static const struct {
         [BW_RULE_HEADROOM_LOWER]   = { "headroom-lower",   "the credit no longer pays for this headroom: stepped down" },
         [BW_RULE_CREDIT_EXHAUSTED] = { "credit-exhausted", "credit spent: exactly the baseline until it refills" },
         [BW_RULE_ANCESTOR_LIMIT]   = { "ancestor-limit",   "headroom capped at the nearest limited ancestor's quota" },
-        [BW_RULE_HOST_SHED]        = { "host-shed",        "the host's CPU pressure is over its limit: headroom in use withdrawn" },
+        [BW_RULE_HOST_SHED]        = { "host-shed",        "the host's CPU pressure is over its limit: headroom withdrawn" },
         [BW_RULE_HOST_HOLD]        = { "host-hold",        "the credit pays for more, but the host's CPU pressure is over its limit" },
 };
 

@@ -394,21 +394,36 @@ class TestHostShedding(DaemonTest):
         self.sim.host_rate = 0.0
         d.wait_for(lambda: self.quota("low.slice") == 100000, 60, "low.slice's headroom back")
 
-    def test_idle_headroom_is_not_shed(self):
-        # Over the limit, but neither group uses more than its baseline: the
-        # headroom they rest at takes nothing from anyone, nothing is written.
+    def test_resting_headroom_is_shed(self):
+        # Over the limit while neither group uses more than its baseline:
+        # the headroom they rest at is one wake-up away from being spent,
+        # so it goes too, lowest priority first, without waiting for either
+        # group to spend; and it comes back once the host is calm.
         d = self.d
         d.wait_for(lambda: self.quota("low.slice") == 100000 and self.quota("high.slice") == 100000, 10,
                    "both resting at their headroom")
         d.wait_ticks("low.slice", 2)
         self.demand("low.slice", 0.3)
-        writes = d.metric("bwgov_writes_total", "low.slice")
-        self.sim.other_cpus = 1.0
-        self.sim.host_rate = 0.9
+        self.sim.other_cpus = 0.5
+        self.sim.host_rate = 0.45
         d.wait_for(lambda: d.metric("bwgov_host_over_limit") == 1, 10, "the host over its limit")
-        d.wait_ticks("low.slice", 20)
-        self.assertEqual(self.quota("low.slice"), 100000)
+        d.wait_for(lambda: self.quota("low.slice") < 100000, 10, "low.slice's resting headroom withdrawn")
+        self.assertGreaterEqual(self.quota("low.slice"), 50000)
+        self.assertLessEqual(self.quota("low.slice"), self.quota("high.slice"))
+        self.assertIn("BWGOV_REASON=host-shed", d.logtext())
+        self.assertIn("withdrawing headroom from", d.logtext())
+        # A larger excess, held: everything back at the baseline, and no
+        # write once it is (nothing left to shed, nothing raised).
+        self.sim.host_rate = 0.9
+        d.wait_for(lambda: self.quota("low.slice") == 50000 and self.quota("high.slice") == 50000, 20,
+                   "both at their baselines")
+        writes = d.metric("bwgov_writes_total", "low.slice")
+        d.wait_ticks("low.slice", 10)
         self.assertEqual(d.metric("bwgov_writes_total", "low.slice"), writes)
+        self.assertEqual(self.quota("low.slice"), 50000)
+        self.sim.host_rate = 0.0
+        d.wait_for(lambda: self.quota("low.slice") == 100000 and self.quota("high.slice") == 100000, 60,
+                   "the headroom back after the calm")
 
 
 class TestHostBrakeNeedsOthers(DaemonTest):
