@@ -425,8 +425,11 @@ def main():
         # from the credit bwgovd reported just before (at most a second old).
         oc = overload_check(sampler.rows, credit0, CREDIT_S * 1e6, QUOTA, PERIOD, QUOTA)
         # The load asks for three times the baseline: unless the host is too
-        # busy to give it that, it spends all the credit it started with.
-        if used >= QUOTA / PERIOD * t * 1e6 + 0.8 * credit0:
+        # busy to give it that, it spends its credit down to the reserve the
+        # law keeps for its horizon (about 80 % of it here: measured 7.2 of
+        # 9.0 s), and the quota goes back to the baseline. Half of it spent
+        # shows the host let the group run well above its baseline.
+        if used >= QUOTA / PERIOD * t * 1e6 + 0.5 * credit0:
             check(q == str(QUOTA), f"credit exhausted: quota back at the baseline ({q})")
             check(oc["t_base"] is not None, "the quota went back to exactly the baseline during the overload")
             if oc["t_base"] is not None:

@@ -226,6 +226,17 @@ def test_targets():
     check("targets: warm-up within 1.1× of the ideal", find("warm-up with full credit")["met"] is True, rows)
     check("targets: burst mode worse than static+burst is not met",
           find("bwgovd-burst no worse than static+burst (2 % tolerance): bursty")["met"] is False, rows)
+    # Paired: the same seeds under both; bwgovd-burst worse in one of three
+    # pairs and better in two is no worse, whatever the medians say.
+    precs = [{"scenario": "bursty", "config": c, "rep": k, "ok": True, "metric": v}
+             for k, (sb, bb) in enumerate([(6.2, 6.1), (2.3, 3.1), (2.0, 1.96)])
+             for c, v in (("static+burst", sb), ("bwgovd-burst", bb))]
+    pagg = {"bursty": {"static+burst": _agg_cell(2.3), "bwgovd-burst": _agg_cell(3.1)}}
+    prow = next(r for r in targets.evaluate(pagg, precs, None) if r["target"].startswith("bwgovd-burst no worse"))
+    check("targets: burst mode compared pair by pair", prow["met"] is True and "rep 2: 1.348" in prow["measured"], prow)
+    precs[5]["metric"] = 2.1     # rep 3 now 1.05: two pairs of three worse
+    prow = next(r for r in targets.evaluate(pagg, precs, None) if r["target"].startswith("bwgovd-burst no worse"))
+    check("targets: a median pair over the tolerance is not met", prow["met"] is False, prow)
     check("targets: elastic better than koordinator", find("bwgovd-elastic better than Koordinator-style: bursty")
           ["met"] is True, rows)
     check("targets: a broken worst window is not met",
