@@ -648,7 +648,9 @@ static void test_path_validate(void **state) {
         char *long_path;
 
         for (size_t i = 0; i < ELEMENTSOF(table); i++) {
-                print_message("# path \"%s\"\n", table[i].path);
+                /* Only the index: the paths hold raw control characters,
+                 * which would break the TAP stream. */
+                print_message("# path %zu\n", i);
                 assert_int_equal(bw_cg_path_validate(table[i].path), table[i].r);
         }
         assert_int_equal(bw_cg_path_validate(NULL), -EINVAL);
