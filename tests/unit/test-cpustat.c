@@ -543,56 +543,47 @@ static void assert_known_result(int r) {
                 fail_msg("unexpected result %d", r);
 }
 
-static void test_fuzz(void **state) {
+/* Feeds every prefix of the fixture NAME, and the fixture with each byte
+ * replaced by each of a few troublesome ones, to CHECK, which parses the
+ * buffer with the v1 and v2 parsers it is about. */
+static void fuzz_fixture(const char *name, void (*check)(const char *buf, size_t len)) {
         static const char subst[] = { '\0', '\n', ' ', '\r', '-', '+', '0', '9', 'x', (char) 0xff, (char) 0x80 };
+        _cleanup_free_ char *buf = NULL;
+        size_t len;
 
-        for (size_t i = 0; i < ELEMENTSOF(good_fixtures); i++) {
-                _cleanup_free_ char *buf = NULL;
-                size_t len;
+        buf = read_fixture(name, &len);
 
-                buf = read_fixture(good_fixtures[i].name, &len);
+        for (size_t k = 0; k <= len; k++)
+                check(buf, k);
 
-                for (size_t k = 0; k <= len; k++) {
-                        assert_known_result(parse_copy(bw_cpustat_parse_v1, buf, k, NULL));
-                        assert_known_result(parse_copy(bw_cpustat_parse_v2, buf, k, NULL));
+        for (size_t k = 0; k < len; k++)
+                for (size_t s = 0; s < ELEMENTSOF(subst); s++) {
+                        char saved = buf[k];
+
+                        buf[k] = subst[s];
+                        check(buf, len);
+                        buf[k] = saved;
                 }
+}
 
-                for (size_t k = 0; k < len; k++)
-                        for (size_t s = 0; s < ELEMENTSOF(subst); s++) {
-                                char saved = buf[k];
+static void check_cpustat(const char *buf, size_t len) {
+        assert_known_result(parse_copy(bw_cpustat_parse_v1, buf, len, NULL));
+        assert_known_result(parse_copy(bw_cpustat_parse_v2, buf, len, NULL));
+}
 
-                                buf[k] = subst[s];
-                                assert_known_result(parse_copy(bw_cpustat_parse_v1, buf, len, NULL));
-                                assert_known_result(parse_copy(bw_cpustat_parse_v2, buf, len, NULL));
-                                buf[k] = saved;
-                        }
-        }
+static void check_cpustat_local(const char *buf, size_t len) {
+        assert_known_result(parse_local_copy(bw_cpustat_local_parse_v1, buf, len, NULL));
+        assert_known_result(parse_local_copy(bw_cpustat_local_parse_v2, buf, len, NULL));
+}
+
+static void test_fuzz(void **state) {
+        for (size_t i = 0; i < ELEMENTSOF(good_fixtures); i++)
+                fuzz_fixture(good_fixtures[i].name, check_cpustat);
 }
 
 static void test_fuzz_local(void **state) {
-        static const char subst[] = { '\0', '\n', ' ', '\r', '-', '+', '0', '9', 'x', (char) 0xff, (char) 0x80 };
-
-        for (size_t i = 0; i < ELEMENTSOF(local_fixtures); i++) {
-                _cleanup_free_ char *buf = NULL;
-                size_t len;
-
-                buf = read_fixture(local_fixtures[i].name, &len);
-
-                for (size_t k = 0; k <= len; k++) {
-                        assert_known_result(parse_local_copy(bw_cpustat_local_parse_v1, buf, k, NULL));
-                        assert_known_result(parse_local_copy(bw_cpustat_local_parse_v2, buf, k, NULL));
-                }
-
-                for (size_t k = 0; k < len; k++)
-                        for (size_t s = 0; s < ELEMENTSOF(subst); s++) {
-                                char saved = buf[k];
-
-                                buf[k] = subst[s];
-                                assert_known_result(parse_local_copy(bw_cpustat_local_parse_v1, buf, len, NULL));
-                                assert_known_result(parse_local_copy(bw_cpustat_local_parse_v2, buf, len, NULL));
-                                buf[k] = saved;
-                        }
-        }
+        for (size_t i = 0; i < ELEMENTSOF(local_fixtures); i++)
+                fuzz_fixture(local_fixtures[i].name, check_cpustat_local);
 }
 
 /* The parser must not depend on a NUL after the data: a buffer cut out of a

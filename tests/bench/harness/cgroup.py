@@ -13,6 +13,23 @@ import time
 PREFIX = "bwgov-bench-"
 
 
+def kill_and_reap(p, timeout):
+    """SIGKILL the process we started as P if it still runs (never one already
+    reaped: its PID may be reused), then wait for it up to TIMEOUT seconds.
+    Returns False if it did not exit in time."""
+    if p.poll() is not None:
+        return True
+    try:
+        p.kill()
+    except ProcessLookupError:
+        pass
+    try:
+        p.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return False
+    return True
+
+
 class Layout:
     """Where bandwidth lives (bw) and where PSI/usage live (v2)."""
 
@@ -208,15 +225,8 @@ class Cgroup:
         Returns a list of warnings."""
         warnings = []
         for p in self.procs:
-            if p.poll() is None:
-                try:
-                    p.kill()
-                except ProcessLookupError:
-                    pass
-                try:
-                    p.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    warnings.append(f"process {p.pid} did not exit after SIGKILL")
+            if not kill_and_reap(p, timeout=10):
+                warnings.append(f"process {p.pid} did not exit after SIGKILL")
         self.procs = []
         for d in (self.bw_dir, self.v2_dir):
             if not d or not os.path.isdir(d):

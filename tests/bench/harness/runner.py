@@ -515,14 +515,6 @@ def run_multi(ctx, scen, config, rep):
         rec["error"] = f"{type(e).__name__}: {e}"
     finally:
         for p in procs:
-            if p.poll() is None:
-                try:
-                    p.kill()
-                except ProcessLookupError:
-                    pass
-                try:
-                    p.wait(timeout=5)
-                except subprocess.TimeoutExpired:
-                    pass
+            cgmod.kill_and_reap(p, timeout=5)
         _finish(ctx, rec, gov, trace, groups + [ant], rundir)
     return rec
