@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""scripts/check-layout on small trees built here: a clean one passes, and
+each rule it enforces is broken once and must be reported."""
+import os
+import subprocess
+import sys
+import tempfile
+
+CHECK = sys.argv[1]
+
+
+def tree(files):
+    d = tempfile.mkdtemp(prefix="bwgov-test-layout-")
+    for path, text in files.items():
+        p = os.path.join(d, path)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "w") as f:
+            f.write(text)
+    return d
+
+
+def run(files):
+    d = tree(files)
+    p = subprocess.run([CHECK, d], capture_output=True, text=True)
+    subprocess.run(["rm", "-rf", d], check=True)
+    return p.returncode, p.stdout
+
+
+def function(name, body_lines):
+    return f"int {name}(int a,\n                int b) {{\n" + "        a++;\n" * body_lines + "        return a + b;\n}\n"
+
+
+CLEAN = {
+    "include/bwgov/util.h": "#pragma once\nint util(void);\n",
+    "src/lib/util.c": '#include "bwgov/util.h"\n' + function("util", 10),
+    "src/daemon/a.h": "#pragma once\n",
+    "src/daemon/a.c": '#include "a.h"\n#include "b.h"\n#include "bwgov/util.h"\n',
+    "src/daemon/b.h": "#pragma once\n",
+    "src/daemon/b.c": '#include "b.h"\n/* a comment with { and " in it */\nstatic const char *s = "}";\n',
+}
+
+failures = []
+
+
+def expect(what, files, needle):
+    rc, out = run(files)
+    if needle is None:
+        ok = rc == 0
+    else:
+        ok = rc == 1 and needle in out
+    print(f"{'ok' if ok else 'FAIL'}: {what}")
+    if not ok:
+        print(out)
+        failures.append(what)
+
+
+expect("a clean tree passes", CLEAN, None)
+expect("a module cycle is found", {**CLEAN, "src/daemon/b.c": '#include "b.h"\n#include "a.h"\n'},
+       "dependency cycle: daemon/a -> daemon/b -> daemon/a")
+expect("a three-module cycle is found",
+       {**CLEAN, "src/daemon/b.c": '#include "c.h"\n', "src/daemon/c.h": "#pragma once\n",
+        "src/daemon/c.c": '#include "a.h"\n'}, "dependency cycle:")
+expect("the core including a daemon header is found",
+       {**CLEAN, "src/lib/util.c": '#include "a.h"\n'}, "the core library includes a.h")
+expect("a function of 121 lines is found", {**CLEAN, "src/lib/util.c": function("longfn", 117)},
+       "function longfn has 121 lines")
+expect("a function of 120 lines passes", {**CLEAN, "src/lib/util.c": function("okfn", 116)}, None)
+expect("a file of 801 lines is found", {**CLEAN, "src/daemon/b.c": "int x;\n" * 801}, "801 lines")
+expect("a line of 121 columns is found", {**CLEAN, "include/bwgov/util.h": "/*" + "x" * 117 + "*/\n"},
+       "121 columns")
+expect("a tab counts to the next multiple of 8", {**CLEAN, "src/lib/util.c": "\t" * 15 + "x\n"}, "121 columns")
+
+if failures:
+    print(f"{len(failures)} failed")
+    sys.exit(1)
