@@ -5,6 +5,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bwgov/config-error.h"
+#include "bwgov/parse-util.h"
+
 /* Configuration: bwgov.conf plus the *.conf files in bwgov.conf.d (section
  * [Governor]) and per-unit drop-ins, the *.conf files in <dir>/<unit>.d
  * (section [Bandwidth]), searched in
@@ -50,7 +53,6 @@
 #define BW_HISTORY_SIZE_MAX         65536
 #define BW_PRIORITY_MIN             (-1000)
 #define BW_PRIORITY_MAX             1000
-#define BW_CGROUP_PATH_MAX          4096
 
 enum bw_mode {
         BW_MODE_OFF = 0,
@@ -123,22 +125,6 @@ struct bw_config {
  * follow meson's prefix and sysconfdir). */
 const char *const *bw_config_default_dirs(void);
 
-/* Error report: set when loading fails. Caller frees with bw_config_error_done(). */
-struct bw_config_error {
-        char *file;             /* the file or directory at fault; NULL when none */
-        unsigned line;          /* 0 when not tied to a line */
-        char *key;              /* NULL when not tied to a key */
-        char *message;          /* what was expected, e.g. "expected a CPU percentage like 250%";
-                                 * NULL only after an allocation failure */
-};
-
-/* Frees the strings and zeroes *e. Accepts NULL. */
-void bw_config_error_done(struct bw_config_error *e);
-
-/* Format "file:line: key: message" (parts omitted when absent) into a
- * malloc'd string; NULL on ENOMEM. */
-char *bw_config_error_to_string(const struct bw_config_error *e);
-
 /* Load the whole configuration from dirs (lowest priority first; NULL means
  * bw_config_default_dirs()). Missing directories are fine. Unknown sections
  * and keys are errors (a typo must not pass silently).
@@ -159,6 +145,15 @@ int bw_config_load(const char *const *dirs, struct bw_config *ret, struct bw_con
 /* Frees everything and zeroes *c. Accepts NULL. */
 void bw_config_done(struct bw_config *c);
 
+/* Frees the strings of *u (name, cgroup, cpu_quota_source) and zeroes it.
+ * Accepts NULL. */
+void bw_unit_config_done(struct bw_unit_config *u);
+
+/* Deep copy of *src into *ret: the strings are duplicated, the rest copied.
+ * Returns 0, -EINVAL for NULL arguments, or -ENOMEM; *ret is overwritten
+ * without being freed first, and left untouched on failure. */
+int bw_unit_config_copy(const struct bw_unit_config *src, struct bw_unit_config *ret);
+
 /* Look up a unit by name; NULL when absent. */
 const struct bw_unit_config *bw_config_find_unit(const struct bw_config *c, const char *name);
 
@@ -172,21 +167,3 @@ uint64_t bw_unit_active_interval_usec(const struct bw_config *c, const struct bw
 /* Every key the parser accepts, as "Section.Key", NULL-terminated; used by the
  * test that checks the man page documents them all. */
 const char *const *bw_config_known_keys(void);
-
-/* Value parsers in systemd's style (exported for tests and the CLI). Locale
- * free, no blanks around the value (the loader strips them).
- * All return 0, -EINVAL (malformed, also NULL or empty) or -ERANGE (overflow,
- * outside the stated range, or a leading '-' where the result is unsigned)
- * and leave *ret untouched on failure. */
-int bw_parse_percent_cpu(const char *s, uint64_t *ret);      /* "250%", "12.5%" (at most 3 decimals) -> µs/s; > 0 */
-int bw_parse_percent_ratio(const char *s, uint64_t *ret);    /* "5%", "0.5%" (at most 3 decimals) -> µs/s; [0, 100%] */
-/* "100ms", "1.5s", "5000us", "2min", "1h", "1s 500ms", "1min30s"; units us,
- * usec, ms, msec, s, sec, m, min, h, hr; a bare number means seconds;
- * fractions below 1 µs are truncated. Blanks between parts are allowed. */
-int bw_parse_timespan(const char *s, uint64_t *ret_usec);
-int bw_parse_boolean(const char *s, bool *ret);              /* yes/no/true/false/on/off/y/n/t/f/1/0, ASCII case-insensitive */
-int bw_parse_int_range(const char *s, int64_t min, int64_t max, int64_t *ret); /* decimal, optional '-'; -ERANGE outside [min, max] */
-
-/* Format a µs/s amount as a percentage ("250%", "12.5%", "0.001%") into buf.
- * Returns the length (without NUL) or -ENOBUFS; buf untouched on failure. */
-int bw_format_percent(uint64_t usec_per_sec, char *buf, size_t size);

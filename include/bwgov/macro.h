@@ -6,6 +6,8 @@
  * return path. */
 
 #include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -20,12 +22,32 @@ static inline void freep(void *p) {
         free(*(void **) p);
 }
 
-static inline void closep(int *fd) {
-        if (*fd >= 0) {
+/* Close FD when it is one, keeping errno; returns -EBADF, so that
+ * "fd = safe_close(fd);" leaves no stale number behind. */
+static inline int safe_close(int fd) {
+        if (fd >= 0) {
                 int saved = errno;
-                close(*fd);
+                close(fd);
                 errno = saved;
         }
+        return -EBADF;
+}
+
+/* Close each of FDS[0..N) once: an fd that appears more than once (one
+ * directory held under two roles) is closed at its first appearance only. */
+static inline void close_distinct(const int *fds, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                bool seen = false;
+
+                for (size_t j = 0; j < i && !seen; j++)
+                        seen = fds[j] == fds[i];
+                if (!seen)
+                        safe_close(fds[i]);
+        }
+}
+
+static inline void closep(int *fd) {
+        safe_close(*fd);
 }
 
 static inline void fclosep(FILE **f) {

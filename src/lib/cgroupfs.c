@@ -1,4 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* One governed cgroup: path confinement beneath a root (openat2 or a
+ * component walk), the handle with its files held open, reads of usage,
+ * pressure, bandwidth and ancestors' quotas, and the one ordered write path
+ * with the burst read-back (contracts in include/bwgov/cgroupfs.h). Finding
+ * the roots is cgroupfs-mount.c's. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -14,11 +19,14 @@
 #include <libcgroup.h>
 
 #include "bwgov/cgroupfs.h"
+#include "bwgov/fileio.h"
 #include "bwgov/macro.h"
 
 /* Every cgroup file bwgov reads is a few hundred bytes; one page is plenty and
  * a full buffer is treated as truncation rather than parsed. */
 #define CG_READ_MAX 4096
+/* A formatted value written to a bandwidth file: "max 1000000" or a u64. */
+#define VALUE_MAX   64
 
 /* File names, per layout. */
 #define V2_MAX         "cpu.max"
@@ -30,516 +38,6 @@
 #define CPU_STAT_LOCAL "cpu.stat.local"
 #define CPU_PRESSURE   "cpu.pressure"
 #define CPUACCT_USAGE  "cpuacct.usage"
-
-static void safe_close(int fd) {
-        if (fd >= 0) {
-                int saved = errno;
-                close(fd);
-                errno = saved;
-        }
-}
-
-const char *bw_cg_layout_to_string(enum bw_cg_layout l) {
-        switch (l) {
-        case BW_CG_LAYOUT_V2:
-                return "v2";
-        case BW_CG_LAYOUT_HYBRID:
-                return "hybrid";
-        case BW_CG_LAYOUT_V1:
-                return "v1";
-        case BW_CG_LAYOUT_UNKNOWN:
-        default:
-                return "unknown";
-        }
-}
-
-void bw_cg_mounts_done(struct bw_cg_mounts *m) {
-        if (!m)
-                return;
-
-        free(m->v2);
-        free(m->cpu);
-        free(m->cpuacct);
-        *m = (struct bw_cg_mounts) { 0 };
-}
-
-/* mountinfo escapes space, tab, newline and backslash as \ooo (octal). */
-static int mountinfo_unescape(const char *s, char **ret) {
-        _cleanup_free_ char *out = NULL;
-        char *o;
-
-        out = malloc(strlen(s) + 1);
-        if (!out)
-                return -ENOMEM;
-
-        o = out;
-        while (*s) {
-                if (s[0] == '\\' &&
-                    s[1] >= '0' && s[1] <= '3' &&
-                    s[2] >= '0' && s[2] <= '7' &&
-                    s[3] >= '0' && s[3] <= '7') {
-                        unsigned v = (unsigned) (s[1] - '0') << 6 |
-                                     (unsigned) (s[2] - '0') << 3 |
-                                     (unsigned) (s[3] - '0');
-                        if (v == 0)
-                                return -EINVAL;
-                        *o++ = (char) v;
-                        s += 4;
-                } else
-                        *o++ = *s++;
-        }
-        *o = 0;
-
-        *ret = TAKE_PTR(out);
-        return 0;
-}
-
-/* True if the comma-separated list OPTS holds exactly WORD. */
-static bool opts_have(const char *opts, const char *word) {
-        size_t n = strlen(word);
-
-        for (const char *p = opts;;) {
-                const char *e = strchrnul(p, ',');
-
-                if ((size_t) (e - p) == n && memcmp(p, word, n) == 0)
-                        return true;
-                if (!*e)
-                        return false;
-                p = e + 1;
-        }
-}
-
-/* The fields of one mountinfo line that matter here. */
-struct mountinfo_line {
-        const char *mount_point;
-        const char *fstype;
-        const char *super_opts;
-};
-
-/* Split LINE (modified in place) per proc(5): ID PARENT MAJ:MIN ROOT
- * MOUNT-POINT MOUNT-OPTIONS [OPTIONAL...] - FSTYPE SOURCE SUPER-OPTIONS. */
-static int mountinfo_split(char *line, struct mountinfo_line *ret) {
-        const char *fields[6], *tail[3];
-        size_t nf = 0, nt = 0;
-        bool sep = false;
-        char *p = line;
-
-        for (;;) {
-                char *tok = p;
-                char *e = strchrnul(p, ' ');
-                bool last = !*e;
-
-                *e = 0;
-                if (!*tok)
-                        return -EINVAL; /* empty field: double blank or stray blank */
-
-                if (nf < ELEMENTSOF(fields))
-                        fields[nf++] = tok;
-                else if (!sep) {
-                        if (strcmp(tok, "-") == 0)
-                                sep = true;
-                        /* else: an optional field (shared:N, master:N, ...) */
-                } else if (nt < ELEMENTSOF(tail))
-                        tail[nt++] = tok;
-                /* anything after the super options is ignored */
-
-                if (last)
-                        break;
-                p = e + 1;
-        }
-
-        if (nf < ELEMENTSOF(fields) || !sep || nt < ELEMENTSOF(tail))
-                return -EINVAL;
-        if (fields[4][0] != '/')
-                return -EINVAL;
-
-        *ret = (struct mountinfo_line) {
-                .mount_point = fields[4],
-                .fstype = tail[0],
-                .super_opts = tail[2],
-        };
-        return 0;
-}
-
-int bw_cg_mounts_parse(FILE *f, struct bw_cg_mounts *ret) {
-        _cleanup_free_ char *line = NULL;
-        struct bw_cg_mounts m = { 0 };
-        size_t size = 0;
-        int r;
-
-        if (!f || !ret)
-                return -EINVAL;
-
-        for (;;) {
-                struct mountinfo_line ml;
-                char **slot[2] = { NULL, NULL };
-                ssize_t n;
-
-                errno = 0;
-                n = getline(&line, &size, f);
-                if (n < 0) {
-                        if (ferror(f)) {
-                                r = errno > 0 ? -errno : -EIO;
-                                goto fail;
-                        }
-                        break;
-                }
-                if (n > 0 && line[n - 1] == '\n')
-                        line[--n] = 0;
-                if (n == 0)
-                        continue;
-                if (strlen(line) != (size_t) n) {
-                        r = -EINVAL; /* embedded NUL */
-                        goto fail;
-                }
-
-                r = mountinfo_split(line, &ml);
-                if (r < 0)
-                        goto fail;
-
-                if (strcmp(ml.fstype, "cgroup2") == 0) {
-                        if (!m.v2)
-                                slot[0] = &m.v2;
-                } else if (strcmp(ml.fstype, "cgroup") == 0) {
-                        /* The first mount of a controller wins; later ones
-                         * are bind mounts of the same hierarchy. */
-                        if (!m.cpu && opts_have(ml.super_opts, "cpu"))
-                                slot[0] = &m.cpu;
-                        if (!m.cpuacct && opts_have(ml.super_opts, "cpuacct"))
-                                slot[1] = &m.cpuacct;
-                }
-
-                for (size_t i = 0; i < ELEMENTSOF(slot); i++) {
-                        if (!slot[i])
-                                continue;
-                        r = mountinfo_unescape(ml.mount_point, slot[i]);
-                        if (r < 0)
-                                goto fail;
-                }
-        }
-
-        *ret = m;
-        return 0;
-
-fail:
-        bw_cg_mounts_done(&m);
-        return r;
-}
-
-enum bw_cg_layout bw_cg_layout_from_mounts(const struct bw_cg_mounts *m) {
-        if (!m)
-                return BW_CG_LAYOUT_UNKNOWN;
-
-        /* A controller is bound to one hierarchy at a time: either the v2
-         * tree lists it, or a v1 mount carries it. */
-        if (m->v2 && m->v2_has_cpu)
-                return BW_CG_LAYOUT_V2;
-        if (m->cpu && m->v2)
-                return BW_CG_LAYOUT_HYBRID;
-        if (m->cpu)
-                return BW_CG_LAYOUT_V1;
-        return BW_CG_LAYOUT_UNKNOWN;
-}
-
-/* pread the whole of a small file from offset 0. A file that fills the buffer
- * is reported as -EFBIG, not parsed half. An unlinked file (st_nlink 0, what a
- * removed directory leaves behind on ordinary filesystems; kernfs fails the
- * read with ENODEV itself) counts as vanished. */
-static int read_fd(int fd, char *buf, size_t size, size_t *ret_len) {
-        struct stat st;
-        ssize_t n;
-
-        n = pread(fd, buf, size, 0);
-        if (n < 0)
-                return -errno;
-        if ((size_t) n >= size)
-                return -EFBIG;
-
-        if (fstat(fd, &st) < 0)
-                return -errno;
-        if (st.st_nlink == 0)
-                return -ENODEV;
-
-        *ret_len = (size_t) n;
-        return 0;
-}
-
-static int read_at(int dirfd, const char *name, char *buf, size_t size, size_t *ret_len) {
-        _cleanup_close_ int fd = -1;
-
-        fd = openat(dirfd, name, O_RDONLY|O_CLOEXEC|O_NOFOLLOW|O_NOCTTY);
-        if (fd < 0)
-                return -errno;
-
-        return read_fd(fd, buf, size, ret_len);
-}
-
-/* True if the blank-separated list in buf[0..len) holds WORD. */
-static bool words_have(const char *buf, size_t len, const char *word) {
-        size_t n = strlen(word), i = 0;
-
-        while (i < len) {
-                size_t j;
-
-                while (i < len && (buf[i] == ' ' || buf[i] == '\n' || buf[i] == '\t'))
-                        i++;
-                j = i;
-                while (j < len && buf[j] != ' ' && buf[j] != '\n' && buf[j] != '\t')
-                        j++;
-                if (j - i == n && memcmp(buf + i, word, n) == 0)
-                        return true;
-                i = j;
-        }
-        return false;
-}
-
-/* Does the cgroup2 directory at dirfd list the cpu controller? 1, 0 or
- * negative errno. */
-static int controllers_have_cpu(int dirfd) {
-        char buf[CG_READ_MAX];
-        size_t len;
-        int r;
-
-        r = read_at(dirfd, "cgroup.controllers", buf, sizeof(buf), &len);
-        if (r < 0)
-                return r;
-
-        return words_have(buf, len, "cpu");
-}
-
-static int open_root_dir(int atfd, const char *path) {
-        int fd;
-
-        fd = openat(atfd, path, O_PATH|O_DIRECTORY|O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        return fd;
-}
-
-static struct bw_cg_root *root_new(void) {
-        struct bw_cg_root *r;
-
-        r = calloc(1, sizeof(*r));
-        if (!r)
-                return NULL;
-
-        r->bw_fd = r->v2_fd = r->acct_fd = -1;
-        r->libcgroup_check = -ENOTSUP;
-        return r;
-}
-
-void bw_cg_root_free(struct bw_cg_root *r) {
-        if (!r)
-                return;
-
-        safe_close(r->bw_fd);
-        if (r->v2_fd != r->bw_fd)
-                safe_close(r->v2_fd);
-        if (r->acct_fd != r->bw_fd)
-                safe_close(r->acct_fd);
-        free(r->bw_path);
-        free(r->v2_path);
-        free(r);
-}
-
-static void bw_cg_root_freep(struct bw_cg_root **r) {
-        bw_cg_root_free(*r);
-}
-
-int bw_cg_root_open_mounts(const struct bw_cg_mounts *m, struct bw_cg_root **ret) {
-        _cleanup_(bw_cg_root_freep) struct bw_cg_root *root = NULL;
-        enum bw_cg_layout layout;
-        const char *bw_mount;
-        int fd;
-
-        if (!m || !ret)
-                return -EINVAL;
-
-        layout = bw_cg_layout_from_mounts(m);
-        if (layout == BW_CG_LAYOUT_UNKNOWN)
-                return -EOPNOTSUPP;
-
-        root = root_new();
-        if (!root)
-                return -ENOMEM;
-        root->layout = layout;
-
-        bw_mount = layout == BW_CG_LAYOUT_V2 ? m->v2 : m->cpu;
-        root->bw_path = strdup(bw_mount);
-        if (!root->bw_path)
-                return -ENOMEM;
-        fd = open_root_dir(AT_FDCWD, bw_mount);
-        if (fd < 0)
-                return fd;
-        root->bw_fd = fd;
-
-        if (layout == BW_CG_LAYOUT_V2)
-                root->v2_fd = root->bw_fd;
-        else if (layout == BW_CG_LAYOUT_HYBRID) {
-                fd = open_root_dir(AT_FDCWD, m->v2);
-                if (fd < 0)
-                        return fd;
-                root->v2_fd = fd;
-        }
-        if (root->v2_fd >= 0) {
-                root->v2_path = strdup(m->v2);
-                if (!root->v2_path)
-                        return -ENOMEM;
-        }
-
-        /* V1 usage: a separate cpuacct hierarchy. When comounted with cpu,
-         * cpuacct.usage sits in the cpu directory and bw_cg_open() finds it
-         * there first. */
-        if (layout == BW_CG_LAYOUT_V1 && m->cpuacct) {
-                if (m->cpu && strcmp(m->cpu, m->cpuacct) == 0)
-                        root->acct_fd = root->bw_fd;
-                else {
-                        fd = open_root_dir(AT_FDCWD, m->cpuacct);
-                        if (fd < 0)
-                                return fd;
-                        root->acct_fd = fd;
-                }
-        }
-
-        *ret = TAKE_PTR(root);
-        return 0;
-}
-
-/* Map libcgroup's error codes (ECGROUP*, or errno through ECGOTHER) to a
- * negative errno, for the debug-only cross-check. */
-static int libcgroup_errno(int code) {
-        if (code == ECGOTHER) {
-                int e = cgroup_get_last_errno();
-
-                return e > 0 ? -e : -EIO;
-        }
-        if (code == ECGROUPNOTMOUNTED || code == ECGROUPSUBSYSNOTMOUNTED)
-                return -ENOENT;
-        return -EIO;
-}
-
-/* Ask libcgroup where the cpu controller is mounted and compare with what
- * mountinfo said. 1 agree, 0 disagree, negative errno when libcgroup failed. */
-static int libcgroup_cross_check(const char *expected) {
-        char *mnt = NULL;
-        int r;
-
-        r = cgroup_init();
-        if (r != 0)
-                return libcgroup_errno(r);
-
-        r = cgroup_get_subsys_mount_point("cpu", &mnt);
-        if (r != 0)
-                return libcgroup_errno(r);
-
-        r = mnt && expected && strcmp(mnt, expected) == 0;
-        free(mnt);
-        return r;
-}
-
-int bw_cg_root_open_host(struct bw_cg_root **ret) {
-        _cleanup_(bw_cg_mounts_done) struct bw_cg_mounts m = { 0 };
-        _cleanup_fclose_ FILE *f = NULL;
-        struct bw_cg_root *root;
-        int r;
-
-        if (!ret)
-                return -EINVAL;
-
-        f = fopen("/proc/self/mountinfo", "re");
-        if (!f)
-                return -errno;
-
-        r = bw_cg_mounts_parse(f, &m);
-        if (r < 0)
-                return r;
-
-        if (m.v2) {
-                _cleanup_close_ int fd = -1;
-
-                fd = open_root_dir(AT_FDCWD, m.v2);
-                if (fd < 0)
-                        return fd;
-                r = controllers_have_cpu(fd);
-                if (r < 0 && r != -ENOENT)
-                        return r;
-                m.v2_has_cpu = r > 0;
-        }
-
-        r = bw_cg_root_open_mounts(&m, &root);
-        if (r < 0)
-                return r;
-
-        /* libcgroup is a second opinion only: its answer, or its failure, is
-         * recorded for the caller to log at debug level and changes nothing. */
-        root->libcgroup_check = libcgroup_cross_check(root->bw_path);
-
-        *ret = root;
-        return 0;
-}
-
-int bw_cg_root_open_dir(const char *dir, struct bw_cg_root **ret) {
-        _cleanup_(bw_cg_root_freep) struct bw_cg_root *root = NULL;
-        _cleanup_close_ int dfd = -1;
-        int fd, r;
-
-        if (!dir || !ret)
-                return -EINVAL;
-
-        dfd = open_root_dir(AT_FDCWD, dir);
-        if (dfd < 0)
-                return dfd;
-
-        root = root_new();
-        if (!root)
-                return -ENOMEM;
-
-        r = controllers_have_cpu(dfd);
-        if (r >= 0) {
-                if (r == 0)
-                        return -EOPNOTSUPP;
-                root->layout = BW_CG_LAYOUT_V2;
-                root->bw_fd = root->v2_fd = TAKE_FD(dfd);
-                root->bw_path = strdup(dir);
-                root->v2_path = strdup(dir);
-                if (!root->bw_path || !root->v2_path)
-                        return -ENOMEM;
-                *ret = TAKE_PTR(root);
-                return 0;
-        }
-        if (r != -ENOENT)
-                return r;
-
-        fd = open_root_dir(dfd, "cpu");
-        if (fd < 0)
-                return fd;
-        root->bw_fd = fd;
-        if (asprintf(&root->bw_path, "%s/cpu", dir) < 0) {
-                root->bw_path = NULL;
-                return -ENOMEM;
-        }
-
-        fd = open_root_dir(dfd, "unified");
-        if (fd >= 0) {
-                root->layout = BW_CG_LAYOUT_HYBRID;
-                root->v2_fd = fd;
-                if (asprintf(&root->v2_path, "%s/unified", dir) < 0) {
-                        root->v2_path = NULL;
-                        return -ENOMEM;
-                }
-        } else if (fd == -ENOENT) {
-                root->layout = BW_CG_LAYOUT_V1;
-                fd = open_root_dir(dfd, "cpuacct");
-                if (fd >= 0)
-                        root->acct_fd = fd;
-                else if (fd != -ENOENT)
-                        return fd;
-        } else
-                return fd;
-
-        *ret = TAKE_PTR(root);
-        return 0;
-}
 
 int bw_cg_path_validate(const char *path) {
         size_t len;
@@ -677,19 +175,39 @@ void bw_cg_free(struct bw_cg *cg) {
         if (!cg)
                 return;
 
-        safe_close(cg->bw_dirfd);
-        if (cg->v2_dirfd != cg->bw_dirfd)
-                safe_close(cg->v2_dirfd);
-        safe_close(cg->stat_fd);
-        safe_close(cg->local_fd);
-        safe_close(cg->usage_fd);
-        safe_close(cg->pressure_fd);
+        /* In V2 v2_dirfd is bw_dirfd. */
+        const int fds[] = { cg->bw_dirfd, cg->v2_dirfd, cg->stat_fd, cg->local_fd, cg->usage_fd, cg->pressure_fd };
+
+        close_distinct(fds, ELEMENTSOF(fds));
         free(cg->path);
         free(cg);
 }
 
 static void bw_cg_freep(struct bw_cg **cg) {
         bw_cg_free(*cg);
+}
+
+/* pread the whole of a small file from offset 0. A file that fills the buffer
+ * is reported as -EFBIG, not parsed half. An unlinked file (st_nlink 0, what a
+ * removed directory leaves behind on ordinary filesystems; kernfs fails the
+ * read with ENODEV itself) counts as vanished. */
+static int read_fd(int fd, char *buf, size_t size, size_t *ret_len) {
+        struct stat st;
+        ssize_t n;
+
+        n = pread(fd, buf, size, 0);
+        if (n < 0)
+                return -errno;
+        if ((size_t) n >= size)
+                return -EFBIG;
+
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (st.st_nlink == 0)
+                return -ENODEV;
+
+        *ret_len = (size_t) n;
+        return 0;
 }
 
 static int open_file(int dirfd, const char *name) {
@@ -923,15 +441,26 @@ int bw_cg_read_pressure(struct bw_cg *cg, struct bw_psi *ret) {
         return bw_psi_parse(buf, len, ret);
 }
 
+/* Open, read and close the small file NAME beneath DIRFD (never following a
+ * symlink) and PARSE it into *RET. Returns 0, -EFBIG when it fills
+ * CG_READ_MAX, the parser's error, or another negative errno. */
+static int read_u64_at(int dirfd, const char *name, int (*parse)(const char *, size_t, uint64_t *),
+                       uint64_t *ret) {
+        char buf[CG_READ_MAX];
+        ssize_t n;
+
+        n = bw_read_small_at(dirfd, name, O_NOFOLLOW, buf, sizeof(buf));
+        if (n < 0)
+                return (int) n;
+        return parse(buf, (size_t) n, ret);
+}
+
 /* Read an optional burst file: *ret_has false when the kernel lacks it. */
 static int read_burst(struct bw_cg *cg, uint64_t *ret_usec, bool *ret_has) {
-        char buf[CG_READ_MAX];
-        size_t len;
         uint64_t v;
         int r;
 
-        r = read_at(cg->bw_dirfd, cg->layout == BW_CG_LAYOUT_V2 ? V2_BURST : V1_BURST,
-                    buf, sizeof(buf), &len);
+        r = read_u64_at(cg->bw_dirfd, cg->layout == BW_CG_LAYOUT_V2 ? V2_BURST : V1_BURST, bw_u64_parse, &v);
         if (r == -ENOENT) {
                 /* Tell "no burst support" from "the cgroup is gone". */
                 if (faccessat(cg->bw_dirfd, CPU_STAT, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
@@ -940,10 +469,6 @@ static int read_burst(struct bw_cg *cg, uint64_t *ret_usec, bool *ret_has) {
                 *ret_has = false;
                 return 0;
         }
-        if (r < 0)
-                return r;
-
-        r = bw_u64_parse(buf, len, &v);
         if (r < 0)
                 return r;
 
@@ -957,33 +482,24 @@ static int read_burst(struct bw_cg *cg, uint64_t *ret_usec, bool *ret_has) {
  * Each file is opened, read and closed. */
 static int read_quota_period(int dirfd, enum bw_cg_layout layout, uint64_t *ret_quota_usec,
                              uint64_t *ret_period_usec) {
-        char buf[CG_READ_MAX];
         uint64_t quota, period;
-        size_t len;
         int r;
 
         if (layout == BW_CG_LAYOUT_V2) {
-                r = read_at(dirfd, V2_MAX, buf, sizeof(buf), &len);
-                if (r < 0)
-                        return r;
-                r = bw_cpumax_parse(buf, len, &quota, &period);
-                if (r < 0)
-                        return r;
-        } else {
-                r = read_at(dirfd, V1_QUOTA, buf, sizeof(buf), &len);
-                if (r < 0)
-                        return r;
-                r = bw_cfs_quota_parse(buf, len, &quota);
-                if (r < 0)
-                        return r;
+                char buf[CG_READ_MAX];
+                ssize_t n;
 
-                r = read_at(dirfd, V1_PERIOD, buf, sizeof(buf), &len);
-                if (r < 0)
-                        return r;
-                r = bw_u64_parse(buf, len, &period);
-                if (r < 0)
-                        return r;
+                n = bw_read_small_at(dirfd, V2_MAX, O_NOFOLLOW, buf, sizeof(buf));
+                if (n < 0)
+                        return (int) n;
+                r = bw_cpumax_parse(buf, (size_t) n, &quota, &period);
+        } else {
+                r = read_u64_at(dirfd, V1_QUOTA, bw_cfs_quota_parse, &quota);
+                if (r >= 0)
+                        r = read_u64_at(dirfd, V1_PERIOD, bw_u64_parse, &period);
         }
+        if (r < 0)
+                return r;
 
         *ret_quota_usec = quota;
         *ret_period_usec = period;
@@ -1087,71 +603,62 @@ int bw_cg_read_ancestor_quota(const struct bw_cg_root *root, const struct bw_cg 
         return 1;
 }
 
-/* One write of one formatted value. No read-modify here: callers decide. */
-static int write_at(int dirfd, const char *name, const char *buf, int len) {
-        _cleanup_close_ int fd = -1;
+/* A fixture tree standing in for cgroupfs (--cgroup-root, tests) is made of
+ * regular files: trim what a longer old value left behind NAME's new LEN
+ * bytes, so it reads back like the kernel's file would. Never on cgroupfs,
+ * where each write() is a whole new value. */
+static int fixture_trim(int dirfd, const char *name, size_t len) {
+        _cleanup_close_ int fd = -EBADF;
         struct statfs sfs;
-        ssize_t n;
+
+        if (fstatfs(dirfd, &sfs) < 0 || sfs.f_type == CGROUP_SUPER_MAGIC || sfs.f_type == CGROUP2_SUPER_MAGIC)
+                return 0;
+
+        fd = openat(dirfd, name, O_WRONLY|O_CLOEXEC|O_NOFOLLOW|O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+        if (ftruncate(fd, (off_t) len) < 0)
+                return -errno;
+        return 0;
+}
+
+/* One write of one formatted value of LEN bytes to NAME in the cgroup's
+ * bandwidth directory, counted in stats.writes (a negative LEN is the
+ * formatter's error, passed on). No read-modify here: callers decide. */
+static int cg_write(struct bw_cg *cg, const char *name, const char *buf, int len) {
+        int r;
 
         if (len < 0)
                 return len;
 
-        /* No O_TRUNC: a cgroup file takes each write() as a whole new value. */
-        fd = openat(dirfd, name, O_WRONLY|O_CLOEXEC|O_NOFOLLOW|O_NOCTTY);
-        if (fd < 0)
-                return -errno;
+        r = bw_write_at(cg->bw_dirfd, name, O_NOFOLLOW, buf, (size_t) len);
+        if (r < 0)
+                return r;
+        r = fixture_trim(cg->bw_dirfd, name, (size_t) len);
+        if (r < 0)
+                return r;
 
-        n = write(fd, buf, (size_t) len);
-        if (n < 0)
-                return -errno;
-        if (n != len)
-                return -EIO;
-
-        /* A fixture tree standing in for cgroupfs (--cgroup-root, tests) is
-         * made of regular files: trim what a longer old value left behind,
-         * so it reads back like the kernel's file would. Never on cgroupfs. */
-        if (fstatfs(fd, &sfs) >= 0 && sfs.f_type != CGROUP_SUPER_MAGIC && sfs.f_type != CGROUP2_SUPER_MAGIC &&
-            ftruncate(fd, (off_t) len) < 0)
-                return -errno;
-
+        cg->stats.writes++;
         return 0;
 }
 
 static int write_burst(struct bw_cg *cg, uint64_t burst_usec) {
-        char buf[32];
-        int r;
+        char buf[VALUE_MAX];
 
-        r = write_at(cg->bw_dirfd, cg->layout == BW_CG_LAYOUT_V2 ? V2_BURST : V1_BURST,
-                     buf, bw_u64_format(burst_usec, buf, sizeof(buf)));
-        if (r < 0)
-                return r;
-
-        cg->stats.writes++;
-        return 0;
+        return cg_write(cg, cg->layout == BW_CG_LAYOUT_V2 ? V2_BURST : V1_BURST, buf,
+                        bw_u64_format(burst_usec, buf, sizeof(buf)));
 }
 
 static int write_v1_quota(struct bw_cg *cg, uint64_t quota_usec) {
-        char buf[32];
-        int r;
+        char buf[VALUE_MAX];
 
-        r = write_at(cg->bw_dirfd, V1_QUOTA, buf, bw_cfs_quota_format(quota_usec, buf, sizeof(buf)));
-        if (r < 0)
-                return r;
-
-        cg->stats.writes++;
-        return 0;
+        return cg_write(cg, V1_QUOTA, buf, bw_cfs_quota_format(quota_usec, buf, sizeof(buf)));
 }
 
 static int write_v1_period(struct bw_cg *cg, uint64_t period_usec) {
-        char buf[32];
-        int r;
+        char buf[VALUE_MAX];
 
-        r = write_at(cg->bw_dirfd, V1_PERIOD, buf, bw_u64_format(period_usec, buf, sizeof(buf)));
-        if (r < 0)
-                return r;
-
-        cg->stats.writes++;
-        return 0;
+        return cg_write(cg, V1_PERIOD, buf, bw_u64_format(period_usec, buf, sizeof(buf)));
 }
 
 /* v1 hierarchies require a child's quota/period ratio to stay within its
@@ -1178,51 +685,32 @@ static int write_quota_period(struct bw_cg *cg, const struct bw_bandwidth *cur,
         bool q = cur->quota_usec != t->quota_usec, p = cur->period_usec != t->period_usec;
         int r;
 
-        *ret_written = false;
+        *ret_written = q || p;
 
         if (cg->layout == BW_CG_LAYOUT_V2) {
-                char buf[64];
+                char buf[VALUE_MAX];
 
                 if (!q && !p) {
                         cg->stats.skipped++;
                         return 0;
                 }
-
-                r = write_at(cg->bw_dirfd, V2_MAX, buf,
-                             bw_cpumax_format(t->quota_usec, t->period_usec, buf, sizeof(buf)));
-                if (r < 0)
-                        return r;
-                cg->stats.writes++;
-                *ret_written = true;
-                return 0;
+                return cg_write(cg, V2_MAX, buf, bw_cpumax_format(t->quota_usec, t->period_usec, buf, sizeof(buf)));
         }
 
-        if (!q)
-                cg->stats.skipped++;
-        if (!p)
-                cg->stats.skipped++;
+        cg->stats.skipped += !q + !p;
 
         if (q && p && v1_quota_first(cur, t)) {
                 r = write_v1_quota(cg, t->quota_usec);
                 if (r < 0)
                         return r;
-                *ret_written = true;
                 q = false;
         }
         if (p) {
                 r = write_v1_period(cg, t->period_usec);
                 if (r < 0)
                         return r;
-                *ret_written = true;
         }
-        if (q) {
-                r = write_v1_quota(cg, t->quota_usec);
-                if (r < 0)
-                        return r;
-                *ret_written = true;
-        }
-
-        return 0;
+        return q ? write_v1_quota(cg, t->quota_usec) : 0;
 }
 
 int bw_cg_write_bandwidth(struct bw_cg *cg, const struct bw_bandwidth *target, struct bw_bandwidth *ret_now) {

@@ -1,127 +1,34 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Configuration loader: systemd-style drop-in merge over a list of search
- * directories, INI parsing with libinih, and the value parsers.
- *
- * Notes on Debian's libinih (55, built with INI_HANDLER_LINENO=0 and the
- * options exposed as process-wide globals: ini_allow_multiline,
- * ini_allow_inline_comments, ini_max_line, ...). A library must not change
- * process-wide state, so we leave the globals alone and shape the input
- * instead, through our own ini_reader:
- *   - the reader counts lines (the handler gets no line number); it hands
- *     inih exactly one line per call, so the count matches inih's and the
- *     line number it returns for syntax errors;
- *   - the reader strips leading blanks, so inih's Python-style continuation
- *     lines (an indented line continues the previous value) never happen: an
- *     indented "Key=value" is an assignment of its own, as in systemd;
- *   - inih's line buffer is a fixed 200 bytes on the stack; a longer line
- *     (a deep Cgroup= path) would be split into bogus lines. The reader hands
- *     inih only "Key=" and keeps the value, which the handler then uses;
- *   - inline comments (" ;") stay enabled, as inih does by default; no value
- *     we accept contains " ;", and it is documented in bwgov.conf(5);
- *   - the reader also checks section headers, so an unknown section is an
- *     error even when it holds no keys, and stops at the first error so the
- *     first problem in a file is the one reported. */
+/* Configuration loader: the key tables of [Governor] and [Bandwidth], the
+ * handler that applies each assignment of a file to its section's struct,
+ * and bw_config_load(), which walks what config-dropin.c finds; plus the
+ * unit config's copy and free. Value parsers live in parse-util.c, drop-in
+ * scanning in config-dropin.c, the libinih front end in config-ini.c, the
+ * error report in config-error.c. */
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <sys/types.h>
-#include <unistd.h>
-
-#include <ini.h>
 
 #include "config.h" /* meson's: BWGOV_SYSCONFDIR, BWGOV_LIBDIR_CONF, BWGOV_RUNTIMEDIR */
 
+#include "bwgov/config-dropin.h"
+#include "bwgov/config-ini.h"
 #include "bwgov/config.h"
 #include "bwgov/macro.h"
+#include "string-util.h"
 
-#define PERCENT_UNIT      UINT64_C(10000)         /* µs/s per 1% */
-#define PERCENT_100       (100 * PERCENT_UNIT)
 #define MAIN_CONFIG_NAME  "bwgov.conf"
 #define MAIN_DROPIN_DIR   "bwgov.conf.d"
 #define SECTION_GOVERNOR  "Governor"
 #define SECTION_BANDWIDTH "Bandwidth"
-
-/* ---- small string helpers (ASCII only: no locale) ---- */
-
-static bool ascii_isdigit(char c) {
-        return c >= '0' && c <= '9';
-}
-
-static bool ascii_isalpha(char c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-
-static bool ascii_isspace(char c) {
-        return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
-}
-
-static char ascii_tolower(char c) {
-        return c >= 'A' && c <= 'Z' ? (char) (c - 'A' + 'a') : c;
-}
-
-static bool ascii_strcaseeq(const char *a, const char *b) {
-        for (; *a && *b; a++, b++)
-                if (ascii_tolower(*a) != ascii_tolower(*b))
-                        return false;
-        return *a == *b;
-}
-
-static bool streq(const char *a, const char *b) {
-        return strcmp(a, b) == 0;
-}
-
-static bool isempty(const char *s) {
-        return !s || !*s;
-}
-
-static bool endswith(const char *s, const char *suffix) {
-        size_t n = strlen(s), m = strlen(suffix);
-
-        return n >= m && memcmp(s + n - m, suffix, m) == 0;
-}
-
-static bool has_control_chars(const char *s) {
-        for (; *s; s++)
-                if ((unsigned char) *s < 0x20 || *s == 0x7f)
-                        return true;
-        return false;
-}
-
-static char *skip_space(char *s) {
-        while (ascii_isspace(*s))
-                s++;
-        return s;
-}
-
-static const char *skip_space_const(const char *s) {
-        while (ascii_isspace(*s))
-                s++;
-        return s;
-}
-
-static void strip_trailing_space(char *s) {
-        size_t n = strlen(s);
-
-        while (n > 0 && ascii_isspace(s[n - 1]))
-                s[--n] = '\0';
-}
-
-static void closedirp(DIR **d) {
-        if (*d)
-                closedir(*d);
-}
-
-static int cmp_strp(const void *a, const void *b) {
-        return strcmp(*(char *const *) a, *(char *const *) b);
-}
+/* "Section.Key" of the longest section and key name, with room to spare. */
+#define KNOWN_KEY_MAX     64
 
 /* ---- enums ---- */
 
@@ -139,420 +46,23 @@ static const char *const kernel_check_table[_BW_KERNEL_CHECK_MAX] = {
 };
 
 const char *bw_mode_to_string(enum bw_mode m) {
-        if (m < 0 || m >= _BW_MODE_MAX)
-                return NULL;
-        return mode_table[m];
+        return m >= 0 && m < _BW_MODE_MAX ? mode_table[m] : NULL;
 }
 
 enum bw_mode bw_mode_from_string(const char *s) {
-        if (!s)
-                return _BW_MODE_INVALID;
-        for (int i = 0; i < _BW_MODE_MAX; i++)
-                if (streq(s, mode_table[i]))
-                        return (enum bw_mode) i;
-        return _BW_MODE_INVALID;
+        int i = bw_string_table_lookup(mode_table, _BW_MODE_MAX, s);
+
+        return i < 0 ? _BW_MODE_INVALID : (enum bw_mode) i;
 }
 
 const char *bw_kernel_check_to_string(enum bw_kernel_check k) {
-        if (k < 0 || k >= _BW_KERNEL_CHECK_MAX)
-                return NULL;
-        return kernel_check_table[k];
+        return k >= 0 && k < _BW_KERNEL_CHECK_MAX ? kernel_check_table[k] : NULL;
 }
 
 enum bw_kernel_check bw_kernel_check_from_string(const char *s) {
-        if (!s)
-                return _BW_KERNEL_CHECK_INVALID;
-        for (int i = 0; i < _BW_KERNEL_CHECK_MAX; i++)
-                if (streq(s, kernel_check_table[i]))
-                        return (enum bw_kernel_check) i;
-        return _BW_KERNEL_CHECK_INVALID;
-}
+        int i = bw_string_table_lookup(kernel_check_table, _BW_KERNEL_CHECK_MAX, s);
 
-/* ---- value parsers ---- */
-
-/* Decimal digits at *p into *ret, advancing *p. -EINVAL when there is no
- * digit, -ERANGE on overflow. */
-static int parse_digits(const char **p, uint64_t *ret) {
-        const char *s = *p;
-        uint64_t v = 0;
-
-        if (!ascii_isdigit(*s))
-                return -EINVAL;
-        for (; ascii_isdigit(*s); s++) {
-                unsigned d = (unsigned) (*s - '0');
-
-                if (v > (UINT64_MAX - d) / 10)
-                        return -ERANGE;
-                v = v * 10 + d;
-        }
-        *p = s;
-        *ret = v;
-        return 0;
-}
-
-static bool is_negative_number(const char *s) {
-        return s[0] == '-' && (ascii_isdigit(s[1]) || s[1] == '.');
-}
-
-/* "N%" or "N.DDD%" (at most three decimals) -> µs/s (1% = 10000). */
-static int parse_percent(const char *s, uint64_t *ret) {
-        const char *p = s;
-        uint64_t whole, frac = 0;
-        unsigned n_frac = 0;
-        int r;
-
-        if (!s)
-                return -EINVAL;
-        if (is_negative_number(s))
-                return -ERANGE;
-
-        r = parse_digits(&p, &whole);
-        if (r < 0)
-                return r;
-        if (*p == '.') {
-                p++;
-                if (!ascii_isdigit(*p))
-                        return -EINVAL;
-                for (; ascii_isdigit(*p); p++) {
-                        if (n_frac >= 3)
-                                return -EINVAL;
-                        frac = frac * 10 + (uint64_t) (*p - '0');
-                        n_frac++;
-                }
-        }
-        if (p[0] != '%' || p[1] != '\0')
-                return -EINVAL;
-
-        for (; n_frac < 3; n_frac++)
-                frac *= 10;
-        frac *= PERCENT_UNIT / 1000;
-
-        if (whole > (UINT64_MAX - frac) / PERCENT_UNIT)
-                return -ERANGE;
-
-        *ret = whole * PERCENT_UNIT + frac;
-        return 0;
-}
-
-int bw_parse_percent_cpu(const char *s, uint64_t *ret) {
-        uint64_t v;
-        int r;
-
-        r = parse_percent(s, &v);
-        if (r < 0)
-                return r;
-        if (v == 0)
-                return -ERANGE;
-
-        *ret = v;
-        return 0;
-}
-
-int bw_parse_percent_ratio(const char *s, uint64_t *ret) {
-        uint64_t v;
-        int r;
-
-        r = parse_percent(s, &v);
-        if (r < 0)
-                return r;
-        if (v > PERCENT_100)
-                return -ERANGE;
-
-        *ret = v;
-        return 0;
-}
-
-static const struct {
-        const char *suffix;
-        uint64_t usec;
-} time_units[] = {
-        { "us",   1 },
-        { "usec", 1 },
-        { "ms",   USEC_PER_MSEC },
-        { "msec", USEC_PER_MSEC },
-        { "s",    USEC_PER_SEC },
-        { "sec",  USEC_PER_SEC },
-        { "m",    60 * USEC_PER_SEC },
-        { "min",  60 * USEC_PER_SEC },
-        { "h",    3600 * USEC_PER_SEC },
-        { "hr",   3600 * USEC_PER_SEC },
-};
-
-int bw_parse_timespan(const char *s, uint64_t *ret_usec) {
-        uint64_t total = 0;
-        const char *p;
-        int r;
-
-        if (!s)
-                return -EINVAL;
-
-        p = skip_space_const(s);
-        if (!*p)
-                return -EINVAL;
-
-        do {
-                uint64_t whole, v, mult = USEC_PER_SEC;
-                const char *frac = NULL, *unit;
-                size_t unit_len;
-
-                if (is_negative_number(p))
-                        return -ERANGE;
-
-                r = parse_digits(&p, &whole);
-                if (r < 0)
-                        return r;
-                if (*p == '.') {
-                        p++;
-                        if (!ascii_isdigit(*p))
-                                return -EINVAL;
-                        frac = p;
-                        while (ascii_isdigit(*p))
-                                p++;
-                }
-
-                p = skip_space_const(p);
-                unit = p;
-                while (ascii_isalpha(*p))
-                        p++;
-                unit_len = (size_t) (p - unit);
-                if (unit_len > 0) {
-                        size_t i;
-
-                        for (i = 0; i < ELEMENTSOF(time_units); i++)
-                                if (strlen(time_units[i].suffix) == unit_len &&
-                                    memcmp(time_units[i].suffix, unit, unit_len) == 0)
-                                        break;
-                        if (i >= ELEMENTSOF(time_units))
-                                return -EINVAL;
-                        mult = time_units[i].usec;
-                }
-
-                if (whole > UINT64_MAX / mult)
-                        return -ERANGE;
-                v = whole * mult;
-
-                if (frac) {
-                        /* Digits below one µs are dropped (truncation). */
-                        uint64_t k = mult / 10;
-
-                        for (; ascii_isdigit(*frac) && k > 0; frac++, k /= 10) {
-                                uint64_t add = (uint64_t) (*frac - '0') * k;
-
-                                if (v > UINT64_MAX - add)
-                                        return -ERANGE;
-                                v += add;
-                        }
-                }
-
-                if (total > UINT64_MAX - v)
-                        return -ERANGE;
-                total += v;
-
-                p = skip_space_const(p);
-        } while (*p);
-
-        *ret_usec = total;
-        return 0;
-}
-
-int bw_parse_boolean(const char *s, bool *ret) {
-        static const char *const yes[] = { "1", "yes", "y", "true", "t", "on" };
-        static const char *const no[] = { "0", "no", "n", "false", "f", "off" };
-
-        if (!s)
-                return -EINVAL;
-
-        for (size_t i = 0; i < ELEMENTSOF(yes); i++)
-                if (ascii_strcaseeq(s, yes[i])) {
-                        *ret = true;
-                        return 0;
-                }
-        for (size_t i = 0; i < ELEMENTSOF(no); i++)
-                if (ascii_strcaseeq(s, no[i])) {
-                        *ret = false;
-                        return 0;
-                }
-        return -EINVAL;
-}
-
-int bw_parse_int_range(const char *s, int64_t min, int64_t max, int64_t *ret) {
-        const char *p = s;
-        bool negative = false;
-        uint64_t u;
-        int64_t v;
-        int r;
-
-        if (!s)
-                return -EINVAL;
-
-        if (*p == '-') {
-                negative = true;
-                p++;
-        }
-        r = parse_digits(&p, &u);
-        if (r < 0)
-                return r;
-        if (*p)
-                return -EINVAL;
-
-        if (negative) {
-                if (u > (uint64_t) INT64_MAX + 1)
-                        return -ERANGE;
-                v = u == (uint64_t) INT64_MAX + 1 ? INT64_MIN : -(int64_t) u;
-        } else {
-                if (u > (uint64_t) INT64_MAX)
-                        return -ERANGE;
-                v = (int64_t) u;
-        }
-        if (v < min || v > max)
-                return -ERANGE;
-
-        *ret = v;
-        return 0;
-}
-
-int bw_format_percent(uint64_t usec_per_sec, char *buf, size_t size) {
-        uint64_t whole = usec_per_sec / PERCENT_UNIT, frac = usec_per_sec % PERCENT_UNIT;
-        char tmp[64];
-        int n;
-
-        if (!buf)
-                return -EINVAL;
-
-        if (frac == 0)
-                n = snprintf(tmp, sizeof(tmp), "%" PRIu64 "%%", whole);
-        else {
-                char digits[8];
-                size_t l;
-
-                l = (size_t) snprintf(digits, sizeof(digits), "%04" PRIu64, frac);
-                while (l > 0 && digits[l - 1] == '0')
-                        digits[--l] = '\0';
-                n = snprintf(tmp, sizeof(tmp), "%" PRIu64 ".%s%%", whole, digits);
-        }
-        if (n < 0)
-                return -EINVAL;
-        if ((size_t) n >= size)
-                return -ENOBUFS;
-
-        memcpy(buf, tmp, (size_t) n + 1);
-        return n;
-}
-
-/* Cgroup= "/machine.slice/foo.scope" or "machine.slice/foo.scope" ->
- * "machine.slice/foo.scope": one optional leading and one optional trailing
- * '/', no empty, "." or ".." components, no control characters. */
-static int normalize_cgroup(const char *s, char **ret) {
-        const char *p, *c;
-        size_t n;
-        char *t;
-
-        if (strlen(s) > BW_CGROUP_PATH_MAX)
-                return -ERANGE;
-        if (has_control_chars(s))
-                return -EINVAL;
-
-        p = s[0] == '/' ? s + 1 : s;
-        n = strlen(p);
-        if (n > 0 && p[n - 1] == '/')
-                n--;
-        if (n == 0 || p[n - 1] == '/')
-                return -EINVAL;
-
-        for (c = p; c < p + n;) {
-                const char *slash = memchr(c, '/', (size_t) (p + n - c));
-                size_t l = slash ? (size_t) (slash - c) : (size_t) (p + n - c);
-
-                if (l == 0 || (l == 1 && c[0] == '.') || (l == 2 && c[0] == '.' && c[1] == '.'))
-                        return -EINVAL;
-                c += l + 1;
-        }
-
-        t = strndup(p, n);
-        if (!t)
-                return -ENOMEM;
-        *ret = t;
-        return 0;
-}
-
-/* ---- errors ---- */
-
-void bw_config_error_done(struct bw_config_error *e) {
-        if (!e)
-                return;
-        free(e->file);
-        free(e->key);
-        free(e->message);
-        *e = (struct bw_config_error) { 0 };
-}
-
-char *bw_config_error_to_string(const struct bw_config_error *e) {
-        const char *msg, *key, *sep;
-        char *s;
-        int n;
-
-        if (!e)
-                return NULL;
-
-        msg = e->message ? e->message : "out of memory";
-        key = e->key ? e->key : "";
-        sep = e->key ? ": " : "";
-        if (e->file && e->line > 0)
-                n = asprintf(&s, "%s:%u: %s%s%s", e->file, e->line, key, sep, msg);
-        else if (e->file)
-                n = asprintf(&s, "%s: %s%s%s", e->file, key, sep, msg);
-        else
-                n = asprintf(&s, "%s%s%s", key, sep, msg);
-        if (n < 0)
-                return NULL;
-        return s;
-}
-
-/* Fill *e (which must be empty) and return r, or -ENOMEM (with *e empty) when
- * the strings cannot be allocated. */
-_printf_(6, 0)
-static int error_setv(struct bw_config_error *e, int r, const char *file, unsigned line, const char *key,
-                      const char *fmt, va_list ap) {
-        struct bw_config_error n = { .line = line };
-
-        if (file) {
-                n.file = strdup(file);
-                if (!n.file)
-                        goto oom;
-        }
-        if (key) {
-                n.key = strdup(key);
-                if (!n.key)
-                        goto oom;
-        }
-        if (vasprintf(&n.message, fmt, ap) < 0) {
-                n.message = NULL;
-                goto oom;
-        }
-
-        *e = n;
-        return r;
-
-oom:
-        bw_config_error_done(&n);
-        return -ENOMEM;
-}
-
-_printf_(6, 7)
-static int error_set(struct bw_config_error *e, int r, const char *file, unsigned line, const char *key,
-                     const char *fmt, ...) {
-        va_list ap;
-
-        va_start(ap, fmt);
-        r = error_setv(e, r, file, line, key, fmt, ap);
-        va_end(ap);
-        return r;
-}
-
-static int error_set_errno(struct bw_config_error *e, int r, const char *file, const char *what) {
-        char buf[128];
-
-        return error_set(e, r, file, 0, NULL, "%s: %s", what, strerror_r(-r, buf, sizeof(buf)));
+        return i < 0 ? _BW_KERNEL_CHECK_INVALID : (enum bw_kernel_check) i;
 }
 
 /* ---- key tables ---- */
@@ -567,6 +77,30 @@ enum value_type {
         VT_INT,                 /* int64_t, [imin, imax] */
         VT_UINT,                /* uint64_t, [imin, imax] */
         VT_CGROUP,              /* char *, normalized */
+        _VT_MAX,
+};
+
+/* One parsed value, whichever its type; every member starts at offset 0, so
+ * copying value_size[type] bytes from the union copies that member. */
+union value {
+        uint64_t u;
+        int64_t i;
+        enum bw_mode mode;
+        enum bw_kernel_check kernel_check;
+        bool b;
+        char *s;
+};
+
+static const size_t value_size[_VT_MAX] = {
+        [VT_TIMESPAN] = sizeof(uint64_t),
+        [VT_RATIO] = sizeof(uint64_t),
+        [VT_CPU] = sizeof(uint64_t),
+        [VT_MODE] = sizeof(enum bw_mode),
+        [VT_KERNEL_CHECK] = sizeof(enum bw_kernel_check),
+        [VT_BOOL] = sizeof(bool),
+        [VT_INT] = sizeof(int64_t),
+        [VT_UINT] = sizeof(uint64_t),
+        [VT_CGROUP] = sizeof(char *),
 };
 
 struct key_def {
@@ -575,14 +109,29 @@ struct key_def {
         size_t offset;          /* of the value in the section's struct */
         bool has_flag;
         size_t has_offset;      /* of its bool has_*, when has_flag */
-        uint64_t max;           /* VT_TIMESPAN (with min), VT_CPU */
+        uint64_t max;           /* VT_TIMESPAN and VT_CPU: [min, max] */
         uint64_t min;
         int64_t imin, imax;     /* VT_INT, VT_UINT */
         const char *expected;   /* "expected %s" on a malformed value */
         const char *range;      /* "value out of range, expected %s"; NULL = expected */
 };
 
-#define MODE_EXPECTED "one of off, observe, burst, elastic"
+/* One table row: name, type, where the value lives, then the type's bounds
+ * and the messages. Keys of the same kind share a row macro. */
+#define KEY(name_, type_, config, field, ...) \
+        { .name = name_, .type = type_, .offset = offsetof(config, field), __VA_ARGS__ }
+#define GKEY(name_, type_, field, ...) KEY(name_, type_, struct bw_global_config, field, __VA_ARGS__)
+#define BKEY(name_, type_, field, ...) KEY(name_, type_, struct bw_unit_config, field, __VA_ARGS__)
+#define HAS(field) .has_flag = true, .has_offset = offsetof(struct bw_unit_config, field)
+
+#define MODE_EXPECTED .expected = "one of off, observe, burst, elastic"
+#define INTERVAL(example)                                                       \
+        .min = BW_INTERVAL_MIN_USEC, .max = BW_INTERVAL_MAX_USEC,               \
+        .expected = "a time span between 100ms and 1h, like " example
+#define RATIO(example) .expected = "a percentage between 0% and 100%, like " example
+#define CPU(example)                                                            \
+        .max = BW_CPU_PERCENT_LIMIT, .expected = "a CPU percentage like " example, \
+        .range = "a CPU percentage above 0% and at most 1000000%, like " example
 
 enum {
         GK_INTERVAL,
@@ -597,50 +146,19 @@ enum {
 };
 
 static const struct key_def governor_keys[_GK_MAX] = {
-        [GK_INTERVAL] = {
-                .name = "Interval", .type = VT_TIMESPAN,
-                .offset = offsetof(struct bw_global_config, interval_usec),
-                .min = BW_INTERVAL_MIN_USEC, .max = BW_INTERVAL_MAX_USEC,
-                .expected = "a time span between 100ms and 1h, like 1s",
-        },
-        [GK_MODE] = {
-                .name = "Mode", .type = VT_MODE,
-                .offset = offsetof(struct bw_global_config, mode),
-                .expected = MODE_EXPECTED,
-        },
-        [GK_HOST_PRESSURE_LIMIT] = {
-                .name = "HostPressureLimit", .type = VT_RATIO,
-                .offset = offsetof(struct bw_global_config, host_pressure_limit),
-                .expected = "a percentage between 0% and 100%, like 40%",
-        },
-        [GK_PRESSURE_WINDOW] = {
-                .name = "PressureWindow", .type = VT_TIMESPAN,
-                .offset = offsetof(struct bw_global_config, pressure_window_usec),
-                .min = BW_PRESSURE_WINDOW_MIN_USEC, .max = BW_PRESSURE_WINDOW_MAX_USEC,
-                .expected = "a time span between 500ms and 10s, like 2s",
-        },
-        [GK_KERNEL_CHECK] = {
-                .name = "KernelCheck", .type = VT_KERNEL_CHECK,
-                .offset = offsetof(struct bw_global_config, kernel_check),
-                .expected = "one of off, warn, strict",
-        },
-        [GK_RESTORE_ON_EXIT] = {
-                .name = "RestoreOnExit", .type = VT_BOOL,
-                .offset = offsetof(struct bw_global_config, restore_on_exit),
-                .expected = "a boolean like yes or no",
-        },
-        [GK_HISTORY_SIZE] = {
-                .name = "HistorySize", .type = VT_UINT,
-                .offset = offsetof(struct bw_global_config, history_size),
-                .imin = 1, .imax = BW_HISTORY_SIZE_MAX,
-                .expected = "an integer between 1 and 65536",
-        },
-        [GK_ACTIVE_INTERVAL] = {
-                .name = "ActiveInterval", .type = VT_TIMESPAN,
-                .offset = offsetof(struct bw_global_config, active_interval_usec),
-                .min = BW_INTERVAL_MIN_USEC, .max = BW_INTERVAL_MAX_USEC,
-                .expected = "a time span between 100ms and 1h, like 250ms",
-        },
+        [GK_INTERVAL] = GKEY("Interval", VT_TIMESPAN, interval_usec, INTERVAL("1s")),
+        [GK_MODE] = GKEY("Mode", VT_MODE, mode, MODE_EXPECTED),
+        [GK_HOST_PRESSURE_LIMIT] = GKEY("HostPressureLimit", VT_RATIO, host_pressure_limit, RATIO("40%")),
+        [GK_PRESSURE_WINDOW] = GKEY("PressureWindow", VT_TIMESPAN, pressure_window_usec,
+                                    .min = BW_PRESSURE_WINDOW_MIN_USEC, .max = BW_PRESSURE_WINDOW_MAX_USEC,
+                                    .expected = "a time span between 500ms and 10s, like 2s"),
+        [GK_KERNEL_CHECK] = GKEY("KernelCheck", VT_KERNEL_CHECK, kernel_check,
+                                 .expected = "one of off, warn, strict"),
+        [GK_RESTORE_ON_EXIT] = GKEY("RestoreOnExit", VT_BOOL, restore_on_exit,
+                                    .expected = "a boolean like yes or no"),
+        [GK_HISTORY_SIZE] = GKEY("HistorySize", VT_UINT, history_size, .imin = 1, .imax = BW_HISTORY_SIZE_MAX,
+                                 .expected = "an integer between 1 and 65536"),
+        [GK_ACTIVE_INTERVAL] = GKEY("ActiveInterval", VT_TIMESPAN, active_interval_usec, INTERVAL("250ms")),
 };
 
 enum {
@@ -659,106 +177,29 @@ enum {
 };
 
 static const struct key_def bandwidth_keys[_BK_MAX] = {
-        [BK_MODE] = {
-                .name = "Mode", .type = VT_MODE,
-                .offset = offsetof(struct bw_unit_config, mode),
-                .has_flag = true, .has_offset = offsetof(struct bw_unit_config, has_mode),
-                .expected = MODE_EXPECTED,
-        },
-        [BK_CPU_QUOTA] = {
-                .name = "CPUQuota", .type = VT_CPU,
-                .offset = offsetof(struct bw_unit_config, cpu_quota),
-                .max = BW_CPU_PERCENT_LIMIT,
-                .expected = "a CPU percentage like 250%",
-                .range = "a CPU percentage above 0% and at most 1000000%, like 250%",
-        },
-        [BK_CPU_QUOTA_MAX] = {
-                .name = "CPUQuotaMax", .type = VT_CPU,
-                .offset = offsetof(struct bw_unit_config, cpu_quota_max),
-                .max = BW_CPU_PERCENT_LIMIT,
-                .expected = "a CPU percentage like 400%",
-                .range = "a CPU percentage above 0% and at most 1000000%, like 400%",
-        },
-        [BK_CPU_BURST_MAX] = {
-                .name = "CPUBurstMax", .type = VT_TIMESPAN,
-                .offset = offsetof(struct bw_unit_config, cpu_burst_max_usec),
-                .has_flag = true, .has_offset = offsetof(struct bw_unit_config, has_cpu_burst_max),
-                .min = 0, .max = UINT64_MAX,
-                .expected = "a time span like 50ms",
-        },
-        [BK_CREDIT_MAX] = {
-                .name = "CreditMax", .type = VT_TIMESPAN,
-                .offset = offsetof(struct bw_unit_config, credit_max_usec),
-                .min = 0, .max = BW_CREDIT_MAX_LIMIT_USEC,
-                .expected = "a CPU time span between 0 and 24h, like 30s",
-        },
-        [BK_TARGET_THROTTLE] = {
-                .name = "TargetThrottle", .type = VT_RATIO,
-                .offset = offsetof(struct bw_unit_config, target_throttle),
-                .expected = "a percentage between 0% and 100%, like 1%",
-        },
-        [BK_TARGET_PRESSURE] = {
-                .name = "TargetPressure", .type = VT_RATIO,
-                .offset = offsetof(struct bw_unit_config, target_pressure),
-                .expected = "a percentage between 0% and 100%, like 5%",
-        },
-        [BK_PRIORITY] = {
-                .name = "Priority", .type = VT_INT,
-                .offset = offsetof(struct bw_unit_config, priority),
-                .imin = BW_PRIORITY_MIN, .imax = BW_PRIORITY_MAX,
-                .expected = "an integer between -1000 and 1000",
-        },
-        [BK_INTERVAL] = {
-                .name = "Interval", .type = VT_TIMESPAN,
-                .offset = offsetof(struct bw_unit_config, interval_usec),
-                .min = BW_INTERVAL_MIN_USEC, .max = BW_INTERVAL_MAX_USEC,
-                .expected = "a time span between 100ms and 1h, like 1s",
-        },
-        [BK_ACTIVE_INTERVAL] = {
-                .name = "ActiveInterval", .type = VT_TIMESPAN,
-                .offset = offsetof(struct bw_unit_config, active_interval_usec),
-                .min = BW_INTERVAL_MIN_USEC, .max = BW_INTERVAL_MAX_USEC,
-                .expected = "a time span between 100ms and 1h, like 250ms",
-        },
-        [BK_CGROUP] = {
-                .name = "Cgroup", .type = VT_CGROUP,
-                .offset = offsetof(struct bw_unit_config, cgroup),
-                .expected = "a cgroup path like /machine.slice/foo.scope, without empty, \".\" or \"..\" components",
-                .range = "a cgroup path of at most 4096 characters",
-        },
+        [BK_MODE] = BKEY("Mode", VT_MODE, mode, HAS(has_mode), MODE_EXPECTED),
+        [BK_CPU_QUOTA] = BKEY("CPUQuota", VT_CPU, cpu_quota, CPU("250%")),
+        [BK_CPU_QUOTA_MAX] = BKEY("CPUQuotaMax", VT_CPU, cpu_quota_max, CPU("400%")),
+        [BK_CPU_BURST_MAX] = BKEY("CPUBurstMax", VT_TIMESPAN, cpu_burst_max_usec, HAS(has_cpu_burst_max),
+                                  .min = 0, .max = UINT64_MAX, .expected = "a time span like 50ms"),
+        [BK_CREDIT_MAX] = BKEY("CreditMax", VT_TIMESPAN, credit_max_usec, .min = 0, .max = BW_CREDIT_MAX_LIMIT_USEC,
+                               .expected = "a CPU time span between 0 and 24h, like 30s"),
+        [BK_TARGET_THROTTLE] = BKEY("TargetThrottle", VT_RATIO, target_throttle, RATIO("1%")),
+        [BK_TARGET_PRESSURE] = BKEY("TargetPressure", VT_RATIO, target_pressure, RATIO("5%")),
+        [BK_PRIORITY] = BKEY("Priority", VT_INT, priority, .imin = BW_PRIORITY_MIN, .imax = BW_PRIORITY_MAX,
+                             .expected = "an integer between -1000 and 1000"),
+        [BK_INTERVAL] = BKEY("Interval", VT_TIMESPAN, interval_usec, INTERVAL("1s")),
+        [BK_ACTIVE_INTERVAL] = BKEY("ActiveInterval", VT_TIMESPAN, active_interval_usec, INTERVAL("250ms")),
+        [BK_CGROUP] = BKEY("Cgroup", VT_CGROUP, cgroup,
+                           .expected = "a cgroup path like /machine.slice/foo.scope, without empty, \".\" or \"..\" "
+                                       "components",
+                           .range = "a cgroup path of at most 4096 characters"),
 };
-
-static const char *const known_keys[] = {
-        SECTION_GOVERNOR ".Interval",
-        SECTION_GOVERNOR ".Mode",
-        SECTION_GOVERNOR ".HostPressureLimit",
-        SECTION_GOVERNOR ".PressureWindow",
-        SECTION_GOVERNOR ".KernelCheck",
-        SECTION_GOVERNOR ".RestoreOnExit",
-        SECTION_GOVERNOR ".HistorySize",
-        SECTION_GOVERNOR ".ActiveInterval",
-        SECTION_BANDWIDTH ".Mode",
-        SECTION_BANDWIDTH ".CPUQuota",
-        SECTION_BANDWIDTH ".CPUQuotaMax",
-        SECTION_BANDWIDTH ".CPUBurstMax",
-        SECTION_BANDWIDTH ".CreditMax",
-        SECTION_BANDWIDTH ".TargetThrottle",
-        SECTION_BANDWIDTH ".TargetPressure",
-        SECTION_BANDWIDTH ".Priority",
-        SECTION_BANDWIDTH ".Interval",
-        SECTION_BANDWIDTH ".ActiveInterval",
-        SECTION_BANDWIDTH ".Cgroup",
-        NULL,
-};
-
-const char *const *bw_config_known_keys(void) {
-        return known_keys;
-}
 
 static const struct bw_global_config global_defaults = {
         .interval_usec = USEC_PER_SEC,
         .mode = BW_MODE_ELASTIC,
-        .host_pressure_limit = 40 * PERCENT_UNIT,
+        .host_pressure_limit = 40 * BW_PERCENT_UNIT,
         .pressure_window_usec = 2 * USEC_PER_SEC,
         .kernel_check = BW_KERNEL_CHECK_WARN,
         .restore_on_exit = true,
@@ -769,8 +210,8 @@ static const struct bw_global_config global_defaults = {
 static const struct bw_unit_config unit_defaults = {
         .mode = BW_MODE_ELASTIC,        /* not used: has_mode is false */
         .credit_max_usec = 30 * USEC_PER_SEC,
-        .target_throttle = 1 * PERCENT_UNIT,
-        .target_pressure = 5 * PERCENT_UNIT,
+        .target_throttle = 1 * BW_PERCENT_UNIT,
+        .target_pressure = 5 * BW_PERCENT_UNIT,
 };
 
 struct section_def {
@@ -794,6 +235,31 @@ static const struct section_def bandwidth_section = {
         .defaults = &unit_defaults,
 };
 
+/* ---- known keys, derived from the tables ---- */
+
+static char known_key_names[_GK_MAX + _BK_MAX][KNOWN_KEY_MAX];
+static const char *known_keys[_GK_MAX + _BK_MAX + 1];
+
+static void known_keys_init(void) {
+        static const struct section_def *const sections[] = { &governor_section, &bandwidth_section };
+        size_t n = 0;
+
+        for (size_t s = 0; s < ELEMENTSOF(sections); s++)
+                for (size_t k = 0; k < sections[s]->n_keys; k++, n++) {
+                        (void) snprintf(known_key_names[n], sizeof(known_key_names[n]), "%s.%s",
+                                        sections[s]->name, sections[s]->keys[k].name);
+                        known_keys[n] = known_key_names[n];
+                }
+        known_keys[n] = NULL;
+}
+
+const char *const *bw_config_known_keys(void) {
+        static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+        (void) pthread_once(&once, known_keys_init);
+        return known_keys;
+}
+
 /* Where the winning assignment of a key came from. file is borrowed from the
  * drop-in list, valid while the unit is being loaded. */
 struct source {
@@ -801,325 +267,108 @@ struct source {
         unsigned line;
 };
 
-/* ---- parsing one file ---- */
+/* ---- applying one file ---- */
 
-struct parse_ctx {
-        FILE *f;
-        const char *path;
+/* What the assignments of one file go into. */
+struct section_data {
         const struct section_def *section;
         void *data;                     /* struct bw_global_config or bw_unit_config */
-        struct source *sources;         /* section->n_keys entries */
-
-        unsigned line;
-        char *buf;
-        size_t buf_size;
-        char *long_value;               /* value of the current line, when too long for inih */
-
-        int r;                          /* first error, < 0 once set */
-        struct bw_config_error error;
+        struct source *sources;         /* section->n_keys entries, or NULL */
 };
 
-_printf_(4, 5)
-static void ctx_fail(struct parse_ctx *ctx, int r, const char *key, const char *fmt, ...) {
-        va_list ap;
-
-        if (ctx->r < 0)
-                return;
-
-        va_start(ap, fmt);
-        ctx->r = error_setv(&ctx->error, r, ctx->path, ctx->line, key, fmt, ap);
-        va_end(ap);
+static void *field_ptr(const struct section_data *sd, size_t offset) {
+        return (uint8_t *) sd->data + offset;
 }
 
-static void *field_ptr(const struct parse_ctx *ctx, size_t offset) {
-        return (uint8_t *) ctx->data + offset;
+/* Replace the value of a field of type T by the one at SRC (freeing the
+ * string a VT_CGROUP field held). */
+static void field_store(void *field, const void *src, enum value_type t) {
+        if (t == VT_CGROUP)
+                free(*(char **) field);
+        memcpy(field, src, value_size[t]);
 }
 
-static void reset_key(struct parse_ctx *ctx, const struct key_def *k) {
-        const uint8_t *def = (const uint8_t *) ctx->section->defaults + k->offset;
-        void *field = field_ptr(ctx, k->offset);
+/* VALUE (not empty) for key K into *RET. Returns 0, -EINVAL, -ERANGE or
+ * -ENOMEM. */
+static int parse_value(const struct key_def *k, const char *value, union value *ret) {
+        int r;
 
         switch (k->type) {
         case VT_TIMESPAN:
-        case VT_RATIO:
         case VT_CPU:
-        case VT_UINT:
-                memcpy(field, def, sizeof(uint64_t));
-                break;
-        case VT_INT:
-                memcpy(field, def, sizeof(int64_t));
-                break;
+                r = (k->type == VT_CPU ? bw_parse_percent_cpu : bw_parse_timespan)(value, &ret->u);
+                if (r >= 0 && (ret->u < k->min || ret->u > k->max))
+                        return -ERANGE;
+                return r;
+        case VT_RATIO:
+                return bw_parse_percent_ratio(value, &ret->u);
         case VT_MODE:
-                memcpy(field, def, sizeof(enum bw_mode));
-                break;
+                ret->mode = bw_mode_from_string(value);
+                return ret->mode < 0 ? -EINVAL : 0;
         case VT_KERNEL_CHECK:
-                memcpy(field, def, sizeof(enum bw_kernel_check));
-                break;
+                ret->kernel_check = bw_kernel_check_from_string(value);
+                return ret->kernel_check < 0 ? -EINVAL : 0;
         case VT_BOOL:
-                memcpy(field, def, sizeof(bool));
-                break;
-        case VT_CGROUP: {
-                char **s = field;
-
-                free(*s);
-                *s = NULL;
+                return bw_parse_boolean(value, &ret->b);
+        case VT_INT:
+        case VT_UINT:
+                r = bw_parse_int_range(value, k->imin, k->imax, &ret->i);
+                if (r >= 0 && k->type == VT_UINT)
+                        ret->u = (uint64_t) ret->i;     /* imin >= 0 */
+                return r;
+        case VT_CGROUP:
+                return bw_parse_cgroup_path(value, &ret->s);
+        case _VT_MAX:
+        default:
                 break;
         }
-        }
-
-        if (k->has_flag)
-                *(bool *) field_ptr(ctx, k->has_offset) = false;
+        return -EINVAL;
 }
 
-static void apply_key(struct parse_ctx *ctx, size_t idx, const char *value) {
-        const struct key_def *k = &ctx->section->keys[idx];
-        void *field = field_ptr(ctx, k->offset);
-        int r = 0;
+/* bw_ini_assign_fn: one KEY=VALUE into the section's struct. */
+static int apply_key(const char *path, unsigned line, const char *key, const char *value, void *userdata,
+                     struct bw_config_error *error) {
+        struct section_data *sd = userdata;
+        const struct key_def *k = NULL;
+        union value v = { 0 };
+        size_t idx;
+        void *field;
+        int r;
+
+        for (idx = 0; idx < sd->section->n_keys; idx++)
+                if (streq(key, sd->section->keys[idx].name)) {
+                        k = &sd->section->keys[idx];
+                        break;
+                }
+        if (!k)
+                return bw_config_error_set(error, -EINVAL, path, line, key, "unknown key in section [%s]",
+                                           sd->section->name);
+        field = field_ptr(sd, k->offset);
 
         if (isempty(value)) {
                 /* systemd semantics: "Key=" resets to the default. */
-                reset_key(ctx, k);
-                if (ctx->sources)
-                        ctx->sources[idx] = (struct source) { 0 };
-                return;
+                field_store(field, (const uint8_t *) sd->section->defaults + k->offset, k->type);
+                if (k->has_flag)
+                        *(bool *) field_ptr(sd, k->has_offset) = false;
+                if (sd->sources)
+                        sd->sources[idx] = (struct source) { 0 };
+                return 0;
         }
 
-        switch (k->type) {
-        case VT_TIMESPAN: {
-                uint64_t u;
+        r = parse_value(k, value, &v);
+        if (r == -ENOMEM)
+                return r;
+        if (r == -ERANGE)
+                return bw_config_error_set(error, -EINVAL, path, line, k->name, "value out of range, expected %s",
+                                           k->range ? k->range : k->expected);
+        if (r < 0)
+                return bw_config_error_set(error, -EINVAL, path, line, k->name, "expected %s", k->expected);
 
-                r = bw_parse_timespan(value, &u);
-                if (r >= 0 && (u < k->min || u > k->max))
-                        r = -ERANGE;
-                if (r >= 0)
-                        *(uint64_t *) field = u;
-                break;
-        }
-        case VT_RATIO: {
-                uint64_t u;
-
-                r = bw_parse_percent_ratio(value, &u);
-                if (r >= 0)
-                        *(uint64_t *) field = u;
-                break;
-        }
-        case VT_CPU: {
-                uint64_t u;
-
-                r = bw_parse_percent_cpu(value, &u);
-                if (r >= 0 && u > k->max)
-                        r = -ERANGE;
-                if (r >= 0)
-                        *(uint64_t *) field = u;
-                break;
-        }
-        case VT_MODE: {
-                enum bw_mode m = bw_mode_from_string(value);
-
-                if (m < 0)
-                        r = -EINVAL;
-                else
-                        *(enum bw_mode *) field = m;
-                break;
-        }
-        case VT_KERNEL_CHECK: {
-                enum bw_kernel_check kc = bw_kernel_check_from_string(value);
-
-                if (kc < 0)
-                        r = -EINVAL;
-                else
-                        *(enum bw_kernel_check *) field = kc;
-                break;
-        }
-        case VT_BOOL: {
-                bool b;
-
-                r = bw_parse_boolean(value, &b);
-                if (r >= 0)
-                        *(bool *) field = b;
-                break;
-        }
-        case VT_INT: {
-                int64_t i;
-
-                r = bw_parse_int_range(value, k->imin, k->imax, &i);
-                if (r >= 0)
-                        *(int64_t *) field = i;
-                break;
-        }
-        case VT_UINT: {
-                int64_t i;
-
-                r = bw_parse_int_range(value, k->imin, k->imax, &i);
-                if (r >= 0)
-                        *(uint64_t *) field = (uint64_t) i;
-                break;
-        }
-        case VT_CGROUP: {
-                char **s = field, *t = NULL;
-
-                r = normalize_cgroup(value, &t);
-                if (r >= 0) {
-                        free(*s);
-                        *s = t;
-                }
-                break;
-        }
-        }
-
-        if (r == -ENOMEM) {
-                ctx->r = -ENOMEM;
-                return;
-        }
-        if (r == -ERANGE) {
-                ctx_fail(ctx, -EINVAL, k->name, "value out of range, expected %s",
-                         k->range ? k->range : k->expected);
-                return;
-        }
-        if (r < 0) {
-                ctx_fail(ctx, -EINVAL, k->name, "expected %s", k->expected);
-                return;
-        }
-
+        field_store(field, &v, k->type);
         if (k->has_flag)
-                *(bool *) field_ptr(ctx, k->has_offset) = true;
-        if (ctx->sources)
-                ctx->sources[idx] = (struct source) { .file = ctx->path, .line = ctx->line };
-}
-
-/* inih's line buffer is too small for this line: give inih "Key=" and keep
- * the value (after '=' or ':', inline comment removed, blanks stripped, the
- * way inih would) for the handler. */
-static char *reader_long_line(struct parse_ctx *ctx, char *p, char *str, size_t num) {
-        size_t key_len;
-        bool was_space = false;
-        char *value, *q;
-
-        if (*p == '#' || *p == ';') {
-                strcpy(str, "\n");
-                return str;
-        }
-
-        key_len = strcspn(p, "=:");
-        if (!p[key_len] || key_len + 3 > num) {
-                ctx_fail(ctx, -EINVAL, NULL, "line too long");
-                return NULL;
-        }
-
-        value = p + key_len + 1;
-        for (q = value; *q; q++) {
-                if (was_space && *q == ';') {
-                        *q = '\0';
-                        break;
-                }
-                was_space = ascii_isspace(*q);
-        }
-        value = skip_space(value);
-        strip_trailing_space(value);
-
-        ctx->long_value = strdup(value);
-        if (!ctx->long_value) {
-                ctx->r = -ENOMEM;
-                return NULL;
-        }
-
-        memcpy(str, p, key_len + 1);
-        str[key_len + 1] = '\n';
-        str[key_len + 2] = '\0';
-        return str;
-}
-
-static char *reader_cb(char *str, int num, void *stream) {
-        struct parse_ctx *ctx = stream;
-        ssize_t n;
-        size_t len;
-        char *p;
-
-        if (ctx->r < 0)
-                return NULL; /* stop at the first error */
-        if (num < 4) {
-                ctx_fail(ctx, -ENOBUFS, NULL, "libinih line buffer too small");
-                return NULL;
-        }
-
-        free(ctx->long_value);
-        ctx->long_value = NULL;
-
-        errno = 0;
-        n = getline(&ctx->buf, &ctx->buf_size, ctx->f);
-        if (n < 0) {
-                if (ferror(ctx->f)) {
-                        char buf[128];
-                        int r = errno > 0 ? -errno : -EIO;
-
-                        ctx_fail(ctx, r, NULL, "read error: %s", strerror_r(-r, buf, sizeof(buf)));
-                }
-                return NULL;
-        }
-        ctx->line++;
-
-        if (memchr(ctx->buf, '\0', (size_t) n)) {
-                ctx_fail(ctx, -EINVAL, NULL, "line contains a NUL byte");
-                return NULL;
-        }
-
-        p = ctx->buf;
-        if (ctx->line == 1 && strncmp(p, "\xEF\xBB\xBF", 3) == 0)
-                p += 3; /* UTF-8 BOM */
-        p = skip_space(p);
-        strip_trailing_space(p);
-        len = strlen(p);
-
-        if (*p == '[') {
-                const char *end = strchr(p, ']');
-
-                /* Without ']' inih reports a syntax error on this line. */
-                if (end) {
-                        size_t l = (size_t) (end - p - 1);
-
-                        if (l != strlen(ctx->section->name) || memcmp(p + 1, ctx->section->name, l) != 0) {
-                                ctx_fail(ctx, -EINVAL, NULL, "unknown section [%.*s], expected [%s]",
-                                         (int) l, p + 1, ctx->section->name);
-                                return NULL;
-                        }
-                }
-        }
-
-        if (len + 2 > (size_t) num)
-                return reader_long_line(ctx, p, str, (size_t) num);
-
-        memcpy(str, p, len);
-        str[len] = '\n';
-        str[len + 1] = '\0';
-        return str;
-}
-
-static int handler_cb(void *user, const char *section, const char *name, const char *value) {
-        struct parse_ctx *ctx = user;
-
-        if (ctx->r < 0)
-                return 0;
-        if (ctx->long_value)
-                value = ctx->long_value;
-
-        if (isempty(section)) {
-                ctx_fail(ctx, -EINVAL, name, "assignment outside of a section, expected [%s] first",
-                         ctx->section->name);
-                return 0;
-        }
-        if (!streq(section, ctx->section->name)) {
-                /* Normally caught by the reader already. */
-                ctx_fail(ctx, -EINVAL, NULL, "unknown section [%s], expected [%s]", section, ctx->section->name);
-                return 0;
-        }
-
-        for (size_t i = 0; i < ctx->section->n_keys; i++)
-                if (streq(name, ctx->section->keys[i].name)) {
-                        apply_key(ctx, i, value);
-                        return ctx->r >= 0;
-                }
-
-        ctx_fail(ctx, -EINVAL, name, "unknown key in section [%s]", section);
+                *(bool *) field_ptr(sd, k->has_offset) = true;
+        if (sd->sources)
+                sd->sources[idx] = (struct source) { .file = path, .line = line };
         return 0;
 }
 
@@ -1128,209 +377,14 @@ static int handler_cb(void *user, const char *section, const char *name, const c
  * and *ret_error is filled. */
 static int parse_file(const char *path, const struct section_def *section, void *data, struct source *sources,
                       struct bw_config_error *ret_error) {
-        _cleanup_fclose_ FILE *f = NULL;
-        struct parse_ctx ctx = {
-                .path = path,
-                .section = section,
-                .data = data,
-                .sources = sources,
-        };
-        int k;
+        struct section_data sd = { .section = section, .data = data, .sources = sources };
 
-        f = fopen(path, "re");
-        if (!f)
-                return error_set_errno(ret_error, -errno, path, "cannot open");
-        ctx.f = f;
-
-        k = ini_parse_stream(reader_cb, &ctx, handler_cb, &ctx);
-
-        free(ctx.buf);
-        free(ctx.long_value);
-
-        if (ctx.r == -ENOMEM || k == -2) {
-                bw_config_error_done(&ctx.error);
-                return -ENOMEM;
-        }
-        if (k > 0 && (ctx.r >= 0 || (unsigned) k < ctx.error.line)) {
-                /* inih found a syntax error before any error of ours. */
-                bw_config_error_done(&ctx.error);
-                return error_set(ret_error, -EINVAL, path, (unsigned) k, NULL,
-                                 "syntax error, expected [Section], Key=value or a comment");
-        }
-        if (ctx.r < 0) {
-                *ret_error = ctx.error;
-                return ctx.r;
-        }
-        if (k < 0)
-                return error_set(ret_error, -EIO, path, 0, NULL, "cannot parse");
-        return 0;
+        return bw_ini_parse_file(path, section->name, apply_key, &sd, ret_error);
 }
 
-/* ---- directory scanning ---- */
+/* ---- loading ---- */
 
-/* Is name in dfd a configuration file? Returns 1 (with *ret_masked), 0 when
- * it is absent or not a file (directory, FIFO, ...), or a negative errno
- * (e.g. -ENOENT for a dangling symlink). Masked: a symlink to /dev/null, the
- * null device itself, or an empty regular file (systemd's null_or_empty()). */
-static int check_file(int dfd, const char *name, bool *ret_masked) {
-        static const char devnull[] = "/dev/null";
-        struct stat st;
-
-        if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-                return errno == ENOENT ? 0 : -errno;
-
-        if (S_ISLNK(st.st_mode)) {
-                char target[sizeof(devnull)];
-                ssize_t n;
-
-                n = readlinkat(dfd, name, target, sizeof(target));
-                if (n == (ssize_t) strlen(devnull) && memcmp(target, devnull, (size_t) n) == 0) {
-                        *ret_masked = true;
-                        return 1;
-                }
-                if (fstatat(dfd, name, &st, 0) < 0)
-                        return -errno;
-        }
-
-        if (S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3)) {
-                *ret_masked = true;
-                return 1;
-        }
-        if (S_ISREG(st.st_mode)) {
-                *ret_masked = st.st_size == 0;
-                return 1;
-        }
-        return 0;
-}
-
-struct dropin {
-        char *name;
-        char *path;
-        bool masked;
-};
-
-struct dropin_list {
-        struct dropin *items;
-        size_t n;
-};
-
-static void dropin_list_done(struct dropin_list *l) {
-        for (size_t i = 0; i < l->n; i++) {
-                free(l->items[i].name);
-                free(l->items[i].path);
-        }
-        free(l->items);
-        *l = (struct dropin_list) { 0 };
-}
-
-/* Add name, or replace the entry of the same name from a lower-priority
- * directory. Takes ownership of path (freed on failure). */
-static int dropin_list_put(struct dropin_list *l, const char *name, char *path, bool masked) {
-        struct dropin *items;
-        char *n;
-
-        for (size_t i = 0; i < l->n; i++)
-                if (streq(l->items[i].name, name)) {
-                        free(l->items[i].path);
-                        l->items[i].path = path;
-                        l->items[i].masked = masked;
-                        return 0;
-                }
-
-        n = strdup(name);
-        if (!n) {
-                free(path);
-                return -ENOMEM;
-        }
-        items = reallocarray(l->items, l->n + 1, sizeof(*items));
-        if (!items) {
-                free(n);
-                free(path);
-                return -ENOMEM;
-        }
-        l->items = items;
-        l->items[l->n++] = (struct dropin) { .name = n, .path = path, .masked = masked };
-        return 0;
-}
-
-static int cmp_dropin(const void *a, const void *b) {
-        return strcmp(((const struct dropin *) a)->name, ((const struct dropin *) b)->name);
-}
-
-/* Collect the *.conf files of <dir>/<subdir> over all dirs. */
-static int collect_dropins(const char *const *dirs, const char *subdir, struct dropin_list *ret,
-                           struct bw_config_error *error) {
-        struct dropin_list l = { 0 };
-        int r;
-
-        for (size_t i = 0; dirs[i]; i++) {
-                _cleanup_(closedirp) DIR *d = NULL;
-                _cleanup_free_ char *dpath = NULL;
-
-                if (asprintf(&dpath, "%s/%s", dirs[i], subdir) < 0) {
-                        r = -ENOMEM;
-                        goto fail;
-                }
-
-                d = opendir(dpath);
-                if (!d) {
-                        if (errno == ENOENT || errno == ENOTDIR)
-                                continue;
-                        r = error_set_errno(error, -errno, dpath, "cannot open directory");
-                        goto fail;
-                }
-
-                for (;;) {
-                        struct dirent *de;
-                        char *path;
-                        bool masked = false;
-
-                        errno = 0;
-                        de = readdir(d);
-                        if (!de) {
-                                if (errno != 0) {
-                                        r = error_set_errno(error, -errno, dpath, "cannot read directory");
-                                        goto fail;
-                                }
-                                break;
-                        }
-
-                        if (de->d_name[0] == '.' || !endswith(de->d_name, ".conf"))
-                                continue;
-
-                        if (asprintf(&path, "%s/%s", dpath, de->d_name) < 0) {
-                                r = -ENOMEM;
-                                goto fail;
-                        }
-
-                        r = check_file(dirfd(d), de->d_name, &masked);
-                        if (r < 0) {
-                                r = error_set_errno(error, r, path, "cannot access");
-                                free(path);
-                                goto fail;
-                        }
-                        if (r == 0) {
-                                free(path);
-                                continue;
-                        }
-
-                        r = dropin_list_put(&l, de->d_name, path, masked);
-                        if (r < 0)
-                                goto fail;
-                }
-        }
-
-        if (l.n > 0)
-                qsort(l.items, l.n, sizeof(*l.items), cmp_dropin);
-        *ret = l;
-        return 0;
-
-fail:
-        dropin_list_done(&l);
-        return r;
-}
-
-static int apply_dropins(const struct dropin_list *l, const struct section_def *section, void *data,
+static int apply_dropins(const struct bw_dropin_list *l, const struct section_def *section, void *data,
                          struct source *sources, struct bw_config_error *error) {
         int r;
 
@@ -1344,165 +398,38 @@ static int apply_dropins(const struct dropin_list *l, const struct section_def *
         return 0;
 }
 
-static int load_global(const char *const *dirs, struct bw_global_config *ret, struct bw_config_error *error) {
-        struct bw_global_config g = global_defaults;
-        struct dropin_list l = { 0 };
-        size_t n_dirs = 0;
+/* Collect the drop-ins of SUBDIR and apply them to DATA. */
+static int load_dropins(const char *const *dirs, const char *subdir, const struct section_def *section, void *data,
+                        struct source *sources, struct bw_config_error *error) {
+        _cleanup_(bw_dropin_list_done) struct bw_dropin_list l = { 0 };
         int r;
 
-        while (dirs[n_dirs])
-                n_dirs++;
-
-        /* The main file: only the highest-priority copy is read. */
-        for (size_t i = n_dirs; i > 0; i--) {
-                _cleanup_free_ char *path = NULL;
-                bool masked = false;
-
-                if (asprintf(&path, "%s/%s", dirs[i - 1], MAIN_CONFIG_NAME) < 0)
-                        return -ENOMEM;
-
-                r = check_file(AT_FDCWD, path, &masked);
-                if (r == -ENOTDIR)
-                        continue; /* the search directory is not a directory: missing */
-                if (r < 0)
-                        return error_set_errno(error, r, path, "cannot access");
-                if (r == 0)
-                        continue;
-
-                if (!masked) {
-                        r = parse_file(path, &governor_section, &g, NULL, error);
-                        if (r < 0)
-                                return r;
-                }
-                break;
-        }
-
-        r = collect_dropins(dirs, MAIN_DROPIN_DIR, &l, error);
+        r = bw_dropin_list_collect(dirs, subdir, &l, error);
         if (r < 0)
                 return r;
-        r = apply_dropins(&l, &governor_section, &g, NULL, error);
-        dropin_list_done(&l);
+        return apply_dropins(&l, section, data, sources, error);
+}
+
+static int load_global(const char *const *dirs, struct bw_global_config *ret, struct bw_config_error *error) {
+        struct bw_global_config g = global_defaults;
+        _cleanup_free_ char *main_path = NULL;
+        int r;
+
+        r = bw_config_find_main(dirs, MAIN_CONFIG_NAME, &main_path, error);
+        if (r < 0)
+                return r;
+        if (r > 0) {
+                r = parse_file(main_path, &governor_section, &g, NULL, error);
+                if (r < 0)
+                        return r;
+        }
+
+        r = load_dropins(dirs, MAIN_DROPIN_DIR, &governor_section, &g, NULL, error);
         if (r < 0)
                 return r;
 
         *ret = g;
         return 0;
-}
-
-static bool unit_name_is_valid(const char *name) {
-        return !isempty(name) && !streq(name, ".") && !streq(name, "..") && !strchr(name, '/') &&
-                !has_control_chars(name);
-}
-
-struct strv {
-        char **items;
-        size_t n;
-};
-
-static void strv_done(struct strv *v) {
-        for (size_t i = 0; i < v->n; i++)
-                free(v->items[i]);
-        free(v->items);
-        *v = (struct strv) { 0 };
-}
-
-/* Names of the unit directories over all dirs, sorted, without duplicates. */
-static int collect_unit_names(const char *const *dirs, struct strv *ret, struct bw_config_error *error) {
-        struct strv v = { 0 };
-        int r;
-
-        for (size_t i = 0; dirs[i]; i++) {
-                _cleanup_(closedirp) DIR *d = NULL;
-
-                d = opendir(dirs[i]);
-                if (!d) {
-                        if (errno == ENOENT || errno == ENOTDIR)
-                                continue;
-                        r = error_set_errno(error, -errno, dirs[i], "cannot open directory");
-                        goto fail;
-                }
-
-                for (;;) {
-                        struct dirent *de;
-                        struct stat st;
-                        char *name, **items;
-                        size_t len;
-
-                        errno = 0;
-                        de = readdir(d);
-                        if (!de) {
-                                if (errno != 0) {
-                                        r = error_set_errno(error, -errno, dirs[i], "cannot read directory");
-                                        goto fail;
-                                }
-                                break;
-                        }
-
-                        if (!endswith(de->d_name, ".d") || streq(de->d_name, MAIN_DROPIN_DIR))
-                                continue;
-
-                        if (fstatat(dirfd(d), de->d_name, &st, 0) < 0 || !S_ISDIR(st.st_mode))
-                                continue; /* not a directory, or a dangling symlink: not a unit */
-
-                        len = strlen(de->d_name);
-                        name = strndup(de->d_name, len - 2);
-                        if (!name) {
-                                r = -ENOMEM;
-                                goto fail;
-                        }
-                        if (!unit_name_is_valid(name)) {
-                                _cleanup_free_ char *path = NULL;
-
-                                free(name);
-                                if (asprintf(&path, "%s/%s", dirs[i], de->d_name) < 0) {
-                                        r = -ENOMEM;
-                                        goto fail;
-                                }
-                                r = error_set(error, -EINVAL, path, 0, NULL,
-                                              "invalid unit name, expected <unit>.d with a unit name that is not "
-                                              "empty, \".\" or \"..\" and has no control characters");
-                                goto fail;
-                        }
-
-                        items = reallocarray(v.items, v.n + 1, sizeof(*items));
-                        if (!items) {
-                                free(name);
-                                r = -ENOMEM;
-                                goto fail;
-                        }
-                        v.items = items;
-                        v.items[v.n++] = name;
-                }
-        }
-
-        if (v.n > 0) {
-                size_t j = 0;
-
-                qsort(v.items, v.n, sizeof(*v.items), cmp_strp);
-                for (size_t i = 0; i < v.n; i++) {
-                        if (j > 0 && streq(v.items[j - 1], v.items[i]))
-                                free(v.items[i]);
-                        else
-                                v.items[j++] = v.items[i];
-                }
-                v.n = j;
-        }
-
-        *ret = v;
-        return 0;
-
-fail:
-        strv_done(&v);
-        return r;
-}
-
-static void unit_config_done(struct bw_unit_config *u) {
-        if (!u)
-                return;
-        free(u->name);
-        free(u->cgroup);
-        free(u->cpu_quota_source);
-        *u = (struct bw_unit_config) { 0 };
 }
 
 static int unit_validate(const struct bw_unit_config *u, const struct source *src, struct bw_config_error *error) {
@@ -1512,10 +439,10 @@ static int unit_validate(const struct bw_unit_config *u, const struct source *sr
                 if (bw_format_percent(u->cpu_quota, quota, sizeof(quota)) < 0)
                         return -EINVAL;
 
-                return error_set(error, -EINVAL, src[BK_CPU_QUOTA_MAX].file, src[BK_CPU_QUOTA_MAX].line,
-                                 bandwidth_keys[BK_CPU_QUOTA_MAX].name,
-                                 "expected a CPU percentage not below CPUQuota=%s (set at %s:%u)",
-                                 quota, src[BK_CPU_QUOTA].file, src[BK_CPU_QUOTA].line);
+                return bw_config_error_set(error, -EINVAL, src[BK_CPU_QUOTA_MAX].file, src[BK_CPU_QUOTA_MAX].line,
+                                           bandwidth_keys[BK_CPU_QUOTA_MAX].name,
+                                           "expected a CPU percentage not below CPUQuota=%s (set at %s:%u)",
+                                           quota, src[BK_CPU_QUOTA].file, src[BK_CPU_QUOTA].line);
         }
         return 0;
 }
@@ -1524,87 +451,72 @@ static int unit_validate(const struct bw_unit_config *u, const struct source *sr
  * masked (not configured), or a negative errno. */
 static int load_unit(const char *const *dirs, const char *name, struct bw_unit_config *ret,
                      struct bw_config_error *error) {
-        _cleanup_(unit_config_done) struct bw_unit_config u = unit_defaults;
+        _cleanup_(bw_unit_config_done) struct bw_unit_config u = unit_defaults;
+        _cleanup_(bw_dropin_list_done) struct bw_dropin_list l = { 0 };
         struct source sources[_BK_MAX] = { 0 };
         _cleanup_free_ char *subdir = NULL;
-        struct dropin_list l = { 0 };
-        size_t n_active = 0;
         int r;
 
-        if (asprintf(&subdir, "%s.d", name) < 0)
+        if (asprintf(&subdir, "%s.d", name) < 0) {
+                subdir = NULL;
                 return -ENOMEM;
+        }
 
-        r = collect_dropins(dirs, subdir, &l, error);
+        r = bw_dropin_list_collect(dirs, subdir, &l, error);
         if (r < 0)
                 return r;
-
-        for (size_t i = 0; i < l.n; i++)
-                if (!l.items[i].masked)
-                        n_active++;
-        if (n_active == 0) {
-                dropin_list_done(&l);
+        if (bw_dropin_list_n_active(&l) == 0)
                 return 0;
-        }
 
         u.name = strdup(name);
-        if (!u.name) {
-                r = -ENOMEM;
-                goto finish;
-        }
+        if (!u.name)
+                return -ENOMEM;
 
         r = apply_dropins(&l, &bandwidth_section, &u, sources, error);
         if (r < 0)
-                goto finish;
+                return r;
 
         r = unit_validate(&u, sources, error);
         if (r < 0)
-                goto finish;
+                return r;
 
         if (u.cpu_quota > 0 &&
             asprintf(&u.cpu_quota_source, "%s:%u", sources[BK_CPU_QUOTA].file, sources[BK_CPU_QUOTA].line) < 0) {
                 u.cpu_quota_source = NULL;
-                r = -ENOMEM;
-                goto finish;
+                return -ENOMEM;
         }
 
         *ret = u;
         u = (struct bw_unit_config) { 0 };
-        r = 1;
-
-finish:
-        dropin_list_done(&l);
-        return r;
+        return 1;
 }
 
 static int load_units(const char *const *dirs, struct bw_config *c, struct bw_config_error *error) {
-        struct strv names = { 0 };
-        int r = 0;
+        _cleanup_(bw_strv_done) struct bw_strv names = { 0 };
+        int r;
 
-        r = collect_unit_names(dirs, &names, error);
+        r = bw_config_unit_names(dirs, MAIN_DROPIN_DIR, &names, error);
         if (r < 0)
                 return r;
 
         for (size_t i = 0; i < names.n; i++) {
-                struct bw_unit_config u = { 0 }, *units;
+                _cleanup_(bw_unit_config_done) struct bw_unit_config u = { 0 };
+                struct bw_unit_config *units;
 
                 r = load_unit(dirs, names.items[i], &u, error);
                 if (r < 0)
-                        break;
+                        return r;
                 if (r == 0)
                         continue;
 
                 units = reallocarray(c->units, c->n_units + 1, sizeof(*units));
-                if (!units) {
-                        unit_config_done(&u);
-                        r = -ENOMEM;
-                        break;
-                }
+                if (!units)
+                        return -ENOMEM;
                 c->units = units;
                 c->units[c->n_units++] = u;
+                u = (struct bw_unit_config) { 0 };
         }
-
-        strv_done(&names);
-        return r < 0 ? r : 0;
+        return 0;
 }
 
 /* ---- public entry points ---- */
@@ -1620,11 +532,37 @@ const char *const *bw_config_default_dirs(void) {
         return dirs;
 }
 
+void bw_unit_config_done(struct bw_unit_config *u) {
+        if (!u)
+                return;
+        free(u->name);
+        free(u->cgroup);
+        free(u->cpu_quota_source);
+        *u = (struct bw_unit_config) { 0 };
+}
+
+int bw_unit_config_copy(const struct bw_unit_config *src, struct bw_unit_config *ret) {
+        _cleanup_(bw_unit_config_done) struct bw_unit_config c = { 0 };
+
+        if (!src || !ret)
+                return -EINVAL;
+
+        c = *src;
+        c.name = c.cgroup = c.cpu_quota_source = NULL;
+        if (!strdup_or_null(src->name, &c.name) || !strdup_or_null(src->cgroup, &c.cgroup) ||
+            !strdup_or_null(src->cpu_quota_source, &c.cpu_quota_source))
+                return -ENOMEM;
+
+        *ret = c;
+        c = (struct bw_unit_config) { 0 };
+        return 0;
+}
+
 void bw_config_done(struct bw_config *c) {
         if (!c)
                 return;
         for (size_t i = 0; i < c->n_units; i++)
-                unit_config_done(&c->units[i]);
+                bw_unit_config_done(&c->units[i]);
         free(c->units);
         *c = (struct bw_config) { 0 };
 }

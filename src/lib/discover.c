@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Unit names to cgroup paths: slices by systemd's naming, other units by a
+ * breadth-first search of the tree (contracts in include/bwgov/discover.h). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>

@@ -165,201 +165,6 @@ static const char *fixture_dir(void) {
         return d;
 }
 
-/* ---- value parsers ---- */
-
-struct u64_case {
-        const char *in;
-        int r;
-        uint64_t v;
-};
-
-static void check_u64_table(int (*parse)(const char *, uint64_t *), const struct u64_case *cases, size_t n) {
-        for (size_t i = 0; i < n; i++) {
-                uint64_t v = 0xdeadbeef;
-                int r = parse(cases[i].in, &v);
-
-                print_message("# parse(\"%s\") = %d, %" PRIu64 "\n", cases[i].in ? cases[i].in : "(null)", r, v);
-                assert_int_equal(r, cases[i].r);
-                assert_int_equal(v, cases[i].r == 0 ? cases[i].v : 0xdeadbeef);
-        }
-}
-
-static void test_parse_percent_cpu(void **state) {
-        static const struct u64_case cases[] = {
-                { "250%", 0, 2500000 },
-                { "100%", 0, 1000000 },
-                { "12.5%", 0, 125000 },
-                { "0.001%", 0, 10 },
-                { "1.234%", 0, 12340 },
-                { "007%", 0, 70000 },
-                { "1000000%", 0, 10000000000 },
-                { "1844674407370955%", 0, UINT64_C(18446744073709550000) },
-                { "0%", -ERANGE, 0 },
-                { "0.000%", -ERANGE, 0 },
-                { "-5%", -ERANGE, 0 },
-                { "1844674407370956%", -ERANGE, 0 },
-                { "99999999999999999999999%", -ERANGE, 0 },
-                { "1.2345%", -EINVAL, 0 },
-                { "250", -EINVAL, 0 },
-                { "%", -EINVAL, 0 },
-                { "", -EINVAL, 0 },
-                { NULL, -EINVAL, 0 },
-                { "1.%", -EINVAL, 0 },
-                { ".5%", -EINVAL, 0 },
-                { "250%x", -EINVAL, 0 },
-                { "250 %", -EINVAL, 0 },
-                { " 250%", -EINVAL, 0 },
-                { "+250%", -EINVAL, 0 },
-                { "2,5%", -EINVAL, 0 },
-                { "1e3%", -EINVAL, 0 },
-                { "abc", -EINVAL, 0 },
-        };
-
-        check_u64_table(bw_parse_percent_cpu, cases, ELEMENTSOF(cases));
-}
-
-static void test_parse_percent_ratio(void **state) {
-        static const struct u64_case cases[] = {
-                { "0%", 0, 0 },
-                { "5%", 0, 50000 },
-                { "0.5%", 0, 5000 },
-                { "40%", 0, 400000 },
-                { "100%", 0, 1000000 },
-                { "100.000%", 0, 1000000 },
-                { "99.999%", 0, 999990 },
-                { "100.001%", -ERANGE, 0 },
-                { "101%", -ERANGE, 0 },
-                { "-1%", -ERANGE, 0 },
-                { "5", -EINVAL, 0 },
-                { "5%%", -EINVAL, 0 },
-                { "0.0001%", -EINVAL, 0 },
-                { "", -EINVAL, 0 },
-        };
-
-        check_u64_table(bw_parse_percent_ratio, cases, ELEMENTSOF(cases));
-}
-
-static void test_parse_timespan(void **state) {
-        static const struct u64_case cases[] = {
-                { "1", 0, SEC(1) },
-                { "0", 0, 0 },
-                { "0.5", 0, MSEC(500) },
-                { "1s", 0, SEC(1) },
-                { "1sec", 0, SEC(1) },
-                { "1.5s", 0, MSEC(1500) },
-                { "1s 500ms", 0, MSEC(1500) },
-                { "1s500ms", 0, MSEC(1500) },
-                { "  2s  ", 0, SEC(2) },
-                { "5 s", 0, SEC(5) },
-                { "100ms", 0, MSEC(100) },
-                { "100msec", 0, MSEC(100) },
-                { "5000us", 0, 5000 },
-                { "7usec", 0, 7 },
-                { "2min", 0, SEC(120) },
-                { "2m", 0, SEC(120) },
-                { "1min 30s", 0, SEC(90) },
-                { "1min30s", 0, SEC(90) },
-                { "1h", 0, SEC(3600) },
-                { "1hr", 0, SEC(3600) },
-                { "1.25h", 0, SEC(4500) },
-                { "0.0000015s", 0, 1 },  /* below 1 µs is truncated */
-                { "1.9us", 0, 1 },
-                { "1s 1", 0, SEC(2) },
-                { "18446744073709551615us", 0, UINT64_MAX },
-                { "18446744073709551616us", -ERANGE, 0 },
-                { "18446744073709551615us 1us", -ERANGE, 0 },
-                { "18446744073710s", -ERANGE, 0 },
-                { "5124095576h", 0, UINT64_C(18446744073600000000) },
-                { "5124095577h", -ERANGE, 0 },
-                { "-1s", -ERANGE, 0 },
-                { "1s -5ms", -ERANGE, 0 },
-                { "", -EINVAL, 0 },
-                { "   ", -EINVAL, 0 },
-                { NULL, -EINVAL, 0 },
-                { "s", -EINVAL, 0 },
-                { "1x", -EINVAL, 0 },
-                { "1ss", -EINVAL, 0 },
-                { "1s;", -EINVAL, 0 },
-                { "1s garbage", -EINVAL, 0 },
-                { "1.s", -EINVAL, 0 },
-                { ".5s", -EINVAL, 0 },
-                { "1.5.2s", -EINVAL, 0 },
-                { "1,5s", -EINVAL, 0 },
-                { "1d", -EINVAL, 0 },
-                { "1S", -EINVAL, 0 },
-                { "+1s", -EINVAL, 0 },
-                { "infinity", -EINVAL, 0 },
-        };
-
-        check_u64_table(bw_parse_timespan, cases, ELEMENTSOF(cases));
-}
-
-static void test_parse_boolean(void **state) {
-        static const struct {
-                const char *in;
-                int r;
-                bool v;
-        } cases[] = {
-                { "yes", 0, true }, { "YES", 0, true }, { "y", 0, true }, { "true", 0, true },
-                { "True", 0, true }, { "t", 0, true }, { "on", 0, true }, { "1", 0, true },
-                { "no", 0, false }, { "No", 0, false }, { "n", 0, false }, { "false", 0, false },
-                { "f", 0, false }, { "off", 0, false }, { "OFF", 0, false }, { "0", 0, false },
-                { "", -EINVAL, false }, { "2", -EINVAL, false }, { "yess", -EINVAL, false },
-                { "ye", -EINVAL, false }, { " yes", -EINVAL, false }, { NULL, -EINVAL, false },
-        };
-
-        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
-                bool v = !cases[i].v;
-                int r = bw_parse_boolean(cases[i].in, &v);
-
-                assert_int_equal(r, cases[i].r);
-                if (r == 0)
-                        assert_int_equal(v, cases[i].v);
-                else
-                        assert_int_equal(v, !cases[i].v); /* untouched */
-        }
-}
-
-static void test_parse_int_range(void **state) {
-        static const struct {
-                const char *in;
-                int64_t min, max;
-                int r;
-                int64_t v;
-        } cases[] = {
-                { "0", -1000, 1000, 0, 0 },
-                { "-0", -1000, 1000, 0, 0 },
-                { "1000", -1000, 1000, 0, 1000 },
-                { "-1000", -1000, 1000, 0, -1000 },
-                { "007", 0, 10, 0, 7 },
-                { "1001", -1000, 1000, -ERANGE, 0 },
-                { "-1001", -1000, 1000, -ERANGE, 0 },
-                { "9223372036854775807", INT64_MIN, INT64_MAX, 0, INT64_MAX },
-                { "-9223372036854775808", INT64_MIN, INT64_MAX, 0, INT64_MIN },
-                { "9223372036854775808", INT64_MIN, INT64_MAX, -ERANGE, 0 },
-                { "-9223372036854775809", INT64_MIN, INT64_MAX, -ERANGE, 0 },
-                { "99999999999999999999999", INT64_MIN, INT64_MAX, -ERANGE, 0 },
-                { "", 0, 10, -EINVAL, 0 },
-                { "-", 0, 10, -EINVAL, 0 },
-                { "+1", 0, 10, -EINVAL, 0 },
-                { " 1", 0, 10, -EINVAL, 0 },
-                { "1 ", 0, 10, -EINVAL, 0 },
-                { "1x", 0, 10, -EINVAL, 0 },
-                { "0x10", 0, 100, -EINVAL, 0 },
-                { "1.0", 0, 10, -EINVAL, 0 },
-                { NULL, 0, 10, -EINVAL, 0 },
-        };
-
-        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
-                int64_t v = 4242;
-                int r = bw_parse_int_range(cases[i].in, cases[i].min, cases[i].max, &v);
-
-                print_message("# int(\"%s\") = %d\n", cases[i].in ? cases[i].in : "(null)", r);
-                assert_int_equal(r, cases[i].r);
-                assert_true(v == (r == 0 ? cases[i].v : 4242));
-        }
-}
-
 static void test_enums(void **state) {
         assert_int_equal(bw_mode_from_string("off"), BW_MODE_OFF);
         assert_int_equal(bw_mode_from_string("observe"), BW_MODE_OBSERVE);
@@ -382,25 +187,70 @@ static void test_enums(void **state) {
         assert_null(bw_kernel_check_to_string(_BW_KERNEL_CHECK_MAX));
 }
 
-static void test_format_percent(void **state) {
-        static const struct {
-                uint64_t v;
-                const char *out;
-        } cases[] = {
-                { 2500000, "250%" }, { 125000, "12.5%" }, { 10, "0.001%" }, { 1, "0.0001%" },
-                { 0, "0%" }, { 12340, "1.234%" }, { 10000000000, "1000000%" },
+/* bw_unit_config_copy() duplicates every string and copies the rest;
+ * bw_unit_config_done() frees one copy without touching the other. */
+static void test_unit_config_copy(void **state) {
+        struct bw_unit_config src = {
+                .name = (char *) "web.slice",
+                .cgroup = (char *) "machine.slice/web.scope",
+                .mode = BW_MODE_BURST,
+                .has_mode = true,
+                .cpu_quota = PCT(250),
+                .cpu_quota_max = PCT(400),
+                .cpu_burst_max_usec = MSEC(50),
+                .has_cpu_burst_max = true,
+                .credit_max_usec = SEC(30),
+                .target_throttle = PCT(1),
+                .target_pressure = PCT(5),
+                .priority = -7,
+                .interval_usec = MSEC(500),
+                .active_interval_usec = MSEC(250),
+                .cpu_quota_source = (char *) "/etc/bwgov/web.slice.d/10-a.conf:3",
         };
-        char buf[32];
+        struct bw_unit_config copy, untouched = { .priority = 42 };
 
-        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
-                assert_int_equal(bw_format_percent(cases[i].v, buf, sizeof(buf)), (int) strlen(cases[i].out));
-                assert_string_equal(buf, cases[i].out);
-        }
+        assert_int_equal(bw_unit_config_copy(&src, &copy), 0);
+        assert_ptr_not_equal(copy.name, src.name);
+        assert_ptr_not_equal(copy.cgroup, src.cgroup);
+        assert_ptr_not_equal(copy.cpu_quota_source, src.cpu_quota_source);
+        assert_string_equal(copy.name, src.name);
+        assert_string_equal(copy.cgroup, src.cgroup);
+        assert_string_equal(copy.cpu_quota_source, src.cpu_quota_source);
+        /* Everything but the three strings is copied as it is. */
+        assert_int_equal(copy.mode, src.mode);
+        assert_true(copy.has_mode);
+        assert_int_equal(copy.cpu_quota, src.cpu_quota);
+        assert_int_equal(copy.cpu_quota_max, src.cpu_quota_max);
+        assert_int_equal(copy.cpu_burst_max_usec, src.cpu_burst_max_usec);
+        assert_true(copy.has_cpu_burst_max);
+        assert_int_equal(copy.credit_max_usec, src.credit_max_usec);
+        assert_int_equal(copy.target_throttle, src.target_throttle);
+        assert_int_equal(copy.target_pressure, src.target_pressure);
+        assert_int_equal(copy.priority, src.priority);
+        assert_int_equal(copy.interval_usec, src.interval_usec);
+        assert_int_equal(copy.active_interval_usec, src.active_interval_usec);
 
-        strcpy(buf, "keep");
-        assert_int_equal(bw_format_percent(2500000, buf, 4), -ENOBUFS);
-        assert_string_equal(buf, "keep");
-        assert_int_equal(bw_format_percent(2500000, buf, 5), 4);
+        bw_unit_config_done(&copy);
+        assert_null(copy.name);
+        assert_null(copy.cgroup);
+        assert_null(copy.cpu_quota_source);
+        assert_int_equal(copy.cpu_quota, 0);
+        assert_int_equal(copy.priority, 0);
+        bw_unit_config_done(&copy);     /* done twice: nothing left to free */
+        bw_unit_config_done(NULL);
+
+        /* Unset strings stay unset. */
+        src.cgroup = NULL;
+        src.cpu_quota_source = NULL;
+        assert_int_equal(bw_unit_config_copy(&src, &copy), 0);
+        assert_string_equal(copy.name, "web.slice");
+        assert_null(copy.cgroup);
+        assert_null(copy.cpu_quota_source);
+        bw_unit_config_done(&copy);
+
+        assert_int_equal(bw_unit_config_copy(NULL, &untouched), -EINVAL);
+        assert_int_equal(untouched.priority, 42);
+        assert_int_equal(bw_unit_config_copy(&src, NULL), -EINVAL);
 }
 
 static void test_error_to_string(void **state) {
@@ -1443,14 +1293,9 @@ static void test_shipped_files(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_parse_percent_cpu),
-                cmocka_unit_test(test_parse_percent_ratio),
-                cmocka_unit_test(test_parse_timespan),
-                cmocka_unit_test(test_parse_boolean),
-                cmocka_unit_test(test_parse_int_range),
                 cmocka_unit_test(test_enums),
-                cmocka_unit_test(test_format_percent),
                 cmocka_unit_test(test_error_to_string),
+                cmocka_unit_test(test_unit_config_copy),
                 cmocka_unit_test(test_default_dirs),
                 cmocka_unit_test(test_missing_dirs_give_defaults),
                 cmocka_unit_test(test_fixture_layered),
