@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* bwgovctl: global options, then one verb from the table below. Each verb
- * parses its own options and returns the process exit code. */
+/* bwgovctl's main: global options, then one verb from the table below. Each
+ * verb parses its own options and returns the process exit code. */
 
 #include <getopt.h>
 #include <stdio.h>
@@ -12,9 +12,6 @@
 #include "bwgov/macro.h"
 #include "check-kernel.h"
 #include "verbs.h"
-
-/* Exit code for a command line that cannot be understood. */
-#define EXIT_USAGE 2
 
 struct verb {
         const char *name;
@@ -59,7 +56,7 @@ static void help(FILE *f) {
                 "\n"
                 "Run 'bwgovctl COMMAND --help' for the options of a command. The daemon's\n"
                 "commands also take --socket=PATH (default $BWGOV_SOCKET or\n"
-                "/run/bwgov/io.bwgov.Governor).\n"
+                CTL_DEFAULT_SOCKET ").\n"
                 "\n"
                 "Exit status of the daemon's commands: 0 success, 1 failure, 2 usage error,\n"
                 "3 bwgovd not running, 4 no such unit, 5 permission denied. check-kernel:\n"
@@ -107,19 +104,19 @@ int main(int argc, char *argv[]) {
                         printf("bwgovctl %s\n", PACKAGE_VERSION);
                         return EXIT_SUCCESS;
                 default:
-                        return EXIT_USAGE;
+                        return CTL_EXIT_USAGE;
                 }
 
         if (optind >= argc) {
                 fprintf(stderr, "bwgovctl: missing command\n\n");
                 help(stderr);
-                return EXIT_USAGE;
+                return CTL_EXIT_USAGE;
         }
 
         v = find_verb(argv[optind]);
         if (!v) {
                 fprintf(stderr, "bwgovctl: unknown command '%s', see 'bwgovctl --help'\n", argv[optind]);
-                return EXIT_USAGE;
+                return CTL_EXIT_USAGE;
         }
 
         /* The verb sees argv[0] = its own name; optind = 0 makes getopt

@@ -1,9 +1,20 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* bwgovctl's numbers as text: CPUs, durations, rates and percentages in
+ * fixed-point integer arithmetic, rounded half up. */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 
+#include "bwgov/cpumax.h"
 #include "bwgov/macro.h"
 #include "format.h"
+
+#define USEC_PER_MINUTE   (60 * USEC_PER_SEC)
+#define USEC_PER_HOUR     (60 * USEC_PER_MINUTE)
+#define SEC_PER_MINUTE    60
+#define MINUTE_PER_HOUR   60
+/* A µs/s amount as percent: 1% of a second is 10000 µs. */
+#define USEC_PER_PERCENT  (USEC_PER_SEC / 100)
 
 /* a / b rounded half up to `decimals` decimals (0..3), as "I[.F]"; trailing
  * zeros of the fraction dropped when trim. */
@@ -33,17 +44,18 @@ static char *fixed(char *buf, size_t size, uint64_t a, uint64_t b, unsigned deci
         return buf;
 }
 
-char *fmt_quota(char *buf, bool has_quota, uint64_t quota_usec, uint64_t period_usec) {
+char *fmt_quota(char *buf, uint64_t quota_usec, uint64_t period_usec) {
         char cpus[32], pct[32];        /* 20 digits, a fraction, a suffix */
 
-        if (!has_quota) {
+        if (quota_usec == BW_QUOTA_MAX) {
                 snprintf(buf, FMT_MAX, "max");
                 return buf;
         }
         fixed(cpus, sizeof cpus, quota_usec, period_usec, 2, false, " CPU");
         /* Percent of one CPU: quota / period * 100 (quotas stay far below
-         * UINT64_MAX / 100: the kernel's limit is 2^44). */
-        fixed(pct, sizeof pct, quota_usec > UINT64_MAX / 100 ? UINT64_MAX : quota_usec * 100, period_usec, 1, true, "%");
+         * UINT64_MAX / 100: the kernel's limit is BW_QUOTA_LIMIT_USEC). */
+        fixed(pct, sizeof pct, quota_usec > UINT64_MAX / 100 ? UINT64_MAX : quota_usec * 100, period_usec,
+              1, true, "%");
         snprintf(buf, FMT_MAX, "%s (%s)", cpus, pct);
         return buf;
 }
@@ -57,18 +69,18 @@ char *fmt_span(char *buf, uint64_t usec) {
                 snprintf(buf, FMT_MAX, "0ms");
         else if (usec < USEC_PER_SEC)
                 fixed(buf, FMT_MAX, usec, USEC_PER_MSEC, 1, true, "ms");
-        else if (usec < 60 * USEC_PER_SEC)
+        else if (usec < USEC_PER_MINUTE)
                 fixed(buf, FMT_MAX, usec, USEC_PER_SEC, 1, true, "s");
-        else if (usec < 3600 * USEC_PER_SEC && usec / USEC_PER_SEC % 60 == 0)
-                snprintf(buf, FMT_MAX, "%" PRIu64 "min", usec / (60 * USEC_PER_SEC));
-        else if (usec < 3600 * USEC_PER_SEC)
-                snprintf(buf, FMT_MAX, "%" PRIu64 "min %" PRIu64 "s", usec / (60 * USEC_PER_SEC),
-                         usec / USEC_PER_SEC % 60);
-        else if (usec / (60 * USEC_PER_SEC) % 60 == 0)
-                snprintf(buf, FMT_MAX, "%" PRIu64 "h", usec / (3600 * USEC_PER_SEC));
+        else if (usec < USEC_PER_HOUR && usec / USEC_PER_SEC % SEC_PER_MINUTE == 0)
+                snprintf(buf, FMT_MAX, "%" PRIu64 "min", usec / USEC_PER_MINUTE);
+        else if (usec < USEC_PER_HOUR)
+                snprintf(buf, FMT_MAX, "%" PRIu64 "min %" PRIu64 "s", usec / USEC_PER_MINUTE,
+                         usec / USEC_PER_SEC % SEC_PER_MINUTE);
+        else if (usec / USEC_PER_MINUTE % MINUTE_PER_HOUR == 0)
+                snprintf(buf, FMT_MAX, "%" PRIu64 "h", usec / USEC_PER_HOUR);
         else
-                snprintf(buf, FMT_MAX, "%" PRIu64 "h %" PRIu64 "min", usec / (3600 * USEC_PER_SEC),
-                         usec / (60 * USEC_PER_SEC) % 60);
+                snprintf(buf, FMT_MAX, "%" PRIu64 "h %" PRIu64 "min", usec / USEC_PER_HOUR,
+                         usec / USEC_PER_MINUTE % MINUTE_PER_HOUR);
         return buf;
 }
 
@@ -77,6 +89,5 @@ char *fmt_rate(char *buf, uint64_t usec_per_sec) {
 }
 
 char *fmt_percent(char *buf, uint64_t usec_per_sec) {
-        /* 1% = 10000 µs/s. */
-        return fixed(buf, FMT_MAX, usec_per_sec, 10000, 3, true, "%");
+        return fixed(buf, FMT_MAX, usec_per_sec, USEC_PER_PERCENT, 3, true, "%");
 }

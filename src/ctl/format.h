@@ -5,14 +5,13 @@
  * only (no locale, no floating point), rounding half up. Each writes into
  * buf (at least FMT_MAX bytes) and returns it. */
 
-#include <stdbool.h>
 #include <stdint.h>
 
 #define FMT_MAX 96
 
 /* A quota per period as CPUs and percent of one CPU: "0.50 CPU (50%)",
- * "1.25 CPU (125%)", "0.33 CPU (33.3%)"; "max" when has_quota is false. */
-char *fmt_quota(char *buf, bool has_quota, uint64_t quota_usec, uint64_t period_usec);
+ * "1.25 CPU (125%)", "0.33 CPU (33.3%)"; "max" for BW_QUOTA_MAX. */
+char *fmt_quota(char *buf, uint64_t quota_usec, uint64_t period_usec);
 
 /* The same from µs of CPU per second (usage rates, CPUQuota=): "0.48 CPU". */
 char *fmt_cpus(char *buf, uint64_t usec_per_sec);

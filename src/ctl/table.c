@@ -1,12 +1,18 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* bwgovctl's aligned text tables: cells copied row by row, widths measured
+ * at print time; and whether to colour at all. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "table.h"
 
-#define ANSI_BOLD "\033[1m"
-#define ANSI_RESET "\033[0m"
+bool table_use_colour(void) {
+        const char *term = getenv("TERM");
+
+        return isatty(STDOUT_FILENO) && !getenv("NO_COLOR") && !(term && strcmp(term, "dumb") == 0);
+}
 
 struct Table {
         size_t n_columns;

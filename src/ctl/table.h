@@ -3,11 +3,23 @@
 
 /* Aligned text tables for bwgovctl: columns padded to the widest cell (in
  * UTF-8 code points), two blanks apart, the last column unpadded; an
- * optional header line (the "legend"), bold on a colour terminal. */
+ * optional header line (the "legend"), bold on a colour terminal. Also the
+ * one decision whether bwgovctl's output is coloured, and the colours. */
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+
+/* ANSI SGR sequences for the cells' colours. */
+#define ANSI_GREEN  "\033[32m"
+#define ANSI_YELLOW "\033[33m"
+#define ANSI_GREY   "\033[2m"
+#define ANSI_BOLD   "\033[1m"
+#define ANSI_RESET  "\033[0m"
+
+/* Colour only on a terminal, unless NO_COLOR is set (https://no-color.org)
+ * or TERM=dumb. */
+bool table_use_colour(void);
 
 typedef struct Table Table;
 

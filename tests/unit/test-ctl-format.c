@@ -10,34 +10,35 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bwgov/cpumax.h"
 #include "bwgov/macro.h"
 #include "format.h"
 #include "table.h"
 
 static void test_quota(void **state) {
         static const struct {
-                bool has;
                 uint64_t quota, period;
                 const char *want;
         } cases[] = {
-                { true,  50000,   100000, "0.50 CPU (50%)" },
-                { true,  200000,  100000, "2.00 CPU (200%)" },
-                { true,  33333,   100000, "0.33 CPU (33.3%)" },
-                { true,  125000,  100000, "1.25 CPU (125%)" },
-                { true,  1000,    100000, "0.01 CPU (1%)" },
-                { true,  1000,    1000000, "0.00 CPU (0.1%)" },     /* rounds half up */
-                { true,  5000,    1000000, "0.01 CPU (0.5%)" },
-                { true,  99999,   100000, "1.00 CPU (100%)" },
-                { true,  66666,   200000, "0.33 CPU (33.3%)" },
-                { false, 0,       100000, "max" },
-                { true,  UINT64_C(17592186044415), 1000000, "17592186.04 CPU (1759218604.4%)" },
+                { 50000,   100000, "0.50 CPU (50%)" },
+                { 200000,  100000, "2.00 CPU (200%)" },
+                { 33333,   100000, "0.33 CPU (33.3%)" },
+                { 125000,  100000, "1.25 CPU (125%)" },
+                { 1000,    100000, "0.01 CPU (1%)" },
+                { 1000,    1000000, "0.00 CPU (0.1%)" },        /* rounds half up */
+                { 5000,    1000000, "0.01 CPU (0.5%)" },
+                { 99999,   100000, "1.00 CPU (100%)" },
+                { 66666,   200000, "0.33 CPU (33.3%)" },
+                { BW_QUOTA_MAX, 100000, "max" },
+                { BW_QUOTA_MAX, 0, "max" },
+                { BW_QUOTA_LIMIT_USEC, 1000000, "17592186.04 CPU (1759218604.4%)" },
         };
         char buf[FMT_MAX];
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++)
-                assert_string_equal(fmt_quota(buf, cases[i].has, cases[i].quota, cases[i].period), cases[i].want);
+                assert_string_equal(fmt_quota(buf, cases[i].quota, cases[i].period), cases[i].want);
         /* A period of 0 (a broken reply) must not divide by zero. */
-        assert_string_equal(fmt_quota(buf, true, 50000, 0), "? CPU (?%)");
+        assert_string_equal(fmt_quota(buf, 50000, 0), "? CPU (?%)");
 }
 
 static void test_cpus(void **state) {
