@@ -43,3 +43,18 @@ struct verb_call {
 /* Parse the options, make the call, print the reply (as JSON with --json).
  * Returns the process exit code. */
 int verb_call_run(const struct verb_call *v, int argc, char *argv[]);
+
+/* Defines `int verb_NAME(int argc, char *argv[])`: one call of METHOD (in
+ * CTL_INTERFACE) with the parameters PARAMS builds (NULL: none), printed by
+ * PRINT. FLAGS and HELP are the verb's struct verb_info. Used with a
+ * trailing semicolon, like a declaration. */
+#define DEFINE_VERB_CALL(name_, flags_, help_, method_, params_, print_)                         \
+        int verb_##name_(int argc, char *argv[]) {                                              \
+                static const struct verb_call call = {                                          \
+                        .info = { #name_, (flags_), help_ },                                    \
+                        .method = CTL_INTERFACE "." method_,                                    \
+                        .params = (params_), .print = (print_),                                 \
+                };                                                                              \
+                return verb_call_run(&call, argc, argv);                                        \
+        }                                                                                       \
+        struct verb_call_allow_trailing_semicolon_

@@ -31,36 +31,14 @@ static int print_resume(const struct options *o, json_t *p) {
         return 0;
 }
 
-int verb_reload(int argc, char *argv[]) {
-        static const struct verb_call call = {
-                .info = { "reload", VERB_MUTATING,
-                          "Reload the configuration; a broken one is rejected and the old one kept" },
-                .method = CTL_INTERFACE ".Reload",
-                .print = print_reload,
-        };
+DEFINE_VERB_CALL(reload, VERB_MUTATING,
+                 "Reload the configuration; a broken one is rejected and the old one kept",
+                 "Reload", NULL, print_reload);
 
-        return verb_call_run(&call, argc, argv);
-}
+DEFINE_VERB_CALL(pause, VERB_TAKES_UNIT | VERB_MUTATING,
+                 "Stop governing a unit: restore its baseline, write nothing until resumed",
+                 "Pause", ctl_unit_params, print_pause);
 
-int verb_pause(int argc, char *argv[]) {
-        static const struct verb_call call = {
-                .info = { "pause", VERB_TAKES_UNIT | VERB_MUTATING,
-                          "Stop governing a unit: restore its baseline, write nothing until resumed" },
-                .method = CTL_INTERFACE ".Pause",
-                .params = ctl_unit_params,
-                .print = print_pause,
-        };
-
-        return verb_call_run(&call, argc, argv);
-}
-
-int verb_resume(int argc, char *argv[]) {
-        static const struct verb_call call = {
-                .info = { "resume", VERB_TAKES_UNIT | VERB_MUTATING, "Govern a paused unit again" },
-                .method = CTL_INTERFACE ".Resume",
-                .params = ctl_unit_params,
-                .print = print_resume,
-        };
-
-        return verb_call_run(&call, argc, argv);
-}
+DEFINE_VERB_CALL(resume, VERB_TAKES_UNIT | VERB_MUTATING,
+                 "Govern a paused unit again",
+                 "Resume", ctl_unit_params, print_resume);

@@ -135,14 +135,6 @@ static int print_explain(const struct options *o, json_t *p) {
         return 0;
 }
 
-int verb_explain(int argc, char *argv[]) {
-        static const struct verb_call call = {
-                .info = { "explain", VERB_TAKES_UNIT,
-                          "Explain the latest decision for a unit: what it saw, the rule, what it did" },
-                .method = CTL_INTERFACE ".Explain",
-                .params = ctl_unit_params,
-                .print = print_explain,
-        };
-
-        return verb_call_run(&call, argc, argv);
-}
+DEFINE_VERB_CALL(explain, VERB_TAKES_UNIT,
+                 "Explain the latest decision for a unit: what it saw, the rule, what it did",
+                 "Explain", ctl_unit_params, print_explain);

@@ -100,14 +100,6 @@ static json_t *history_params(const struct options *o) {
                          (json_int_t) (o->lines > INT64_MAX ? INT64_MAX : o->lines));
 }
 
-int verb_history(int argc, char *argv[]) {
-        static const struct verb_call call = {
-                .info = { "history", VERB_TAKES_UNIT | VERB_TAKES_LINES | VERB_HAS_TABLE,
-                          "Show the decisions recorded for a unit, oldest first" },
-                .method = CTL_INTERFACE ".GetHistory",
-                .params = history_params,
-                .print = print_history,
-        };
-
-        return verb_call_run(&call, argc, argv);
-}
+DEFINE_VERB_CALL(history, VERB_TAKES_UNIT | VERB_TAKES_LINES | VERB_HAS_TABLE,
+                 "Show the decisions recorded for a unit, oldest first",
+                 "GetHistory", history_params, print_history);

@@ -262,14 +262,6 @@ static int print_show(const struct options *o, json_t *p) {
         return 0;
 }
 
-int verb_show(int argc, char *argv[]) {
-        static const struct verb_call call = {
-                .info = { "show", VERB_TAKES_UNIT,
-                          "Show one unit in detail: state, bandwidth, limits, configuration, counters" },
-                .method = CTL_INTERFACE ".GetUnit",
-                .params = ctl_unit_params,
-                .print = print_show,
-        };
-
-        return verb_call_run(&call, argc, argv);
-}
+DEFINE_VERB_CALL(show, VERB_TAKES_UNIT,
+                 "Show one unit in detail: state, bandwidth, limits, configuration, counters",
+                 "GetUnit", ctl_unit_params, print_show);
