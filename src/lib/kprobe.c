@@ -21,7 +21,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "bwgov/kernelcheck.h"
+#include "bwgov/kprobe.h"
 #include "bwgov/macro.h"
 
 void bw_kprobe_result_done(struct bw_kprobe_result *r) {
