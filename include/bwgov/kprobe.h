@@ -17,6 +17,7 @@
 
 #include "bwgov/kmanifest.h"
 #include "bwgov/kversion.h"
+#include "bwgov/macro.h"
 
 struct bw_kprobe_result;
 
@@ -44,6 +45,13 @@ struct bw_kprobe_result {
 };
 
 void bw_kprobe_result_done(struct bw_kprobe_result *r);
+
+/* Set *ret to STATUS with "how" formatted from FMT. Returns 0 or -ENOMEM. */
+int bw_kprobe_result_set(struct bw_kprobe_result *ret, enum bw_kstatus status, const char *fmt, ...) _printf_(3, 4);
+
+/* "<env->host_root><path>" (PATH absolute) into *ret (malloc'd). Returns 0
+ * or -ENOMEM. */
+int bw_kprobe_host_path(const struct bw_kprobe_env *env, const char *path, char **ret);
 
 /* Run one detection method. Inconclusive outcomes (file unreadable, probe not
  * allowed, ...) are BW_KSTATUS_UNKNOWN with the reason in how. Returns 0, or

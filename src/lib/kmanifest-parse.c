@@ -387,7 +387,8 @@ static void parse_item(struct vctx *c, const char *path, json_t *v, struct bw_km
                 parse_stable_map(c, path, v, it);
         }
 
-        it->patches = vctx_get_strv(c, path, v, "patches", false, manifest_is_relative_path, "a relative path", &it->n_patches);
+        it->patches = vctx_get_strv(c, path, v, "patches", false, manifest_is_relative_path, "a relative path",
+                                    &it->n_patches);
         pp = vctx_path_key(c, path, "patches");
         if (pp)
                 check_refs(c, m, pp, json_object_get(v, "patches"));

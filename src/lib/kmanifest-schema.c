@@ -16,24 +16,35 @@
 #include "bwgov/macro.h"
 #include "kmanifest-schema.h"
 
-void vctx_error(struct vctx *c, const char *path, const char *fmt, ...) {
+static void vctx_errorv(struct vctx *c, const char *path, const char *fmt, va_list ap) {
         _cleanup_free_ char *msg = NULL;
-        va_list ap;
-        int r;
 
         c->n_invalid++;
-        va_start(ap, fmt);
-        r = vasprintf(&msg, fmt, ap);
-        va_end(ap);
-        if (r < 0) {
+        if (vasprintf(&msg, fmt, ap) < 0) {
                 msg = NULL;
                 c->oom = -ENOMEM;
-                return;
-        }
-        if (bw_kerrors_add(c->errors, path, "%s", msg) < 0)
+        } else if (bw_kerrors_add(c->errors, path, "%s", msg) < 0)
                 c->oom = -ENOMEM;
 }
 
+void vctx_error(struct vctx *c, const char *path, const char *fmt, ...) {
+        va_list ap;
+
+        va_start(ap, fmt);
+        vctx_errorv(c, path, fmt, ap);
+        va_end(ap);
+}
+
+void vctx_error_key(struct vctx *c, const char *path, const char *key, const char *fmt, ...) {
+        _cleanup_free_ char *p = vctx_path_key(c, path, key);
+        va_list ap;
+
+        if (!p)
+                return;
+        va_start(ap, fmt);
+        vctx_errorv(c, p, fmt, ap);
+        va_end(ap);
+}
 
 static bool is_ident_key(const char *k) {
         if (!((*k >= 'a' && *k <= 'z') || (*k >= 'A' && *k <= 'Z') || *k == '_'))
@@ -322,24 +333,6 @@ char **vctx_get_strv(struct vctx *c, const char *path, json_t *obj, const char *
         }
         *ret_n = n;
         return strv;
-}
-
-void vctx_error_key(struct vctx *c, const char *path, const char *key, const char *fmt, ...) {
-        _cleanup_free_ char *p = vctx_path_key(c, path, key), *msg = NULL;
-        va_list ap;
-        int r;
-
-        if (!p)
-                return;
-        va_start(ap, fmt);
-        r = vasprintf(&msg, fmt, ap);
-        va_end(ap);
-        if (r < 0) {
-                msg = NULL;
-                c->oom = -ENOMEM;
-                return;
-        }
-        vctx_error(c, p, "%s", msg);
 }
 
 void *vctx_get_array(struct vctx *c, json_t *obj, const char *key, const char *path, size_t elem_size,
