@@ -13,7 +13,7 @@
 #include "config.h"
 
 #include "bwgov/cgroupfs.h"
-#include "bwgov/kernelcheck.h"
+#include "bwgov/kreport.h"
 #include "bwgov/macro.h"
 #include "check-kernel.h"
 
@@ -29,24 +29,6 @@ struct args {
         const char *host_root;          /* prefix for /proc and /boot */
         const char *btf;                /* BTF file instead of /sys/kernel/btf/vmlinux */
         const char *scratch_prefix;     /* name prefix of the scratch cgroup */
-};
-
-/* What the whole run found, for both output formats. */
-struct report {
-        const char *manifest_path;
-        const struct bw_kmanifest *manifest;
-        struct bw_kerrors errors;       /* manifest and file problems */
-        bool manifest_ok;
-        bool files_ok;
-        bool version_ok;
-        struct bw_kversion version;
-        char *version_error;
-        const struct bw_cg_root *root;
-        char *root_error;
-        bool probes_allowed;
-        const char *probes_note;
-        const struct bw_kcheck_result *result;
-        enum bw_kverdict verdict;
 };
 
 static void help(void) {
@@ -139,36 +121,6 @@ static int parse_args(int argc, char *argv[], struct args *ret) {
         return 1;
 }
 
-static int read_version(const struct args *a, struct bw_kversion *ret, char **ret_error) {
-        _cleanup_free_ char *path = NULL;
-        int r;
-
-        if (a->proc_version)
-                path = strdup(a->proc_version);
-        else if (asprintf(&path, "%s/proc/version", a->host_root ? a->host_root : "") < 0)
-                path = NULL;
-        if (!path)
-                return -ENOMEM;
-
-        r = bw_kversion_read(path, ret);
-        if (r == -EINVAL)
-                return asprintf(ret_error, "%s: no kernel version found", path) < 0 ? -ENOMEM : r;
-        if (r < 0)
-                return asprintf(ret_error, "%s: %s", path, strerror(-r)) < 0 ? -ENOMEM : r;
-        return 0;
-}
-
-/* Directory part of path, "." when there is none. */
-static char *dir_of(const char *path) {
-        const char *slash = strrchr(path, '/');
-
-        if (!slash)
-                return strdup(".");
-        if (slash == path)
-                return strdup("/");
-        return strndup(path, (size_t) (slash - path));
-}
-
 /* ------------------------------------------------------------------------ */
 /* Human output */
 
@@ -199,7 +151,7 @@ static void print_ids(const struct bw_kcheck_result *res, enum bw_kstatus status
                 }
 }
 
-static void print_human(const struct report *rep) {
+static void print_human(const struct bw_kreport *rep) {
         const struct bw_kcheck_result *res = rep->result;
         bool colour = use_colour();
         char ver[BW_KRELEASE_MAX];
@@ -279,10 +231,8 @@ static void print_human(const struct report *rep) {
         }
 
         printf("Verdict:   %s", bw_kverdict_to_string(rep->verdict));
-        if (!rep->manifest)
-                printf(", the manifest could not be loaded");
-        else if (!rep->files_ok)
-                printf(", the manifest's files do not match their digests");
+        if (bw_kreport_problem(rep))
+                printf(", %s", bw_kreport_problem(rep));
         if (res && res->n_required_absent > 0) {
                 printf("; required but absent: ");
                 print_ids(res, BW_KSTATUS_ABSENT);
@@ -294,219 +244,46 @@ static void print_human(const struct report *rep) {
         printf("\n");
 }
 
-/* ------------------------------------------------------------------------ */
-/* JSON output */
-
-static json_t *json_string_or_null(const char *s) {
-        return s ? json_string(s) : json_null();
-}
-
-static json_t *kernel_json(const struct report *rep) {
-        char ver[BW_KRELEASE_MAX];
-
-        if (!rep->version_ok)
-                return json_pack("{s:n, s:s?}", "release", "error", rep->version_error);
-        return json_pack("{s:s, s:s, s:i, s:i, s:o, s:i, s:s}",
-                         "release", rep->version.release,
-                         "version", bw_kversion_format(&rep->version, ver, sizeof ver),
-                         "major", (json_int_t) rep->version.major,
-                         "minor", (json_int_t) rep->version.minor,
-                         "patch", rep->version.patch_known ? json_integer(rep->version.patch) : json_null(),
-                         "rc", (json_int_t) rep->version.rc,
-                         "origin", rep->version.origin == BW_KVERSION_FROM_DEBIAN ? "debian" : "release");
-}
-
-static json_t *errors_json(const struct bw_kerrors *e) {
-        json_t *arr = json_array();
-
-        if (!arr)
-                return NULL;
-        for (size_t i = 0; i < e->n_errors; i++)
-                if (json_array_append_new(arr, json_pack("{s:s, s:s}", "path", e->errors[i].path,
-                                                         "message", e->errors[i].message)) < 0) {
-                        json_decref(arr);
-                        return NULL;
-                }
-        return arr;
-}
-
-static int print_json(const struct report *rep) {
-        const struct bw_kcheck_result *res = rep->result;
-        json_t *root, *items = NULL, *caps = NULL, *cgroup;
-        char *s;
-
-        if (res) {
-                items = json_array();
-                if (!items)
-                        return -ENOMEM;
-                for (size_t i = 0; i < res->n_rows; i++) {
-                        const struct bw_kcheck_row *row = &res->rows[i];
-
-                        if (json_array_append_new(items, json_pack(
-                                        "{s:s, s:s, s:s, s:s, s:s, s:o, s:s, s:o, s:s, s:s}",
-                                        "id", row->id,
-                                        "title", row->title,
-                                        "kind", bw_kitem_kind_to_string(row->kind),
-                                        "importance", bw_kimportance_to_string(row->importance),
-                                        "status", bw_kstatus_to_string(row->status),
-                                        "method", json_string_or_null(row->method >= 0 ?
-                                                        bw_kdetect_method_to_string(row->method) : NULL),
-                                        "detected_by", row->detected_by,
-                                        "behaviour", json_string_or_null(row->behaviour >= 0 ?
-                                                        bw_kstatus_to_string(row->behaviour) : NULL),
-                                        "effect", bw_keffect_to_string(row->effect),
-                                        "fallback", row->fallback)) < 0) {
-                                json_decref(items);
-                                return -ENOMEM;
-                        }
-                }
-                caps = json_pack("{s:b, s:b, s:b, s:b, s:b, s:b, s:b}",
-                                 "has_burst", res->caps.has_burst,
-                                 "burst_bug", res->caps.burst_bug,
-                                 "has_psi", res->caps.has_psi,
-                                 "has_psi_full", res->caps.has_psi_full,
-                                 "has_psi_triggers_unprivileged", res->caps.has_psi_triggers_unprivileged,
-                                 "has_burst_stats", res->caps.has_burst_stats,
-                                 "identical_update_is_noop", res->caps.identical_update_is_noop);
-        }
-
-        if (rep->root)
-                cgroup = json_pack("{s:s, s:s, s:s?}",
-                                   "layout", bw_cg_layout_to_string(rep->root->layout),
-                                   "bandwidth_root", rep->root->bw_path,
-                                   "v2_root", rep->root->v2_path);
-        else
-                cgroup = json_pack("{s:n, s:s?}", "layout", "error", rep->root_error);
-
-        root = json_pack("{s:o, s:{s:s, s:s?, s:b, s:b, s:o}, s:o, s:{s:b, s:s}, s:s, s:o, s:o}",
-                         "kernel", kernel_json(rep),
-                         "manifest",
-                                 "path", rep->manifest_path,
-                                 "patchset_version", rep->manifest ? rep->manifest->patchset_version : NULL,
-                                 "valid", rep->manifest_ok,
-                                 "files_verified", rep->files_ok,
-                                 "errors", errors_json(&rep->errors),
-                         "cgroup", cgroup,
-                         "probes",
-                                 "behaviour", rep->probes_allowed,
-                                 "note", rep->probes_note,
-                         "verdict", bw_kverdict_to_string(rep->verdict),
-                         "items", items ? items : json_null(),
-                         "capabilities", caps ? caps : json_null());
-        if (!root)
-                return -ENOMEM;
-        s = json_dumps(root, JSON_INDENT(2));
-        json_decref(root);
-        if (!s)
-                return -ENOMEM;
-        printf("%s\n", s);
-        free(s);
-        return 0;
-}
-
-/* ------------------------------------------------------------------------ */
-
 int verb_check_kernel(int argc, char *argv[]) {
-        _cleanup_free_ char *manifest_dir = NULL;
-        struct bw_kmanifest *manifest = NULL;
-        struct bw_kcheck_result *result = NULL;
-        struct bw_cg_root *root = NULL;
-        _cleanup_close_ int dir_fd = -EBADF;
-        struct report rep = { .verdict = BW_KVERDICT_UNCHECKED };
-        struct bw_kprobe_env env = { .bw_root_fd = -EBADF, .v2_root_fd = -EBADF };
+        struct bw_kreport *rep = NULL;
         struct args a;
-        int r, ret = EXIT_CHECK_FAILED;
+        int r;
 
         r = parse_args(argc, argv, &a);
         if (r <= 0)
                 return r < 0 ? EXIT_CHECK_FAILED : EXIT_SUCCESS;
 
-        /* The kernel version. */
-        r = read_version(&a, &rep.version, &rep.version_error);
-        if (r == -ENOMEM)
+        r = bw_kreport_run(&(struct bw_kreport_args) {
+                                .manifest_path = a.manifest,
+                                .host_root = a.host_root,
+                                .proc_version = a.proc_version,
+                                .btf_path = a.btf,
+                                .cgroup_root = a.cgroup_root,
+                                .probe = a.probe,
+                                .privileged = geteuid() == 0,
+                                .scratch_prefix = a.scratch_prefix,
+                           }, &rep);
+        if (r < 0)
                 goto oom;
-        rep.version_ok = r >= 0;
-
-        /* The manifest and its files. */
-        rep.manifest_path = a.manifest ? a.manifest : bw_kmanifest_default_path();
-        r = bw_kmanifest_load(AT_FDCWD, rep.manifest_path, &manifest, &rep.errors);
-        if (r == -ENOMEM)
-                goto oom;
-        if (r >= 0) {
-                rep.manifest = manifest;
-                rep.manifest_ok = true;
-                manifest_dir = dir_of(rep.manifest_path);
-                if (!manifest_dir)
-                        goto oom;
-                dir_fd = open(manifest_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                if (dir_fd < 0) {
-                        r = -errno;
-                        rep.files_ok = false;
-                } else {
-                        r = bw_kmanifest_verify_files(manifest, dir_fd, &rep.errors);
-                        if (r == -ENOMEM)
-                                goto oom;
-                        rep.files_ok = r >= 0;
-                }
-        }
-
-        /* The cgroup roots the probes look at. */
-        if (a.cgroup_root)
-                r = bw_cg_root_open_dir(a.cgroup_root, &root);
-        else
-                r = bw_cg_root_open_host(&root);
-        if (r == -ENOMEM)
-                goto oom;
-        if (r < 0) {
-                root = NULL;
-                if (asprintf(&rep.root_error, "no cgroup CPU bandwidth controller found%s%s: %s",
-                             a.cgroup_root ? " in " : "", a.cgroup_root ? a.cgroup_root : "", strerror(-r)) < 0) {
-                        rep.root_error = NULL;
-                        goto oom;
-                }
-        }
-        rep.root = root;
-
-        rep.probes_allowed = a.probe != 0 && geteuid() == 0 && root;
-        rep.probes_note = rep.probes_allowed ? "run" :
-                          a.probe == 0 ? "not run (--no-probe)" :
-                          !root ? "not run (no cgroup bandwidth root)" : "not run (needs root)";
-
-        if (manifest) {
-                env = (struct bw_kprobe_env) {
-                        .bw_root_fd = root ? root->bw_fd : -EBADF,
-                        .bw_is_v1 = root && root->layout != BW_CG_LAYOUT_V2,
-                        .v2_root_fd = root ? root->v2_fd : -EBADF,
-                        .host_root = a.host_root,
-                        .btf_path = a.btf,
-                        .version = rep.version_ok ? &rep.version : NULL,
-                        .allow_behaviour = rep.probes_allowed,
-                        .scratch_prefix = a.scratch_prefix,
-                };
-                r = bw_kcheck_run(manifest, &env, &result);
-                if (r < 0)
-                        goto oom;
-                rep.result = result;
-                rep.verdict = rep.files_ok ? result->verdict : BW_KVERDICT_UNCHECKED;
-        }
 
         if (!a.json)
-                print_human(&rep);
-        else if (print_json(&rep) < 0)
-                goto oom;
+                print_human(rep);
+        else {
+                _cleanup_free_ char *s = NULL;
+                json_t *j = bw_kreport_to_json(rep);
 
-        ret = (int) rep.verdict;
-        goto finish;
+                s = j ? json_dumps(j, JSON_INDENT(2)) : NULL;
+                json_decref(j);
+                if (!s)
+                        goto oom;
+                printf("%s\n", s);
+        }
+        r = (int) rep->verdict;
+        bw_kreport_free(rep);
+        return r;
 
 oom:
+        bw_kreport_free(rep);
         fprintf(stderr, "bwgovctl: out of memory\n");
-        ret = EXIT_CHECK_FAILED;
-finish:
-        bw_kcheck_result_free(result);
-        bw_cg_root_free(root);
-        bw_kmanifest_free(manifest);
-        bw_kerrors_done(&rep.errors);
-        free(rep.version_error);
-        free(rep.root_error);
-        return ret;
+        return EXIT_CHECK_FAILED;
 }

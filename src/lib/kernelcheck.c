@@ -12,72 +12,6 @@
 #include "bwgov/kernelcheck.h"
 #include "bwgov/macro.h"
 
-static const char *const kind_table[_BW_KITEM_KIND_MAX] = {
-        [BW_KITEM_UPSTREAM_FIX] = "upstream-fix",
-        [BW_KITEM_OUT_OF_TREE] = "out-of-tree",
-        [BW_KITEM_FEATURE] = "feature",
-};
-
-static const char *const importance_table[_BW_KIMPORTANCE_MAX] = {
-        [BW_KIMPORTANCE_REQUIRED] = "required",
-        [BW_KIMPORTANCE_RECOMMENDED] = "recommended",
-        [BW_KIMPORTANCE_OPTIONAL] = "optional",
-};
-
-static const char *const effect_table[_BW_KEFFECT_MAX] = {
-        [BW_KEFFECT_NONE] = "none",
-        [BW_KEFFECT_NO_BURST] = "no-burst",
-        [BW_KEFFECT_BURST_REPAIR] = "burst-repair",
-        [BW_KEFFECT_NO_PSI] = "no-psi",
-        [BW_KEFFECT_NO_PSI_FULL] = "no-psi-full",
-        [BW_KEFFECT_NO_PSI_TRIGGERS] = "no-psi-triggers",
-        [BW_KEFFECT_NO_BURST_STATS] = "no-burst-stats",
-        [BW_KEFFECT_AVOID_IDENTICAL_WRITES] = "avoid-identical-writes",
-};
-
-static const char *const method_table[_BW_KDETECT_MAX] = {
-        [BW_KDETECT_VERSION] = "version",
-        [BW_KDETECT_FILE] = "file",
-        [BW_KDETECT_PROC_FILE] = "proc-file",
-        [BW_KDETECT_CPUSTAT_FIELD] = "cpustat-field",
-        [BW_KDETECT_PSI_FULL] = "psi-full",
-        [BW_KDETECT_KCONFIG] = "kconfig",
-        [BW_KDETECT_BTF_MEMBER] = "btf-member",
-        [BW_KDETECT_BEHAVIOUR] = "behaviour",
-};
-
-static const char *const behaviour_table[_BW_KBEHAVIOUR_MAX] = {
-        [BW_KBEHAVIOUR_BURST_SURVIVES_CPUMAX_WRITE] = "burst-survives-cpumax-write",
-        [BW_KBEHAVIOUR_IDENTICAL_UPDATE_NOOP] = "identical-update-noop",
-        [BW_KBEHAVIOUR_ACCOUNTING_SLACK] = "accounting-slack",
-        [BW_KBEHAVIOUR_ATOMIC_RUNTIME_POOL] = "atomic-runtime-pool",
-};
-
-static int lookup(const char *const *table, int n, const char *s) {
-        if (!s)
-                return -EINVAL;
-        for (int i = 0; i < n; i++)
-                if (table[i] && strcmp(table[i], s) == 0)
-                        return i;
-        return -EINVAL;
-}
-
-#define DEFINE_STRING_TABLE(name, type, table, max)                     \
-        const char *name##_to_string(type v) {                          \
-                if ((unsigned) v >= (unsigned) (max))                   \
-                        return NULL;                                    \
-                return table[v];                                        \
-        }                                                               \
-        int name##_from_string(const char *s) {                         \
-                return lookup(table, (max), s);                         \
-        }
-
-DEFINE_STRING_TABLE(bw_kitem_kind, enum bw_kitem_kind, kind_table, _BW_KITEM_KIND_MAX)
-DEFINE_STRING_TABLE(bw_kimportance, enum bw_kimportance, importance_table, _BW_KIMPORTANCE_MAX)
-DEFINE_STRING_TABLE(bw_keffect, enum bw_keffect, effect_table, _BW_KEFFECT_MAX)
-DEFINE_STRING_TABLE(bw_kdetect_method, enum bw_kdetect_method, method_table, _BW_KDETECT_MAX)
-DEFINE_STRING_TABLE(bw_kbehaviour, enum bw_kbehaviour, behaviour_table, _BW_KBEHAVIOUR_MAX)
-
 static const char *const verdict_table[] = {
         [BW_KVERDICT_OK] = "ok",
         [BW_KVERDICT_REQUIRED_MISSING] = "required-missing",
@@ -153,11 +87,127 @@ static void compute_caps(const struct bw_kcheck_result *res, bool v1, struct bw_
 #undef HAS
 }
 
+/* Behaviour probes are slow and touch the kernel: each runs at most once per
+ * check, whatever number of items names it. */
+struct behaviour_cache {
+        struct bw_kprobe_result result[_BW_KBEHAVIOUR_MAX];
+        bool done[_BW_KBEHAVIOUR_MAX];
+};
+
+static void behaviour_cache_done(struct behaviour_cache *c) {
+        for (size_t b = 0; b < _BW_KBEHAVIOUR_MAX; b++)
+                bw_kprobe_result_done(&c->result[b]);
+}
+
+static int row_init(struct bw_kcheck_row *row, const struct bw_kitem *it) {
+        *row = (struct bw_kcheck_row) {
+                .id = strdup(it->id),
+                .title = strdup(it->title),
+                .fallback = strdup(it->fallback),
+                .kind = it->kind,
+                .importance = it->importance,
+                .effect = it->effect,
+                .status = BW_KSTATUS_UNKNOWN,
+                .method = -1,
+                .behaviour = -1,
+        };
+        return row->id && row->title && row->fallback ? 0 : -ENOMEM;
+}
+
+/* Once a method decided, a behaviour probe's answer is evidence: agreeing or
+ * inconclusive, it is added to detected_by; a contradiction leaves the item
+ * unknown ("conflicting: ..."). Returns 1 on a conflict, 0, or -ENOMEM. */
+static int row_corroborate(struct bw_kcheck_row *row, const struct bw_kprobe_result *use) {
+        bool conflict = use->status != BW_KSTATUS_UNKNOWN && use->status != row->status;
+        char *n = NULL;
+        int r;
+
+        r = append_reason(&row->detected_by, use->how);
+        if (r < 0)
+                return r;
+        if (!conflict)
+                return 0;
+        if (asprintf(&n, "conflicting: %s", row->detected_by) < 0)
+                return -ENOMEM;
+        free(row->detected_by);
+        row->detected_by = n;
+        row->status = BW_KSTATUS_UNKNOWN;
+        row->method = -1;
+        return 1;
+}
+
+/* One detection method of IT; the answer in *ret (owned, or borrowed from
+ * the cache for behaviour probes: *ret_owned says which). */
+static int run_method(const struct bw_kprobe_env *env, const struct bw_kitem *it, const struct bw_kdetect *d,
+                      struct behaviour_cache *cache, struct bw_kprobe_result *ret,
+                      const struct bw_kprobe_result **ret_use) {
+        struct bw_kprobe_result *b;
+        int r;
+
+        if (d->method != BW_KDETECT_BEHAVIOUR) {
+                r = bw_kprobe_run(env, it, d, ret);
+                *ret_use = ret;
+                return r;
+        }
+        b = &cache->result[d->behaviour];
+        if (!cache->done[d->behaviour]) {
+                r = env->behaviour_probe && env->allow_behaviour ? env->behaviour_probe(env, d->behaviour, b) :
+                                                                   bw_kprobe_run(env, it, d, b);
+                if (r < 0)
+                        return r;
+                cache->done[d->behaviour] = true;
+        }
+        *ret_use = b;
+        return 0;
+}
+
+/* Try IT's methods in order until one decides; with allow_behaviour, its
+ * behaviour probes still run after that (see row_corroborate()). */
+static int check_item(const struct bw_kprobe_env *env, const struct bw_kitem *it, struct behaviour_cache *cache,
+                      struct bw_kcheck_row *row) {
+        _cleanup_free_ char *reasons = NULL;
+        int r;
+
+        for (size_t k = 0; k < it->n_detect; k++) {
+                const struct bw_kdetect *d = &it->detect[k];
+                struct bw_kprobe_result pr = { 0 };
+                const struct bw_kprobe_result *use;
+
+                if (row->detected_by && (d->method != BW_KDETECT_BEHAVIOUR || !env->allow_behaviour))
+                        continue;
+                r = run_method(env, it, d, cache, &pr, &use);
+                if (r < 0)
+                        return r;
+                if (d->method == BW_KDETECT_BEHAVIOUR && env->allow_behaviour)
+                        row->behaviour = use->status;
+
+                if (row->detected_by)
+                        r = row_corroborate(row, use);
+                else if (use->status != BW_KSTATUS_UNKNOWN) {
+                        row->status = use->status;
+                        row->method = d->method;
+                        row->detected_by = strdup(use->how);
+                        r = row->detected_by ? 0 : -ENOMEM;
+                } else
+                        r = append_reason(&reasons, use->how);
+                bw_kprobe_result_done(&pr);
+                if (r < 0)
+                        return r;
+                if (r > 0)
+                        break;
+        }
+
+        if (!row->detected_by) {
+                row->detected_by = reasons ? TAKE_PTR(reasons) : strdup("no detection method");
+                if (!row->detected_by)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
 int bw_kcheck_run(const struct bw_kmanifest *m, const struct bw_kprobe_env *env, struct bw_kcheck_result **ret) {
         _cleanup_(kcheck_result_freep) struct bw_kcheck_result *res = NULL;
-        /* Behaviour probes are slow and touch the kernel: run each once. */
-        struct bw_kprobe_result behaviour[_BW_KBEHAVIOUR_MAX] = { 0 };
-        bool behaviour_done[_BW_KBEHAVIOUR_MAX] = { 0 };
+        struct behaviour_cache cache = { 0 };
         int r = 0;
 
         res = calloc(1, sizeof(*res));
@@ -167,126 +217,26 @@ int bw_kcheck_run(const struct bw_kmanifest *m, const struct bw_kprobe_env *env,
         if (!res->rows)
                 return -ENOMEM;
 
-        for (size_t i = 0; i < m->n_items; i++) {
-                const struct bw_kitem *it = &m->items[i];
-                struct bw_kcheck_row *row = &res->rows[res->n_rows];
-                _cleanup_free_ char *reasons = NULL;
+        for (size_t i = 0; i < m->n_items && r >= 0; i++) {
+                struct bw_kcheck_row *row = &res->rows[res->n_rows++];
 
-                *row = (struct bw_kcheck_row) {
-                        .id = strdup(it->id),
-                        .title = strdup(it->title),
-                        .fallback = strdup(it->fallback),
-                        .kind = it->kind,
-                        .importance = it->importance,
-                        .effect = it->effect,
-                        .status = BW_KSTATUS_UNKNOWN,
-                        .method = -1,
-                        .behaviour = -1,
-                };
-                res->n_rows++;
-                if (!row->id || !row->title || !row->fallback) {
-                        r = -ENOMEM;
-                        goto finish;
-                }
-
-                for (size_t k = 0; k < it->n_detect; k++) {
-                        const struct bw_kdetect *d = &it->detect[k];
-                        struct bw_kprobe_result pr = { 0 };
-                        const struct bw_kprobe_result *use;
-
-                        /* Once an earlier method decided, behaviour probes
-                         * (when allowed) still run: they show whether the
-                         * kernel acts as its structure or version says. */
-                        if (row->detected_by && (d->method != BW_KDETECT_BEHAVIOUR || !env->allow_behaviour))
-                                continue;
-
-                        if (d->method == BW_KDETECT_BEHAVIOUR) {
-                                if (!behaviour_done[d->behaviour]) {
-                                        r = env->behaviour_probe && env->allow_behaviour ?
-                                                env->behaviour_probe(env, d->behaviour, &behaviour[d->behaviour]) :
-                                                bw_kprobe_run(env, it, d, &behaviour[d->behaviour]);
-                                        if (r < 0)
-                                                goto finish;
-                                        behaviour_done[d->behaviour] = true;
-                                }
-                                use = &behaviour[d->behaviour];
-                                if (env->allow_behaviour)
-                                        row->behaviour = use->status;
-                        } else {
-                                r = bw_kprobe_run(env, it, d, &pr);
-                                if (r < 0)
-                                        goto finish;
-                                use = &pr;
-                        }
-
-                        if (row->detected_by) {
-                                /* Corroboration: agreeing or inconclusive
-                                 * behaviour is added to the evidence; a
-                                 * contradiction leaves the item unknown. */
-                                bool conflict = use->status != BW_KSTATUS_UNKNOWN && use->status != row->status;
-
-                                r = append_reason(&row->detected_by, use->how);
-                                if (r >= 0 && conflict) {
-                                        char *n = NULL;
-
-                                        if (asprintf(&n, "conflicting: %s", row->detected_by) < 0)
-                                                r = -ENOMEM;
-                                        else {
-                                                free(row->detected_by);
-                                                row->detected_by = n;
-                                                row->status = BW_KSTATUS_UNKNOWN;
-                                                row->method = -1;
-                                        }
-                                }
-                                bw_kprobe_result_done(&pr);
-                                if (r < 0)
-                                        goto finish;
-                                if (conflict)
-                                        break;
-                                continue;
-                        }
-
-                        if (use->status != BW_KSTATUS_UNKNOWN) {
-                                row->status = use->status;
-                                row->method = d->method;
-                                row->detected_by = strdup(use->how);
-                                bw_kprobe_result_done(&pr);
-                                if (!row->detected_by) {
-                                        r = -ENOMEM;
-                                        goto finish;
-                                }
-                                continue;
-                        }
-                        r = append_reason(&reasons, use->how);
-                        bw_kprobe_result_done(&pr);
-                        if (r < 0)
-                                goto finish;
-                }
-
-                if (!row->detected_by) {
-                        row->detected_by = reasons ? TAKE_PTR(reasons) : strdup("no detection method");
-                        if (!row->detected_by) {
-                                r = -ENOMEM;
-                                goto finish;
-                        }
-                }
-
-                if (row->importance == BW_KIMPORTANCE_REQUIRED) {
-                        if (row->status == BW_KSTATUS_ABSENT)
-                                res->n_required_absent++;
-                        else if (row->status == BW_KSTATUS_UNKNOWN)
-                                res->n_required_unknown++;
-                }
+                r = row_init(row, &m->items[i]);
+                if (r >= 0)
+                        r = check_item(env, &m->items[i], &cache, row);
+                if (r < 0 || row->importance != BW_KIMPORTANCE_REQUIRED)
+                        continue;
+                if (row->status == BW_KSTATUS_ABSENT)
+                        res->n_required_absent++;
+                else if (row->status == BW_KSTATUS_UNKNOWN)
+                        res->n_required_unknown++;
         }
+        behaviour_cache_done(&cache);
+        if (r < 0)
+                return r;
 
         compute_caps(res, env->bw_is_v1, &res->caps);
         res->verdict = res->n_required_absent > 0 ? BW_KVERDICT_REQUIRED_MISSING :
                        res->n_required_unknown > 0 ? BW_KVERDICT_UNCHECKED : BW_KVERDICT_OK;
         *ret = TAKE_PTR(res);
-        r = 0;
-
-finish:
-        for (size_t b = 0; b < _BW_KBEHAVIOUR_MAX; b++)
-                bw_kprobe_result_done(&behaviour[b]);
-        return r;
+        return 0;
 }

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bwgov/kernelcheck.h"
+#include "bwgov/kversion.h"
 #include "bwgov/macro.h"
 
 static const char *const kstatus_table[_BW_KSTATUS_MAX] = {
