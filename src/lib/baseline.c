@@ -31,7 +31,8 @@ bool bw_baseline_burst_ours(const struct bw_baseline_view *v, const struct bw_ba
                v->written.burst_usec != v->baseline.burst_usec && cur->quota_usec != BW_QUOTA_MAX;
 }
 
-void bw_baseline_rebase(const struct bw_baseline_view *v, const struct bw_bandwidth *cur, struct bw_baseline_view *ret) {
+void bw_baseline_rebase(const struct bw_baseline_view *v, const struct bw_bandwidth *cur,
+                        struct bw_baseline_view *ret) {
         struct bw_baseline_view n = { .baseline = *cur, .written = *cur };
 
         if (bw_baseline_burst_ours(v, cur))
@@ -121,7 +122,8 @@ void bw_baseline_params(const struct bw_config *config, const struct bw_unit_con
         if (baseline->quota_usec != BW_QUOTA_MAX && p.quota_max_usec < baseline->quota_usec)
                 p.quota_max_usec = baseline->quota_usec;
         /* On the law's 1 ms grid, like the resting burst below. */
-        p.burst_max_usec = cfg->has_cpu_burst_max ? cfg->cpu_burst_max_usec / BW_QUOTA_GRID_USEC * BW_QUOTA_GRID_USEC : 0;
+        if (cfg->has_cpu_burst_max)
+                p.burst_max_usec = cfg->cpu_burst_max_usec / BW_QUOTA_GRID_USEC * BW_QUOTA_GRID_USEC;
         p.credit_max_usec = cfg->credit_max_usec;
         p.target_throttle = cfg->target_throttle;
         p.target_pressure = cfg->target_pressure;
