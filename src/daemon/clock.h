@@ -18,3 +18,12 @@ static inline uint64_t clock_now_usec(clockid_t clock_id) {
         (void) clock_gettime(clock_id, &ts);
         return (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / 1000;
 }
+
+/* The accuracy asked of a timer that fires delay_usec from now: late by
+ * 1/16 of it at most (sd-event's default accuracy, 250 ms, would be as long
+ * as the shortest intervals themselves), at least 1 µs. */
+#define TIMER_ACCURACY_DIVISOR 16
+
+static inline uint64_t timer_accuracy_usec(uint64_t delay_usec) {
+        return delay_usec / TIMER_ACCURACY_DIVISOR > 0 ? delay_usec / TIMER_ACCURACY_DIVISOR : 1;
+}

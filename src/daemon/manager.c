@@ -340,7 +340,7 @@ static int on_host_timer(sd_event_source *s, uint64_t usec, void *userdata) {
 
         /* sd-event's default accuracy is 250 ms: as long as the interval
          * itself, and shedding would come a whole tick late. */
-        r = sd_event_source_set_time_accuracy(s, host_interval(m) / 16 > 0 ? host_interval(m) / 16 : 1);
+        r = sd_event_source_set_time_accuracy(s, timer_accuracy_usec(host_interval(m)));
         if (r >= 0)
                 r = sd_event_source_set_time_relative(s, host_interval(m));
         if (r >= 0)

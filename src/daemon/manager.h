@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+/* The Manager: the event loop, the table of configured units, the host
+ * sample and shedding, and what main.c, the varlink server, metrics and the
+ * kernel check read. Units (unit.h) never see it. */
+
 #include <stdbool.h>
 #include <stdint.h>
-#include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
 #include "bwgov/cgroupfs.h"

@@ -36,10 +36,6 @@
  * dozens: a second tick closer than this to the last one is not run. */
 #define TRIGGER_MIN_SPACING_USEC (100 * USEC_PER_MSEC)
 
-/* The law sized the headroom for its horizon: the timer may be late by
- * this fraction of it at most (sd-event's default accuracy is 250 ms). */
-#define TIMER_ACCURACY_DIVISOR 16
-
 /* ---- unit configuration copies ---------------------------------------- */
 
 static void unit_config_done(struct bw_unit_config *c) {
@@ -125,11 +121,11 @@ static void unit_close_cgroup(Unit *u) {
                 u->ctx->hooks->cgroup_changed(u, u->ctx->userdata);
 }
 
+/* The law sized the headroom for that horizon: the timer keeps to it. */
 int unit_schedule(Unit *u, uint64_t from, uint64_t delay) {
-        uint64_t accuracy = delay / TIMER_ACCURACY_DIVISOR > 0 ? delay / TIMER_ACCURACY_DIVISOR : 1;
         int r;
 
-        r = sd_event_source_set_time_accuracy(u->timer, accuracy);
+        r = sd_event_source_set_time_accuracy(u->timer, timer_accuracy_usec(delay));
         if (r >= 0)
                 r = sd_event_source_set_time(u->timer, from + delay);
         if (r >= 0)
