@@ -46,7 +46,7 @@ struct bw_state_unit {
 };
 
 struct bw_state {
-        struct bw_state_unit *units;
+        struct bw_state_unit *units;    /* sorted by name (strcmp) */
         size_t n_units;
 };
 
@@ -54,7 +54,9 @@ struct bw_state {
  * schema (the caller should then start from nothing and say so); -ENOMEM. */
 int bw_state_parse(const char *buf, size_t len, struct bw_state *ret);
 
-/* Load NAME relative to dirfd. -ENOENT when there is no state yet. */
+/* Load NAME relative to dirfd (not following a symlink). -ENOENT when there
+ * is no state yet, -EINVAL for a directory or a malformed file, -EFBIG for
+ * one over 16 MiB, another negative errno for I/O errors. */
 int bw_state_load(int dirfd, const char *name, struct bw_state *ret);
 
 /* Serialise to a malloc'd NUL-terminated string. */
@@ -66,11 +68,13 @@ int bw_state_save(int dirfd, const char *name, const struct bw_state *s);
 
 void bw_state_done(struct bw_state *s);
 
-/* Find a unit entry, NULL if none. */
+/* Find a unit entry (a binary search), NULL if none. The pointer stays valid
+ * until the next bw_state_add() or bw_state_remove() on s. */
 struct bw_state_unit *bw_state_find(struct bw_state *s, const char *name);
 
-/* Add (or return the existing) entry for name; the new entry is zeroed with
- * name and cgroup copied. NULL on ENOMEM. */
+/* Add (or return the existing) entry for name, keeping the table sorted; the
+ * new entry is zeroed with name and cgroup copied. NULL on ENOMEM (s is then
+ * unchanged). Pointers from earlier lookups are invalidated. */
 struct bw_state_unit *bw_state_add(struct bw_state *s, const char *name, const char *cgroup);
 
 /* Drop the entry for name; no-op if absent. */

@@ -1,14 +1,23 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* systemd's intended CPUQuota= of a unit over the system bus (see
+ * sdintent.h): the connection, opened on first use and dropped when PID 1
+ * goes away, and the two property reads. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <systemd/sd-bus.h>
 #include <systemd/sd-daemon.h>
 
+#include "bwgov/baseline.h"
 #include "bwgov/discover.h"
 #include "log.h"
-#include "manager.h"
 #include "sdintent.h"
+
+struct SdIntent {
+        bool enabled;
+        sd_bus *bus;                    /* system bus, opened on first use */
+        bool bus_failed;                /* not reachable: not tried again */
+};
 
 static const char *unit_interface(const char *name) {
         static const struct { const char *suffix, *iface; } map[] = {
@@ -29,40 +38,58 @@ static const char *unit_interface(const char *name) {
         return NULL;
 }
 
-static sd_bus *get_bus(Manager *m) {
+int sdintent_new(bool enabled, SdIntent **ret) {
+        SdIntent *s = calloc(1, sizeof(*s));
+
+        if (!s)
+                return -ENOMEM;
+        s->enabled = enabled;
+        *ret = s;
+        return 0;
+}
+
+SdIntent *sdintent_free(SdIntent *s) {
+        if (!s)
+                return NULL;
+        sd_bus_flush_close_unref(s->bus);
+        free(s);
+        return NULL;
+}
+
+static sd_bus *get_bus(SdIntent *s) {
         int r;
 
-        if (m->bus)
-                return m->bus;
-        if (m->bus_failed || m->cgroup_root || sd_booted() <= 0)
+        if (s->bus)
+                return s->bus;
+        if (s->bus_failed || !s->enabled || sd_booted() <= 0)
                 return NULL;
-        r = sd_bus_open_system(&m->bus);
+        r = sd_bus_open_system(&s->bus);
         if (r < 0) {
-                m->bus_failed = true;
+                s->bus_failed = true;
                 log_info_errno(r, "Cannot reach systemd on the system bus, not following CPUQuota= of units: %s",
                                STRERROR(r));
                 return NULL;
         }
-        return m->bus;
+        return s->bus;
 }
 
-int sdintent_poll(Manager *m, Unit *u, uint64_t *ret_quota_usec, uint64_t *ret_period_usec) {
+int sdintent_read(SdIntent *s, const char *unit, uint64_t *ret_quota_usec, uint64_t *ret_period_usec) {
         _cleanup_free_ char *path = NULL;
         const char *iface;
         uint64_t per_sec = 0, period = 0, quota;
         sd_bus *bus;
         int r;
 
-        if (u->cfg.cgroup || !bw_unit_is_systemd(u->name))
+        if (!bw_unit_is_systemd(unit))
                 return 0;
-        iface = unit_interface(u->name);
+        iface = unit_interface(unit);
         if (!iface)
                 return 0;
-        bus = get_bus(m);
+        bus = get_bus(s);
         if (!bus)
                 return 0;
 
-        r = sd_bus_path_encode("/org/freedesktop/systemd1/unit", u->name, &path);
+        r = sd_bus_path_encode("/org/freedesktop/systemd1/unit", unit, &path);
         if (r < 0)
                 return 0;
         r = sd_bus_get_property_trivial(bus, "org.freedesktop.systemd1", path, iface,
@@ -71,16 +98,15 @@ int sdintent_poll(Manager *m, Unit *u, uint64_t *ret_quota_usec, uint64_t *ret_p
                 r = sd_bus_get_property_trivial(bus, "org.freedesktop.systemd1", path, iface,
                                                 "CPUQuotaPeriodUSec", NULL, 't', &period);
         if (r < 0) {
-                log_debug_errno(r, "%s: cannot read CPUQuota from systemd: %s", u->name, STRERROR(r));
-                if (r == -ECONNRESET || r == -ENOTCONN) {
-                        m->bus = sd_bus_flush_close_unref(m->bus);
-                }
+                log_debug_errno(r, "%s: cannot read CPUQuota from systemd: %s", unit, STRERROR(r));
+                if (r == -ECONNRESET || r == -ENOTCONN)
+                        s->bus = sd_bus_flush_close_unref(s->bus);
                 return 0;
         }
 
         /* systemd's own defaults: period "infinity" means 100 ms. */
         if (period == UINT64_MAX || period == 0)
-                period = 100000;
+                period = BW_DEFAULT_PERIOD_USEC;
         if (per_sec == UINT64_MAX)
                 quota = BW_QUOTA_MAX;
         else {
@@ -90,21 +116,7 @@ int sdintent_poll(Manager *m, Unit *u, uint64_t *ret_quota_usec, uint64_t *ret_p
                 if (quota < BW_QUOTA_MIN_USEC)
                         quota = BW_QUOTA_MIN_USEC;
         }
-
-        if (u->has_sd_intent && u->sd_quota_usec == quota && u->sd_period_usec == period)
-                return 0;
-
-        r = u->has_sd_intent;   /* the first observation is only recorded */
-        u->has_sd_intent = true;
-        u->sd_quota_usec = quota;
-        u->sd_period_usec = period;
-        if (!r)
-                return 0;
         *ret_quota_usec = quota;
         *ret_period_usec = period;
         return 1;
-}
-
-void sdintent_close(Manager *m) {
-        m->bus = sd_bus_flush_close_unref(m->bus);
 }

@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The state file: ownership classification, the sorted table of unit
+ * entries, and state.json parsing, formatting, loading and atomic saving
+ * (contracts in include/bwgov/state.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include "bwgov/fileio.h"
 #include "bwgov/macro.h"
 #include "bwgov/state.h"
 
@@ -66,51 +69,82 @@ void bw_state_done(struct bw_state *s) {
         s->n_units = 0;
 }
 
+/* Entries are kept sorted by name: lookups are a binary search, not a
+ * scan, which matters with a thousand units looked up on every write. */
+static int unit_name_cmp(const void *key, const void *entry) {
+        return strcmp(key, ((const struct bw_state_unit *) entry)->name);
+}
+
+/* The index where name is, or where it would be inserted. */
+static size_t unit_index(const struct bw_state *s, const char *name, bool *ret_found) {
+        size_t lo = 0, hi = s->n_units;
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                int c = unit_name_cmp(name, &s->units[mid]);
+
+                if (c == 0) {
+                        *ret_found = true;
+                        return mid;
+                }
+                if (c < 0)
+                        hi = mid;
+                else
+                        lo = mid + 1;
+        }
+        *ret_found = false;
+        return lo;
+}
+
 struct bw_state_unit *bw_state_find(struct bw_state *s, const char *name) {
-        for (size_t i = 0; i < s->n_units; i++)
-                if (strcmp(s->units[i].name, name) == 0)
-                        return &s->units[i];
-        return NULL;
+        bool found;
+        size_t i = unit_index(s, name, &found);
+
+        return found ? &s->units[i] : NULL;
 }
 
 struct bw_state_unit *bw_state_add(struct bw_state *s, const char *name, const char *cgroup) {
-        struct bw_state_unit *u, *n;
+        struct bw_state_unit u = {0}, *n;
+        bool found;
+        size_t i = unit_index(s, name, &found);
 
-        u = bw_state_find(s, name);
-        if (u)
-                return u;
+        if (found)
+                return &s->units[i];
 
-        n = realloc(s->units, (s->n_units + 1) * sizeof(*n));
-        if (!n)
-                return NULL;
-        s->units = n;
-        u = &s->units[s->n_units];
-        *u = (struct bw_state_unit) {0};
-        u->name = strdup(name);
-        u->cgroup = strdup(cgroup ? cgroup : name);
-        if (!u->name || !u->cgroup) {
-                unit_done(u);
+        u.name = strdup(name);
+        u.cgroup = strdup(cgroup ? cgroup : name);
+        if (!u.name || !u.cgroup) {
+                unit_done(&u);
                 return NULL;
         }
+        n = realloc(s->units, (s->n_units + 1) * sizeof(*n));
+        if (!n) {
+                unit_done(&u);
+                return NULL;
+        }
+        s->units = n;
+        memmove(&s->units[i + 1], &s->units[i], (s->n_units - i) * sizeof(*n));
+        s->units[i] = u;
         s->n_units++;
-        return u;
+        return &s->units[i];
 }
 
 void bw_state_remove(struct bw_state *s, const char *name) {
-        struct bw_state_unit *u = bw_state_find(s, name);
-        size_t i;
+        bool found;
+        size_t i = unit_index(s, name, &found);
 
-        if (!u)
+        if (!found)
                 return;
-        i = (size_t) (u - s->units);
-        unit_done(u);
-        memmove(&s->units[i], &s->units[i + 1], (s->n_units - i - 1) * sizeof(*u));
+        unit_done(&s->units[i]);
+        memmove(&s->units[i], &s->units[i + 1], (s->n_units - i - 1) * sizeof(*s->units));
         s->n_units--;
 }
 
 static json_t *bandwidth_to_json(const struct bw_bandwidth *b) {
+        json_t *quota = b->quota_usec == BW_QUOTA_MAX ? json_null() : json_integer((json_int_t) b->quota_usec);
+
         return json_pack("{s:o, s:I, s:I, s:b}",
-                         "quota_usec", b->quota_usec == BW_QUOTA_MAX ? json_null() : json_integer((json_int_t) b->quota_usec),
+                         "quota_usec", quota,
                          "period_usec", (json_int_t) b->period_usec,
                          "burst_usec", (json_int_t) b->burst_usec,
                          "has_burst", b->has_burst);
@@ -173,6 +207,38 @@ static int optional_bandwidth(json_t *o, const char *key, bool *ret_has, struct 
         return bandwidth_from_json(v, ret);
 }
 
+/* One entry of "units": name -> {cgroup, baseline, written, pending,
+ * credit_usec, debt_usec, paused}. */
+static int unit_from_json(struct bw_state *s, const char *name, json_t *v) {
+        struct bw_state_unit *u;
+        json_t *cg, *debt;
+        int r;
+
+        if (!json_is_object(v) || name[0] == '\0')
+                return -EINVAL;
+        cg = json_object_get(v, "cgroup");
+        if (!json_is_string(cg))
+                return -EINVAL;
+        u = bw_state_add(s, name, json_string_value(cg));
+        if (!u)
+                return -ENOMEM;
+        r = bandwidth_from_json(json_object_get(v, "baseline"), &u->baseline);
+        if (r >= 0)
+                r = optional_bandwidth(v, "written", &u->has_written, &u->written);
+        if (r >= 0)
+                r = optional_bandwidth(v, "pending", &u->has_pending, &u->pending);
+        if (r >= 0)
+                r = json_get_u64(json_object_get(v, "credit_usec"), &u->credit_usec);
+        /* Optional (files written before the debt was kept have none). */
+        debt = json_object_get(v, "debt_usec");
+        if (r >= 0 && debt)
+                r = json_get_u64(debt, &u->debt_usec);
+        if (r < 0)
+                return r;
+        u->paused = json_is_true(json_object_get(v, "paused"));
+        return 0;
+}
+
 int bw_state_parse(const char *buf, size_t len, struct bw_state *ret) {
         _cleanup_(bw_state_done) struct bw_state s = {0};
         json_error_t err;
@@ -185,61 +251,21 @@ int bw_state_parse(const char *buf, size_t len, struct bw_state *ret) {
                 return -EINVAL;
 
         v = json_object_get(root, "schema_version");
-        if (!json_is_integer(v) || json_integer_value(v) != STATE_SCHEMA_VERSION) {
-                r = -EINVAL;
-                goto out;
-        }
         units = json_object_get(root, "units");
-        if (!json_is_object(units)) {
+        if (!json_is_integer(v) || json_integer_value(v) != STATE_SCHEMA_VERSION || !json_is_object(units))
                 r = -EINVAL;
-                goto out;
-        }
-
-        json_object_foreach(units, name, v) {
-                struct bw_state_unit *u;
-                json_t *cg, *paused;
-
-                if (!json_is_object(v) || name[0] == '\0') {
-                        r = -EINVAL;
-                        goto out;
-                }
-                cg = json_object_get(v, "cgroup");
-                if (!json_is_string(cg)) {
-                        r = -EINVAL;
-                        goto out;
-                }
-                u = bw_state_add(&s, name, json_string_value(cg));
-                if (!u) {
-                        r = -ENOMEM;
-                        goto out;
-                }
-                r = bandwidth_from_json(json_object_get(v, "baseline"), &u->baseline);
-                if (r < 0)
-                        goto out;
-                r = optional_bandwidth(v, "written", &u->has_written, &u->written);
-                if (r < 0)
-                        goto out;
-                r = optional_bandwidth(v, "pending", &u->has_pending, &u->pending);
-                if (r < 0)
-                        goto out;
-                r = json_get_u64(json_object_get(v, "credit_usec"), &u->credit_usec);
-                if (r < 0)
-                        goto out;
-                /* Optional (files written before the debt was kept have none). */
-                if (json_object_get(v, "debt_usec")) {
-                        r = json_get_u64(json_object_get(v, "debt_usec"), &u->debt_usec);
+        else
+                json_object_foreach(units, name, v) {
+                        r = unit_from_json(&s, name, v);
                         if (r < 0)
-                                goto out;
+                                break;
                 }
-                paused = json_object_get(v, "paused");
-                u->paused = json_is_true(paused);
-        }
-
+        json_decref(root);
+        if (r < 0)
+                return r;
         *ret = s;
         s = (struct bw_state) {0};
-out:
-        json_decref(root);
-        return r;
+        return 0;
 }
 
 int bw_state_format(const struct bw_state *s, char **ret) {
@@ -281,36 +307,16 @@ oom:
 }
 
 int bw_state_load(int dirfd, const char *name, struct bw_state *ret) {
-        _cleanup_close_ int fd = -1;
         _cleanup_free_ char *buf = NULL;
-        struct stat st;
-        size_t done = 0;
+        size_t len;
+        int r;
 
-        fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0)
-                return -errno;
-        if (fstat(fd, &st) < 0)
-                return -errno;
-        if (!S_ISREG(st.st_mode))
-                return -EINVAL;
-        if ((uint64_t) st.st_size > STATE_MAX_BYTES)
-                return -EFBIG;
-
-        buf = malloc((size_t) st.st_size + 1);
-        if (!buf)
-                return -ENOMEM;
-        while (done < (size_t) st.st_size) {
-                ssize_t n = read(fd, buf + done, (size_t) st.st_size - done);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (n == 0)
-                        break;
-                done += (size_t) n;
-        }
-        return bw_state_parse(buf, done, ret);
+        r = bw_read_full_at(dirfd, name, O_NOFOLLOW, STATE_MAX_BYTES, &buf, &len);
+        if (r == -EISDIR)
+                return -EINVAL;         /* not a regular file */
+        if (r < 0)
+                return r;
+        return bw_state_parse(buf, len, ret);
 }
 
 int bw_state_save(int dirfd, const char *name, const struct bw_state *s) {

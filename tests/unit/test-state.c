@@ -66,6 +66,45 @@ static void test_roundtrip(void **unused) {
         bw_state_done(&t);
 }
 
+/* The table stays sorted whatever the order of adds and removes, and every
+ * entry is found by its name (the lookup is a binary search). */
+static void test_table_sorted(void **unused) {
+        static const char *const names[] = {
+                "m.slice", "a.service", "z.scope", "b.slice", "k.service", "a.slice", "y.slice", "c.scope",
+        };
+        struct bw_state s = {0};
+
+        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                struct bw_state_unit *u = bw_state_add(&s, names[i], NULL);
+
+                assert_non_null(u);
+                assert_string_equal(u->name, names[i]);
+                assert_string_equal(u->cgroup, names[i]);
+                u->credit_usec = i + 1;
+                /* Adding again returns the same entry, untouched. */
+                assert_ptr_equal(bw_state_add(&s, names[i], "other"), u);
+        }
+        assert_int_equal(s.n_units, ELEMENTSOF(names));
+        for (size_t i = 1; i < s.n_units; i++)
+                assert_true(strcmp(s.units[i - 1].name, s.units[i].name) < 0);
+        for (size_t i = 0; i < ELEMENTSOF(names); i++)
+                assert_int_equal(bw_state_find(&s, names[i])->credit_usec, i + 1);
+        assert_null(bw_state_find(&s, "b.service"));
+        assert_null(bw_state_find(&s, ""));
+
+        bw_state_remove(&s, "a.service");       /* the first */
+        bw_state_remove(&s, "z.scope");         /* the last */
+        bw_state_remove(&s, "k.service");       /* one inside */
+        bw_state_remove(&s, "nothing.slice");   /* absent: no-op */
+        assert_int_equal(s.n_units, ELEMENTSOF(names) - 3);
+        for (size_t i = 1; i < s.n_units; i++)
+                assert_true(strcmp(s.units[i - 1].name, s.units[i].name) < 0);
+        assert_null(bw_state_find(&s, "k.service"));
+        assert_int_equal(bw_state_find(&s, "y.slice")->credit_usec, 7);
+        assert_int_equal(bw_state_find(&s, "a.slice")->credit_usec, 6);
+        bw_state_done(&s);
+}
+
 static void test_parse_rejects(void **unused) {
         static const char *const bad[] = {
                 "",
@@ -181,6 +220,15 @@ static void test_save_load_atomic(void **unused) {
                 assert_int_equal(t.n_units, 0);
         }
 
+        /* A directory in its place is not a state file. */
+        assert_int_equal(mkdirat(dfd, "dir.json", 0755), 0);
+        assert_int_equal(bw_state_load(dfd, "dir.json", &t), -EINVAL);
+        /* Nor is a symlink followed. */
+        assert_int_equal(symlinkat("state.json", dfd, "link.json"), 0);
+        assert_true(bw_state_load(dfd, "link.json", &t) < 0);
+
+        unlinkat(dfd, "dir.json", AT_REMOVEDIR);
+        unlinkat(dfd, "link.json", 0);
         unlinkat(dfd, "state.json", 0);
         unlinkat(dfd, "bad.json", 0);
         close(dfd);
@@ -192,6 +240,7 @@ static void test_save_load_atomic(void **unused) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_roundtrip),
+                cmocka_unit_test(test_table_sorted),
                 cmocka_unit_test(test_parse_rejects),
                 cmocka_unit_test(test_classify),
                 cmocka_unit_test(test_save_load_atomic),

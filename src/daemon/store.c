@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The state store (see store.h): the state directory, the in-memory state,
+ * the dirty flag and the batched save timer, write-ahead intents and the
+ * one mirror of a unit into its saved entry. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "store.h"
+
+#define STATE_FILE "state.json"
+
+/* How long changes that need no write-ahead wait to be saved together. */
+#define STORE_SAVE_DELAY_USEC (1 * USEC_PER_SEC)
+
+struct Store {
+        sd_event *event;
+        char *dir;                      /* for messages */
+        int dir_fd;                     /* -1 until store_open() */
+        struct bw_state state;
+        sd_event_source *save_source;   /* one-shot timer: saves a dirty state (store_mark()) */
+        bool dirty;                     /* memory differs from the file (see store_mark()) */
+        bool stopping;
+        uint64_t last_periodic_usec;
+        uint64_t *saves;
+};
+
+int store_new(sd_event *event, uint64_t *saves_counter, Store **ret) {
+        Store *s = malloc(sizeof(*s));
+
+        if (!s)
+                return -ENOMEM;
+        *s = (Store) { .event = sd_event_ref(event), .dir_fd = -1, .saves = saves_counter };
+        *ret = s;
+        return 0;
+}
+
+Store *store_free(Store *s) {
+        if (!s)
+                return NULL;
+        sd_event_source_disable_unref(s->save_source);
+        sd_event_unref(s->event);
+        bw_state_done(&s->state);
+        if (s->dir_fd >= 0)
+                close(s->dir_fd);
+        free(s->dir);
+        free(s);
+        return NULL;
+}
+
+int store_open(Store *s, const char *dir) {
+        char bak[sizeof(STATE_FILE ".broken")];
+        int r;
+
+        s->dir = strdup(dir);
+        if (!s->dir)
+                return log_oom();
+        s->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (s->dir_fd < 0)
+                return log_error_errno(errno, "Failed to open state directory %s: %s", dir, STRERROR(errno));
+
+        r = bw_state_load(s->dir_fd, STATE_FILE, &s->state);
+        if (r == -ENOENT)
+                log_debug("No saved state, starting fresh");
+        else if (r < 0) {
+                /* Keep the broken file for inspection; starting fresh adopts
+                 * whatever the kernel holds, which may be a boost. Say so. */
+                snprintf(bak, sizeof bak, "%s.broken", STATE_FILE);
+                (void) renameat(s->dir_fd, STATE_FILE, s->dir_fd, bak);
+                log_warning_errno(r, "Saved state %s/%s unreadable (kept as %s), "
+                                  "adopting current values as baselines: %s", dir, STATE_FILE, bak, STRERROR(r));
+        }
+        return 0;
+}
+
+int store_save(Store *s) {
+        int r;
+
+        if (s->dir_fd < 0)
+                return 0;
+        r = bw_state_save(s->dir_fd, STATE_FILE, &s->state);
+        if (r < 0)
+                return log_error_errno(r, "Failed to save %s/%s: %s", s->dir, STATE_FILE, STRERROR(r));
+        if (s->saves)
+                (*s->saves)++;
+        s->dirty = false;
+        for (size_t i = 0; i < s->state.n_units; i++)
+                s->state.units[i].pending_saved = s->state.units[i].has_pending;
+        return 0;
+}
+
+/* Changes that need no write-ahead are saved together a little later: with
+ * many units one save instead of one per unit, each of which rewrites and
+ * fsyncs the whole file (a thousand units made adoption quadratic and a
+ * stop outlast systemd's timeout). Any write's intent save takes them
+ * along. */
+static int on_save_timer(sd_event_source *source, uint64_t usec, void *userdata) {
+        Store *s = userdata;
+
+        if (s->dirty)
+                (void) store_save(s);
+        return 0;
+}
+
+void store_mark(Store *s) {
+        int enabled = SD_EVENT_OFF;
+
+        s->dirty = true;
+        /* Stopping: the loop is done and the caller saves last. */
+        if (s->stopping)
+                return;
+        if (!s->save_source) {
+                if (sd_event_add_time_relative(s->event, &s->save_source, CLOCK_MONOTONIC, STORE_SAVE_DELAY_USEC,
+                                               0, on_save_timer, s) < 0) {
+                        (void) store_save(s);   /* cannot defer: save now */
+                        return;
+                }
+                (void) sd_event_source_set_enabled(s->save_source, SD_EVENT_ONESHOT);
+                return;
+        }
+        if (sd_event_source_get_enabled(s->save_source, &enabled) >= 0 && enabled != SD_EVENT_OFF)
+                return;         /* a save is already on its way */
+        if (sd_event_source_set_time_relative(s->save_source, STORE_SAVE_DELAY_USEC) < 0 ||
+            sd_event_source_set_enabled(s->save_source, SD_EVENT_ONESHOT) < 0)
+                (void) store_save(s);
+}
+
+void store_stop(Store *s) {
+        s->stopping = true;
+}
+
+void store_periodic(Store *s, uint64_t now_usec) {
+        if (now_usec - s->last_periodic_usec < STORE_SAVE_INTERVAL_USEC)
+                return;
+        (void) store_save(s);
+        s->last_periodic_usec = now_usec;
+}
+
+const struct bw_state_unit *store_find(Store *s, const char *name) {
+        return bw_state_find(&s->state, name);
+}
+
+void store_forget(Store *s, const char *name) {
+        bw_state_remove(&s->state, name);
+}
+
+int store_record_unit(Store *s, const char *name, const struct store_record *r, unsigned flags) {
+        struct bw_state_unit *su = bw_state_add(&s->state, name, r->cgroup);
+
+        if (!su)
+                return -ENOMEM;
+        su->baseline = r->baseline;
+        su->has_written = r->has_written;
+        su->written = r->written;
+        su->credit_usec = r->credit_usec;
+        su->debt_usec = r->debt_usec;
+        su->paused = r->paused;
+        if (flags & STORE_SETTLED) {
+                /* The pending intent in the file already names what the
+                 * kernel now holds: the save can wait. */
+                su->has_pending = false;
+                su->pending_saved = false;
+        }
+        if (flags & STORE_SOON)
+                store_mark(s);
+        return 0;
+}
+
+void store_set_paused(Store *s, const char *name, bool paused) {
+        struct bw_state_unit *su = bw_state_find(&s->state, name);
+
+        if (su)
+                su->paused = paused;
+}
+
+int store_intent(Store *s, const char *name, const struct bw_bandwidth *target, bool save) {
+        struct bw_state_unit *su = bw_state_find(&s->state, name);
+
+        if (!su)
+                return 0;
+        if (su->has_pending && su->pending_saved && bw_bandwidth_equal(&su->pending, target) &&
+            su->pending.burst_usec == target->burst_usec)
+                return 0;
+        su->has_pending = true;
+        su->pending = *target;
+        su->pending_saved = false;
+        return save ? store_save(s) : 0;
+}

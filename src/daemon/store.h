@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The state store: state.json in the state directory and when it is
+ * written. Writes of cpu.max save their intent first (write-ahead: a crash
+ * between the write and the next save must still recognise the kernel's
+ * value as ours); everything else (adoption, re-base, the outcome of a
+ * write whose intent is saved) marks the store dirty and is saved together
+ * a little later, and the credit buckets are saved every
+ * STORE_SAVE_INTERVAL_USEC. See include/bwgov/state.h for the file. */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <systemd/sd-event.h>
+
+#include "bwgov/state.h"
+
+/* The state file also carries the credit buckets; saving it on every tick
+ * would fsync once a second per host for little gain. Writes save at once. */
+#define STORE_SAVE_INTERVAL_USEC (10 * USEC_PER_SEC)
+
+typedef struct Store Store;
+
+/* A store that saves nothing until store_open(). saves_counter (may be
+ * NULL) is bumped on every successful save (the counter metrics publish).
+ * Returns 0 or -ENOMEM. */
+int store_new(sd_event *event, uint64_t *saves_counter, Store **ret);
+Store *store_free(Store *s);
+
+/* Open the (existing) state directory dir and load its state file. A
+ * missing file starts empty; an unreadable one is kept as state.json.broken
+ * and the store starts empty, with a warning. Returns 0 or a negative errno
+ * (logged) when the directory cannot be opened. */
+int store_open(Store *s, const char *dir);
+
+/* Save now. Returns 0 (also without a directory) or a negative errno
+ * (logged). */
+int store_save(Store *s);
+
+/* Memory differs from the file in a way that needs no write-ahead: save
+ * within STORE_SAVE_DELAY_USEC, one save for many such changes. */
+void store_mark(Store *s);
+
+/* The loop is over: from now on store_mark() only marks, and the caller
+ * saves last. */
+void store_stop(Store *s);
+
+/* Called every Interval=: saves when the last periodic save is
+ * STORE_SAVE_INTERVAL_USEC old (the credit buckets change on every tick
+ * without marking the store). */
+void store_periodic(Store *s, uint64_t now_usec);
+
+/* The entry saved for a unit, NULL when none. Valid until the next
+ * store_record_unit() or store_forget(). */
+const struct bw_state_unit *store_find(Store *s, const char *name);
+
+/* Forget a unit's entry (unconfigured, or its cgroup moved). */
+void store_forget(Store *s, const char *name);
+
+/* What the state file keeps of one unit. */
+struct store_record {
+        const char *cgroup;
+        struct bw_bandwidth baseline;
+        bool has_written;
+        struct bw_bandwidth written;
+        uint64_t credit_usec;
+        uint64_t debt_usec;
+        bool paused;
+};
+
+enum {
+        /* The kernel holds what the record says (adoption, re-base, a write
+         * that succeeded): any write-ahead intent is resolved. */
+        STORE_SETTLED = 1 << 0,
+        /* Save soon (store_mark()); without it the periodic save takes it. */
+        STORE_SOON    = 1 << 1,
+};
+
+/* The one place that mirrors a unit into its entry, created when missing.
+ * flags: STORE_SETTLED, STORE_SOON. Returns 0 or -ENOMEM. */
+int store_record_unit(Store *s, const char *name, const struct store_record *r, unsigned flags);
+
+/* Set paused in name's entry, if there is one: for a unit not adopted yet,
+ * whose saved entry decides at adoption (otherwise store_record_unit()). */
+void store_set_paused(Store *s, const char *name, bool paused);
+
+/* Write-ahead: record that target is about to be written to name's cgroup.
+ * With save, the intent is saved now unless this very intent is saved
+ * already; without, the caller saves one batch of intents with
+ * store_save(). Returns 0, or the save's negative errno (logged): then
+ * nothing must be written. A unit without an entry needs no intent. */
+int store_intent(Store *s, const char *name, const struct bw_bandwidth *target, bool save);

@@ -1,0 +1,782 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* One governed unit (see unit.h): its cgroup and PSI trigger, adoption,
+ * re-base, systemd's intent, the write path with its write-ahead intent,
+ * restore, and the tick that samples, decides and writes. The decisions are
+ * src/lib's (baseline.c, policy.c); the manager is reached only through
+ * the unit_context hooks. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "bwgov/baseline.h"
+#include "bwgov/discover.h"
+#include "bwgov/util.h"
+#include "clock.h"
+#include "log.h"
+#include "psi-trigger.h"
+#include "unit.h"
+
+/* Where we look for service and scope units below the root: systemd nests
+ * them at most a few slices deep (user.slice/user-1000.slice/session-1.scope). */
+#define DISCOVER_MAX_DEPTH 6
+
+/* A sample closer than the law's 50 ms to the previous one decides nothing:
+ * a shedding plan that met one is tried again this much later. */
+#define TOO_SOON_RETRY_USEC (60 * USEC_PER_MSEC)
+
+/* An ancestor's quota is read again this often (unit_ancestor_quota()). */
+#define ANCESTOR_REFRESH_USEC (10 * USEC_PER_SEC)
+
+/* PSI triggers can fire in bursts; the law needs one sample per event, not
+ * dozens: a second tick closer than this to the last one is not run. */
+#define TRIGGER_MIN_SPACING_USEC (100 * USEC_PER_MSEC)
+
+/* ---- unit configuration copies ---------------------------------------- */
+
+static void unit_config_done(struct bw_unit_config *c) {
+        free(c->name);
+        free(c->cgroup);
+        free(c->cpu_quota_source);
+        *c = (struct bw_unit_config) {0};
+}
+
+static int unit_config_copy(const struct bw_unit_config *src, struct bw_unit_config *ret) {
+        struct bw_unit_config c = *src;
+
+        c.name = strdup(src->name);
+        c.cgroup = src->cgroup ? strdup(src->cgroup) : NULL;
+        c.cpu_quota_source = src->cpu_quota_source ? strdup(src->cpu_quota_source) : NULL;
+        if (!c.name || (src->cgroup && !c.cgroup) || (src->cpu_quota_source && !c.cpu_quota_source)) {
+                unit_config_done(&c);
+                return -ENOMEM;
+        }
+        *ret = c;
+        return 0;
+}
+
+/* ---- small helpers ------------------------------------------------------ */
+
+static bool bandwidth_identical(const struct bw_bandwidth *a, const struct bw_bandwidth *b) {
+        return bw_bandwidth_equal(a, b) && a->burst_usec == b->burst_usec;
+}
+
+static const struct bw_bandwidth *unit_expected(const Unit *u) {
+        return u->has_written ? &u->written : &u->baseline;
+}
+
+static struct bw_baseline_view unit_view(const Unit *u) {
+        return (struct bw_baseline_view) {
+                .baseline = u->baseline,
+                .has_written = u->has_written,
+                .written = u->written,
+        };
+}
+
+enum bw_mode unit_mode(const Unit *u) {
+        return bw_unit_mode(u->ctx->config, &u->cfg);
+}
+
+static uint64_t unit_interval(const Unit *u) {
+        return bw_unit_interval_usec(u->ctx->config, &u->cfg);
+}
+
+static bool unit_has_usage(const Unit *u) {
+        return u->cg && (u->cg->layout == BW_CG_LAYOUT_V2 || u->cg->usage_fd >= 0);
+}
+
+/* Mirror the unit into its saved entry (store_record_unit()). */
+static int unit_record(Unit *u, unsigned flags) {
+        const struct store_record r = {
+                .cgroup = u->cgroup_path,
+                .baseline = u->baseline,
+                .has_written = u->has_written,
+                .written = u->written,
+                .credit_usec = u->pstate.credit.credit_usec,
+                .debt_usec = u->pstate.credit.debt_usec,
+                .paused = u->paused,
+        };
+
+        return store_record_unit(u->ctx->store, u->name, &r, flags);
+}
+
+/* ---- the cgroup and its trigger ------------------------------------------ */
+
+static void unit_close_cgroup(Unit *u) {
+        bool was_open = u->cg;
+
+        u->trigger_source = sd_event_source_disable_unref(u->trigger_source);
+        if (u->trigger_fd >= 0)
+                close(u->trigger_fd);
+        u->trigger_fd = -1;
+        bw_cg_free(u->cg);
+        u->cg = NULL;
+        u->has_last_stat = false;
+        u->has_ancestor = false;
+        if (was_open)
+                u->ctx->hooks->cgroup_changed(u, u->ctx->userdata);
+}
+
+/* The law sized the headroom for that horizon: the timer keeps to it. */
+int unit_schedule(Unit *u, uint64_t from, uint64_t delay) {
+        int r;
+
+        r = sd_event_source_set_time_accuracy(u->timer, timer_accuracy_usec(delay));
+        if (r >= 0)
+                r = sd_event_source_set_time(u->timer, from + delay);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(u->timer, SD_EVENT_ON);
+        if (r < 0)
+                return log_error_errno(r, "%s: failed to arm timer: %s", u->name, STRERROR(r));
+        return 0;
+}
+
+static int on_unit_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Unit *u = userdata;
+        int r;
+
+        /* Re-arm first, so a pass that fails early never stops the
+         * schedule; the decision then sets its own horizon. */
+        r = unit_schedule(u, usec, unit_interval(u));
+        if (r < 0)
+                return r;
+        (void) unit_tick(u, usec);
+        return 0;
+}
+
+static int on_trigger(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Unit *u = userdata;
+        uint64_t now;
+
+        if (revents & (EPOLLERR | EPOLLHUP)) {
+                /* POLLERR on a PSI trigger: the cgroup is gone. */
+                log_info("%s: cgroup %s went away", u->name, u->cgroup_path ? u->cgroup_path : "?");
+                unit_close_cgroup(u);
+                return 0;
+        }
+
+        (void) sd_event_now(u->ctx->event, CLOCK_MONOTONIC, &now);
+        if (now - u->last_tick_usec < TRIGGER_MIN_SPACING_USEC)
+                return 0;
+        log_debug("%s: pressure trigger fired", u->name);
+        (void) unit_tick(u, now);
+        return 0;
+}
+
+/* A PSI trigger (psi-trigger.h) wakes the unit when it is throttled. */
+static void unit_setup_trigger(Unit *u) {
+        int fd, r;
+
+        if (!u->cg || u->cg->v2_dirfd < 0 || u->trigger_fd >= 0)
+                return;
+        fd = psi_trigger_open(u->cg->v2_dirfd, u->name, u->cfg.target_pressure,
+                              u->ctx->config->global.pressure_window_usec, u->ctx->can_trigger_any_window);
+        if (fd < 0)
+                return;
+        r = sd_event_add_io(u->ctx->event, &u->trigger_source, fd, EPOLLPRI, on_trigger, u);
+        if (r < 0) {
+                close(fd);
+                log_warning_errno(r, "%s: cannot watch PSI trigger: %s", u->name, STRERROR(r));
+                return;
+        }
+        u->trigger_fd = fd;
+}
+
+int unit_resolve(Unit *u) {
+        _cleanup_free_ char *path = NULL;
+        int r;
+
+        if (u->cg)
+                return 1;
+
+        if (u->cfg.cgroup)
+                path = strdup(u->cfg.cgroup);
+        else {
+                r = bw_unit_cgroup_path(u->name, &path);
+                if (r == -EAGAIN)
+                        r = bw_discover_find(u->ctx->root->bw_fd, u->name, DISCOVER_MAX_DEPTH, &path);
+                if (r == -ENOENT)
+                        return 0;
+                if (r < 0)
+                        return log_warning_errno(r, "%s: cannot map unit to a cgroup: %s", u->name, STRERROR(r));
+        }
+        if (!path)
+                return log_oom();
+
+        r = bw_cg_open(u->ctx->root, path, &u->cg);
+        if (bw_cg_error_is_vanished(r))
+                return 0;
+        if (r < 0)
+                return log_warning_errno(r, "%s: cannot open cgroup %s: %s", u->name, path, STRERROR(r));
+
+        free(u->cgroup_path);
+        u->cgroup_path = TAKE_PTR(path);
+        log_info("%s: governing cgroup %s (%s)", u->name, u->cgroup_path[0] ? u->cgroup_path : "/",
+                 bw_cg_layout_to_string(u->cg->layout));
+        unit_setup_trigger(u);
+        u->ctx->hooks->cgroup_changed(u, u->ctx->userdata);
+        return 1;
+}
+
+/* The nearest limited ancestor's quota in this unit's period, or
+ * BW_QUOTA_MAX: the headroom never goes above it. Walking up is a few
+ * open/read/close per ancestor, more than the whole sample costs: it is
+ * read again every ANCESTOR_REFRESH_USEC, and at once for a new cgroup. */
+static uint64_t unit_ancestor_quota(Unit *u, uint64_t now) {
+        _cleanup_free_ char *path = NULL;
+        uint64_t q;
+        int r;
+
+        if (u->has_ancestor && now - u->ancestor_read_usec < ANCESTOR_REFRESH_USEC)
+                return u->ancestor_quota_usec;
+        r = bw_cg_read_ancestor_quota(u->ctx->root, u->cg, u->params.baseline.period_usec, &q, &path);
+        if (r < 0) {
+                log_debug_errno(r, "%s: cannot read the ancestors' quotas: %s", u->name, STRERROR(r));
+                return u->has_ancestor ? u->ancestor_quota_usec : BW_QUOTA_MAX;
+        }
+        if (r > 0 && (!u->has_ancestor || u->ancestor_quota_usec != q))
+                log_info("%s: nearest limited ancestor %s allows %" PRIu64 "us per %" PRIu64 "us period: "
+                         "the headroom stays under it", u->name, path, q, u->params.baseline.period_usec);
+        u->has_ancestor = true;
+        u->ancestor_quota_usec = r > 0 ? q : BW_QUOTA_MAX;
+        u->ancestor_read_usec = now;
+        return u->ancestor_quota_usec;
+}
+
+/* ---- baseline: adopt, re-base, restore -------------------------------- */
+
+void unit_update_params(Unit *u) {
+        bw_baseline_params(u->ctx->config, &u->cfg, &u->baseline, u->ctx->ncpus, u->ctx->burst_supported, &u->params);
+}
+
+static void unit_take_view(Unit *u, const struct bw_baseline_view *v) {
+        u->baseline = v->baseline;
+        u->has_written = v->has_written;
+        u->written = v->written;
+}
+
+int unit_adopt(Unit *u, const struct bw_bandwidth *cur) {
+        const struct bw_state_unit *su = store_find(u->ctx->store, u->name);
+        struct bw_adopt_plan p;
+
+        if (su && strcmp(su->cgroup, u->cgroup_path) != 0) {
+                log_info("%s: cgroup moved from %s to %s, forgetting old state", u->name, su->cgroup, u->cgroup_path);
+                store_forget(u->ctx->store, u->name);
+                su = NULL;
+        }
+
+        bw_baseline_adopt(&u->cfg, su, cur, &p);
+        if (su && p.ownership == BW_OWNERSHIP_OURS)
+                log_info("%s: kernel holds the value we last wrote; keeping baseline quota %s%" PRIu64,
+                         u->name, su->baseline.quota_usec == BW_QUOTA_MAX ? "max/" : "",
+                         su->baseline.quota_usec == BW_QUOTA_MAX ? 0 : su->baseline.quota_usec);
+        else if (su && p.ownership == BW_OWNERSHIP_EXTERNAL) {
+                u->external_changes++;
+                log_unit_change(LOG_NOTICE, u->name, &su->baseline, cur, "external-change",
+                                "%s: value changed while we were away, adopting it as the new baseline", u->name);
+        }
+        unit_take_view(u, &p.view);
+        if (su)
+                u->paused = p.paused;
+
+        unit_update_params(u);
+        bw_policy_state_init(&u->pstate, &u->params, p.credit_usec, p.debt_usec);
+        /* Nothing written yet: a crash before the save re-adopts the same
+         * kernel value. Saved together with the others, not once per unit. */
+        if (unit_record(u, STORE_SETTLED | STORE_SOON) < 0)
+                return log_oom();
+        u->adopted = true;
+
+        /* CPUQuota= names the contract: put it in place unless the kernel
+         * already holds it (or a boost of ours above it). */
+        if (p.set_quota) {
+                log_info("%s: setting the configured baseline CPUQuota= (%s)", u->name,
+                         u->cfg.cpu_quota_source ? u->cfg.cpu_quota_source : "configuration");
+                (void) unit_apply(u, cur, &u->baseline, "configured-baseline");
+        }
+        return 0;
+}
+
+/* Someone else (systemd on daemon-reload or set-property, an operator)
+ * wrote cpu.max: their value is the new contract, but for a burst that is
+ * still ours (bw_baseline_rebase()). Never write back. */
+static void unit_rebase(Unit *u, const struct bw_bandwidth *cur) {
+        const struct bw_baseline_view was = unit_view(u);
+        struct bw_baseline_view now;
+
+        u->external_changes++;
+        log_unit_change(LOG_NOTICE, u->name, unit_expected(u), cur, "external-change",
+                        "%s: cpu.max changed by someone else, adopting it as the new baseline", u->name);
+        bw_baseline_rebase(&was, cur, &now);
+        unit_take_view(u, &now);
+        unit_update_params(u);
+        bw_policy_state_init(&u->pstate, &u->params, u->pstate.credit.credit_usec, u->pstate.credit.debt_usec);
+        /* A crash before the save sees the same external change again. */
+        (void) unit_record(u, STORE_SETTLED | STORE_SOON);
+}
+
+int unit_restore_plan(Unit *u, struct bw_bandwidth *ret_cur, struct bw_bandwidth *ret_target) {
+        const struct bw_baseline_view v = unit_view(u);
+        struct bw_bandwidth cur, baseline, target;
+
+        if (!u->cg || !u->adopted || bw_cg_read_bandwidth(u->cg, &cur) < 0)
+                return 0;
+        switch (bw_baseline_restore_plan(&v, &cur, &baseline, &target)) {
+        case BW_RESTORE_NOTHING:
+                return 0;
+        case BW_RESTORE_NOT_OURS:
+                log_info("%s: not restoring, the current value is not ours", u->name);
+                return 0;
+        case BW_RESTORE_BURST:
+                log_info("%s: the quota is someone else's now, restoring only the burst", u->name);
+                u->baseline = baseline;
+                break;
+        case BW_RESTORE_BASELINE:
+                break;
+        }
+        *ret_cur = cur;
+        *ret_target = target;
+        return 1;
+}
+
+void unit_restore_baseline(Unit *u, const char *why) {
+        struct bw_bandwidth cur, target;
+
+        if (unit_restore_plan(u, &cur, &target) > 0)
+                (void) unit_apply(u, &cur, &target, why);
+}
+
+bool unit_rest_plan(Unit *u, const struct bw_bandwidth *cur, struct bw_bandwidth *ret_target) {
+        uint64_t anc;
+
+        if (!bw_baseline_may_rest(&u->params, u->paused, cur))
+                return false;
+        /* Never above the nearest limited ancestor (cgroup v1 would refuse it). */
+        anc = unit_ancestor_quota(u, clock_now_usec(CLOCK_MONOTONIC));
+        return bw_baseline_rest_plan(&u->params, u->pstate.credit.credit_usec, unit_has_usage(u), u->paused, cur,
+                                     anc, ret_target);
+}
+
+/* ---- the write path ------------------------------------------------------ */
+
+void unit_lower_to(Unit *u, const char *ancestor, uint64_t quota_usec, uint64_t period_usec) {
+        struct bw_bandwidth cur, t;
+        uint64_t q;
+
+        if (!u->cg || !u->adopted || bw_cg_read_bandwidth(u->cg, &cur) < 0 || cur.quota_usec == BW_QUOTA_MAX)
+                return;
+        /* In the child's own period. */
+        q = u64_muldiv(quota_usec, cur.period_usec, period_usec);
+        if (cur.quota_usec <= q)
+                return;
+        t = cur;
+        t.quota_usec = u64_max(q, BW_QUOTA_MIN_USEC);
+        if (t.has_burst && t.burst_usec > t.quota_usec)
+                t.burst_usec = t.quota_usec;
+        log_info("%s: its ancestor %s goes down to %" PRIu64 "us per %" PRIu64 "us: lowering it first",
+                 u->name, ancestor, quota_usec, period_usec);
+        (void) unit_apply(u, &cur, &t, "ancestor-limit");
+        u->has_ancestor = false;        /* read the new ancestor at the next tick */
+}
+
+static void log_applied(const Unit *u, const struct bw_bandwidth *before, const struct bw_bandwidth *now,
+                        const char *reason) {
+        bool was_max = before->quota_usec == BW_QUOTA_MAX;
+
+        log_unit_change(LOG_INFO, u->name, before, now, reason,
+                        "%s: quota %s%" PRIu64 " -> %" PRIu64 "us/%" PRIu64 "us, "
+                        "burst %" PRIu64 " -> %" PRIu64 "us (%s)",
+                        u->name, was_max ? "max " : "", was_max ? 0 : before->quota_usec,
+                        now->quota_usec, now->period_usec, before->burst_usec, now->burst_usec, reason);
+}
+
+int unit_apply(Unit *u, const struct bw_bandwidth *seen, const struct bw_bandwidth *target, const char *reason) {
+        struct bw_bandwidth before = *unit_expected(u), now;
+        int r;
+
+        /* cgroup v1 refuses a quota below a child's
+         * (tg_cfs_schedulable_down()): the governed cgroups below go down
+         * first. v2 needs none of this. Lowering keeps every contract. */
+        if (seen && target->quota_usec != BW_QUOTA_MAX &&
+            (seen->quota_usec == BW_QUOTA_MAX || target->quota_usec < seen->quota_usec) &&
+            u->cg && u->cg->layout != BW_CG_LAYOUT_V2 && u->cgroup_path)
+                u->ctx->hooks->lowering(u, target->quota_usec, target->period_usec, u->ctx->userdata);
+
+        /* Write-ahead: a crash between the write and the next save must still
+         * recognise the kernel's value as ours. */
+        r = store_intent(u->ctx->store, u->name, target, true);
+        if (r < 0)
+                return log_error_errno(r, "%s: not writing: cannot record intent in state: %s", u->name, STRERROR(r));
+
+        /* The write-ahead fsync widens the window in which systemd may
+         * rewrite cpu.max: then nothing is written, the next tick re-bases. */
+        if (seen) {
+                r = bw_cg_read_bandwidth(u->cg, &now);
+                if (r >= 0 && !bandwidth_identical(&now, seen)) {
+                        log_info("%s: cpu.max changed while deciding, not writing", u->name);
+                        return -EAGAIN;
+                }
+        }
+
+        r = bw_cg_write_bandwidth(u->cg, target, &now);
+        if (bw_cg_error_is_vanished(r)) {
+                log_info("%s: cgroup vanished", u->name);
+                unit_close_cgroup(u);
+                return r;
+        }
+        if (r < 0) {
+                u->write_errors++;
+                return log_warning_errno(r, "%s: writing bandwidth failed: %s", u->name, STRERROR(r));
+        }
+
+        u->has_written = !bw_bandwidth_equal(&now, &u->baseline);
+        if (u->has_written)
+                u->written = now;
+        if (now.quota_usec != before.quota_usec || now.period_usec != before.period_usec)
+                u->ctx->hooks->quota_changed(u, u->ctx->userdata);
+        if (r > 0) {
+                u->decisions_applied++;
+                log_applied(u, &before, &now, reason);
+        }
+        (void) unit_record(u, STORE_SETTLED | STORE_SOON);
+        return r;
+}
+
+/* ---- the tick ----------------------------------------------------------- */
+
+/* systemd's intended CPUQuota= is two D-Bus round trips to PID 1: asked
+ * on the Interval= rhythm, not on every short-horizon sample. */
+static bool unit_sdintent_due(Unit *u, uint64_t now) {
+        if (u->last_sdintent_usec != 0 && now - u->last_sdintent_usec < unit_interval(u))
+                return false;
+        u->last_sdintent_usec = now;
+        return true;
+}
+
+/* Returns 1 and systemd's intended quota/period when they changed since
+ * the last read (the first read is only recorded), 0 otherwise. A unit with
+ * its own Cgroup= is not systemd's to follow. */
+static int unit_sdintent_changed(Unit *u, uint64_t *ret_quota_usec, uint64_t *ret_period_usec) {
+        uint64_t quota, period;
+        bool had;
+
+        if (u->cfg.cgroup || sdintent_read(u->ctx->sdintent, u->name, &quota, &period) <= 0)
+                return 0;
+        if (u->has_sd_intent && u->sd_quota_usec == quota && u->sd_period_usec == period)
+                return 0;
+        had = u->has_sd_intent;
+        u->has_sd_intent = true;
+        u->sd_quota_usec = quota;
+        u->sd_period_usec = period;
+        if (!had)
+                return 0;
+        *ret_quota_usec = quota;
+        *ret_period_usec = period;
+        return 1;
+}
+
+/* Reads cpu.max into ret. Returns 1, 0 when the cgroup vanished (closed),
+ * or a negative errno (logged). */
+static int unit_read_bandwidth(Unit *u, struct bw_bandwidth *ret) {
+        int r = bw_cg_read_bandwidth(u->cg, ret);
+
+        if (bw_cg_error_is_vanished(r)) {
+                log_info("%s: cgroup vanished", u->name);
+                unit_close_cgroup(u);
+                return 0;
+        }
+        if (r < 0)
+                return log_warning_errno(r, "%s: cannot read bandwidth: %s", u->name, STRERROR(r));
+        return 1;
+}
+
+/* Step 1: what the kernel holds against what we expect. Adopt a new unit,
+ * re-base on someone else's write, or put systemd's new CPUQuota= in place
+ * when its own write did not make it (our burst was above it, or it is
+ * still to come): burst lowered first, then it is the baseline. cur is
+ * updated to what the kernel then holds. */
+static int unit_follow(Unit *u, struct bw_bandwidth *cur, uint64_t now) {
+        struct bw_bandwidth t;
+        uint64_t sq, sp;
+        int r;
+
+        if (!u->adopted)
+                return unit_adopt(u, cur);
+        if (!bw_bandwidth_equal(cur, unit_expected(u))) {
+                unit_rebase(u, cur);
+                return 0;
+        }
+        if (!unit_sdintent_due(u, now) || unit_sdintent_changed(u, &sq, &sp) <= 0 ||
+            (cur->quota_usec == sq && cur->period_usec == sp))
+                return 0;
+
+        bw_baseline_intent_target(cur, &u->baseline, sq, sp, &t);
+        log_notice("%s: systemd's CPUQuota= now means %s%" PRIu64 "us/%" PRIu64 "us, not in the kernel; applying it",
+                   u->name, sq == BW_QUOTA_MAX ? "max " : "", sq == BW_QUOTA_MAX ? 0 : sq, sp);
+        r = unit_apply(u, cur, &t, "systemd-intent");
+        if (r < 0)
+                return r;
+        r = bw_cg_read_bandwidth(u->cg, cur);
+        if (r < 0)
+                return r;
+        unit_rebase(u, cur);
+        return 0;
+}
+
+/* Step 2: the sample the law decides on. Returns 1, 0 when the cgroup
+ * vanished (closed), or a negative errno (logged). */
+static int unit_sample(Unit *u, const struct bw_bandwidth *cur, struct bw_policy_input *in) {
+        int r;
+
+        *in = (struct bw_policy_input) { .now_usec = clock_now_usec(CLOCK_MONOTONIC) };
+        r = bw_cg_read_stat(u->cg, &in->stat);
+        if (bw_cg_error_is_vanished(r)) {
+                unit_close_cgroup(u);
+                return 0;
+        }
+        if (r < 0)
+                return log_warning_errno(r, "%s: cannot read cpu.stat: %s", u->name, STRERROR(r));
+        u->last_stat = in->stat;
+        u->has_last_stat = true;
+
+        if (u->cg->pressure_fd >= 0 && bw_cg_read_pressure(u->cg, &in->psi) >= 0)
+                in->has_psi = true;
+
+        in->current = *cur;
+        in->ancestor_quota_usec = unit_ancestor_quota(u, in->now_usec);
+        /* A shedding plan applies once: the law keeps the cap it leaves. */
+        in->shed_permille = u->shed_pending;
+        u->shed_pending = 0;
+        in->host_over_limit = *u->ctx->host_over_limit;
+        return 1;
+}
+
+/* Step 3: the law. A paused unit is still observed (explain and history
+ * keep working), but nothing is written and no hold-off starts. */
+static int unit_decide(Unit *u, const struct bw_policy_input *in, struct bw_decision *ret) {
+        struct bw_policy_params p = u->params;
+        int r;
+
+        if (u->paused && p.mode != BW_MODE_OFF)
+                p.mode = BW_MODE_OBSERVE;
+        r = bw_policy_decide(&p, &u->pstate, in, ret);
+        if (r < 0)
+                return log_warning_errno(r, "%s: policy failed: %s", u->name, STRERROR(r));
+        u->ticks++;
+        u->last = *ret;
+        u->has_last = true;
+        return 0;
+}
+
+/* Step 4's timing: the law sized the headroom for its horizon, so sample
+ * again within it. A too-soon sample commits to nothing new: the last
+ * deadline stands (the timer was re-armed for a whole Interval= before this
+ * tick, which may be later). A shedding plan that met a sample too close to
+ * the last one is not lost: it applies as soon as a sample counts. */
+static void unit_reschedule(Unit *u, const struct bw_policy_input *in, const struct bw_decision *d) {
+        if (d->next_tick_usec > 0) {
+                u->deadline_usec = in->now_usec + d->next_tick_usec;
+                if (u->cg)
+                        (void) unit_schedule(u, in->now_usec, d->next_tick_usec);
+        } else if (u->cg && u->deadline_usec > 0)
+                (void) unit_schedule(u, in->now_usec, u64_sat_sub(u->deadline_usec, in->now_usec));
+        if (d->rule == BW_RULE_TOO_SOON && in->shed_permille > 0 && u->cg) {
+                u->shed_pending = u64_max(in->shed_permille, u->shed_pending);
+                (void) unit_schedule(u, in->now_usec, TOO_SOON_RETRY_USEC);
+        }
+}
+
+/* Step 4's record. Keep transitions, not a copy of every quiet tick: a
+ * steady tick that repeats the last entry's rule is not recorded, so
+ * HistorySize= entries span hours, not minutes; a sample too close to the
+ * last one decided nothing and is dropped. */
+static void unit_remember(Unit *u, const struct bw_bandwidth *cur, const struct bw_decision *d, bool applied) {
+        struct bw_history_entry e;
+
+        bw_history_entry_from_decision(d, cur, clock_now_usec(CLOCK_REALTIME), applied, &e);
+        u->last_current = *cur;
+        u->last_applied = applied;
+        u->last_realtime_usec = e.realtime_usec;
+        if (d->rule != BW_RULE_TOO_SOON &&
+            (applied || !u->has_history_rule || u->history_rule != d->rule ||
+             (d->rule != BW_RULE_STEADY && d->rule != BW_RULE_HOLD))) {
+                bw_history_push(u->history, &e);
+                u->history_rule = d->rule;
+                u->has_history_rule = true;
+        }
+}
+
+int unit_tick(Unit *u, uint64_t now) {
+        struct bw_policy_input in;
+        struct bw_decision d;
+        struct bw_bandwidth cur;
+        bool applied = false;
+        int r;
+
+        u->last_tick_usec = now;
+        (*u->ctx->ticks)++;
+
+        r = unit_resolve(u);
+        if (r <= 0)
+                return r;
+        r = unit_read_bandwidth(u, &cur);
+        if (r <= 0)
+                return r;
+        r = unit_follow(u, &cur, now);
+        if (r < 0)
+                return r;
+        if (u->params.mode != unit_mode(u))
+                unit_update_params(u);
+
+        r = unit_sample(u, &cur, &in);
+        if (r <= 0)
+                return r;
+        r = unit_decide(u, &in, &d);
+        if (r < 0)
+                return r;
+        if (d.change && !u->paused)
+                applied = unit_apply(u, &cur, &d.target, bw_rule_to_string(d.rule)) > 0;
+        unit_reschedule(u, &in, &d);
+        unit_remember(u, &cur, &d, applied);
+        /* The credit bucket: saved with the next save, not on every tick. */
+        (void) unit_record(u, 0);
+        return 0;
+}
+
+/* ---- life ----------------------------------------------------------------- */
+
+int unit_new(const struct unit_context *ctx, const struct bw_unit_config *cfg, Unit **ret) {
+        Unit *u;
+        int r;
+
+        u = calloc(1, sizeof(*u));
+        if (!u)
+                return -ENOMEM;
+        u->ctx = ctx;
+        u->trigger_fd = -1;
+        u->name = strdup(cfg->name);
+        if (!u->name) {
+                unit_free(u);
+                return -ENOMEM;
+        }
+        r = unit_config_copy(cfg, &u->cfg);
+        if (r >= 0)
+                r = bw_history_new(ctx->config->global.history_size, &u->history);
+        if (r >= 0)
+                r = sd_event_add_time_relative(ctx->event, &u->timer, CLOCK_MONOTONIC, 0, 0, on_unit_timer, u);
+        if (r < 0) {
+                unit_free(u);
+                return r;
+        }
+        *ret = u;
+        return 0;
+}
+
+Unit *unit_free(Unit *u) {
+        if (!u)
+                return NULL;
+        unit_close_cgroup(u);
+        u->timer = sd_event_source_disable_unref(u->timer);
+        bw_history_free(u->history);
+        unit_config_done(&u->cfg);
+        free(u->cgroup_path);
+        free(u->name);
+        free(u);
+        return NULL;
+}
+
+int unit_reconfigure(Unit *u, const struct bw_unit_config *cfg) {
+        struct bw_unit_config copy;
+        uint64_t now, next;
+        bool moved;
+        int r;
+
+        r = unit_config_copy(cfg, &copy);
+        if (r < 0)
+                return r;
+        moved = (cfg->cgroup || u->cfg.cgroup) &&
+                (!cfg->cgroup || !u->cfg.cgroup || strcmp(cfg->cgroup, u->cfg.cgroup) != 0);
+        unit_config_done(&u->cfg);
+        u->cfg = copy;
+        if (moved) {
+                unit_restore_baseline(u, "cgroup-moved");
+                unit_close_cgroup(u);
+                u->adopted = false;
+        }
+        if (u->adopted) {
+                unit_update_params(u);
+                if (u->pstate.credit.credit_usec > u->params.credit_max_usec)
+                        u->pstate.credit.credit_usec = u->params.credit_max_usec;
+        }
+        if (bw_history_capacity(u->history) != u->ctx->config->global.history_size) {
+                r = bw_history_resize(&u->history, u->ctx->config->global.history_size);
+                if (r < 0)
+                        return r;
+        }
+        /* Keep the rhythm: the next tick comes one (possibly new) interval
+         * after the last one, not at once. */
+        next = u->last_tick_usec + unit_interval(u);
+        (void) sd_event_now(u->ctx->event, CLOCK_MONOTONIC, &now);
+        if (u->last_tick_usec == 0 || next <= now)
+                (void) sd_event_source_set_time_relative(u->timer, 0);
+        else
+                (void) sd_event_source_set_time(u->timer, next);
+        return 0;
+}
+
+void unit_unconfigure(Unit *u) {
+        log_info("%s: no longer configured, restoring its baseline", u->name);
+        unit_restore_baseline(u, "unconfigured");
+        store_forget(u->ctx->store, u->name);
+        store_mark(u->ctx->store);
+}
+
+void unit_set_paused(Unit *u, bool paused) {
+        u->paused = paused;
+        log_info("%s: governing %s", u->name, paused ? "paused, restoring the baseline" : "resumed");
+        /* A paused unit holds its baseline: the operator asked bwgov to stand
+         * back, not to freeze a boost in place. */
+        if (paused)
+                unit_restore_baseline(u, "paused");
+        /* A unit not adopted yet takes paused from its saved entry. */
+        if (u->adopted)
+                (void) unit_record(u, 0);
+        else
+                store_set_paused(u->ctx->store, u->name, paused);
+        (void) store_save(u->ctx->store);
+}
+
+/* ---- views ---------------------------------------------------------------- */
+
+bool unit_is_boosted(const Unit *u) {
+        return u->adopted && u->has_written;
+}
+
+const char *unit_state_to_string(const Unit *u) {
+        if (!u->cg)
+                return "absent";
+        if (!u->adopted)
+                return "new";
+        if (u->paused)
+                return "paused";
+        if (u->pstate.exhausted && u->params.mode == BW_MODE_ELASTIC)
+                return "exhausted";
+        if (!u->has_last || u->last.headroom_usec == 0)
+                return "baseline";
+        if (u->last.spend_rate > 0)
+                return "spending";
+        return "resting";
+}
+
+/* Resting headroom counts: a group idle now is one wake-up away from
+ * spending it, and a sample of its own may be a whole Interval= away; host
+ * protection has to hold before that, not after. */
+uint64_t unit_headroom(const Unit *u) {
+        if (!u->adopted || !u->has_written || u->params.baseline.quota_usec == BW_QUOTA_MAX)
+                return 0;
+        return bw_policy_boost_rate(&u->params, &u->written);
+}

@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* One governed unit's life: find and open its cgroup, watch its pressure,
+ * adopt its baseline, re-base on someone else's write, follow systemd's
+ * intent, decide and write on every tick, restore. A unit sees the world
+ * through a small unit_context, never the Manager; what spans several units
+ * (the cgroup tree of governed units) it asks of the manager through the
+ * context's hooks. The decisions themselves are pure functions in
+ * src/lib/baseline.c and src/lib/policy.c. */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <systemd/sd-event.h>
+
+#include "bwgov/cgroupfs.h"
+#include "bwgov/config.h"
+#include "bwgov/history.h"
+#include "bwgov/policy.h"
+#include "sdintent.h"
+#include "store.h"
+
+typedef struct Unit Unit;
+
+/* What spans the units: implemented by the manager. */
+struct unit_hooks {
+        /* u's cgroup was opened or closed. */
+        void (*cgroup_changed)(Unit *u, void *userdata);
+        /* u's quota is about to go down to quota_usec per period_usec: on
+         * cgroup v1 the governed cgroups below it that hold more must go
+         * down first (unit_lower_to()). */
+        void (*lowering)(Unit *u, uint64_t quota_usec, uint64_t period_usec, void *userdata);
+        /* u's quota or period changed: the governed units below it read
+         * their ancestor's quota again. */
+        void (*quota_changed)(Unit *u, void *userdata);
+};
+
+/* What a unit sees. Owned by the manager; the pointers outlive the units. */
+struct unit_context {
+        sd_event *event;
+        const struct bw_config *config;
+        struct bw_cg_root *root;
+        Store *store;
+        SdIntent *sdintent;
+        unsigned ncpus;
+        bool can_trigger_any_window;    /* CAP_SYS_RESOURCE: PSI window need not be a 2 s multiple */
+        bool burst_supported;           /* false when the kernel check found no burst file */
+        const bool *host_over_limit;    /* the last host sample's verdict (the manager's) */
+        uint64_t *ticks;                /* decisions taken over all units (the manager's counter) */
+        const struct unit_hooks *hooks;
+        void *userdata;                 /* for the hooks */
+};
+
+/* One configured unit, present in the cgroup tree or not (yet). */
+struct Unit {
+        const struct unit_context *ctx;
+        char *name;
+        char *cgroup_path;              /* resolved, NULL until found */
+        struct bw_cg *cg;               /* open handle, NULL while absent */
+        struct bw_unit_config cfg;      /* deep copy of the configured values */
+
+        sd_event_source *timer;
+        sd_event_source *trigger_source;
+        int trigger_fd;                 /* PSI trigger on cpu.pressure, -1 if none */
+        uint64_t last_tick_usec;
+        uint64_t deadline_usec;         /* the latest sample the last decision's horizon allows */
+        uint64_t last_sdintent_usec;    /* systemd's CPUQuota= is asked at most once per Interval= */
+        bool outermost;                 /* no governed unit's cgroup contains this one (host usage sum) */
+        bool has_governed_descendants;  /* some governed unit's cgroup is below this one */
+        bool has_ancestor;              /* ancestor_quota_usec was read */
+        uint64_t ancestor_quota_usec;   /* nearest limited ancestor's quota in our period, BW_QUOTA_MAX if none */
+        uint64_t ancestor_read_usec;
+
+        bool adopted;
+        struct bw_bandwidth baseline;   /* the contract, restored on stop */
+        bool has_written;
+        struct bw_bandwidth written;    /* what we last wrote and read back */
+
+        struct bw_policy_params params;
+        struct bw_policy_state pstate;
+        struct bw_history *history;
+        bool has_history_rule;
+        enum bw_rule history_rule;      /* rule of the newest history entry */
+        bool has_last;
+        struct bw_decision last;
+        struct bw_bandwidth last_current;       /* what the kernel held before `last` */
+        bool last_applied;                      /* `last` was written */
+        uint64_t last_realtime_usec;            /* CLOCK_REALTIME of `last` */
+        unsigned shed_permille;                 /* the last shedding plan's share for this unit (shown) */
+        unsigned shed_pending;                  /* ... not yet applied by a tick (applied once) */
+
+        bool paused;
+
+        /* What systemd intends for cpu.max (CPUQuota=), see sdintent.h. */
+        bool has_sd_intent;
+        uint64_t sd_quota_usec;
+        uint64_t sd_period_usec;
+
+        /* Counters for metrics and the CLI. */
+        uint64_t ticks;
+        uint64_t external_changes;
+        uint64_t write_errors;
+        uint64_t decisions_applied;
+        struct bw_cpu_stat last_stat;
+        bool has_last_stat;
+};
+
+/* A unit for cfg (deep-copied), its timer armed to tick at once. Returns 0
+ * or a negative errno. */
+int unit_new(const struct unit_context *ctx, const struct bw_unit_config *cfg, Unit **ret);
+Unit *unit_free(Unit *u);
+
+/* Take a new configuration for the unit (deep-copied): a changed Cgroup=
+ * restores the old cgroup's baseline and starts over; an adopted unit gets
+ * new parameters; the next tick stays one Interval= after the last. Returns
+ * 0 or -ENOMEM. */
+int unit_reconfigure(Unit *u, const struct bw_unit_config *cfg);
+
+/* Find the unit's cgroup and open it. Returns 1 when open, 0 when absent,
+ * a negative errno (logged) when it cannot be mapped or opened. */
+int unit_resolve(Unit *u);
+
+/* Adopt the baseline from cur (the kernel's value), the saved state and
+ * CPUQuota= (bw_baseline_adopt()); CPUQuota= is put in place when the
+ * kernel does not hold it. Returns 0 or -ENOMEM. */
+int unit_adopt(Unit *u, const struct bw_bandwidth *cur);
+
+/* The law's parameters again, after the baseline or the mode changed. */
+void unit_update_params(Unit *u);
+/* The effective Mode= (the unit's, else the global one). */
+enum bw_mode unit_mode(const Unit *u);
+
+/* Write target. seen is the value the decision was based on: if the kernel
+ * no longer holds it when we are about to write, nothing is written.
+ * Returns 1 when written and changed, 0 when the kernel already held it,
+ * -EAGAIN when cpu.max changed meanwhile (the next tick re-bases), or
+ * another negative errno (logged). */
+int unit_apply(Unit *u, const struct bw_bandwidth *seen, const struct bw_bandwidth *target, const char *reason);
+
+/* What restoring the baseline means now (bw_baseline_restore_plan()).
+ * Returns 1 with the current value and the one to write, 0 when there is
+ * nothing to write. */
+int unit_restore_plan(Unit *u, struct bw_bandwidth *ret_cur, struct bw_bandwidth *ret_target);
+/* Plan and write the restore; why names it in the journal. */
+void unit_restore_baseline(Unit *u, const char *why);
+
+/* Where the unit rests with its credit when the kernel does not hold it
+ * yet: true and the value to write (bw_baseline_rest_plan()). */
+bool unit_rest_plan(Unit *u, const struct bw_bandwidth *cur, struct bw_bandwidth *ret_target);
+
+/* On cgroup v1, lower u (a governed unit below ancestor, whose quota goes
+ * down to quota_usec per period_usec) if it holds more. */
+void unit_lower_to(Unit *u, const char *ancestor, uint64_t quota_usec, uint64_t period_usec);
+
+/* Re-arm the unit's timer for delay after from. Returns 0 or a negative
+ * errno (logged). */
+int unit_schedule(Unit *u, uint64_t from, uint64_t delay);
+
+/* One pass: resolve, adopt or re-base, sample, decide, write, record.
+ * Returns 0 or a negative errno (logged). */
+int unit_tick(Unit *u, uint64_t now);
+
+/* The unit was dropped from the configuration: restore its baseline and
+ * forget its saved entry (the caller then frees it). */
+void unit_unconfigure(Unit *u);
+
+/* Pause (restore the baseline, stop writing) or resume. */
+void unit_set_paused(Unit *u, bool paused);
+
+/* What a unit is doing, one word for tables and JSON: "absent" (no
+ * cgroup), "new" (not adopted yet), "paused", "exhausted" (at the baseline
+ * for want of credit), "spending" (using credit with headroom in place),
+ * "resting" (headroom in place, not spending), "baseline" (no headroom:
+ * mode, CPUQuotaMax= or an ancestor leaves none). */
+const char *unit_state_to_string(const Unit *u);
+/* The kernel holds something other than the baseline (headroom, the
+ * resting burst): the one definition of "boosted". */
+bool unit_is_boosted(const Unit *u);
+/* Headroom the unit holds, µs/s: its quota above the baseline, resting or
+ * in use (0 when not adopted, not written or unlimited). */
+uint64_t unit_headroom(const Unit *u);
