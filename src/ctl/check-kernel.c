@@ -16,6 +16,7 @@
 #include "bwgov/kreport.h"
 #include "bwgov/macro.h"
 #include "check-kernel.h"
+#include "table.h"
 
 #define EXIT_CHECK_FAILED 2
 
@@ -124,20 +125,14 @@ static int parse_args(int argc, char *argv[], struct args *ret) {
 /* ------------------------------------------------------------------------ */
 /* Human output */
 
-static bool use_colour(void) {
-        const char *term = getenv("TERM");
-
-        return isatty(STDOUT_FILENO) && !getenv("NO_COLOR") && !(term && strcmp(term, "dumb") == 0);
-}
-
 static const char *status_colour(enum bw_kstatus s) {
         switch (s) {
         case BW_KSTATUS_PRESENT:
-                return "\033[32m";
+                return ANSI_GREEN;
         case BW_KSTATUS_ABSENT:
-                return "\033[31m";
+                return ANSI_RED;
         default:
-                return "\033[33m";
+                return ANSI_YELLOW;
         }
 }
 
@@ -153,7 +148,7 @@ static void print_ids(const struct bw_kcheck_result *res, enum bw_kstatus status
 
 static void print_human(const struct bw_kreport *rep) {
         const struct bw_kcheck_result *res = rep->result;
-        bool colour = use_colour();
+        bool colour = table_use_colour();
         char ver[BW_KRELEASE_MAX];
 
         if (rep->version_ok)

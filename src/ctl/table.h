@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 /* ANSI SGR sequences for the cells' colours. */
+#define ANSI_RED    "\033[31m"
 #define ANSI_GREEN  "\033[32m"
 #define ANSI_YELLOW "\033[33m"
 #define ANSI_GREY   "\033[2m"

@@ -28,9 +28,3 @@ struct kcheck_args {
  * ret_report (may be NULL) receives the report, NULL with KernelCheck=off.
  * Nothing is returned through ret_caps and ret_report on failure. */
 int kcheck_run(const struct kcheck_args *a, struct bw_kcaps *ret_caps, struct bw_kreport **ret_report);
-
-/* The Manager's side, in kcheck-manager.c until manager.c makes the call
- * itself: kcheck_run() on m's KernelCheck=, --manifest= and roots, the
- * capabilities into m->kcaps. Returns 0 or a negative errno as above. */
-typedef struct Manager Manager;
-int manager_check_kernel(Manager *m);

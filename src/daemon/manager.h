@@ -34,9 +34,6 @@ struct Manager {
 
         SdIntent *sdintent;             /* systemd's CPUQuota= over the system bus */
 
-        struct bw_kcaps kcaps;          /* what the kernel can do (conservative until checked) */
-        bool kcaps_known;
-
         Store *store;                   /* state.json and when it is saved */
         struct bw_cg_root *root;
         struct bw_config config;

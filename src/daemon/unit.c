@@ -36,29 +36,6 @@
  * dozens: a second tick closer than this to the last one is not run. */
 #define TRIGGER_MIN_SPACING_USEC (100 * USEC_PER_MSEC)
 
-/* ---- unit configuration copies ---------------------------------------- */
-
-static void unit_config_done(struct bw_unit_config *c) {
-        free(c->name);
-        free(c->cgroup);
-        free(c->cpu_quota_source);
-        *c = (struct bw_unit_config) {0};
-}
-
-static int unit_config_copy(const struct bw_unit_config *src, struct bw_unit_config *ret) {
-        struct bw_unit_config c = *src;
-
-        c.name = strdup(src->name);
-        c.cgroup = src->cgroup ? strdup(src->cgroup) : NULL;
-        c.cpu_quota_source = src->cpu_quota_source ? strdup(src->cpu_quota_source) : NULL;
-        if (!c.name || (src->cgroup && !c.cgroup) || (src->cpu_quota_source && !c.cpu_quota_source)) {
-                unit_config_done(&c);
-                return -ENOMEM;
-        }
-        *ret = c;
-        return 0;
-}
-
 /* ---- small helpers ------------------------------------------------------ */
 
 static bool bandwidth_identical(const struct bw_bandwidth *a, const struct bw_bandwidth *b) {
@@ -663,7 +640,7 @@ int unit_new(const struct unit_context *ctx, const struct bw_unit_config *cfg, U
                 unit_free(u);
                 return -ENOMEM;
         }
-        r = unit_config_copy(cfg, &u->cfg);
+        r = bw_unit_config_copy(cfg, &u->cfg);
         if (r >= 0)
                 r = bw_history_new(ctx->config->global.history_size, &u->history);
         if (r >= 0)
@@ -682,7 +659,7 @@ Unit *unit_free(Unit *u) {
         unit_close_cgroup(u);
         u->timer = sd_event_source_disable_unref(u->timer);
         bw_history_free(u->history);
-        unit_config_done(&u->cfg);
+        bw_unit_config_done(&u->cfg);
         free(u->cgroup_path);
         free(u->name);
         free(u);
@@ -695,12 +672,12 @@ int unit_reconfigure(Unit *u, const struct bw_unit_config *cfg) {
         bool moved;
         int r;
 
-        r = unit_config_copy(cfg, &copy);
+        r = bw_unit_config_copy(cfg, &copy);
         if (r < 0)
                 return r;
         moved = (cfg->cgroup || u->cfg.cgroup) &&
                 (!cfg->cgroup || !u->cfg.cgroup || strcmp(cfg->cgroup, u->cfg.cgroup) != 0);
-        unit_config_done(&u->cfg);
+        bw_unit_config_done(&u->cfg);
         u->cfg = copy;
         if (moved) {
                 unit_restore_baseline(u, "cgroup-moved");

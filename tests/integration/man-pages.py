@@ -27,10 +27,10 @@
       of "BWGOVCTL VERB --help" appears in SCD as *--option*; every field of
       the varlink interface VARLINK (which --json prints unchanged) is in
       the JSON OUTPUT section.
-  man-pages.py bwgovd BWGOVD SCD METRICS_C LOG_C POLICY_C MANAGER_C
+  man-pages.py bwgovd BWGOVD SCD METRICS_C LOG_C POLICY_C DAEMON_C...
       Every option of "BWGOVD --help", every metric of METRICS_C, every
       journal field of LOG_C, every rule name of POLICY_C and every change
-      reason of MANAGER_C is in SCD.
+      reason in the DAEMON_C files is in SCD.
   man-pages.py kernel-patches MANIFEST TEMPLATE PAGE
       Every manifest item is a subsection of the built PAGE, and every
       detection method and behaviour probe the manifest uses is described in
@@ -311,7 +311,7 @@ def cmd_bwgovctl(bwgovctl, scd, varlink):
 
 # ---- bwgovd --------------------------------------------------------------
 
-def cmd_bwgovd(bwgovd, scd, metrics_c, log_c, policy_c, manager_c):
+def cmd_bwgovd(bwgovd, scd, metrics_c, log_c, policy_c, *daemon_c):
     fail = Failures()
     text = read(scd)
     base = os.path.basename(scd)
@@ -328,7 +328,7 @@ def cmd_bwgovd(bwgovd, scd, metrics_c, log_c, policy_c, manager_c):
     metrics = set(re.findall(r"\b(bwgov_[a-z_]+)\b", read(metrics_c)))
     fields = set(re.findall(r"\b(BWGOV_[A-Z_]+)=", read(log_c)))
     rules = set(re.findall(r"\[BW_RULE_\w+\]\s*=\s*\{?\s*\"([a-z-]+)\"", read(policy_c)))
-    mgr = read(manager_c)
+    mgr = "\n".join(read(f) for f in daemon_c)
     reasons = set(re.findall(r"unit_restore_baseline\(\s*[^,()]+,\s*\"([a-z-]+)\"\)", mgr))
     reasons |= set(re.findall(r"log_unit_change\([^;]*?,\s*\"([a-z-]+)\",\s*\n?\s*\"", mgr))
     for what, names, min_n in (("metric", metrics, 10), ("journal field", fields, 6),
@@ -387,7 +387,7 @@ def main(argv):
         "render": (cmd_render, None),
         "config-keys": (cmd_config_keys, 2),
         "bwgovctl": (cmd_bwgovctl, 3),
-        "bwgovd": (cmd_bwgovd, 6),
+        "bwgovd": (cmd_bwgovd, -6),
         "kernel-patches": (cmd_kernel_patches, 3),
     }
     if cmd not in table:
@@ -396,8 +396,9 @@ def main(argv):
     fn, n = table[cmd]
     if n is None:
         return fn(args)
-    if len(args) != n:
-        print("%s takes %d arguments" % (cmd, n))
+    # A negative count: at least that many (the last one repeats).
+    if (n >= 0 and len(args) != n) or (n < 0 and len(args) < -n):
+        print("%s takes %s%d arguments" % (cmd, "at least " if n < 0 else "", abs(n)))
         return 2
     return fn(*args)
 
