@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Pressure stall information: the locale-free parser of a pressure file and
+ * the stall rate between two readings (contracts in include/bwgov/psi.h). */
+
 #include <errno.h>
 #include <string.h>
 
 #include "bwgov/cpumax.h"
 #include "bwgov/macro.h"
 #include "bwgov/psi.h"
+#include "bwgov/util.h"
 
 enum {
         FIELD_AVG10  = 1u << 0,
@@ -175,4 +179,14 @@ int bw_psi_parse(const char *buf, size_t len, struct bw_psi *ret) {
 
         *ret = psi;
         return 0;
+}
+
+int bw_psi_rate(uint64_t prev_total_usec, uint64_t prev_now_usec, uint64_t total_usec, uint64_t now_usec,
+                uint64_t *ret_rate) {
+        if (now_usec <= prev_now_usec || total_usec < prev_total_usec)
+                return 0;
+
+        *ret_rate = u64_min(u64_muldiv(total_usec - prev_total_usec, USEC_PER_SEC, now_usec - prev_now_usec),
+                            BW_PSI_RATE_MAX);
+        return 1;
 }
