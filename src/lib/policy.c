@@ -120,7 +120,6 @@
 #define SPEND_TAU_USEC     (10 * USEC_PER_SEC)          /* time constant of the spending average */
 #define RAISE_MARGIN_NUM   UINT64_C(5)                  /* raising needs 5/4 of what a level costs */
 #define RAISE_MARGIN_DEN   UINT64_C(4)
-#define REFILL_PERMILLE    UINT64_C(250)                /* exhausted until the credit is back at 1/4 CreditMax= */
 #define HOST_RECOVER_HOLDS UINT64_C(3)                  /* the host cap comes back a level per 3 hold-offs of calm */
 /* Per-CPU slack in the reserve: a runtime slice a CPU already holds
  * (sched_cfs_bandwidth_slice_us, 5 ms) and one tick by which it can overrun
@@ -238,7 +237,7 @@ void bw_policy_state_init(struct bw_policy_state *s, const struct bw_policy_para
         }
         /* A bucket restored below the refill mark is as good as exhausted:
          * headroom waits for the refill (hysteresis across restarts). */
-        s->exhausted = s->credit.credit_usec < u64_muldiv(p->credit_max_usec, REFILL_PERMILLE, 1000);
+        s->exhausted = !bw_credit_refilled(&s->credit, p->credit_max_usec);
 }
 
 /* ---- 1. sample ----------------------------------------------------------- */
@@ -621,7 +620,7 @@ static bool choose_headroom(
          * (so that the headroom comes back in one write, not level by
          * level as the credit grows). */
         if (s->exhausted && kraise > 0 && !in->host_over_limit &&
-            cr->credit_usec >= u64_muldiv(p->credit_max_usec, REFILL_PERMILLE, 1000) &&
+            bw_credit_refilled(cr, p->credit_max_usec) &&
             kraise >= level_reachable(c, p->credit_max_usec))
                 s->exhausted = false;
 
