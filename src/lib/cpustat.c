@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The parsers of a cgroup's CPU statistics: cpu.stat and cpu.stat.local in
- * both hierarchies and v1 cpuacct.usage, table-driven by key (contracts in
- * include/bwgov/cpustat.h). */
+/* A cgroup's CPU statistics: the parsers of cpu.stat and cpu.stat.local in
+ * both hierarchies and of v1 cpuacct.usage, table-driven by key, and the
+ * counter deltas between two samples (contracts in include/bwgov/cpustat.h). */
 
 #include <errno.h>
 #include <string.h>
@@ -196,5 +196,28 @@ int bw_cpuacct_usage_parse(const char *buf, size_t len, uint64_t *ret_usec) {
                 return -EINVAL;
 
         *ret_usec = v / NSEC_PER_USEC;
+        return 0;
+}
+
+int bw_cpustat_delta(const struct bw_cpu_stat *prev, const struct bw_cpu_stat *cur, unsigned fields,
+                     struct bw_cpu_stat *ret) {
+        /* Every counter once: the v2 keys and cpu.stat.local's. */
+        static const struct cpustat_table *const tables[] = { &table_v2, &table_local_v2 };
+        struct bw_cpu_stat d = { .seen = prev->seen & cur->seen & fields };
+
+        for (size_t t = 0; t < ELEMENTSOF(tables); t++)
+                for (size_t i = 0; i < tables[t]->n_keys; i++) {
+                        const struct cpustat_key *k = &tables[t]->keys[i];
+                        uint64_t a = *(const uint64_t *) ((const char *) prev + k->offset);
+                        uint64_t b = *(const uint64_t *) ((const char *) cur + k->offset);
+
+                        if (!(d.seen & k->bit))
+                                continue;
+                        if (b < a)
+                                return -ERANGE;
+                        *(uint64_t *) ((char *) &d + k->offset) = b - a;
+                }
+
+        *ret = d;
         return 0;
 }
