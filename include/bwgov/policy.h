@@ -21,13 +21,12 @@
 #include "bwgov/cpumax.h"
 #include "bwgov/cpustat.h"
 #include "bwgov/credit.h"
+#include "bwgov/headroom.h"
 #include "bwgov/psi.h"
 #include "bwgov/rule.h"
 
-/* Headroom levels: the extra quota rests on one of these fractions of the
- * largest headroom (1/4, 2/4, 3/4, 4/4), so that a group whose credit moves
- * a little is not rewritten every tick. */
-#define BW_POLICY_LEVELS 4
+/* The number of headroom levels (bwgov/headroom.h). */
+#define BW_POLICY_LEVELS BW_HEADROOM_LEVELS
 
 /* Per unit parameters, resolved by the daemon from the configuration and the
  * values found at adoption. */
