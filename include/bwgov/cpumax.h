@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+/* The bandwidth triple (quota, period, burst) and the kernel's text for it:
+ * ranges, validation, and the parsers and formatters of cpu.max,
+ * cpu.max.burst and the v1 cpu.cfs_* files. */
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -30,6 +34,12 @@ struct bw_bandwidth {
  * quota is max (the kernel would accept it, but it means nothing), burst != 0
  * without has_burst, quota above BW_QUOTA_LIMIT_USEC). */
 int bw_bandwidth_validate(const struct bw_bandwidth *bw);
+
+/* Whether a and b hold the same quota, period and burst: what a write of a
+ * would leave unchanged on b. has_burst is not compared (burst_usec is 0
+ * without it), unlike bw_bandwidth_equal() (state.h), which compares the
+ * burst only when both have one. */
+bool bw_bandwidth_identical(const struct bw_bandwidth *a, const struct bw_bandwidth *b);
 
 /* v2 "QUOTA PERIOD" or "max PERIOD" with optional trailing newline; one
  * space, unsigned decimals, nothing else. buf need not be NUL-terminated.

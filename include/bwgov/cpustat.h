@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+/* A cgroup's CPU statistics: the fields of cpu.stat, cpu.stat.local and v1
+ * cpuacct.usage, their locale-free parsers, and the growth of the counters
+ * between two samples. */
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -77,3 +81,11 @@ int bw_cpustat_local_parse_v2(const char *buf, size_t len, uint64_t *ret_usec);
  * converted to µs (truncating). Same contract as bw_cpustat_local_parse_v2(),
  * -ENODATA when throttled_time is missing. */
 int bw_cpustat_local_parse_v1(const char *buf, size_t len, uint64_t *ret_usec);
+
+/* The growth of the counters in `fields` (BW_CPUSTAT_* bits) from prev to
+ * cur. *ret gets the deltas of the counters both samples have; its seen is
+ * prev->seen & cur->seen & fields, and every other field is 0. Returns 0, or
+ * -ERANGE when one of those counters went backwards (the cgroup was
+ * recreated), *ret untouched. Counters outside `fields` are not looked at. */
+int bw_cpustat_delta(const struct bw_cpu_stat *prev, const struct bw_cpu_stat *cur, unsigned fields,
+                     struct bw_cpu_stat *ret);

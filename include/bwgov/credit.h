@@ -40,6 +40,17 @@ void bw_credit_init(struct bw_credit *c, uint64_t max_usec, uint64_t credit_usec
  * CreditMax= clamps it). Netting within the sample: see above. */
 void bw_credit_account(struct bw_credit *c, uint64_t max_usec, uint64_t earned_usec, uint64_t used_usec);
 
+/* Exhaustion hysteresis: a bucket the law found exhausted counts as
+ * refilled only once the balance is back at BW_CREDIT_REFILL_PERMILLE of
+ * max_usec (a quarter of CreditMax=), so that a group at the edge does not
+ * flap between its baseline and headroom. Also what a bucket restored after
+ * a restart is judged by. */
+#define BW_CREDIT_REFILL_PERMILLE UINT64_C(250)
+
+/* Returns true when the balance is at or above the refill mark (never in
+ * debt: the balance is 0 then). */
+bool bw_credit_refilled(const struct bw_credit *c, uint64_t max_usec);
+
 /* Balance above a threshold: credit - threshold, 0 when at or below it (or
  * in debt). */
 uint64_t bw_credit_above(const struct bw_credit *c, uint64_t threshold_usec);
@@ -61,7 +72,8 @@ uint64_t bw_credit_above(const struct bw_credit *c, uint64_t threshold_usec);
  * the return to user mode); the return to the baseline refills up to Qb more.
  * The extra quota's own cost over the horizon, E * h / P, comes on top (see
  * bw_credit_affordable()). */
-uint64_t bw_credit_reserve(uint64_t quota_usec, uint64_t burst_usec, uint64_t baseline_quota_usec, uint64_t slack_usec);
+uint64_t bw_credit_reserve(uint64_t quota_usec, uint64_t burst_usec, uint64_t baseline_quota_usec,
+                           uint64_t slack_usec);
 
 /* The largest extra quota E (µs per period, above the baseline Qb) that the
  * credit pays for when the next sample comes within horizon_usec:

@@ -21,12 +21,12 @@
 #include "bwgov/cpumax.h"
 #include "bwgov/cpustat.h"
 #include "bwgov/credit.h"
+#include "bwgov/headroom.h"
 #include "bwgov/psi.h"
+#include "bwgov/rule.h"
 
-/* Headroom levels: the extra quota rests on one of these fractions of the
- * largest headroom (1/4, 2/4, 3/4, 4/4), so that a group whose credit moves
- * a little is not rewritten every tick. */
-#define BW_POLICY_LEVELS 4
+/* The number of headroom levels (bwgov/headroom.h). */
+#define BW_POLICY_LEVELS BW_HEADROOM_LEVELS
 
 /* Per unit parameters, resolved by the daemon from the configuration and the
  * values found at adoption. */
@@ -131,32 +131,6 @@ struct bw_policy_input {
         unsigned shed_permille;         /* 0..1000: share of the headroom to withdraw now (bw_host_plan_shed) */
         bool host_over_limit;           /* host pressure above HostPressureLimit=: no raise for anyone */
 };
-
-enum bw_rule {
-        BW_RULE_PRIME,                  /* first sample: nothing to compare with; resting level set */
-        BW_RULE_RESET,                  /* counters went backwards (cgroup recreated): re-primed */
-        BW_RULE_TOO_SOON,               /* samples closer than 50 ms: ignored, state untouched */
-        BW_RULE_MODE_OFF,               /* mode off: target is the baseline */
-        BW_RULE_UNLIMITED,              /* baseline quota is "max": nothing to govern */
-        BW_RULE_CLAMP,                  /* current value outside what the mode and limits allow */
-        BW_RULE_HOLD,                   /* the credit would pay for more, but a decrease was too recent */
-        BW_RULE_STEADY,                 /* nothing to do */
-        BW_RULE_HEADROOM_RAISE,         /* the credit pays for a higher headroom level: raised */
-        BW_RULE_HEADROOM_LOWER,         /* the credit no longer pays for this level: stepped down */
-        BW_RULE_CREDIT_EXHAUSTED,       /* credit spent: exactly the baseline until refilled */
-        BW_RULE_ANCESTOR_LIMIT,         /* headroom capped at the nearest limited ancestor's quota */
-        BW_RULE_HOST_SHED,              /* host pressure: part of the headroom withdrawn */
-        BW_RULE_HOST_HOLD,              /* the credit would pay for more, but the host is over its limit */
-        _BW_RULE_MAX,
-        _BW_RULE_INVALID = -1,
-};
-
-/* Stable machine-readable names ("headroom-raise", ...); NULL when out of range. */
-const char *bw_rule_to_string(enum bw_rule r);
-enum bw_rule bw_rule_from_string(const char *s);
-/* One sentence for humans ("the credit pays for a higher headroom level:
- * raised"); NULL when out of range. */
-const char *bw_rule_description(enum bw_rule r);
 
 struct bw_decision {
         enum bw_rule rule;

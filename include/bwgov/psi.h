@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+/* Pressure stall information: the parser of cpu.pressure and
+ * /proc/pressure/cpu, and the stall rate between two readings. */
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -32,3 +35,15 @@ struct bw_psi {
  * that overflows. Malformed lines are reported before a missing "some".
  * ret is untouched on failure. */
 int bw_psi_parse(const char *buf, size_t len, struct bw_psi *ret);
+
+/* A stall cannot outlast the wall time: 1000000 µs/s is 100 % stalled. */
+#define BW_PSI_RATE_MAX UINT64_C(1000000)
+
+/* The stall rate between two readings of a pressure total (some or full):
+ * (total_usec - prev_total_usec) per second of (now_usec - prev_now_usec),
+ * in µs/s, rounded down, at most BW_PSI_RATE_MAX, without overflow for any
+ * input. Returns 1 with *ret_rate set; 0 when the interval carries no rate,
+ * *ret_rate untouched: the time did not advance, or the total went backwards
+ * (the cgroup was recreated). */
+int bw_psi_rate(uint64_t prev_total_usec, uint64_t prev_now_usec, uint64_t total_usec, uint64_t now_usec,
+                uint64_t *ret_rate);

@@ -1,4 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The bandwidth triple: kernel ranges, validation, and the locale-free
+ * parsers and formatters of the cpu.max family of files (contracts in
+ * include/bwgov/cpumax.h). */
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -74,6 +78,11 @@ int bw_bandwidth_validate(const struct bw_bandwidth *bw) {
                 return -EINVAL;
 
         return 0;
+}
+
+bool bw_bandwidth_identical(const struct bw_bandwidth *a, const struct bw_bandwidth *b) {
+        return a->quota_usec == b->quota_usec && a->period_usec == b->period_usec &&
+                a->burst_usec == b->burst_usec;
 }
 
 int bw_u64_parse(const char *buf, size_t len, uint64_t *ret) {

@@ -1,9 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* A cgroup's CPU statistics: the parsers of cpu.stat and cpu.stat.local in
+ * both hierarchies and of v1 cpuacct.usage, table-driven by key, and the
+ * counter deltas between two samples (contracts in include/bwgov/cpustat.h). */
+
 #include <errno.h>
 #include <string.h>
 
 #include "bwgov/cpumax.h"
 #include "bwgov/cpustat.h"
+#include "bwgov/lines.h"
 #include "bwgov/macro.h"
 
 /* One key the parser knows: where its value goes and by what it is divided
@@ -37,7 +42,7 @@ static const struct cpustat_key keys_v1[] = {
 };
 
 /* cpu.stat.local has one known key per version; it fills the same struct so
- * that parse_lines() and its duplicate check serve it too. */
+ * that parse_stat() and its duplicate check serve it too. */
 static const struct cpustat_key keys_local_v2[] = {
         KEY("throttled_usec", BW_CPUSTAT_LOCAL_THROTTLED, local_throttled_usec, 1),
 };
@@ -62,9 +67,33 @@ static bool is_token(const char *s, size_t n) {
         return true;
 }
 
-/* "KEY VALUE" with exactly one blank; unknown keys are checked for shape only. */
-static int parse_line(const char *line, size_t n, const struct cpustat_key *keys, size_t n_keys,
-                      struct bw_cpu_stat *st) {
+/* One file's keys, and the ones it must have. */
+struct cpustat_table {
+        const struct cpustat_key *keys;
+        size_t n_keys;
+        unsigned required;
+};
+
+static const struct cpustat_table table_v2 = { keys_v2, ELEMENTSOF(keys_v2), BW_CPUSTAT_USAGE };
+static const struct cpustat_table table_v1 = { keys_v1, ELEMENTSOF(keys_v1), THROTTLE_SET };
+static const struct cpustat_table table_local_v2 = {
+        keys_local_v2, ELEMENTSOF(keys_local_v2), BW_CPUSTAT_LOCAL_THROTTLED,
+};
+static const struct cpustat_table table_local_v1 = {
+        keys_local_v1, ELEMENTSOF(keys_local_v1), BW_CPUSTAT_LOCAL_THROTTLED,
+};
+
+struct parse_state {
+        const struct cpustat_table *table;
+        struct bw_cpu_stat st;
+};
+
+/* "KEY VALUE" with exactly one blank; unknown keys are checked for shape
+ * only. The last line may lack its newline: "usage_usec 12" at the end of
+ * the buffer is a complete number. */
+static int parse_line(const char *line, size_t n, void *userdata) {
+        struct parse_state *ps = userdata;
+        const struct cpustat_key *keys = ps->table->keys;
         const char *sp, *value;
         size_t klen, vlen;
         uint64_t v;
@@ -80,49 +109,23 @@ static int parse_line(const char *line, size_t n, const struct cpustat_key *keys
         if (!is_token(line, klen) || !is_token(value, vlen))
                 return -EINVAL;
 
-        for (size_t i = 0; i < n_keys; i++) {
+        for (size_t i = 0; i < ps->table->n_keys; i++) {
                 if (strlen(keys[i].name) != klen || memcmp(keys[i].name, line, klen) != 0)
                         continue;
 
-                if (st->seen & keys[i].bit)
+                if (ps->st.seen & keys[i].bit)
                         return -EINVAL;
 
                 r = bw_u64_parse(value, vlen, &v);
                 if (r < 0)
                         return -EINVAL; /* garbage, or more than UINT64_MAX */
 
-                *(uint64_t *) ((char *) st + keys[i].offset) = v / keys[i].divisor;
-                st->seen |= keys[i].bit;
+                *(uint64_t *) ((char *) &ps->st + keys[i].offset) = v / keys[i].divisor;
+                ps->st.seen |= keys[i].bit;
                 return 0;
         }
 
         return 0; /* unknown key: newer kernel, ignore */
-}
-
-static int parse_lines(const char *buf, size_t len, const struct cpustat_key *keys, size_t n_keys,
-                       struct bw_cpu_stat *st) {
-        size_t i = 0;
-        int r;
-
-        if (!buf && len > 0)
-                return -EINVAL;
-
-        while (i < len) {
-                const char *line = buf + i, *nl;
-                size_t n;
-
-                nl = memchr(line, '\n', len - i);
-                n = nl ? (size_t) (nl - line) : len - i;
-                i += n + (nl ? 1 : 0);
-
-                /* The last line may lack its newline: "usage_usec 12" at the
-                 * end of the buffer is a complete number. */
-                r = parse_line(line, n, keys, n_keys, st);
-                if (r < 0)
-                        return r;
-        }
-
-        return 0;
 }
 
 /* Sets the kernel prints together must be complete or absent. */
@@ -130,67 +133,58 @@ static bool set_ok(unsigned seen, unsigned set) {
         return (seen & set) == 0 || (seen & set) == set;
 }
 
-int bw_cpustat_parse_v2(const char *buf, size_t len, struct bw_cpu_stat *ret) {
-        struct bw_cpu_stat st = { 0 };
+/* Every line, then the table's required keys (-ENODATA when one is
+ * missing), then the sets (-EINVAL when one is partial, or the burst set
+ * comes without the throttling set, which the kernel prints first).
+ * Malformed lines are reported before missing data. */
+static int parse_stat(const char *buf, size_t len, const struct cpustat_table *table, struct bw_cpu_stat *ret) {
+        struct parse_state ps = { .table = table };
+        unsigned seen;
         int r;
 
-        r = parse_lines(buf, len, keys_v2, ELEMENTSOF(keys_v2), &st);
+        r = bw_lines_foreach(buf, len, parse_line, &ps);
         if (r < 0)
                 return r;
 
-        if (!(st.seen & BW_CPUSTAT_USAGE))
+        seen = ps.st.seen;
+        if ((seen & table->required) != table->required)
                 return -ENODATA;
 
-        if (!set_ok(st.seen, THROTTLE_SET) || !set_ok(st.seen, BURST_SET))
+        if (!set_ok(seen, THROTTLE_SET) || !set_ok(seen, BURST_SET))
                 return -EINVAL;
-        /* The kernel prints the burst fields only after the throttling set. */
-        if ((st.seen & BURST_SET) && !(st.seen & THROTTLE_SET))
+        if ((seen & BURST_SET) && !(seen & THROTTLE_SET))
                 return -EINVAL;
 
-        *ret = st;
+        *ret = ps.st;
         return 0;
+}
+
+int bw_cpustat_parse_v2(const char *buf, size_t len, struct bw_cpu_stat *ret) {
+        return parse_stat(buf, len, &table_v2, ret);
 }
 
 int bw_cpustat_parse_v1(const char *buf, size_t len, struct bw_cpu_stat *ret) {
-        struct bw_cpu_stat st = { 0 };
-        int r;
-
-        r = parse_lines(buf, len, keys_v1, ELEMENTSOF(keys_v1), &st);
-        if (r < 0)
-                return r;
-
-        if ((st.seen & THROTTLE_SET) != THROTTLE_SET)
-                return -ENODATA;
-
-        if (!set_ok(st.seen, BURST_SET))
-                return -EINVAL;
-
-        *ret = st;
-        return 0;
+        return parse_stat(buf, len, &table_v1, ret);
 }
 
-static int parse_local(const char *buf, size_t len, const struct cpustat_key *keys, size_t n_keys,
-                       uint64_t *ret_usec) {
-        struct bw_cpu_stat st = { 0 };
+static int parse_local(const char *buf, size_t len, const struct cpustat_table *table, uint64_t *ret_usec) {
+        struct bw_cpu_stat st;
         int r;
 
-        r = parse_lines(buf, len, keys, n_keys, &st);
+        r = parse_stat(buf, len, table, &st);
         if (r < 0)
                 return r;
-
-        if (!(st.seen & BW_CPUSTAT_LOCAL_THROTTLED))
-                return -ENODATA;
 
         *ret_usec = st.local_throttled_usec;
         return 0;
 }
 
 int bw_cpustat_local_parse_v2(const char *buf, size_t len, uint64_t *ret_usec) {
-        return parse_local(buf, len, keys_local_v2, ELEMENTSOF(keys_local_v2), ret_usec);
+        return parse_local(buf, len, &table_local_v2, ret_usec);
 }
 
 int bw_cpustat_local_parse_v1(const char *buf, size_t len, uint64_t *ret_usec) {
-        return parse_local(buf, len, keys_local_v1, ELEMENTSOF(keys_local_v1), ret_usec);
+        return parse_local(buf, len, &table_local_v1, ret_usec);
 }
 
 int bw_cpuacct_usage_parse(const char *buf, size_t len, uint64_t *ret_usec) {
@@ -202,5 +196,28 @@ int bw_cpuacct_usage_parse(const char *buf, size_t len, uint64_t *ret_usec) {
                 return -EINVAL;
 
         *ret_usec = v / NSEC_PER_USEC;
+        return 0;
+}
+
+int bw_cpustat_delta(const struct bw_cpu_stat *prev, const struct bw_cpu_stat *cur, unsigned fields,
+                     struct bw_cpu_stat *ret) {
+        /* Every counter once: the v2 keys and cpu.stat.local's. */
+        static const struct cpustat_table *const tables[] = { &table_v2, &table_local_v2 };
+        struct bw_cpu_stat d = { .seen = prev->seen & cur->seen & fields };
+
+        for (size_t t = 0; t < ELEMENTSOF(tables); t++)
+                for (size_t i = 0; i < tables[t]->n_keys; i++) {
+                        const struct cpustat_key *k = &tables[t]->keys[i];
+                        uint64_t a = *(const uint64_t *) ((const char *) prev + k->offset);
+                        uint64_t b = *(const uint64_t *) ((const char *) cur + k->offset);
+
+                        if (!(d.seen & k->bit))
+                                continue;
+                        if (b < a)
+                                return -ERANGE;
+                        *(uint64_t *) ((char *) &d + k->offset) = b - a;
+                }
+
+        *ret = d;
         return 0;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The credit bucket: earn, pay, debt, reserve and what the balance affords
- * (contracts in include/bwgov/credit.h). */
+/* The credit bucket: earn, pay, debt, the refill mark of the exhaustion
+ * hysteresis, the reserve and what the balance affords (contracts in
+ * include/bwgov/credit.h). */
 
 #include "bwgov/credit.h"
 #include "bwgov/util.h"
@@ -28,13 +29,18 @@ void bw_credit_account(struct bw_credit *c, uint64_t max_usec, uint64_t earned_u
         }
 }
 
+bool bw_credit_refilled(const struct bw_credit *c, uint64_t max_usec) {
+        return c->credit_usec >= u64_muldiv(max_usec, BW_CREDIT_REFILL_PERMILLE, 1000);
+}
+
 uint64_t bw_credit_above(const struct bw_credit *c, uint64_t threshold_usec) {
         if (c->debt_usec > 0 || c->credit_usec <= threshold_usec)
                 return 0;
         return c->credit_usec - threshold_usec;
 }
 
-uint64_t bw_credit_reserve(uint64_t quota_usec, uint64_t burst_usec, uint64_t baseline_quota_usec, uint64_t slack_usec) {
+uint64_t bw_credit_reserve(uint64_t quota_usec, uint64_t burst_usec, uint64_t baseline_quota_usec,
+                           uint64_t slack_usec) {
         return u64_sat_add(u64_sat_add(u64_sat_add(quota_usec, quota_usec), burst_usec),
                            u64_sat_add(baseline_quota_usec, slack_usec));
 }

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "bwgov/host.h"
 #include "bwgov/macro.h"
@@ -12,6 +13,11 @@
 /* Never withdraw more than half of anyone's headroom per call: repeated
  * calls converge geometrically, one call never resets everything. */
 #define SHED_MAX_PERMILLE UINT64_C(500)
+#define PERMILLE          UINT64_C(1000)        /* the whole, in the shed shares */
+
+/* /proc/stat's aggregate line starts "cpu " (the per-CPU ones "cpuN "). */
+#define STAT_CPU_PREFIX   "cpu "
+#define STAT_CPU_NAME_LEN 3                     /* "cpu": the fields start after it */
 
 bool bw_host_over_limit(uint64_t some_rate, uint64_t other_usage_rate, uint64_t limit) {
         return limit > 0 && some_rate > limit && other_usage_rate >= BW_HOST_OTHER_USAGE_MIN;
@@ -60,9 +66,9 @@ int bw_host_plan_shed(
 
         /* Share of all headroom to withdraw now: proportional to the
          * excess, at most one half. */
-        frac = u64_min(u64_muldiv_up(host_pressure_rate - host_pressure_limit, 1000, host_pressure_limit),
+        frac = u64_min(u64_muldiv_up(host_pressure_rate - host_pressure_limit, PERMILLE, host_pressure_limit),
                        SHED_MAX_PERMILLE);
-        want = u64_muldiv_up(total, frac, 1000);
+        want = u64_muldiv_up(total, frac, PERMILLE);
 
         qsort(order, n, sizeof(*order), shed_order_cmp);
 
@@ -75,14 +81,14 @@ int bw_host_plan_shed(
                 for (j = i; j < n && order[j].priority == order[i].priority; j++)
                         level = u64_sat_add(level, units[order[j].index].boost_rate);
 
-                cap = u64_muldiv(level, SHED_MAX_PERMILLE, 1000);
+                cap = u64_muldiv(level, SHED_MAX_PERMILLE, PERMILLE);
                 if (level == 0)
                         permille = 0;
                 else if (want >= cap) {
                         permille = (unsigned) SHED_MAX_PERMILLE;
                         want -= cap;
                 } else {
-                        permille = (unsigned) u64_min(u64_muldiv_up(want, 1000, level), SHED_MAX_PERMILLE);
+                        permille = (unsigned) u64_min(u64_muldiv_up(want, PERMILLE, level), SHED_MAX_PERMILLE);
                         want = 0;
                 }
 
@@ -103,9 +109,9 @@ int bw_host_parse_stat(const char *buf, size_t len, uint64_t ticks_per_sec, uint
 
         if (!buf || !ret_busy_usec || ticks_per_sec == 0)
                 return -EINVAL;
-        if (len < 4 || buf[0] != 'c' || buf[1] != 'p' || buf[2] != 'u' || buf[3] != ' ')
+        if (len < strlen(STAT_CPU_PREFIX) || memcmp(buf, STAT_CPU_PREFIX, strlen(STAT_CPU_PREFIX)) != 0)
                 return -EINVAL;
-        i = 3;
+        i = STAT_CPU_NAME_LEN;
         for (unsigned f = 0; f < ELEMENTSOF(busy); f++) {
                 uint64_t v = 0;
                 size_t start;

@@ -20,6 +20,14 @@
  * credit pays for while it lasts (as burstable cloud instances do: no
  * throttling at all while credits last).
  *
+ * bw_policy_decide() takes the sections below as named steps, in this
+ * order: take_sample() (1), earn_and_pay() (2), classify_activity() (4),
+ * decided_without_law() (7: mode off and an unlimited baseline; 1: a
+ * sample too soon), price_headroom() (3), bring_into_range() (the clamp),
+ * protect_host() (6), drain_and_refill() with choose_headroom() (5),
+ * rest_burst() (7), schedule_next() (4), then finish() writes the
+ * memories and the explanation.
+ *
  * 1. Sample. Deltas of usage_usec, throttled_usec (own limit, cpu.stat),
  *    the local throttled time (own and ancestors' limits, cpu.stat.local,
  *    6.6+), nr_periods, nr_throttled, nr_bursts and PSI "full" total since
@@ -42,7 +50,7 @@
  *    burst the law sets, one baseline quota by default) holds as long as
  *    the debt never exceeds Bc. The reserve below is what guarantees that.
  *
- * 3. Headroom at rest. The quota rests at Qb + E: extra quota E on one of
+ * 3. Headroom at rest (headroom.c). The quota rests at Qb + E: extra quota E on one of
  *    BW_POLICY_LEVELS levels, fractions of the largest headroom Emax (from
  *    CPUQuotaMax=, never above the host's CPUs, never above the nearest
  *    limited ancestor's quota: throttling by an ancestor is not answered by
@@ -109,20 +117,16 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "bwgov/macro.h"
 #include "bwgov/policy.h"
 #include "bwgov/util.h"
 
-#define QUANTUM_USEC       UINT64_C(1000)               /* 1 ms grid for quota and burst */
 #define MIN_DT_USEC        (50 * USEC_PER_MSEC)         /* closer samples carry no rate information */
 #define ACTIVE_LINGER_USEC (10 * USEC_PER_SEC)          /* active this long after the last spending sample */
 #define SPEND_TAU_USEC     (10 * USEC_PER_SEC)          /* time constant of the spending average */
-#define RAISE_MARGIN_NUM   UINT64_C(5)                  /* raising needs 5/4 of what a level costs */
-#define RAISE_MARGIN_DEN   UINT64_C(4)
-#define REFILL_PERMILLE    UINT64_C(250)                /* exhausted until the credit is back at 1/4 CreditMax= */
 #define HOST_RECOVER_HOLDS UINT64_C(3)                  /* the host cap comes back a level per 3 hold-offs of calm */
+#define PERMILLE           UINT64_C(1000)               /* shed_permille's whole */
 /* Per-CPU slack in the reserve: a runtime slice a CPU already holds
  * (sched_cfs_bandwidth_slice_us, 5 ms) and one tick by which it can overrun
  * it before the accounting notices (10 ms at HZ=100, 4 ms at HZ=250), which
@@ -136,54 +140,9 @@
 #define LATE_BASE_USEC     (50 * USEC_PER_MSEC)
 #define LATE_DIV           UINT64_C(4)
 
-static const struct {
-        const char *name;
-        const char *description;
-} rule_table[_BW_RULE_MAX] = {
-        [BW_RULE_PRIME]            = { "prime",            "first sample: the resting headroom the credit pays for" },
-        [BW_RULE_RESET]            = { "reset",            "the counters went backwards (the cgroup was recreated): started over" },
-        [BW_RULE_TOO_SOON]         = { "too-soon",         "samples under 50ms apart: this one was ignored" },
-        [BW_RULE_MODE_OFF]         = { "mode-off",         "mode off: the baseline holds" },
-        [BW_RULE_UNLIMITED]        = { "unlimited",        "the baseline quota is \"max\": nothing to govern" },
-        [BW_RULE_CLAMP]            = { "clamp",            "the current value was outside what the mode and limits allow" },
-        [BW_RULE_HOLD]             = { "hold-off",         "the credit pays for more, but a decrease was too recent" },
-        [BW_RULE_STEADY]           = { "steady",           "nothing to do" },
-        [BW_RULE_HEADROOM_RAISE]   = { "headroom-raise",   "the credit pays for more headroom: raised" },
-        [BW_RULE_HEADROOM_LOWER]   = { "headroom-lower",   "the credit no longer pays for this headroom: stepped down" },
-        [BW_RULE_CREDIT_EXHAUSTED] = { "credit-exhausted", "credit spent: exactly the baseline until it refills" },
-        [BW_RULE_ANCESTOR_LIMIT]   = { "ancestor-limit",   "headroom capped at the nearest limited ancestor's quota" },
-        [BW_RULE_HOST_SHED]        = { "host-shed",        "the host's CPU pressure is over its limit: headroom withdrawn" },
-        [BW_RULE_HOST_HOLD]        = { "host-hold",        "the credit pays for more, but the host's CPU pressure is over its limit" },
-};
-
-const char *bw_rule_to_string(enum bw_rule r) {
-        if (r < 0 || r >= _BW_RULE_MAX)
-                return NULL;
-        return rule_table[r].name;
-}
-
-const char *bw_rule_description(enum bw_rule r) {
-        if (r < 0 || r >= _BW_RULE_MAX)
-                return NULL;
-        return rule_table[r].description;
-}
-
-enum bw_rule bw_rule_from_string(const char *s) {
-        if (!s)
-                return _BW_RULE_INVALID;
-        for (int i = 0; i < _BW_RULE_MAX; i++)
-                if (strcmp(rule_table[i].name, s) == 0)
-                        return (enum bw_rule) i;
-        return _BW_RULE_INVALID;
-}
-
 /* Time since `then`; 0 if the clock went backwards. */
 static uint64_t elapsed(uint64_t now, uint64_t then) {
         return now > then ? now - then : 0;
-}
-
-static uint64_t quant_down(uint64_t v) {
-        return v / QUANTUM_USEC * QUANTUM_USEC;
 }
 
 /* µs per period -> µs/s. */
@@ -280,23 +239,19 @@ void bw_policy_state_init(struct bw_policy_state *s, const struct bw_policy_para
         }
         /* A bucket restored below the refill mark is as good as exhausted:
          * headroom waits for the refill (hysteresis across restarts). */
-        s->exhausted = s->credit.credit_usec < u64_muldiv(p->credit_max_usec, REFILL_PERMILLE, 1000);
+        s->exhausted = !bw_credit_refilled(&s->credit, p->credit_max_usec);
 }
 
-/* ---- 1. sample ----------------------------------------------------------- */
+/* ---- one decision in the making ------------------------------------------ */
+
+/* The counters a sample looks at; a missing one is a delta of 0. */
+#define SAMPLE_FIELDS (BW_CPUSTAT_USAGE | BW_CPUSTAT_NR_PERIODS | BW_CPUSTAT_NR_THROTTLED | BW_CPUSTAT_THROTTLED | \
+                       BW_CPUSTAT_LOCAL_THROTTLED | BW_CPUSTAT_NR_BURSTS)
 
 struct sample {
         uint64_t dt;
-        uint64_t d_usage;
-        uint64_t d_throttled;
-        uint64_t d_local_throttled;
-        uint64_t d_nr_periods;
-        uint64_t d_nr_throttled;
-        uint64_t d_nr_bursts;
+        struct bw_cpu_stat delta;       /* seen: the counters both samples have */
         uint64_t d_full;
-        bool has_usage;
-        bool has_throttle;      /* the throttling counters exist */
-        bool has_local;         /* cpu.stat.local throttled time exists */
         bool has_full;
 };
 
@@ -307,20 +262,48 @@ enum sample_result {
         SAMPLE_TOO_SOON,
 };
 
-/* false: the counter went backwards. A counter missing on either side is
- * a delta of 0. */
-static bool counter_delta(
-                const struct bw_cpu_stat *prev, const struct bw_cpu_stat *cur,
-                unsigned bit, uint64_t a, uint64_t b, uint64_t *ret) {
-        if (!(prev->seen & cur->seen & bit)) {
-                *ret = 0;
-                return true;
-        }
-        if (b < a)
-                return false;
-        *ret = b - a;
-        return true;
+/* What the steps of bw_policy_decide() share: its inputs, what each step
+ * found, and the decision so far. Each step reads what the ones before it
+ * filled in. */
+struct decision {
+        const struct bw_policy_params *p;
+        struct bw_policy_state *s;
+        const struct bw_policy_input *in;
+        bool burst_ok;                  /* the burst is ours to set */
+
+        enum sample_result sr;          /* 1. */
+        struct sample sm;
+        struct bw_headroom h;           /* 3. the levels and their prices */
+        bool ancestor_limited;
+        uint64_t ecur;                  /* the current headroom; 0 when out of range */
+        bool clamped;                   /* the current value was out of range */
+        bool host_cut;                  /* 6. host shedding lowered the cap now */
+
+        struct bw_decision d;
+};
+
+static void decision_begin(
+                struct decision *x,
+                const struct bw_policy_params *p,
+                struct bw_policy_state *s,
+                const struct bw_policy_input *in) {
+
+        *x = (struct decision) {
+                .p = p,
+                .s = s,
+                .in = in,
+                .burst_ok = p->kernel_has_burst && in->current.has_burst,
+                .d = {
+                        .rule = BW_RULE_STEADY,
+                        .target = in->current,
+                        .credit_before_usec = s->credit.credit_usec,
+                        .time_to_empty_usec = UINT64_MAX,
+                        .next_tick_usec = p->interval_usec,
+                },
+        };
 }
+
+/* ---- 1. sample ------------------------------------------------------------- */
 
 static void store_sample(struct bw_policy_state *s, const struct bw_policy_input *in) {
         s->prev_now_usec = in->now_usec;
@@ -329,13 +312,12 @@ static void store_sample(struct bw_policy_state *s, const struct bw_policy_input
         s->prev_full_usec = s->prev_has_full ? in->psi.full.total_usec : 0;
 }
 
-static enum sample_result take_sample(
+static enum sample_result take_deltas(
                 struct bw_policy_state *s,
                 const struct bw_policy_input *in,
                 struct sample *ret) {
-        const struct bw_cpu_stat *a = &s->prev_stat, *b = &in->stat;
         struct sample sm = { 0 };
-        bool ok = true, has_full;
+        bool has_full;
 
         if (!s->primed) {
                 store_sample(s, in);
@@ -344,20 +326,8 @@ static enum sample_result take_sample(
         }
 
         has_full = in->has_psi && in->psi.has_full && s->prev_has_full;
-
-        ok = ok && counter_delta(a, b, BW_CPUSTAT_USAGE, a->usage_usec, b->usage_usec, &sm.d_usage);
-        ok = ok && counter_delta(a, b, BW_CPUSTAT_NR_PERIODS, a->nr_periods, b->nr_periods, &sm.d_nr_periods);
-        ok = ok && counter_delta(a, b, BW_CPUSTAT_NR_THROTTLED, a->nr_throttled, b->nr_throttled, &sm.d_nr_throttled);
-        ok = ok && counter_delta(a, b, BW_CPUSTAT_THROTTLED, a->throttled_usec, b->throttled_usec, &sm.d_throttled);
-        ok = ok && counter_delta(a, b, BW_CPUSTAT_LOCAL_THROTTLED, a->local_throttled_usec, b->local_throttled_usec,
-                                 &sm.d_local_throttled);
-        ok = ok && counter_delta(a, b, BW_CPUSTAT_NR_BURSTS, a->nr_bursts, b->nr_bursts, &sm.d_nr_bursts);
-        if (has_full && in->psi.full.total_usec < s->prev_full_usec)
-                ok = false;
-        if (in->now_usec <= s->prev_now_usec)
-                ok = false;
-
-        if (!ok) {
+        if (bw_cpustat_delta(&s->prev_stat, &in->stat, SAMPLE_FIELDS, &sm.delta) < 0 ||
+            (has_full && in->psi.full.total_usec < s->prev_full_usec) || in->now_usec <= s->prev_now_usec) {
                 store_sample(s, in);
                 return SAMPLE_RESET;
         }
@@ -366,9 +336,6 @@ static enum sample_result take_sample(
         if (sm.dt < MIN_DT_USEC)
                 return SAMPLE_TOO_SOON;
 
-        sm.has_usage = a->seen & b->seen & BW_CPUSTAT_USAGE;
-        sm.has_throttle = a->seen & b->seen & BW_CPUSTAT_THROTTLED;
-        sm.has_local = a->seen & b->seen & BW_CPUSTAT_LOCAL_THROTTLED;
         sm.has_full = has_full;
         if (has_full)
                 sm.d_full = in->psi.full.total_usec - s->prev_full_usec;
@@ -379,198 +346,331 @@ static enum sample_result take_sample(
 }
 
 static void sample_rates(const struct sample *sm, struct bw_decision *d) {
+        const struct bw_cpu_stat *delta = &sm->delta;
+
         d->dt_usec = sm->dt;
-        d->usage_rate = u64_muldiv(sm->d_usage, USEC_PER_SEC, sm->dt);
-        d->throttle_rate = u64_muldiv(sm->d_throttled, USEC_PER_SEC, sm->dt);
+        d->usage_rate = u64_muldiv(delta->usage_usec, USEC_PER_SEC, sm->dt);
+        d->throttle_rate = u64_muldiv(delta->throttled_usec, USEC_PER_SEC, sm->dt);
         /* cpu.stat.local counts throttling by the group's own limit and by
          * its ancestors'; what is beyond the own is an ancestor's. */
-        if (sm->has_local)
-                d->ancestor_throttle_rate = u64_muldiv(u64_sat_sub(sm->d_local_throttled, sm->d_throttled),
+        if (delta->seen & BW_CPUSTAT_LOCAL_THROTTLED)
+                d->ancestor_throttle_rate = u64_muldiv(u64_sat_sub(delta->local_throttled_usec, delta->throttled_usec),
                                                        USEC_PER_SEC, sm->dt);
         d->pressure_rate = u64_muldiv(sm->d_full, USEC_PER_SEC, sm->dt);
-        d->d_nr_periods = sm->d_nr_periods;
-        d->d_nr_throttled = sm->d_nr_throttled;
-        d->d_nr_bursts = sm->d_nr_bursts;
+        d->d_nr_periods = delta->nr_periods;
+        d->d_nr_throttled = delta->nr_throttled;
+        d->d_nr_bursts = delta->nr_bursts;
 }
 
-/* ---- 2. credit ------------------------------------------------------------ */
+/* Deltas and rates since the previous sample. Returns true when there is a
+ * sample to account (neither the first, nor a reset, nor too soon). */
+static bool take_sample(struct decision *x) {
+        x->sr = take_deltas(x->s, x->in, &x->sm);
+        if (x->sr == SAMPLE_RESET)
+                x->s->active = false;
+        if (x->sr != SAMPLE_OK)
+                return false;
+        sample_rates(&x->sm, &x->d);
+        return true;
+}
 
-static void account_credit(
-                const struct bw_policy_params *p,
-                struct bw_policy_state *s,
-                const struct sample *sm,
-                struct bw_decision *d) {
+/* ---- 2. credit ------------------------------------------------------------- */
+
+/* The bucket earns the baseline and pays the usage; the spending average
+ * feeds the time to empty. */
+static void earn_and_pay(struct decision *x) {
+        const struct bw_policy_params *p = x->p;
+        struct bw_policy_state *s = x->s;
+        struct bw_decision *d = &x->d;
         uint64_t P = p->baseline.period_usec, bq = p->baseline.quota_usec;
         uint64_t b_rate = rate_of(bq, P), spend, w;
 
-        if (!sm->has_usage || bq == BW_QUOTA_MAX)
+        if (!(x->sm.delta.seen & BW_CPUSTAT_USAGE) || bq == BW_QUOTA_MAX)
                 return;
 
-        bw_credit_account(&s->credit, p->credit_max_usec, u64_muldiv(bq, sm->dt, P), sm->d_usage);
+        bw_credit_account(&s->credit, p->credit_max_usec, u64_muldiv(bq, x->sm.dt, P), x->sm.delta.usage_usec);
 
         d->earn_rate = u64_sat_sub(b_rate, d->usage_rate);
         d->spend_rate = spend = u64_sat_sub(d->usage_rate, b_rate);
         /* An exponential average over about SPEND_TAU_USEC, for the time to
          * empty: one sample says little about a bursty group. */
-        w = u64_min(sm->dt, SPEND_TAU_USEC);
+        w = u64_min(x->sm.dt, SPEND_TAU_USEC);
         if (spend >= s->spend_avg)
                 s->spend_avg += u64_muldiv(spend - s->spend_avg, w, SPEND_TAU_USEC);
         else
                 s->spend_avg -= u64_muldiv_up(s->spend_avg - spend, w, SPEND_TAU_USEC);
 }
 
-/* ---- 3. headroom levels and what they cost --------------------------------- */
+/* ---- 4. activity --------------------------------------------------------- */
 
-/* What the law needs to know about the credit for one decision. */
-struct costs {
-        uint64_t period;
-        uint64_t bq;
-        uint64_t burst;         /* the burst next to any quota the law sets (<= Qb) */
-        uint64_t slack;
-        uint64_t fast, slow;    /* horizons, µs, lateness included */
-        uint64_t emax;          /* the largest headroom, per period, after every cap */
-};
+static void classify_activity(struct decision *x) {
+        const struct bw_policy_params *p = x->p;
+        const struct bw_decision *d = &x->d;
+        uint64_t b_rate = rate_of(p->baseline.quota_usec, p->baseline.period_usec), now = x->in->now_usec;
+        /* PSI full without any throttling is contention from other groups,
+         * which more quota does not cure. */
+        const struct bw_cpu_stat *delta = &x->sm.delta;
+        bool evidence = !(delta->seen & BW_CPUSTAT_THROTTLED) || delta->throttled_usec > 0 || delta->nr_throttled > 0;
+        bool spending = (delta->seen & BW_CPUSTAT_USAGE) && d->usage_rate > b_rate;
+        bool throttled = d->throttle_rate > p->target_throttle || (evidence && d->pressure_rate > p->target_pressure);
+
+        if (spending || throttled) {
+                x->s->active = true;
+                x->s->active_usec = now;
+        } else if (elapsed(now, x->s->active_usec) >= ACTIVE_LINGER_USEC)
+                x->s->active = false;
+}
+
+/* ---- 7. modes (and the decisions that need no law) ------------------------ */
+
+/* Mode off, an unlimited baseline, a sample too soon: the decision needs
+ * no headroom. Returns true when it is made. */
+static bool decided_without_law(struct decision *x) {
+        const struct bw_policy_params *p = x->p;
+        struct bw_decision *d = &x->d;
+
+        if (p->mode == BW_MODE_OFF) {
+                d->rule = BW_RULE_MODE_OFF;
+                d->target = p->baseline;
+                d->target.has_burst = x->in->current.has_burst;
+                d->target.burst_usec = x->burst_ok ? baseline_burst(p) : x->in->current.burst_usec;
+                return true;
+        }
+        if (p->baseline.quota_usec == BW_QUOTA_MAX) {
+                d->rule = BW_RULE_UNLIMITED;
+                return true;
+        }
+        if (x->sr == SAMPLE_TOO_SOON) {
+                d->rule = BW_RULE_TOO_SOON;
+                d->next_tick_usec = 0;          /* no new commitment: the last one stands */
+                return true;
+        }
+        return false;
+}
+
+/* ---- 3. headroom levels and what they cost ---------------------------------- */
 
 static uint64_t late_horizon(uint64_t h) {
         return u64_sat_add(h, u64_sat_add(h / LATE_DIV, LATE_BASE_USEC));
 }
 
-static uint64_t level_value(const struct costs *c, unsigned k) {
-        return quant_down(u64_muldiv(c->emax, k, BW_POLICY_LEVELS));
-}
-
-static uint64_t cost(const struct costs *c, uint64_t extra, uint64_t horizon) {
-        return bw_credit_needed(extra, c->period, c->bq, c->burst, c->slack, horizon);
-}
-
-/* The highest level k whose headroom the credit pays for over horizon
- * (with the raise margin when asked). */
-static unsigned level_affordable(const struct costs *c, const struct bw_credit *cr, uint64_t horizon, bool margin) {
-        for (unsigned k = BW_POLICY_LEVELS; k > 0; k--) {
-                uint64_t need = cost(c, level_value(c, k), horizon);
-
-                if (margin)
-                        need = u64_muldiv_up(need, RAISE_MARGIN_NUM, RAISE_MARGIN_DEN);
-                if (level_value(c, k) > 0 && cr->debt_usec == 0 && cr->credit_usec >= need)
-                        return k;
-        }
-        return 0;
-}
-
-/* The highest level a full bucket pays for at the idle horizon, with the
- * raise margin: where a unit rests when its credit is full. */
-static unsigned level_reachable(const struct costs *c, uint64_t credit_max) {
-        struct bw_credit full = { .credit_usec = credit_max };
-
-        return level_affordable(c, &full, c->slow, true);
-}
-
-/* The highest level at or below a headroom e. */
-static unsigned level_at_or_below(const struct costs *c, uint64_t e) {
-        for (unsigned k = BW_POLICY_LEVELS; k > 0; k--)
-                if (level_value(c, k) <= e && level_value(c, k) > 0)
-                        return k;
-        return 0;
-}
-
-static void fill_costs(
-                const struct bw_policy_params *p,
-                const struct bw_policy_input *in,
-                bool elastic,
-                struct costs *ret,
-                uint64_t *ret_emax_config,
-                bool *ret_ancestor_limited) {
-        const struct bw_bandwidth *cur = &in->current;
-        uint64_t bq = p->baseline.quota_usec, emax, anc = in->ancestor_quota_usec;
-        bool burst_ok = p->kernel_has_burst && cur->has_burst;
+/* The largest headroom (mode, CPUQuotaMax=, CPUs, the nearest limited
+ * ancestor), the burst, the slack and the two horizons. No usage counter,
+ * no credit: no headroom. */
+static void price_headroom(struct decision *x) {
+        const struct bw_policy_params *p = x->p;
+        const struct bw_bandwidth *cur = &x->in->current;
+        uint64_t bq = p->baseline.quota_usec, emax, anc = x->in->ancestor_quota_usec;
+        bool elastic = elastic_mode(p->mode) && (x->in->stat.seen & BW_CPUSTAT_USAGE);
 
         emax = quota_limit(p, elastic) - bq;
-        *ret_emax_config = emax;
-        *ret_ancestor_limited = false;
         if (anc > 0 && anc != BW_QUOTA_MAX && anc < bq + emax) {
-                emax = anc > bq ? quant_down(anc - bq) : 0;
-                *ret_ancestor_limited = true;
+                emax = anc > bq ? bw_headroom_quant_down(anc - bq) : 0;
+                x->ancestor_limited = true;
         }
-        *ret = (struct costs) {
-                .period = p->baseline.period_usec,
-                .bq = bq,
+        x->h = (struct bw_headroom) {
+                .period_usec = p->baseline.period_usec,
+                .baseline_quota_usec = bq,
                 /* Whatever the kernel holds next to the quota fills the
                  * pool: the largest burst the law sets next to any level,
                  * or a burst that is not ours. */
-                .burst = burst_ok ? burst_cap(p, bq + emax) : (cur->has_burst ? cur->burst_usec : 0),
+                .burst_usec = x->burst_ok ? burst_cap(p, bq + emax) : (cur->has_burst ? cur->burst_usec : 0),
                 /* The kernel's per-CPU slack, and what the credit may
                  * overstate: one idle sample's earnings (section 2). */
-                .slack = u64_sat_add(bw_policy_slack_usec(p),
-                                     u64_muldiv(bq, late_horizon(p->interval_usec), p->baseline.period_usec)),
-                .fast = late_horizon(active_interval(p)),
-                .slow = late_horizon(p->interval_usec),
-                .emax = emax,
+                .slack_usec = u64_sat_add(bw_policy_slack_usec(p),
+                                          u64_muldiv(bq, late_horizon(p->interval_usec), p->baseline.period_usec)),
+                .fast_usec = late_horizon(active_interval(p)),
+                .slow_usec = late_horizon(p->interval_usec),
+                .max_usec = emax,
         };
 }
 
-/* ---- 4. activity ------------------------------------------------------------ */
+/* Bring the current value into range: another period, "max" or a quota
+ * under the baseline is not ours to keep. */
+static void bring_into_range(struct decision *x) {
+        const struct bw_bandwidth *cur = &x->in->current;
+        uint64_t bq = x->p->baseline.quota_usec;
 
-static void classify_activity(
-                const struct bw_policy_params *p,
-                struct bw_policy_state *s,
-                const struct sample *sm,
-                const struct bw_decision *d,
-                uint64_t now) {
-        uint64_t b_rate = rate_of(p->baseline.quota_usec, p->baseline.period_usec);
-        /* PSI full without any throttling is contention from other groups,
-         * which more quota does not cure. */
-        bool evidence = !sm->has_throttle || sm->d_throttled > 0 || sm->d_nr_throttled > 0;
-        bool spending = sm->has_usage && d->usage_rate > b_rate;
-        bool throttled = d->throttle_rate > p->target_throttle || (evidence && d->pressure_rate > p->target_pressure);
-
-        if (spending || throttled) {
-                s->active = true;
-                s->active_usec = now;
-        } else if (elapsed(now, s->active_usec) >= ACTIVE_LINGER_USEC)
-                s->active = false;
+        x->clamped = cur->period_usec != x->p->baseline.period_usec || cur->quota_usec == BW_QUOTA_MAX ||
+                cur->quota_usec < bq;
+        x->ecur = x->clamped ? 0 : cur->quota_usec - bq;
 }
 
 /* ---- 6. host protection ------------------------------------------------------ */
 
-/* The headroom cap host shedding leaves; updated from this sample. Returns
- * true when it lowered the cap now. */
-static bool apply_host(
-                const struct bw_policy_params *p,
-                struct bw_policy_state *s,
-                const struct bw_policy_input *in,
-                const struct costs *c,
-                uint64_t ecur) {
-        uint64_t now = in->now_usec, step = u64_max(level_value(c, 1), QUANTUM_USEC);
-        unsigned shed = in->shed_permille;
+/* The headroom cap host shedding leaves, updated from this sample; notes
+ * whether it lowered the cap now. */
+static void protect_host(struct decision *x) {
+        const struct bw_headroom *h = &x->h;
+        struct bw_policy_state *s = x->s;
+        uint64_t now = x->in->now_usec, step = u64_max(bw_headroom_level(h, 1), BW_HEADROOM_QUANTUM_USEC);
+        unsigned shed = x->in->shed_permille;
 
-        if (in->host_over_limit)
+        if (x->in->host_over_limit)
                 s->host_calm_usec = 0;
         else if (s->host_cap_usec != UINT64_MAX) {
-                /* Calm: the cap comes back a level per hold_off. */
+                /* Calm: the cap comes back a level per HOST_RECOVER_HOLDS hold_off. */
                 if (s->host_calm_usec == 0)
                         s->host_calm_usec = now;
-                else if (elapsed(now, s->host_calm_usec) >= HOST_RECOVER_HOLDS * p->hold_off_usec) {
+                else if (elapsed(now, s->host_calm_usec) >= HOST_RECOVER_HOLDS * x->p->hold_off_usec) {
                         s->host_cap_usec = u64_sat_add(s->host_cap_usec, step);
                         s->host_calm_usec = now;
-                        if (s->host_cap_usec >= c->emax)
+                        if (s->host_cap_usec >= h->max_usec)
                                 s->host_cap_usec = UINT64_MAX;
                 }
         }
 
-        if (shed > 0 && ecur > 0) {
+        if (shed > 0 && x->ecur > 0) {
                 /* On a level: a cap between levels would only make the
                  * next raise a write to an odd value. */
-                uint64_t keep = u64_muldiv(u64_min(ecur, s->host_cap_usec), 1000 - u64_min(shed, 1000), 1000);
+                uint64_t keep = u64_muldiv(u64_min(x->ecur, s->host_cap_usec), PERMILLE - u64_min(shed, PERMILLE),
+                                           PERMILLE);
 
-                keep = level_value(c, level_at_or_below(c, keep));
+                keep = bw_headroom_level(h, bw_headroom_level_at_or_below(h, keep));
 
                 if (keep < s->host_cap_usec) {
                         s->host_cap_usec = keep;
                         s->host_calm_usec = 0;
-                        return true;
+                        x->host_cut = true;
                 }
         }
-        return false;
+}
+
+/* ---- 5. drain and refill ------------------------------------------------------ */
+
+/* Choose the headroom for this sample: stay, step down, exhaust, raise,
+ * hold. Fills rule, level and the target quota; returns whether the
+ * change is an emergency (a decrease for safety). */
+static bool choose_headroom(struct decision *x) {
+        const struct bw_policy_params *p = x->p;
+        const struct bw_headroom *h = &x->h;
+        struct bw_policy_state *s = x->s;
+        const struct bw_credit *cr = &s->credit;
+        struct bw_decision *d = &x->d;
+        uint64_t now = x->in->now_usec, cap = u64_min(h->max_usec, s->host_cap_usec), etarget;
+        /* Hysteresis between holding and raising: a level is held while the
+         * credit pays for it until a sample a short horizon away; it is
+         * raised to only when the credit pays for it, with a quarter to
+         * spare, until a sample a whole Interval= away. A raise therefore
+         * lasts, even at full spending, and a group whose credit moves a
+         * little does not flap between levels. */
+        unsigned kfast = bw_headroom_affordable(h, cr, h->fast_usec, false);
+        unsigned kraise = bw_headroom_affordable(h, cr, h->slow_usec, true);
+        bool initial = x->sr != SAMPLE_OK, emergency = false;
+
+        /* No headroom to be had (mode, CPUQuotaMax=, an ancestor): nothing
+         * to exhaust either. */
+        if (h->max_usec == 0)
+                s->exhausted = false;
+
+        /* Exhausted: the baseline until the credit is back at the refill
+         * mark, and pays for the highest level it could ever pay for (so
+         * that the headroom comes back in one write, not level by level as
+         * the credit grows). */
+        if (s->exhausted && kraise > 0 && !x->in->host_over_limit &&
+            bw_credit_refilled(cr, p->credit_max_usec) &&
+            kraise >= bw_headroom_reachable(h, p->credit_max_usec))
+                s->exhausted = false;
+
+        etarget = x->ecur;
+        if (x->ecur > cap) {
+                /* Over what the configuration, an ancestor or the host now allow. */
+                etarget = bw_headroom_level(h, bw_headroom_level_at_or_below(h, cap));
+                if (etarget > cap)
+                        etarget = bw_headroom_quant_down(cap);
+                d->rule = x->host_cut ? BW_RULE_HOST_SHED :
+                        x->ancestor_limited ? BW_RULE_ANCESTOR_LIMIT : BW_RULE_CLAMP;
+                emergency = true;
+        }
+        if (s->exhausted && etarget > 0) {
+                etarget = 0;
+                d->rule = BW_RULE_CREDIT_EXHAUSTED;
+                emergency = true;
+        } else if (etarget > bw_headroom_level(h, kfast) && etarget > 0) {
+                /* The credit no longer pays for this much even with the
+                 * next sample a short horizon away: step down. */
+                etarget = bw_headroom_level(h, kfast);
+                if (kfast == 0) {
+                        s->exhausted = true;
+                        d->rule = BW_RULE_CREDIT_EXHAUSTED;
+                } else
+                        d->rule = BW_RULE_HEADROOM_LOWER;
+                emergency = true;
+        } else if (!emergency && !s->exhausted && bw_headroom_level(h, kraise) > etarget &&
+                   (initial || kraise >= bw_headroom_reachable(h, p->credit_max_usec))) {
+                /* Back up only once the credit pays for where a full bucket
+                 * rests: in one write, not a level at a time as it grows
+                 * (the first decision places the unit wherever it can). */
+                uint64_t want = u64_min(bw_headroom_level(h, kraise), cap);
+
+                if (want <= etarget)
+                        ;       /* capped by the host: nothing to raise */
+                else if (x->in->host_over_limit)
+                        d->rule = BW_RULE_HOST_HOLD;
+                else if (s->last_decrease_usec > 0 && elapsed(now, s->last_decrease_usec) < p->hold_off_usec)
+                        d->rule = BW_RULE_HOLD;
+                else {
+                        etarget = want;
+                        d->rule = BW_RULE_HEADROOM_RAISE;
+                }
+        }
+
+        d->target.quota_usec = h->baseline_quota_usec + etarget;
+        d->headroom_usec = etarget;
+        d->headroom_max_usec = cap;
+        d->level = bw_headroom_level_at_or_below(h, etarget);
+        return emergency;
+}
+
+/* The headroom (choose_headroom()), then the rule that names it: a value
+ * brought into range and neither lowered for a reason of its own nor
+ * raised in the same decision says "clamp"; the first sample and a reset
+ * say so whatever happened. */
+static void drain_and_refill(struct decision *x) {
+        struct bw_decision *d = &x->d;
+        bool emergency = choose_headroom(x);
+
+        if (x->clamped && !emergency && d->rule != BW_RULE_HEADROOM_RAISE)
+                d->rule = BW_RULE_CLAMP;
+        d->emergency = emergency || x->clamped;
+        if (x->sr == SAMPLE_PRIMED)
+                d->rule = BW_RULE_PRIME;
+        else if (x->sr == SAMPLE_RESET)
+                d->rule = BW_RULE_RESET;
+}
+
+/* ---- 7. modes: the resting burst ---------------------------------------------- */
+
+static void rest_burst(struct decision *x) {
+        struct bw_decision *d = &x->d;
+
+        d->target.period_usec = x->p->baseline.period_usec;
+        d->target.has_burst = x->in->current.has_burst;
+        if (x->burst_ok)
+                d->target.burst_usec = burst_cap(x->p, d->target.quota_usec);
+}
+
+/* ---- 4. two horizons ----------------------------------------------------------- */
+
+/* The reserve the target holds back, how long the credit above it lasts at
+ * the current spending, and when the next sample is due: the idle horizon
+ * when the target's headroom is affordable for it, else the short one. */
+static void schedule_next(struct decision *x) {
+        const struct bw_policy_state *s = x->s;
+        struct bw_decision *d = &x->d;
+        uint64_t etarget = d->headroom_usec;
+
+        d->reserve_usec = bw_credit_reserve(d->target.quota_usec, x->h.burst_usec, x->h.baseline_quota_usec,
+                                            x->h.slack_usec);
+        /* "At the current rate": while the group is spending, not while an
+         * old average fades out. */
+        if (s->active && d->spend_rate > 0 && s->spend_avg > 0)
+                d->time_to_empty_usec = u64_muldiv(bw_credit_above(&s->credit, d->reserve_usec), USEC_PER_SEC,
+                                                   s->spend_avg);
+        if (etarget == 0 || s->credit.credit_usec >= bw_headroom_cost(&x->h, etarget, x->h.slow_usec))
+                d->next_tick_usec = x->p->interval_usec;
+        else
+                d->next_tick_usec = active_interval(x->p);
 }
 
 /* ---- explain and finish -------------------------------------------------------- */
@@ -597,133 +697,33 @@ static void explain(struct bw_decision *d, const struct bw_bandwidth *cur, const
                  qa, qb, cur->burst_usec, d->target.burst_usec, d->next_tick_usec / USEC_PER_MSEC);
 }
 
-static void finish(
-                const struct bw_policy_params *p,
-                struct bw_policy_state *s,
-                const struct bw_policy_input *in,
-                struct bw_decision *d,
-                struct bw_decision *ret) {
-        const struct bw_bandwidth *cur = &in->current;
-        bool burst_ok = p->kernel_has_burst && cur->has_burst;
+/* Whether to write, the memories of this decision, the explanation. */
+static void finish(struct decision *x, struct bw_decision *ret) {
+        const struct bw_bandwidth *cur = &x->in->current;
+        struct bw_policy_state *s = x->s;
+        struct bw_decision *d = &x->d;
 
         d->would_change = d->target.quota_usec != cur->quota_usec ||
                 d->target.period_usec != cur->period_usec ||
-                (burst_ok && d->target.burst_usec != cur->burst_usec);
-        d->change = d->would_change && p->mode != BW_MODE_OBSERVE;
+                (x->burst_ok && d->target.burst_usec != cur->burst_usec);
+        d->change = d->would_change && x->p->mode != BW_MODE_OBSERVE;
         d->credit_after_usec = s->credit.credit_usec;
         d->debt_usec = s->credit.debt_usec;
         d->spend_avg = s->spend_avg;
         d->active = s->active;
         if (d->change) {
                 s->has_changed = true;
-                s->last_change_usec = in->now_usec;
+                s->last_change_usec = x->in->now_usec;
                 if (d->target.quota_usec < cur->quota_usec)
-                        s->last_decrease_usec = in->now_usec;
+                        s->last_decrease_usec = x->in->now_usec;
                 s->n_changes++;
         }
         s->n_decisions++;
-        explain(d, cur, p);
+        explain(d, cur, x->p);
         *ret = *d;
 }
 
-/* ---- 5. the decision ---------------------------------------------------------- */
-
-/* Choose the headroom for this sample: stay, step down, exhaust, raise,
- * hold. Fills rule, level and the target quota; returns whether the
- * change is an emergency (a decrease for safety). */
-static bool choose_headroom(
-                const struct bw_policy_params *p,
-                struct bw_policy_state *s,
-                const struct bw_policy_input *in,
-                const struct costs *c,
-                uint64_t ecur,
-                bool initial,
-                bool host_cut,
-                bool ancestor_limited,
-                struct bw_decision *d) {
-        const struct bw_credit *cr = &s->credit;
-        uint64_t now = in->now_usec, cap = u64_min(c->emax, s->host_cap_usec), etarget;
-        /* Hysteresis between holding and raising: a level is held while the
-         * credit pays for it until a sample a short horizon away; it is
-         * raised to only when the credit pays for it, with a quarter to
-         * spare, until a sample a whole Interval= away. A raise therefore
-         * lasts, even at full spending, and a group whose credit moves a
-         * little does not flap between levels. */
-        unsigned kfast = level_affordable(c, cr, c->fast, false);
-        unsigned kraise = level_affordable(c, cr, c->slow, true);
-        bool emergency = false;
-
-        /* No headroom to be had (mode, CPUQuotaMax=, an ancestor): nothing
-         * to exhaust either. */
-        if (c->emax == 0)
-                s->exhausted = false;
-
-        /* Exhausted: the baseline until the credit is back at a quarter of
-         * CreditMax=, and pays for the highest level it could ever pay for
-         * (so that the headroom comes back in one write, not level by
-         * level as the credit grows). */
-        if (s->exhausted && kraise > 0 && !in->host_over_limit &&
-            cr->credit_usec >= u64_muldiv(p->credit_max_usec, REFILL_PERMILLE, 1000) &&
-            kraise >= level_reachable(c, p->credit_max_usec))
-                s->exhausted = false;
-
-        etarget = ecur;
-        if (ecur > cap) {
-                /* Over what the configuration, an ancestor or the host now allow. */
-                etarget = level_value(c, level_at_or_below(c, cap));
-                if (etarget > cap)
-                        etarget = quant_down(cap);
-                d->rule = host_cut ? BW_RULE_HOST_SHED : ancestor_limited ? BW_RULE_ANCESTOR_LIMIT : BW_RULE_CLAMP;
-                emergency = true;
-        }
-        if (s->exhausted && etarget > 0) {
-                etarget = 0;
-                d->rule = BW_RULE_CREDIT_EXHAUSTED;
-                emergency = true;
-        } else if (etarget > level_value(c, kfast) && etarget > 0) {
-                /* The credit no longer pays for this much even with the
-                 * next sample a short horizon away: step down. */
-                etarget = level_value(c, kfast);
-                if (kfast == 0) {
-                        s->exhausted = true;
-                        d->rule = BW_RULE_CREDIT_EXHAUSTED;
-                } else
-                        d->rule = BW_RULE_HEADROOM_LOWER;
-                emergency = true;
-        } else if (!emergency && !s->exhausted && level_value(c, kraise) > etarget &&
-                   (initial || kraise >= level_reachable(c, p->credit_max_usec))) {
-                /* Back up only once the credit pays for where a full bucket
-                 * rests: in one write, not a level at a time as it grows
-                 * (the first decision places the unit wherever it can). */
-                uint64_t want = u64_min(level_value(c, kraise), cap);
-
-                if (want <= etarget)
-                        ;       /* capped by the host: nothing to raise */
-                else if (in->host_over_limit)
-                        d->rule = BW_RULE_HOST_HOLD;
-                else if (s->last_decrease_usec > 0 && elapsed(now, s->last_decrease_usec) < p->hold_off_usec)
-                        d->rule = BW_RULE_HOLD;
-                else {
-                        etarget = want;
-                        d->rule = BW_RULE_HEADROOM_RAISE;
-                }
-        }
-
-        d->target.quota_usec = c->bq + etarget;
-        d->headroom_usec = etarget;
-        d->headroom_max_usec = cap;
-        d->level = level_at_or_below(c, etarget);
-        return emergency;
-}
-
-/* When the next sample is due: the idle horizon when the target's headroom
- * is affordable for it, else the short one. */
-static uint64_t schedule_next(const struct bw_policy_params *p, const struct bw_policy_state *s,
-                              const struct costs *c, uint64_t etarget) {
-        if (etarget == 0 || s->credit.credit_usec >= cost(c, etarget, c->slow))
-                return p->interval_usec;
-        return active_interval(p);
-}
+/* ---- the law, step by step ------------------------------------------------------ */
 
 int bw_policy_rest_target(
                 const struct bw_policy_params *p,
@@ -759,13 +759,7 @@ int bw_policy_decide(
                 const struct bw_policy_input *in,
                 struct bw_decision *ret) {
 
-        const struct bw_bandwidth *cur;
-        struct bw_decision d = { 0 };
-        struct sample sm = { 0 };
-        enum sample_result sr;
-        uint64_t P, bq, ecur, emax_config;
-        bool burst_ok, elastic, emergency, clamped, host_cut, ancestor_limited;
-        struct costs c;
+        struct decision x;
         int r;
 
         r = bw_policy_params_check(p);
@@ -774,83 +768,19 @@ int bw_policy_decide(
         if (!s || !in || !ret || in->current.period_usec == 0)
                 return -EINVAL;
 
-        cur = &in->current;
-        P = p->baseline.period_usec;
-        bq = p->baseline.quota_usec;
-        burst_ok = p->kernel_has_burst && cur->has_burst;
-
-        d.rule = BW_RULE_STEADY;
-        d.target = *cur;
-        d.credit_before_usec = s->credit.credit_usec;
-        d.time_to_empty_usec = UINT64_MAX;
-        d.next_tick_usec = p->interval_usec;
-
-        /* 1. and 2.: sample, credit, activity. */
-        sr = take_sample(s, in, &sm);
-        if (sr == SAMPLE_OK) {
-                sample_rates(&sm, &d);
-                account_credit(p, s, &sm, &d);
-                classify_activity(p, s, &sm, &d, in->now_usec);
-        } else if (sr == SAMPLE_RESET)
-                s->active = false;
-
-        if (p->mode == BW_MODE_OFF) {
-                d.rule = BW_RULE_MODE_OFF;
-                d.target = p->baseline;
-                d.target.has_burst = cur->has_burst;
-                d.target.burst_usec = burst_ok ? baseline_burst(p) : cur->burst_usec;
-                finish(p, s, in, &d, ret);
-                return 0;
+        decision_begin(&x, p, s, in);
+        if (take_sample(&x)) {                  /* 1. */
+                earn_and_pay(&x);               /* 2. */
+                classify_activity(&x);          /* 4. */
         }
-        if (bq == BW_QUOTA_MAX) {
-                d.rule = BW_RULE_UNLIMITED;
-                finish(p, s, in, &d, ret);
-                return 0;
+        if (!decided_without_law(&x)) {         /* 7. off, unlimited; 1. too soon */
+                price_headroom(&x);             /* 3. */
+                bring_into_range(&x);
+                protect_host(&x);               /* 6. */
+                drain_and_refill(&x);           /* 5. */
+                rest_burst(&x);                 /* 7. */
+                schedule_next(&x);              /* 4. */
         }
-        if (sr == SAMPLE_TOO_SOON) {
-                d.rule = BW_RULE_TOO_SOON;
-                d.next_tick_usec = 0;           /* no new commitment: the last one stands */
-                finish(p, s, in, &d, ret);
-                return 0;
-        }
-
-        /* No usage counter, no credit: no headroom. */
-        elastic = elastic_mode(p->mode) && (in->stat.seen & BW_CPUSTAT_USAGE);
-        fill_costs(p, in, elastic, &c, &emax_config, &ancestor_limited);
-
-        /* Bring the current value into range: another period, "max" or a
-         * quota under the baseline is not ours to keep. */
-        emergency = false;
-        if (cur->period_usec != P || cur->quota_usec == BW_QUOTA_MAX || cur->quota_usec < bq) {
-                ecur = 0;
-                emergency = true;
-        } else
-                ecur = cur->quota_usec - bq;
-
-        host_cut = apply_host(p, s, in, &c, ecur);
-
-        clamped = emergency;
-        emergency = choose_headroom(p, s, in, &c, ecur, sr != SAMPLE_OK, host_cut, ancestor_limited, &d);
-        /* Brought into range and neither lowered for a reason of its own
-         * nor raised in the same decision: say so. */
-        if (clamped && !emergency && d.rule != BW_RULE_HEADROOM_RAISE)
-                d.rule = BW_RULE_CLAMP;
-        emergency |= clamped;
-        if (sr == SAMPLE_PRIMED || sr == SAMPLE_RESET)
-                d.rule = sr == SAMPLE_PRIMED ? BW_RULE_PRIME : BW_RULE_RESET;
-
-        d.target.period_usec = P;
-        d.target.has_burst = cur->has_burst;
-        if (burst_ok)
-                d.target.burst_usec = burst_cap(p, d.target.quota_usec);
-        d.emergency = emergency;
-        d.reserve_usec = bw_credit_reserve(d.target.quota_usec, c.burst, bq, c.slack);
-        /* "At the current rate": while the group is spending, not while an
-         * old average fades out. */
-        if (s->active && d.spend_rate > 0 && s->spend_avg > 0)
-                d.time_to_empty_usec = u64_muldiv(bw_credit_above(&s->credit, d.reserve_usec), USEC_PER_SEC,
-                                                  s->spend_avg);
-        d.next_tick_usec = schedule_next(p, s, &c, d.headroom_usec);
-        finish(p, s, in, &d, ret);
+        finish(&x, ret);
         return 0;
 }

@@ -1,10 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Pressure stall information: the locale-free parser of a pressure file and
+ * the stall rate between two readings (contracts in include/bwgov/psi.h). */
+
 #include <errno.h>
 #include <string.h>
 
 #include "bwgov/cpumax.h"
+#include "bwgov/lines.h"
 #include "bwgov/macro.h"
 #include "bwgov/psi.h"
+#include "bwgov/util.h"
 
 enum {
         FIELD_AVG10  = 1u << 0,
@@ -15,6 +20,7 @@ enum {
 };
 
 #define PSI_AVG_MAX 10000u /* 100.00 % in hundredths */
+#define LINE_TYPE_LEN 5         /* "some " and "full " */
 
 static bool has_prefix(const char *s, size_t n, const char *prefix, size_t plen) {
         return n >= plen && memcmp(s, prefix, plen) == 0;
@@ -133,46 +139,58 @@ static int parse_fields(const char *s, size_t n, struct bw_psi_line *ret) {
         return 0;
 }
 
-int bw_psi_parse(const char *buf, size_t len, struct bw_psi *ret) {
-        struct bw_psi psi = { 0 };
-        bool has_some = false;
-        size_t i = 0;
+struct parse_state {
+        struct bw_psi psi;
+        bool has_some;
+};
+
+/* "some FIELDS" or "full FIELDS", each once. */
+static int parse_line(const char *line, size_t n, void *userdata) {
+        struct parse_state *ps = userdata;
+        struct bw_psi_line *l;
+        bool *have;
         int r;
 
-        if (!buf && len > 0)
+        if (has_prefix(line, n, "some ", LINE_TYPE_LEN)) {
+                l = &ps->psi.some;
+                have = &ps->has_some;
+        } else if (has_prefix(line, n, "full ", LINE_TYPE_LEN)) {
+                l = &ps->psi.full;
+                have = &ps->psi.has_full;
+        } else
+                return -EINVAL; /* empty or unknown line type */
+
+        if (*have)
                 return -EINVAL;
 
-        while (i < len) {
-                const char *line = buf + i, *nl;
-                struct bw_psi_line *l;
-                bool *have;
-                size_t n;
+        r = parse_fields(line + LINE_TYPE_LEN, n - LINE_TYPE_LEN, l);
+        if (r < 0)
+                return r;
+        *have = true;
+        return 0;
+}
 
-                nl = memchr(line, '\n', len - i);
-                n = nl ? (size_t) (nl - line) : len - i;
-                i += n + (nl ? 1 : 0);
+int bw_psi_parse(const char *buf, size_t len, struct bw_psi *ret) {
+        struct parse_state ps = { 0 };
+        int r;
 
-                if (has_prefix(line, n, "some ", 5)) {
-                        l = &psi.some;
-                        have = &has_some;
-                } else if (has_prefix(line, n, "full ", 5)) {
-                        l = &psi.full;
-                        have = &psi.has_full;
-                } else
-                        return -EINVAL; /* empty or unknown line type */
+        r = bw_lines_foreach(buf, len, parse_line, &ps);
+        if (r < 0)
+                return r;
 
-                if (*have)
-                        return -EINVAL;
-
-                r = parse_fields(line + 5, n - 5, l);
-                if (r < 0)
-                        return r;
-                *have = true;
-        }
-
-        if (!has_some)
+        if (!ps.has_some)
                 return -ENODATA;
 
-        *ret = psi;
+        *ret = ps.psi;
         return 0;
+}
+
+int bw_psi_rate(uint64_t prev_total_usec, uint64_t prev_now_usec, uint64_t total_usec, uint64_t now_usec,
+                uint64_t *ret_rate) {
+        if (now_usec <= prev_now_usec || total_usec < prev_total_usec)
+                return 0;
+
+        *ret_rate = u64_min(u64_muldiv(total_usec - prev_total_usec, USEC_PER_SEC, now_usec - prev_now_usec),
+                            BW_PSI_RATE_MAX);
+        return 1;
 }

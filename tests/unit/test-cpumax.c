@@ -339,6 +339,33 @@ static void test_validate(void **state) {
         assert_int_equal(bw_bandwidth_validate(NULL), -EINVAL);
 }
 
+/* ---- bw_bandwidth_identical ---- */
+
+static void test_identical(void **state) {
+        static const struct {
+                const char *name;
+                struct bw_bandwidth a, b;
+                bool identical;
+        } cases[] = {
+                { "same", { 50000, 100000, 50000, true }, { 50000, 100000, 50000, true }, true },
+                { "same, no burst file", { 50000, 100000, 0, false }, { 50000, 100000, 0, false }, true },
+                { "both max", { BW_QUOTA_MAX, 100000, 0, true }, { BW_QUOTA_MAX, 100000, 0, true }, true },
+                { "burst file on one side only", { 50000, 100000, 0, true }, { 50000, 100000, 0, false }, true },
+                { "quota differs", { 50000, 100000, 0, true }, { 51000, 100000, 0, true }, false },
+                { "quota max vs number", { BW_QUOTA_MAX, 100000, 0, true }, { 50000, 100000, 0, true }, false },
+                { "period differs", { 50000, 100000, 0, true }, { 50000, 200000, 0, true }, false },
+                { "burst differs", { 50000, 100000, 50000, true }, { 50000, 100000, 0, true }, false },
+                { "burst differs, one without the file", { 50000, 100000, 1000, true }, { 50000, 100000, 0, false },
+                  false },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                print_message("# %s\n", cases[i].name);
+                assert_int_equal(bw_bandwidth_identical(&cases[i].a, &cases[i].b), cases[i].identical);
+                assert_int_equal(bw_bandwidth_identical(&cases[i].b, &cases[i].a), cases[i].identical);
+        }
+}
+
 /* ---- formatters ---- */
 
 static void test_cpumax_format(void **state) {
@@ -489,6 +516,7 @@ int main(void) {
                 cmocka_unit_test(test_cfs_quota_parse),
                 cmocka_unit_test(test_fixtures),
                 cmocka_unit_test(test_validate),
+                cmocka_unit_test(test_identical),
                 cmocka_unit_test(test_cpumax_format),
                 cmocka_unit_test(test_u64_format),
                 cmocka_unit_test(test_cfs_quota_format),

@@ -576,6 +576,67 @@ static void check_cpustat_local(const char *buf, size_t len) {
         assert_known_result(parse_local_copy(bw_cpustat_local_parse_v2, buf, len, NULL));
 }
 
+#define ALL_FIELDS 0x1ffu
+
+static void test_delta(void **state) {
+        static const struct {
+                struct bw_cpu_stat prev, cur;
+                unsigned fields;
+                int r;
+                struct bw_cpu_stat want;
+                const char *why;
+        } cases[] = {
+                { { .usage_usec = 100, .nr_periods = 5, .seen = BW_CPUSTAT_USAGE | BW_CPUSTAT_NR_PERIODS },
+                  { .usage_usec = 350, .nr_periods = 9, .seen = BW_CPUSTAT_USAGE | BW_CPUSTAT_NR_PERIODS },
+                  ALL_FIELDS, 0,
+                  { .usage_usec = 250, .nr_periods = 4, .seen = BW_CPUSTAT_USAGE | BW_CPUSTAT_NR_PERIODS },
+                  "growth" },
+                { { .usage_usec = 100, .throttled_usec = 7, .seen = BW_CPUSTAT_USAGE },
+                  { .usage_usec = 100, .throttled_usec = 9, .seen = BW_CPUSTAT_USAGE | BW_CPUSTAT_THROTTLED },
+                  ALL_FIELDS, 0,
+                  { .seen = BW_CPUSTAT_USAGE },
+                  "a counter only one side has: no delta, not in seen" },
+                { { .usage_usec = 100, .local_throttled_usec = 10, .seen = BW_CPUSTAT_LOCAL_THROTTLED },
+                  { .usage_usec = 50, .local_throttled_usec = 15, .seen = BW_CPUSTAT_LOCAL_THROTTLED },
+                  ALL_FIELDS, 0,
+                  { .local_throttled_usec = 5, .seen = BW_CPUSTAT_LOCAL_THROTTLED },
+                  "cpu.stat.local counts too; usage unseen is not looked at" },
+                { { .usage_usec = 100, .seen = BW_CPUSTAT_USAGE },
+                  { .usage_usec = 99, .seen = BW_CPUSTAT_USAGE },
+                  ALL_FIELDS, -ERANGE, { 0 },
+                  "usage went backwards" },
+                { { .nr_bursts = 3, .burst_usec = 9, .seen = BW_CPUSTAT_NR_BURSTS | BW_CPUSTAT_BURST },
+                  { .nr_bursts = 2, .burst_usec = 9, .seen = BW_CPUSTAT_NR_BURSTS | BW_CPUSTAT_BURST },
+                  ALL_FIELDS, -ERANGE, { 0 },
+                  "nr_bursts went backwards" },
+                { { .usage_usec = 10, .user_usec = 9, .seen = BW_CPUSTAT_USAGE | BW_CPUSTAT_USER },
+                  { .usage_usec = 20, .user_usec = 1, .seen = BW_CPUSTAT_USAGE | BW_CPUSTAT_USER },
+                  BW_CPUSTAT_USAGE, 0,
+                  { .usage_usec = 10, .seen = BW_CPUSTAT_USAGE },
+                  "a field outside the mask is not looked at, even backwards" },
+                { { .seen = 0 }, { .seen = 0 }, ALL_FIELDS, 0, { .seen = 0 }, "nothing" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                struct bw_cpu_stat d;
+
+                print_message("# %s\n", cases[i].why);
+                memset(&d, 0x5a, sizeof d);
+                assert_int_equal(bw_cpustat_delta(&cases[i].prev, &cases[i].cur, cases[i].fields, &d), cases[i].r);
+                if (cases[i].r < 0) {
+                        assert_int_equal(d.seen, 0x5a5a5a5au);          /* untouched */
+                        continue;
+                }
+                assert_int_equal(d.seen, cases[i].want.seen);
+                assert_int_equal(d.usage_usec, cases[i].want.usage_usec);
+                assert_int_equal(d.user_usec, cases[i].want.user_usec);
+                assert_int_equal(d.nr_periods, cases[i].want.nr_periods);
+                assert_int_equal(d.throttled_usec, cases[i].want.throttled_usec);
+                assert_int_equal(d.nr_bursts, cases[i].want.nr_bursts);
+                assert_int_equal(d.local_throttled_usec, cases[i].want.local_throttled_usec);
+        }
+}
+
 static void test_fuzz(void **state) {
         for (size_t i = 0; i < ELEMENTSOF(good_fixtures); i++)
                 fuzz_fixture(good_fixtures[i].name, check_cpustat);
@@ -626,6 +687,7 @@ int main(void) {
                 cmocka_unit_test(test_local_fixtures),
                 cmocka_unit_test(test_local_not_from_stat),
                 cmocka_unit_test(test_cpuacct_usage),
+                cmocka_unit_test(test_delta),
                 cmocka_unit_test(test_fuzz),
                 cmocka_unit_test(test_fuzz_local),
                 cmocka_unit_test(test_not_nul_terminated),

@@ -278,12 +278,14 @@ static void test_rule_names(void **state) {
 
                 assert_non_null(s);
                 assert_non_null(bw_rule_description((enum bw_rule) i));
+                assert_true(strlen(bw_rule_description((enum bw_rule) i)) > 0);
                 assert_int_equal(bw_rule_from_string(s), i);
                 for (int j = 0; j < i; j++)
                         assert_string_not_equal(s, bw_rule_to_string((enum bw_rule) j));
         }
         assert_null(bw_rule_to_string(_BW_RULE_MAX));
         assert_null(bw_rule_description(_BW_RULE_MAX));
+        assert_null(bw_rule_description(_BW_RULE_INVALID));
         assert_null(bw_rule_to_string(_BW_RULE_INVALID));
         assert_int_equal(bw_rule_from_string("raise-throttle"), _BW_RULE_INVALID);
         assert_int_equal(bw_rule_from_string(NULL), _BW_RULE_INVALID);

@@ -270,6 +270,37 @@ static void test_not_nul_terminated(void **state) {
         assert_int_equal(bw_psi_parse(NULL, 0, &psi), -ENODATA);
 }
 
+static void test_rate(void **state) {
+        static const struct {
+                uint64_t prev_total, prev_now, total, now;
+                int r;
+                uint64_t rate;
+                const char *why;
+        } cases[] = {
+                { 0,       0,       0,       1000000, 1, 0,       "no stall" },
+                { 1000,    5000000, 251000,  6000000, 1, 250000,  "a quarter of one second" },
+                { 0,       0,       100000,  2000000, 1, 50000,   "over two seconds" },
+                { 0,       0,       1,       3,       1, 333333,  "rounded down" },
+                { 0,       0,       1000000, 1000000, 1, 1000000, "stalled all the time" },
+                { 0,       0,       1500000, 1000000, 1, 1000000, "more stall than wall time: clamped" },
+                { 0,       0,       UINT64_MAX, 1,    1, 1000000, "huge delta: no overflow, clamped" },
+                { 0,       0,       UINT64_MAX / 2, UINT64_MAX, 1, 499999, "huge interval: no overflow, rounded down" },
+                { 500,     1000,    400,     2000,    0, 0,       "total went backwards" },
+                { 0,       1000,    500,     1000,    0, 0,       "time did not advance" },
+                { 0,       2000,    500,     1000,    0, 0,       "time went backwards" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                uint64_t rate = 4242;
+
+                print_message("# %s\n", cases[i].why);
+                assert_int_equal(bw_psi_rate(cases[i].prev_total, cases[i].prev_now, cases[i].total, cases[i].now,
+                                             &rate),
+                                 cases[i].r);
+                assert_int_equal(rate, cases[i].r > 0 ? cases[i].rate : 4242);
+        }
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_fixtures),
@@ -277,6 +308,7 @@ int main(void) {
                 cmocka_unit_test(test_bad),
                 cmocka_unit_test(test_fuzz),
                 cmocka_unit_test(test_not_nul_terminated),
+                cmocka_unit_test(test_rate),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
