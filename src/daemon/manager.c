@@ -19,6 +19,7 @@
 
 #include "bwgov/fileio.h"
 #include "bwgov/host.h"
+#include "bwgov/psi.h"
 #include "bwgov/util.h"
 #include "clock.h"
 #include "kcheck.h"
@@ -248,10 +249,9 @@ static void manager_sample_host(Manager *m) {
         now = clock_now_usec(CLOCK_MONOTONIC);
         governed = manager_governed_usage(m, now);
         dt = m->has_host && now > m->host_time_usec ? now - m->host_time_usec : 0;
-        if (dt > 0 && psi.some.total_usec >= m->host_total_usec)
-                /* Stall time cannot exceed wall time. */
-                m->host_some_rate = u64_min((psi.some.total_usec - m->host_total_usec) * USEC_PER_SEC / dt,
-                                            USEC_PER_SEC);
+        if (m->has_host)
+                (void) bw_psi_rate(m->host_total_usec, m->host_time_usec, psi.some.total_usec, now,
+                                   &m->host_some_rate);
         if (dt > 0 && has_busy && m->has_host_busy && busy >= m->host_busy_usec &&
             m->host_units_generation == m->units_generation) {
                 int64_t busy_delta = (int64_t) (busy - m->host_busy_usec);

@@ -15,6 +15,7 @@
 
 #include "bwgov/baseline.h"
 #include "bwgov/discover.h"
+#include "bwgov/cpumax.h"
 #include "bwgov/util.h"
 #include "clock.h"
 #include "log.h"
@@ -37,10 +38,6 @@
 #define TRIGGER_MIN_SPACING_USEC (100 * USEC_PER_MSEC)
 
 /* ---- small helpers ------------------------------------------------------ */
-
-static bool bandwidth_identical(const struct bw_bandwidth *a, const struct bw_bandwidth *b) {
-        return bw_bandwidth_equal(a, b) && a->burst_usec == b->burst_usec;
-}
 
 static const struct bw_bandwidth *unit_expected(const Unit *u) {
         return u->has_written ? &u->written : &u->baseline;
@@ -356,7 +353,7 @@ void unit_lower_to(Unit *u, const char *ancestor, uint64_t quota_usec, uint64_t 
                 t.burst_usec = t.quota_usec;
         log_info("%s: its ancestor %s goes down to %" PRIu64 "us per %" PRIu64 "us: lowering it first",
                  u->name, ancestor, quota_usec, period_usec);
-        (void) unit_apply(u, &cur, &t, "ancestor-limit");
+        (void) unit_apply(u, &cur, &t, bw_rule_to_string(BW_RULE_ANCESTOR_LIMIT));
         u->has_ancestor = false;        /* read the new ancestor at the next tick */
 }
 
@@ -393,7 +390,7 @@ int unit_apply(Unit *u, const struct bw_bandwidth *seen, const struct bw_bandwid
          * rewrite cpu.max: then nothing is written, the next tick re-bases. */
         if (seen) {
                 r = bw_cg_read_bandwidth(u->cg, &now);
-                if (r >= 0 && !bandwidth_identical(&now, seen)) {
+                if (r >= 0 && !bw_bandwidth_identical(&now, seen)) {
                         log_info("%s: cpu.max changed while deciding, not writing", u->name);
                         return -EAGAIN;
                 }

@@ -5,13 +5,8 @@
 
 #include "bwgov/baseline.h"
 #include "bwgov/macro.h"
+#include "bwgov/cpumax.h"
 #include "bwgov/util.h"
-
-/* Quota, period and burst all equal (bw_bandwidth_equal() ignores a burst
- * one side does not know). */
-static bool bandwidth_identical(const struct bw_bandwidth *a, const struct bw_bandwidth *b) {
-        return bw_bandwidth_equal(a, b) && a->burst_usec == b->burst_usec;
-}
 
 uint64_t bw_percent_to_quota(uint64_t usec_per_sec, uint64_t period_usec) {
         return usec_per_sec * period_usec / USEC_PER_SEC;
@@ -37,7 +32,7 @@ void bw_baseline_rebase(const struct bw_baseline_view *v, const struct bw_bandwi
 
         if (bw_baseline_burst_ours(v, cur))
                 n.baseline.burst_usec = u64_min(v->baseline.burst_usec, cur->quota_usec);
-        n.has_written = !bandwidth_identical(cur, &n.baseline);
+        n.has_written = !bw_bandwidth_identical(cur, &n.baseline);
         *ret = n;
 }
 
@@ -98,7 +93,7 @@ enum bw_restore bw_baseline_restore_plan(const struct bw_baseline_view *v, const
                 *ret_target = t;
                 return BW_RESTORE_BURST;
         }
-        if (bandwidth_identical(cur, &v->baseline))
+        if (bw_bandwidth_identical(cur, &v->baseline))
                 return BW_RESTORE_NOTHING;
         *ret_baseline = v->baseline;
         *ret_target = v->baseline;
@@ -169,7 +164,7 @@ bool bw_baseline_rest_plan(const struct bw_policy_params *p, uint64_t credit_use
                 if (t.has_burst && t.burst_usec > t.quota_usec)
                         t.burst_usec = t.quota_usec;
         }
-        if (bandwidth_identical(&t, cur))
+        if (bw_bandwidth_identical(&t, cur))
                 return false;
         *ret_target = t;
         return true;
