@@ -329,24 +329,56 @@ static int scratch_start(const struct bw_kprobe_env *env, struct scratch *s, str
 }
 
 /* Limit the scratch group to quota per period (v1: period first). The
- * written file and value come back in ret_file and value, for rewriting. */
+ * written file and value come back in ret_file and value, for rewriting.
+ * Returns 1 when the limit is in place, 0 when it could not be written (*ret
+ * says so), or a negative errno. */
 static int scratch_set_quota(const struct bw_kprobe_env *env, const struct scratch *s, unsigned long long quota,
-                             unsigned long long period, char *value, size_t size, const char **ret_file) {
+                             unsigned long long period, char *value, size_t size, const char **ret_file,
+                             struct bw_kprobe_result *ret) {
         char p[32];
-        int r;
+        int r = 0;
 
         if (env->bw_is_v1) {
                 snprintf(p, sizeof p, "%llu", period);
                 snprintf(value, size, "%llu", quota);
                 *ret_file = "cpu.cfs_quota_us";
                 r = write_str_at(s->dir_fd, "cpu.cfs_period_us", p);
-                if (r < 0)
-                        return r;
         } else {
                 snprintf(value, size, "%llu %llu", quota, period);
                 *ret_file = "cpu.max";
         }
-        return write_str_at(s->dir_fd, *ret_file, value);
+        if (r >= 0)
+                r = write_str_at(s->dir_fd, *ret_file, value);
+        if (r < 0)
+                return bw_kprobe_result_set(ret, BW_KSTATUS_UNKNOWN,
+                                            "behaviour: cannot set the scratch quota: %s", strerror(-r));
+        return 1;
+}
+
+/* The result when the probe's own CPU time could not be measured. */
+static int measure_failed(struct bw_kprobe_result *ret, int r) {
+        return bw_kprobe_result_set(ret, BW_KSTATUS_UNKNOWN,
+                                    "behaviour: cannot measure the probe's CPU time: %s", strerror(-r));
+}
+
+/* Starts the scratch cgroup with its busy child and measures the child
+ * without a limit for PROBE_UNLIMITED_NSEC. Returns 1 with *s running (the
+ * caller ends it with scratch_done()), 0 when *ret says why the probe cannot
+ * go on (nothing left running), or a negative errno. */
+static int scratch_start_unlimited(const struct bw_kprobe_env *env, struct scratch *s,
+                                   struct measurement *ret_unlimited, struct bw_kprobe_result *ret) {
+        int r;
+
+        r = scratch_start(env, s, ret);
+        if (r != 0)
+                return r < 0 ? r : 0;
+        r = measure(s->child, PROBE_UNLIMITED_NSEC, -EBADF, NULL, ret_unlimited);
+        if (r < 0) {
+                r = measure_failed(ret, r);
+                scratch_done(s);
+                return r;
+        }
+        return 1;
 }
 
 static int probe_identical_update(const struct bw_kprobe_env *env, struct bw_kprobe_result *ret) {
@@ -358,25 +390,20 @@ static int probe_identical_update(const struct bw_kprobe_env *env, struct bw_kpr
         struct scratch s;
         int r;
 
-        r = scratch_start(env, &s, ret);
-        if (r != 0)
-                return r < 0 ? r : 0;
-
-        r = measure(s.child, PROBE_UNLIMITED_NSEC, -EBADF, NULL, &unlimited);
-        if (r < 0)
-                goto measure_failed;
+        r = scratch_start_unlimited(env, &s, &unlimited, ret);
+        if (r <= 0)
+                return r;
 
         r = scratch_set_quota(env, &s, PROBE_QUOTA_USEC, PROBE_PERIOD_USEC, quota_value, sizeof quota_value,
-                              &quota_file);
-        if (r < 0) {
-                r = bw_kprobe_result_set(ret, BW_KSTATUS_UNKNOWN,
-                                         "behaviour: cannot set the scratch quota: %s", strerror(-r));
+                              &quota_file, ret);
+        if (r <= 0)
                 goto finish;
-        }
 
         r = measure(s.child, PROBE_QUOTA_NSEC, -EBADF, NULL, &limited);
-        if (r < 0)
-                goto measure_failed;
+        if (r < 0) {
+                r = measure_failed(ret, r);
+                goto finish;
+        }
 
         rewrite_fd = openat(s.dir_fd, quota_file, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
         if (rewrite_fd < 0) {
@@ -384,8 +411,10 @@ static int probe_identical_update(const struct bw_kprobe_env *env, struct bw_kpr
                 goto finish;
         }
         r = measure(s.child, PROBE_REWRITE_NSEC, rewrite_fd, quota_value, &rewritten);
-        if (r < 0)
-                goto measure_failed;
+        if (r < 0) {
+                r = measure_failed(ret, r);
+                goto finish;
+        }
 
         /* Thresholds in per mille of one CPU, against a 10 % quota. */
         u = unlimited.cpu_permille;
@@ -421,11 +450,6 @@ static int probe_identical_update(const struct bw_kprobe_env *env, struct bw_kpr
                                          "behaviour: inconclusive, %u.%u%% CPU under a 10%% quota with identical "
                                          "writes",
                                          w / 10, w % 10);
-        goto finish;
-
-measure_failed:
-        r = bw_kprobe_result_set(ret, BW_KSTATUS_UNKNOWN,
-                                 "behaviour: cannot measure the probe's CPU time: %s", strerror(-r));
 finish:
         scratch_done(&s);
         return r;
@@ -491,13 +515,9 @@ static int probe_accounting_slack(const struct bw_kprobe_env *env, struct bw_kpr
         struct scratch s;
         int r;
 
-        r = scratch_start(env, &s, ret);
-        if (r != 0)
-                return r < 0 ? r : 0;
-
-        r = measure(s.child, PROBE_UNLIMITED_NSEC, -EBADF, NULL, &unlimited);
-        if (r < 0)
-                goto measure_failed;
+        r = scratch_start_unlimited(env, &s, &unlimited, ret);
+        if (r <= 0)
+                return r;
         u = unlimited.cpu_permille;
         if (u < SLACK_BUSY_PERMILLE) {
                 r = bw_kprobe_result_set(ret, BW_KSTATUS_UNKNOWN,
@@ -508,12 +528,9 @@ static int probe_accounting_slack(const struct bw_kprobe_env *env, struct bw_kpr
 
         /* No burst (a new group has none): it would carry the leftover over
          * and hide the debt on any kernel. */
-        r = scratch_set_quota(env, &s, SLACK_PERIOD_USEC, SLACK_PERIOD_USEC, value, sizeof value, &file);
-        if (r < 0) {
-                r = bw_kprobe_result_set(ret, BW_KSTATUS_UNKNOWN,
-                                         "behaviour: cannot set the scratch quota: %s", strerror(-r));
+        r = scratch_set_quota(env, &s, SLACK_PERIOD_USEC, SLACK_PERIOD_USEC, value, sizeof value, &file, ret);
+        if (r <= 0)
                 goto finish;
-        }
         sleep_nsec(SLACK_SETTLE_NSEC);
 
         r = read_periods(s.dir_fd, &p0, &t0);
@@ -556,11 +573,6 @@ static int probe_accounting_slack(const struct bw_kprobe_env *env, struct bw_kpr
                                          "%u.%u%% of a CPU used",
                                          f / 10, f % 10, (unsigned long long) throttled, (unsigned long long) periods,
                                          l / 10, l % 10);
-        goto finish;
-
-measure_failed:
-        r = bw_kprobe_result_set(ret, BW_KSTATUS_UNKNOWN,
-                                 "behaviour: cannot measure the probe's CPU time: %s", strerror(-r));
 finish:
         scratch_done(&s);
         return r;
@@ -673,12 +685,9 @@ static int probe_atomic_pool(const struct bw_kprobe_env *env, struct bw_kprobe_r
         r = scratch_start(env, &s, ret);
         if (r != 0)
                 return r < 0 ? r : 0;
-        r = scratch_set_quota(env, &s, POOL_QUOTA_USEC, POOL_PERIOD_USEC, value, sizeof value, &file);
-        if (r < 0) {
-                r = bw_kprobe_result_set(ret, BW_KSTATUS_UNKNOWN,
-                                         "behaviour: cannot set the scratch quota: %s", strerror(-r));
+        r = scratch_set_quota(env, &s, POOL_QUOTA_USEC, POOL_PERIOD_USEC, value, sizeof value, &file, ret);
+        if (r <= 0)
                 goto finish;
-        }
         sleep_nsec(POOL_SETTLE_NSEC);
 
         r = read_lockstat(lockstat, &a0);
