@@ -1095,15 +1095,17 @@ const char *unit_state_to_string(const Unit *u) {
 }
 
 static void manager_update_status(Manager *m) {
-        size_t present = 0, boosted = 0, spending = 0;
+        struct governor_counts c;
 
-        for (size_t i = 0; i < m->n_units; i++) {
-                present += m->units[i]->cg != NULL;
-                boosted += unit_is_boosted(m->units[i]);
-                spending += strcmp(unit_state_to_string(m->units[i]), "spending") == 0;
-        }
+        manager_counts(m, &c);
         (void) sd_notifyf(false, "STATUS=Governing %zu of %zu configured cgroups, %zu boosted, %zu spending credit",
-                          present, m->n_units, boosted, spending);
+                          c.present, c.units, c.boosted, c.spending);
+}
+
+static void manager_write_metrics(Manager *m) {
+        const Governor g = { &manager_governor_ops, m };
+
+        (void) metrics_write(&g, m->runtime_dir);
 }
 
 /* Read a small /proc file (or a test's stand-in) into buf. */
@@ -1290,7 +1292,7 @@ static int on_host_timer(sd_event_source *s, uint64_t usec, void *userdata) {
                 (void) manager_save_state(m);
                 m->last_state_save_usec = usec;
         }
-        (void) metrics_write(m);
+        manager_write_metrics(m);
         manager_update_status(m);
         return 0;
 }
@@ -1684,5 +1686,5 @@ void manager_shutdown(Manager *m) {
         if (m->config.global.restore_on_exit)
                 manager_restore_all(m, "stop");
         (void) manager_save_state(m);
-        (void) metrics_write(m);
+        manager_write_metrics(m);
 }
