@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* bwgovd: arguments, prerequisites, the manager, READY, the loop. */
+/* bwgovd: arguments, prerequisites, the manager, then the varlink server over
+ * the manager's governor API; READY, the loop; freed in reverse. */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "governor-varlink.h"
 #include "log.h"
 #include "manager.h"
 
@@ -99,7 +101,8 @@ static int parse_argv(int argc, char *argv[], Manager *m) {
                 case ARG_LOG_LEVEL: {
                         int l = log_level_from_string(optarg);
                         if (l < 0) {
-                                log_error("Invalid --log-level=%s: expected err, warning, notice, info or debug", optarg);
+                                log_error("Invalid --log-level=%s: expected err, warning, notice, info or debug",
+                                          optarg);
                                 return -EINVAL;
                         }
                         log_set_max_level(l);
@@ -141,7 +144,9 @@ static int defaults(Manager *m) {
 }
 
 int main(int argc, char *argv[]) {
+        GovernorVarlink *varlink = NULL;
         Manager *m = NULL;
+        Governor governor;
         int r;
 
         log_setup();
@@ -169,6 +174,11 @@ int main(int argc, char *argv[]) {
         if (r < 0)
                 goto finish;
 
+        governor = (Governor) { &manager_governor_ops, m };
+        r = governor_varlink_new(m->event, m->runtime_dir, &governor, &varlink);
+        if (r < 0)
+                goto finish;
+
         log_info("bwgovd %s started: %zu units configured, interval %" PRIu64 "ms",
                  PACKAGE_VERSION, m->n_units, m->config.global.interval_usec / 1000);
 
@@ -178,6 +188,7 @@ int main(int argc, char *argv[]) {
                 log_error_errno(r, "Event loop failed: %s", STRERROR(r));
 
 finish:
+        governor_varlink_free(varlink);
         manager_free(m);
         return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -23,7 +23,6 @@
 #include "kcheck.h"
 #include "metrics.h"
 #include "sdintent.h"
-#include "varlink.h"
 
 #ifndef CGROUP2_SUPER_MAGIC
 #define CGROUP2_SUPER_MAGIC 0x63677270
@@ -1431,7 +1430,6 @@ Manager *manager_free(Manager *m) {
         sd_event_source_disable_unref(m->sigterm);
         sd_event_source_disable_unref(m->sigint);
         sd_event_source_disable_unref(m->sighup);
-        varlink_free(m->varlink);
         sd_event_unref(m->event);
         sdintent_close(m);
         bw_cg_root_free(m->root);
@@ -1522,9 +1520,6 @@ int manager_startup(Manager *m) {
         if (r < 0)
                 return log_error_errno(r, "Failed to add host timer: %s", STRERROR(r));
 
-        r = varlink_new(m, &m->varlink);
-        if (r < 0)
-                return r;
         return 0;
 }
 

@@ -15,7 +15,6 @@
 #include "governor.h"
 
 typedef struct Manager Manager;
-typedef struct Varlink Varlink;
 
 /* One configured unit, present in the cgroup tree or not (yet). */
 typedef struct Unit {
@@ -94,8 +93,6 @@ struct Manager {
 
         Unit **units;
         size_t n_units;
-
-        Varlink *varlink;               /* the io.bwgov.Governor server */
 
         sd_event_source *host_timer;
         sd_event_source *sigterm, *sigint, *sighup;
