@@ -89,7 +89,7 @@ static json_t *unit_summary_json(const struct governor_unit *u) {
                          "baseline", s->adopted ? bandwidth_json(&s->baseline) : json_null(),
                          "current", s->adopted ? bandwidth_json(&s->current) : json_null(),
                          "credit_usec", s->adopted ? jint(u->credit.credit_usec) : json_null(),
-                         "credit_max_usec", jint(u->config.credit_max_usec),
+                         "credit_max_usec", jint(u->config.cfg.credit_max_usec),
                          "rule", jstring_or_null(s->has_rule ? bw_rule_to_string(s->rule) : NULL),
                          "ticks", jint(s->ticks));
 }
@@ -128,7 +128,7 @@ static json_t *unit_headroom_json(const struct governor_unit *u) {
 }
 
 static json_t *unit_config_json(const struct governor_unit *u) {
-        const struct governor_unit_config *cfg = &u->config;
+        const struct bw_unit_config *cfg = &u->config.cfg;
 
         return json_pack("{s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:o, s:o}",
                          "cgroup", jstring_or_null(cfg->cgroup),
@@ -140,8 +140,8 @@ static json_t *unit_config_json(const struct governor_unit *u) {
                          "target_throttle", jint(cfg->target_throttle),
                          "target_pressure", jint(cfg->target_pressure),
                          "priority", (json_int_t) cfg->priority,
-                         "interval_usec", jint(cfg->interval_usec),
-                         "active_interval_usec", jint(cfg->active_interval_usec));
+                         "interval_usec", jint(u->config.interval_usec),
+                         "active_interval_usec", jint(u->config.active_interval_usec));
 }
 
 static json_t *unit_stat_json(const struct governor_unit *u) {
@@ -178,9 +178,9 @@ static json_t *unit_json(const struct governor_unit *u) {
                          "headroom", unit_headroom_json(u),
                          "counters",
                                  "ticks", jint(u->summary.ticks),
-                                 "writes", jint(present ? n->writes : 0),
-                                 "skipped_writes", jint(present ? n->skipped_writes : 0),
-                                 "burst_repairs", jint(present ? n->burst_repairs : 0),
+                                 "writes", jint(present ? n->io.writes : 0),
+                                 "skipped_writes", jint(present ? n->io.skipped : 0),
+                                 "burst_repairs", jint(present ? n->io.burst_repairs : 0),
                                  "external_changes", jint(n->external_changes),
                                  "write_errors", jint(n->write_errors),
                                  "decisions_applied", jint(n->decisions_applied),
@@ -533,11 +533,10 @@ int governor_varlink_new(sd_event *e, const char *runtime_dir, const Governor *g
         GovernorVarlink *gv;
         int r;
 
-        gv = calloc(1, sizeof(*gv));
+        gv = malloc(sizeof(*gv));
         if (!gv)
                 return log_oom();
-        gv->governor = *g;
-        gv->event = e;
+        *gv = (GovernorVarlink) { .governor = *g, .event = e };
         (void) sd_event_now(e, CLOCK_MONOTONIC, &gv->start_usec);
 
         r = varlink_server_new(e, runtime_dir, group && *group ? group : SOCKET_GROUP_DEFAULT,

@@ -68,15 +68,7 @@ struct governor_unit_summary {
 
 /* The configured values, with the intervals in effect. */
 struct governor_unit_config {
-        const char *cgroup;             /* CGroup=, NULL when derived from the name */
-        uint64_t cpu_quota;             /* µs/s, 0 when unset */
-        uint64_t cpu_quota_max;         /* µs/s, 0 when unset */
-        bool has_cpu_burst_max;
-        uint64_t cpu_burst_max_usec;
-        uint64_t credit_max_usec;
-        uint64_t target_throttle;
-        uint64_t target_pressure;
-        int64_t priority;
+        struct bw_unit_config cfg;      /* a shallow copy: its strings point into the governor */
         uint64_t interval_usec;
         uint64_t active_interval_usec;
 };
@@ -102,9 +94,7 @@ struct governor_decision {
 };
 
 struct governor_unit_counters {
-        uint64_t writes;                /* cgroup file I/O; valid when the unit is present */
-        uint64_t skipped_writes;
-        uint64_t burst_repairs;
+        struct bw_cg_write_stats io;    /* cgroup file writes; valid when the unit is present */
         uint64_t external_changes;
         uint64_t write_errors;
         uint64_t decisions_applied;

@@ -87,15 +87,7 @@ static void unit_snapshot(const Manager *m, const Unit *u, struct governor_unit 
 
         *ret = (struct governor_unit) {
                 .config = {
-                        .cgroup = cfg->cgroup,
-                        .cpu_quota = cfg->cpu_quota,
-                        .cpu_quota_max = cfg->cpu_quota_max,
-                        .has_cpu_burst_max = cfg->has_cpu_burst_max,
-                        .cpu_burst_max_usec = cfg->cpu_burst_max_usec,
-                        .credit_max_usec = cfg->credit_max_usec,
-                        .target_throttle = cfg->target_throttle,
-                        .target_pressure = cfg->target_pressure,
-                        .priority = cfg->priority,
+                        .cfg = *cfg,
                         .interval_usec = bw_unit_interval_usec(&m->config, cfg),
                         .active_interval_usec = bw_unit_active_interval_usec(&m->config, cfg),
                 },
@@ -109,9 +101,7 @@ static void unit_snapshot(const Manager *m, const Unit *u, struct governor_unit 
                 },
                 .has_decision = u->has_last,
                 .counters = {
-                        .writes = u->cg ? u->cg->stats.writes : 0,
-                        .skipped_writes = u->cg ? u->cg->stats.skipped : 0,
-                        .burst_repairs = u->cg ? u->cg->stats.burst_repairs : 0,
+                        .io = u->cg ? u->cg->stats : (struct bw_cg_write_stats) { 0 },
                         .external_changes = u->external_changes,
                         .write_errors = u->write_errors,
                         .decisions_applied = u->decisions_applied,

@@ -33,8 +33,8 @@ typedef uint64_t (*unit_value_fn)(const struct governor_unit *u, bool *ret_ok);
 struct family {
         const char *name;
         const char *type;
-        const char *help;
         unit_value_fn value;
+        const char *help;
 };
 
 static void write_family(FILE *f, const struct family *fam, const struct governor_unit *units, size_t n_units) {
@@ -59,9 +59,9 @@ static void write_family(FILE *f, const struct family *fam, const struct governo
 #define CURRENT (u->summary.current)
 #define BASELINE (u->summary.baseline)
 typedef const struct governor_unit GU;
-static uint64_t v_writes(GU *u, bool *ok) { *ok = PRESENT; return u->counters.writes; }
-static uint64_t v_skipped(GU *u, bool *ok) { *ok = PRESENT; return u->counters.skipped_writes; }
-static uint64_t v_repairs(GU *u, bool *ok) { *ok = PRESENT; return u->counters.burst_repairs; }
+static uint64_t v_writes(GU *u, bool *ok) { *ok = PRESENT; return u->counters.io.writes; }
+static uint64_t v_skipped(GU *u, bool *ok) { *ok = PRESENT; return u->counters.io.skipped; }
+static uint64_t v_repairs(GU *u, bool *ok) { *ok = PRESENT; return u->counters.io.burst_repairs; }
 static uint64_t v_external(GU *u, bool *ok) { return u->counters.external_changes; }
 static uint64_t v_errors(GU *u, bool *ok) { return u->counters.write_errors; }
 static uint64_t v_applied(GU *u, bool *ok) { return u->counters.decisions_applied; }
@@ -130,46 +130,68 @@ static void write_host(FILE *f, const struct governor_status *s) {
 
 /* The per-unit families, in the order the file lists them. */
 static const struct family families[] = {
-        { "bwgov_unit_present", "gauge", "1 when the unit's cgroup exists and is governed.", v_present },
-        { "bwgov_unit_paused", "gauge", "1 when governing is paused for the unit.", v_paused },
-        { "bwgov_unit_ticks_total", "counter", "Decisions taken for the unit.", v_ticks },
-        { "bwgov_writes_total", "counter", "Files written (cpu.max, burst).", v_writes },
-        { "bwgov_skipped_writes_total", "counter", "Writes not done because the value was already there.", v_skipped },
-        { "bwgov_burst_repairs_total", "counter",
-          "Burst re-written after a quota write changed it (kernels < 6.10).", v_repairs },
-        { "bwgov_external_changes_total", "counter", "Values found that bwgov did not write (re-based).", v_external },
-        { "bwgov_write_errors_total", "counter", "Failed writes.", v_errors },
-        { "bwgov_decisions_applied_total", "counter", "Decisions that changed the kernel's values.", v_applied },
-        { "bwgov_quota_usec", "gauge", "Current quota per period.", v_quota },
-        { "bwgov_burst_usec", "gauge", "Current burst.", v_burst },
-        { "bwgov_period_usec", "gauge", "Current period.", v_period },
-        { "bwgov_baseline_quota_usec", "gauge", "The contract's quota per period.", v_base_quota },
-        { "bwgov_baseline_burst_usec", "gauge", "The burst found at adoption.", v_base_burst },
-        { "bwgov_credit_usec", "gauge", "Credit bucket, CPU-microseconds.", v_credit },
-        { "bwgov_debt_usec", "gauge", "Usage beyond the credit not yet repaid, CPU-microseconds.", v_debt },
-        { "bwgov_credit_max_usec", "gauge", "CreditMax=, CPU-microseconds.", v_credit_max },
-        { "bwgov_credit_earn_usec_per_second", "gauge",
-          "Credit earned over the last sample (baseline minus usage), CPU-microseconds per second.", v_earn },
-        { "bwgov_credit_spend_usec_per_second", "gauge",
-          "Credit spent over the last sample (usage minus baseline), CPU-microseconds per second.", v_spend },
-        { "bwgov_credit_spend_avg_usec_per_second", "gauge",
-          "Credit spending averaged over about 10 s, CPU-microseconds per second.", v_spend_avg },
-        { "bwgov_credit_time_to_empty_usec", "gauge",
-          "At the average spending, time until the credit is down to its reserve (absent when not spending).", v_tte },
-        { "bwgov_headroom_usec", "gauge", "Quota above the baseline the last decision set, per period.", v_headroom },
-        { "bwgov_headroom_max_usec", "gauge",
-          "The largest headroom now (CPUQuotaMax=, the nearest limited ancestor, host shedding), per period.",
-          v_headroom_max },
-        { "bwgov_headroom_level", "gauge", "Headroom level, 0 (baseline) to 4 (all of the largest).", v_level },
-        { "bwgov_unit_active", "gauge", "1 while the group spends credit or is throttled (short horizon).", v_active },
-        { "bwgov_throttled_usec_total", "counter", "Kernel throttled time.", v_throttled },
-        { "bwgov_nr_throttled_total", "counter", "Kernel throttled periods.", v_nr_throttled },
-        { "bwgov_local_throttled_usec_total", "counter",
-          "Kernel throttled time by the group's own or an ancestor's limit (cpu.stat.local).", v_local_throttled },
-        { "bwgov_nr_periods_total", "counter", "Kernel enforcement periods.", v_nr_periods },
-        { "bwgov_usage_usec_total", "counter", "CPU time used.", v_usage },
-        { "bwgov_shed_permille", "gauge",
-          "Share of the unit's headroom the last host shedding plan withdrew.", v_shed },
+        { "bwgov_unit_present", "gauge", v_present,
+          "1 when the unit's cgroup exists and is governed." },
+        { "bwgov_unit_paused", "gauge", v_paused,
+          "1 when governing is paused for the unit." },
+        { "bwgov_unit_ticks_total", "counter", v_ticks,
+          "Decisions taken for the unit." },
+        { "bwgov_writes_total", "counter", v_writes,
+          "Files written (cpu.max, burst)." },
+        { "bwgov_skipped_writes_total", "counter", v_skipped,
+          "Writes not done because the value was already there." },
+        { "bwgov_burst_repairs_total", "counter", v_repairs,
+          "Burst re-written after a quota write changed it (kernels < 6.10)." },
+        { "bwgov_external_changes_total", "counter", v_external,
+          "Values found that bwgov did not write (re-based)." },
+        { "bwgov_write_errors_total", "counter", v_errors,
+          "Failed writes." },
+        { "bwgov_decisions_applied_total", "counter", v_applied,
+          "Decisions that changed the kernel's values." },
+        { "bwgov_quota_usec", "gauge", v_quota,
+          "Current quota per period." },
+        { "bwgov_burst_usec", "gauge", v_burst,
+          "Current burst." },
+        { "bwgov_period_usec", "gauge", v_period,
+          "Current period." },
+        { "bwgov_baseline_quota_usec", "gauge", v_base_quota,
+          "The contract's quota per period." },
+        { "bwgov_baseline_burst_usec", "gauge", v_base_burst,
+          "The burst found at adoption." },
+        { "bwgov_credit_usec", "gauge", v_credit,
+          "Credit bucket, CPU-microseconds." },
+        { "bwgov_debt_usec", "gauge", v_debt,
+          "Usage beyond the credit not yet repaid, CPU-microseconds." },
+        { "bwgov_credit_max_usec", "gauge", v_credit_max,
+          "CreditMax=, CPU-microseconds." },
+        { "bwgov_credit_earn_usec_per_second", "gauge", v_earn,
+          "Credit earned over the last sample (baseline minus usage), CPU-microseconds per second." },
+        { "bwgov_credit_spend_usec_per_second", "gauge", v_spend,
+          "Credit spent over the last sample (usage minus baseline), CPU-microseconds per second." },
+        { "bwgov_credit_spend_avg_usec_per_second", "gauge", v_spend_avg,
+          "Credit spending averaged over about 10 s, CPU-microseconds per second." },
+        { "bwgov_credit_time_to_empty_usec", "gauge", v_tte,
+          "At the average spending, time until the credit is down to its reserve (absent when not spending)." },
+        { "bwgov_headroom_usec", "gauge", v_headroom,
+          "Quota above the baseline the last decision set, per period." },
+        { "bwgov_headroom_max_usec", "gauge", v_headroom_max,
+          "The largest headroom now (CPUQuotaMax=, the nearest limited ancestor, host shedding), per period." },
+        { "bwgov_headroom_level", "gauge", v_level,
+          "Headroom level, 0 (baseline) to 4 (all of the largest)." },
+        { "bwgov_unit_active", "gauge", v_active,
+          "1 while the group spends credit or is throttled (short horizon)." },
+        { "bwgov_throttled_usec_total", "counter", v_throttled,
+          "Kernel throttled time." },
+        { "bwgov_nr_throttled_total", "counter", v_nr_throttled,
+          "Kernel throttled periods." },
+        { "bwgov_local_throttled_usec_total", "counter", v_local_throttled,
+          "Kernel throttled time by the group's own or an ancestor's limit (cpu.stat.local)." },
+        { "bwgov_nr_periods_total", "counter", v_nr_periods,
+          "Kernel enforcement periods." },
+        { "bwgov_usage_usec_total", "counter", v_usage,
+          "CPU time used." },
+        { "bwgov_shed_permille", "gauge", v_shed,
+          "Share of the unit's headroom the last host shedding plan withdrew." },
 };
 
 static void write_units(FILE *f, const struct governor_unit *units, size_t n) {

@@ -56,7 +56,7 @@ static void fake_unit(struct governor_unit *ret) {
                         .rule = BW_RULE_STEADY,
                         .ticks = 7,
                 },
-                .config = { .credit_max_usec = 30000000 },
+                .config.cfg.credit_max_usec = 30000000,
                 .credit = { .credit_usec = 1234 },
         };
 }
