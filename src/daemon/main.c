@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,27 @@ static int set_string(char **p, const char *v) {
         return 0;
 }
 
+/* The options that set a path or file name of the manager. */
+static const struct {
+        int id;
+        size_t offset;                  /* of the char * in Manager */
+} string_options[] = {
+        { ARG_CONFIG_DIR,    offsetof(Manager, config_dir)         },
+        { ARG_STATE_DIR,     offsetof(Manager, state_dir)          },
+        { ARG_RUNTIME_DIR,   offsetof(Manager, runtime_dir)        },
+        { ARG_CGROUP_ROOT,   offsetof(Manager, cgroup_root)        },
+        { ARG_HOST_PRESSURE, offsetof(Manager, host_pressure_path) },
+        { ARG_HOST_STAT,     offsetof(Manager, host_stat_path)     },
+        { ARG_MANIFEST,      offsetof(Manager, manifest_path)      },
+};
+
+static char **string_option(Manager *m, int id) {
+        for (size_t i = 0; i < ELEMENTSOF(string_options); i++)
+                if (string_options[i].id == id)
+                        return (char **) ((char *) m + string_options[i].offset);
+        return NULL;
+}
+
 static int parse_argv(int argc, char *argv[], Manager *m) {
         static const struct option options[] = {
                 { "help",          no_argument,       NULL, 'h'               },
@@ -77,27 +99,6 @@ static int parse_argv(int argc, char *argv[], Manager *m) {
                 case ARG_VERSION:
                         printf("bwgovd %s\n", PACKAGE_VERSION);
                         return 0;
-                case ARG_CONFIG_DIR:
-                        r = set_string(&m->config_dir, optarg);
-                        break;
-                case ARG_STATE_DIR:
-                        r = set_string(&m->state_dir, optarg);
-                        break;
-                case ARG_RUNTIME_DIR:
-                        r = set_string(&m->runtime_dir, optarg);
-                        break;
-                case ARG_CGROUP_ROOT:
-                        r = set_string(&m->cgroup_root, optarg);
-                        break;
-                case ARG_HOST_PRESSURE:
-                        r = set_string(&m->host_pressure_path, optarg);
-                        break;
-                case ARG_HOST_STAT:
-                        r = set_string(&m->host_stat_path, optarg);
-                        break;
-                case ARG_MANIFEST:
-                        r = set_string(&m->manifest_path, optarg);
-                        break;
                 case ARG_LOG_LEVEL: {
                         int l = log_level_from_string(optarg);
                         if (l < 0) {
@@ -108,10 +109,13 @@ static int parse_argv(int argc, char *argv[], Manager *m) {
                         log_set_max_level(l);
                         break;
                 }
-                case '?':
-                        return -EINVAL;
-                default:
-                        return -EINVAL;
+                default: {
+                        char **dest = string_option(m, c);
+                        if (!dest)
+                                return -EINVAL;         /* '?': getopt_long() said why */
+                        r = set_string(dest, optarg);
+                        break;
+                }
                 }
                 if (r < 0)
                         return r;
