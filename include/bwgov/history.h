@@ -49,6 +49,23 @@ uint64_t bw_history_pushed(const struct bw_history *h);      /* pushes ever; min
 const struct bw_history_entry *bw_history_oldest(const struct bw_history *h, size_t i);
 const struct bw_history_entry *bw_history_newest(const struct bw_history *h, size_t i);
 
+/* What `bwgovctl history` (GetHistory) asks of a ring: every entry, or the
+ * newest `limit`. */
+struct bw_history_query {
+        bool has_limit;
+        int64_t limit;                  /* at least 1 when has_limit */
+};
+
+/* Copy the entries q selects, oldest first: the newest q->limit of h, all
+ * of them without a limit. h may be NULL (a unit without a ring: no
+ * entries). Returns 0 with *ret_entries (to free(); NULL when *ret_n is 0)
+ * and *ret_n, -EINVAL when q has a limit below 1, -ENOMEM. */
+int bw_history_select(
+                const struct bw_history *h,
+                const struct bw_history_query *q,
+                struct bw_history_entry **ret_entries,
+                size_t *ret_n);
+
 /* Fill an entry from a decision and the value the kernel held before it. */
 void bw_history_entry_from_decision(
                 const struct bw_decision *d,

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* bwgovd: arguments, prerequisites, the manager, READY, the loop. */
+/* bwgovd: arguments, prerequisites, the manager, then the varlink server over
+ * the manager's governor API; READY, the loop; freed in reverse. */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +12,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "governor-varlink.h"
 #include "log.h"
 #include "manager.h"
 
@@ -51,6 +54,27 @@ static int set_string(char **p, const char *v) {
         return 0;
 }
 
+/* The options that set a path or file name of the manager. */
+static const struct {
+        int id;
+        size_t offset;                  /* of the char * in Manager */
+} string_options[] = {
+        { ARG_CONFIG_DIR,    offsetof(Manager, config_dir)         },
+        { ARG_STATE_DIR,     offsetof(Manager, state_dir)          },
+        { ARG_RUNTIME_DIR,   offsetof(Manager, runtime_dir)        },
+        { ARG_CGROUP_ROOT,   offsetof(Manager, cgroup_root)        },
+        { ARG_HOST_PRESSURE, offsetof(Manager, host_pressure_path) },
+        { ARG_HOST_STAT,     offsetof(Manager, host_stat_path)     },
+        { ARG_MANIFEST,      offsetof(Manager, manifest_path)      },
+};
+
+static char **string_option(Manager *m, int id) {
+        for (size_t i = 0; i < ELEMENTSOF(string_options); i++)
+                if (string_options[i].id == id)
+                        return (char **) ((char *) m + string_options[i].offset);
+        return NULL;
+}
+
 static int parse_argv(int argc, char *argv[], Manager *m) {
         static const struct option options[] = {
                 { "help",          no_argument,       NULL, 'h'               },
@@ -75,40 +99,23 @@ static int parse_argv(int argc, char *argv[], Manager *m) {
                 case ARG_VERSION:
                         printf("bwgovd %s\n", PACKAGE_VERSION);
                         return 0;
-                case ARG_CONFIG_DIR:
-                        r = set_string(&m->config_dir, optarg);
-                        break;
-                case ARG_STATE_DIR:
-                        r = set_string(&m->state_dir, optarg);
-                        break;
-                case ARG_RUNTIME_DIR:
-                        r = set_string(&m->runtime_dir, optarg);
-                        break;
-                case ARG_CGROUP_ROOT:
-                        r = set_string(&m->cgroup_root, optarg);
-                        break;
-                case ARG_HOST_PRESSURE:
-                        r = set_string(&m->host_pressure_path, optarg);
-                        break;
-                case ARG_HOST_STAT:
-                        r = set_string(&m->host_stat_path, optarg);
-                        break;
-                case ARG_MANIFEST:
-                        r = set_string(&m->manifest_path, optarg);
-                        break;
                 case ARG_LOG_LEVEL: {
                         int l = log_level_from_string(optarg);
                         if (l < 0) {
-                                log_error("Invalid --log-level=%s: expected err, warning, notice, info or debug", optarg);
+                                log_error("Invalid --log-level=%s: expected err, warning, notice, info or debug",
+                                          optarg);
                                 return -EINVAL;
                         }
                         log_set_max_level(l);
                         break;
                 }
-                case '?':
-                        return -EINVAL;
-                default:
-                        return -EINVAL;
+                default: {
+                        char **dest = string_option(m, c);
+                        if (!dest)
+                                return -EINVAL;         /* '?': getopt_long() said why */
+                        r = set_string(dest, optarg);
+                        break;
+                }
                 }
                 if (r < 0)
                         return r;
@@ -141,7 +148,9 @@ static int defaults(Manager *m) {
 }
 
 int main(int argc, char *argv[]) {
+        GovernorVarlink *varlink = NULL;
         Manager *m = NULL;
+        Governor governor;
         int r;
 
         log_setup();
@@ -169,6 +178,11 @@ int main(int argc, char *argv[]) {
         if (r < 0)
                 goto finish;
 
+        governor = (Governor) { &manager_governor_ops, m };
+        r = governor_varlink_new(m->event, m->runtime_dir, &governor, &varlink);
+        if (r < 0)
+                goto finish;
+
         log_info("bwgovd %s started: %zu units configured, interval %" PRIu64 "ms",
                  PACKAGE_VERSION, m->n_units, m->config.global.interval_usec / 1000);
 
@@ -178,6 +192,7 @@ int main(int argc, char *argv[]) {
                 log_error_errno(r, "Event loop failed: %s", STRERROR(r));
 
 finish:
+        governor_varlink_free(varlink);
         manager_free(m);
         return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }

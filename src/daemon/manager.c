@@ -26,7 +26,6 @@
 #include "log.h"
 #include "manager.h"
 #include "metrics.h"
-#include "varlink.h"
 
 /* A unit missing from the tree is looked for again this often; cheap (a
  * few openat()s), and bounded by the number of absent units. */
@@ -191,15 +190,17 @@ static int manager_sync_units(Manager *m) {
 }
 
 static void manager_update_status(Manager *m) {
-        size_t present = 0, boosted = 0, spending = 0;
+        struct governor_counts c;
 
-        for (size_t i = 0; i < m->n_units; i++) {
-                present += m->units[i]->cg != NULL;
-                boosted += unit_is_boosted(m->units[i]);
-                spending += strcmp(unit_state_to_string(m->units[i]), "spending") == 0;
-        }
+        manager_counts(m, &c);
         (void) sd_notifyf(false, "STATUS=Governing %zu of %zu configured cgroups, %zu boosted, %zu spending credit",
-                          present, m->n_units, boosted, spending);
+                          c.present, c.units, c.boosted, c.spending);
+}
+
+static void manager_write_metrics(Manager *m) {
+        const Governor g = { &manager_governor_ops, m };
+
+        (void) metrics_write(&g, m->runtime_dir);
 }
 
 /* ---- the host timer ------------------------------------------------------ */
@@ -365,7 +366,7 @@ static int on_host_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         }
 
         store_periodic(m->store, usec);
-        (void) metrics_write(m);
+        manager_write_metrics(m);
         manager_update_status(m);
         return 0;
 }
@@ -511,7 +512,6 @@ Manager *manager_free(Manager *m) {
         sd_event_source_disable_unref(m->sigterm);
         sd_event_source_disable_unref(m->sigint);
         sd_event_source_disable_unref(m->sighup);
-        varlink_free(m->varlink);
         sd_event_unref(m->event);
         sdintent_free(m->sdintent);
         store_free(m->store);
@@ -604,9 +604,6 @@ int manager_startup(Manager *m) {
         if (r < 0)
                 return log_error_errno(r, "Failed to add host timer: %s", STRERROR(r));
 
-        r = varlink_new(m, &m->varlink);
-        if (r < 0)
-                return r;
         return 0;
 }
 
@@ -749,5 +746,5 @@ void manager_shutdown(Manager *m) {
         if (m->config.global.restore_on_exit)
                 manager_restore_all(m, "stop");
         (void) store_save(m->store);
-        (void) metrics_write(m);
+        manager_write_metrics(m);
 }

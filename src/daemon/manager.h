@@ -15,12 +15,12 @@
 #include "bwgov/kernelcheck.h"
 #include "bwgov/policy.h"
 #include "bwgov/state.h"
+#include "governor.h"
 #include "sdintent.h"
 #include "store.h"
 #include "unit.h"
 
 typedef struct Manager Manager;
-typedef struct Varlink Varlink;
 
 struct Manager {
         sd_event *event;
@@ -41,8 +41,6 @@ struct Manager {
 
         Unit **units;
         size_t n_units;
-
-        Varlink *varlink;               /* the io.bwgov.Governor server */
 
         sd_event_source *host_timer;
         sd_event_source *sigterm, *sigint, *sighup;
@@ -84,5 +82,10 @@ Unit *manager_get_unit(Manager *m, const char *name);
 /* Pause (restore the baseline, stop writing) or resume a unit. Returns 1
  * when changed, 0 when it already was so, -ENOENT for an unknown unit. */
 int manager_set_paused(Manager *m, const char *name, bool paused);
+/* The status counts (units, present, boosted, paused, spending): the one
+ * count for the sd_notify STATUS line, GetStatus and metrics. */
+void manager_counts(const Manager *m, struct governor_counts *ret);
+/* The governor API (governor.h) over a Manager: userdata is the Manager. */
+extern const struct governor_ops manager_governor_ops;
 /* Restore every baseline that we changed; save the state. */
 void manager_shutdown(Manager *m);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-typedef struct Manager Manager;
+#include "governor.h"
 
-/* Write <runtime-dir>/metrics.prom in the Prometheus text format, replaced
- * atomically (node_exporter textfile collector style). */
-int metrics_write(Manager *m);
+/* Write <runtime_dir>/metrics.prom in the Prometheus text format from the
+ * governor's snapshots, replaced atomically (node_exporter textfile
+ * collector style). Returns 0 or a negative errno (logged at debug). */
+int metrics_write(const Governor *g, const char *runtime_dir);

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The decision ring of one cgroup and the selection GetHistory makes from it
+ * (contracts in include/bwgov/history.h). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +87,37 @@ int bw_history_resize(struct bw_history **h, size_t capacity) {
 
         bw_history_free(*h);
         *h = n;
+        return 0;
+}
+
+int bw_history_select(
+                const struct bw_history *h,
+                const struct bw_history_query *q,
+                struct bw_history_entry **ret_entries,
+                size_t *ret_n) {
+
+        struct bw_history_entry *entries = NULL;
+        size_t n;
+
+        if (!q || !ret_entries || !ret_n)
+                return -EINVAL;
+        if (q->has_limit && q->limit < 1)
+                return -EINVAL;
+
+        n = bw_history_count(h);
+        if (q->has_limit && (uint64_t) q->limit < n)
+                n = (size_t) q->limit;
+        if (n > 0) {
+                entries = calloc(n, sizeof(*entries));
+                if (!entries)
+                        return -ENOMEM;
+        }
+        /* The newest n, oldest first. */
+        for (size_t i = 0; i < n; i++)
+                entries[i] = *bw_history_newest(h, n - 1 - i);
+
+        *ret_entries = entries;
+        *ret_n = n;
         return 0;
 }
 

@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <setjmp.h>
 #include <cmocka.h>
 
@@ -145,6 +146,76 @@ static void test_from_decision(void **state) {
         assert_int_equal(e.new_bw.burst_usec, 5000);
 }
 
+/* Table: a ring (capacity, entries 1..pushes pushed; capacity 0 stands for
+ * no ring at all), a query, and what GetHistory returns: the error, or how
+ * many entries and the first (oldest) one's time; the rest follow by one. */
+static void test_select(void **state) {
+        static const struct {
+                size_t capacity, pushes;
+                struct bw_history_query q;
+                int r;
+                size_t n;
+                uint64_t first;
+        } table[] = {
+                { 4, 0,  { false, 0 },  0,       0, 0 },       /* empty ring: nothing */
+                { 0, 0,  { false, 0 },  0,       0, 0 },       /* no ring: nothing */
+                { 0, 0,  { true, 3 },   0,       0, 0 },
+                { 0, 0,  { true, 0 },   -EINVAL, 0, 0 },       /* the limit is checked first */
+                { 4, 3,  { false, 0 },  0,       3, 1 },       /* all, oldest first */
+                { 4, 6,  { false, 0 },  0,       4, 3 },       /* a wrapped ring: what it holds */
+                { 4, 6,  { true, 2 },   0,       2, 5 },       /* the newest two */
+                { 4, 6,  { true, 1 },   0,       1, 6 },
+                { 4, 6,  { true, 4 },   0,       4, 3 },
+                { 4, 6,  { true, 100 }, 0,       4, 3 },       /* a limit over the count */
+                { 4, 6,  { true, 0 },   -EINVAL, 0, 0 },       /* below 1 */
+                { 4, 6,  { true, -5 },  -EINVAL, 0, 0 },
+                { 4, 6,  { true, INT64_MAX }, 0, 4, 3 },
+                { 4, 6,  { false, -5 }, 0,       4, 3 },       /* no limit: the value is ignored */
+                { 1, 9,  { true, 1 },   0,       1, 9 },
+                { 256, 1000, { true, 10 }, 0,    10, 991 },
+        };
+
+        for (size_t t = 0; t < sizeof(table) / sizeof(table[0]); t++) {
+                _cleanup_history_ struct bw_history *h = NULL;
+                struct bw_history_entry *entries = NULL, sentinel = entry(77);
+                size_t n = 77;
+
+                if (table[t].capacity > 0)
+                        assert_int_equal(bw_history_new(table[t].capacity, &h), 0);
+                for (uint64_t i = 1; i <= table[t].pushes; i++) {
+                        struct bw_history_entry e = entry(i);
+                        bw_history_push(h, &e);
+                }
+
+                entries = &sentinel;
+                assert_int_equal(bw_history_select(h, &table[t].q, &entries, &n), table[t].r);
+                if (table[t].r < 0) {
+                        /* Outputs untouched on failure. */
+                        assert_ptr_equal(entries, &sentinel);
+                        assert_int_equal(n, 77);
+                        continue;
+                }
+                assert_int_equal(n, table[t].n);
+                if (n == 0)
+                        assert_null(entries);
+                for (size_t i = 0; i < n; i++) {
+                        assert_int_equal(entries[i].realtime_usec, table[t].first + i);
+                        assert_int_equal(entries[i].new_bw.quota_usec, 50000 + table[t].first + i);
+                }
+                free(entries);
+        }
+}
+
+static void test_select_invalid(void **state) {
+        const struct bw_history_query q = { false, 0 };
+        struct bw_history_entry *entries;
+        size_t n;
+
+        assert_int_equal(bw_history_select(NULL, NULL, &entries, &n), -EINVAL);
+        assert_int_equal(bw_history_select(NULL, &q, NULL, &n), -EINVAL);
+        assert_int_equal(bw_history_select(NULL, &q, &entries, NULL), -EINVAL);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_new_invalid),
@@ -153,6 +224,8 @@ int main(void) {
                 cmocka_unit_test(test_capacity_one),
                 cmocka_unit_test(test_resize),
                 cmocka_unit_test(test_from_decision),
+                cmocka_unit_test(test_select),
+                cmocka_unit_test(test_select_invalid),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The narrow API that IPC (governor-varlink.c) and metrics (metrics.c) see of
+ * the governor: plain snapshot structs and a table of operations behind
+ * `void *userdata`. They never see the Manager or a Unit; the manager
+ * implements the table (manager-governor.c). A header module: it includes
+ * only lib headers.
+ *
+ * Strings in a snapshot point into the governor: valid until control returns
+ * to the event loop (the daemon is one thread). What an operation allocates
+ * is freed with the *_done() helper below. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "bwgov/cgroupfs.h"
+#include "bwgov/config.h"
+#include "bwgov/cpumax.h"
+#include "bwgov/cpustat.h"
+#include "bwgov/history.h"
+#include "bwgov/kernelcheck.h"
+#include "bwgov/kreport.h"
+#include "bwgov/policy.h"
+
+/* How many units are in each condition; one definition of each. */
+struct governor_counts {
+        size_t units;                   /* configured */
+        size_t present;                 /* cgroup found and open */
+        size_t boosted;                 /* the kernel holds more than the baseline (unit_is_boosted()) */
+        size_t paused;
+        size_t spending;                /* state "spending": using credit with headroom in place */
+};
+
+struct governor_status {
+        struct governor_counts counts;
+        uint64_t ticks;                 /* control-loop passes over all units */
+        enum bw_cg_layout layout;
+        const char *bandwidth_root;     /* "" when unknown */
+        uint64_t interval_usec;         /* global Interval= */
+        enum bw_mode mode;              /* global Mode= */
+        uint64_t reloads;
+        uint64_t reload_failures;
+        uint64_t state_saves;
+        uint64_t host_pressure_rate;    /* µs/s of host PSI some, last host sample */
+        uint64_t host_pressure_limit;   /* HostPressureLimit=, µs/s */
+        uint64_t host_other_usage_rate; /* µs/s used outside the governed groups, not below 0 */
+        bool host_over_limit;
+};
+
+/* One line of `bwgovctl status`: who the unit is and what the kernel holds. */
+struct governor_unit_summary {
+        const char *name;
+        const char *cgroup;             /* the resolved path, NULL until found */
+        enum bw_mode mode;              /* effective: the unit's Mode= or the global one */
+        const char *state;              /* one word, see unit_state_to_string() */
+        bool present;
+        bool adopted;
+        bool paused;
+        bool boosted;
+        struct bw_bandwidth baseline;   /* the contract; valid when adopted */
+        struct bw_bandwidth current;    /* what we last wrote, else the baseline; valid when adopted */
+        bool has_rule;
+        enum bw_rule rule;              /* of the last decision */
+        uint64_t ticks;
+};
+
+/* The configured values, with the intervals in effect. */
+struct governor_unit_config {
+        struct bw_unit_config cfg;      /* a shallow copy: its strings point into the governor */
+        uint64_t interval_usec;
+        uint64_t active_interval_usec;
+};
+
+/* The credit bucket as it stands; valid when the unit is adopted. */
+struct governor_unit_credit {
+        uint64_t credit_usec;
+        uint64_t debt_usec;
+        uint64_t credit_max_usec;       /* in effect (policy parameters), not as configured */
+        bool exhausted;
+};
+
+/* The last decision and what it was taken against. */
+struct governor_decision {
+        struct bw_decision d;           /* rule, target, inputs, credit and headroom, the sentence */
+        uint64_t realtime_usec;         /* CLOCK_REALTIME of the decision */
+        struct bw_bandwidth old;        /* what the kernel held before it */
+        bool applied;                   /* written */
+        uint64_t target_throttle;       /* policy parameters in effect */
+        uint64_t target_pressure;
+        uint64_t credit_max_usec;
+        uint64_t quota_limit_usec;      /* BW_QUOTA_MAX for none */
+};
+
+struct governor_unit_counters {
+        struct bw_cg_write_stats io;    /* cgroup file writes; valid when the unit is present */
+        uint64_t external_changes;
+        uint64_t write_errors;
+        uint64_t decisions_applied;
+};
+
+struct governor_unit {
+        struct governor_unit_summary summary;
+        struct governor_unit_config config;
+        uint64_t quota_limit_usec;      /* the largest quota and the contract's burst; valid when adopted */
+        uint64_t burst_limit_usec;
+        struct governor_unit_credit credit;
+        bool has_decision;
+        struct governor_decision decision;
+        struct governor_unit_counters counters;
+        bool has_stat;
+        struct bw_cpu_stat stat;        /* the last cpu.stat sample */
+        unsigned shed_permille;         /* the last host shedding plan's share of the headroom */
+        size_t history_entries;
+        size_t history_capacity;
+};
+
+struct governor_history {
+        const char *unit;
+        size_t capacity;
+        uint64_t recorded;              /* decisions ever recorded; minus capacity = dropped */
+        struct bw_history_entry *entries;       /* bw_history_select(): oldest first */
+        size_t n_entries;
+};
+
+static inline void governor_history_done(struct governor_history *h) {
+        free(h->entries);
+        h->entries = NULL;
+        h->n_entries = 0;
+}
+
+/* The kernel against the patch manifest, without behaviour probes. */
+/* Every operation returns 0 (or what it says) or a negative errno; a unit
+ * name that is not configured gives -ENOENT. Outputs are untouched on
+ * failure. */
+struct governor_ops {
+        int (*get_status)(void *userdata, struct governor_status *ret);
+        /* Every configured unit, sorted by name; *ret is to free(). */
+        int (*list_units)(void *userdata, struct governor_unit **ret, size_t *ret_n);
+        int (*get_unit)(void *userdata, const char *name, struct governor_unit *ret);
+        /* -ENOENT for an unknown unit (checked first), -EINVAL for a limit
+         * below 1 (see bw_history_select()), -ENOMEM. */
+        int (*get_history)(void *userdata, const char *name, const struct bw_history_query *q,
+                           struct governor_history *ret);
+        /* The unit's summary and its last decision (*ret_has_decision false
+         * before the first one). */
+        int (*explain)(void *userdata, const char *name, struct governor_unit_summary *ret_summary,
+                       bool *ret_has_decision, struct governor_decision *ret_decision);
+        /* The kernel check (bw_kreport_run(), no behaviour probes): reads the
+         * manifest, hashes its files, parses BTF: tens of ms. *ret is to
+         * bw_kreport_free(). -ENOMEM. */
+        int (*check_kernel)(void *userdata, struct bw_kreport **ret);
+        /* Reload the configuration; a rejected one leaves the old in place and
+         * returns its error. */
+        int (*reload)(void *userdata);
+        /* Returns 1 when changed, 0 when it already was so, -ENOENT. */
+        int (*set_paused)(void *userdata, const char *name, bool paused);
+};
+
+typedef struct Governor {
+        const struct governor_ops *ops;
+        void *userdata;
+} Governor;

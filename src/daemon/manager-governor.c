@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The governor API (governor.h) over the Manager and its Units: snapshots
+ * for IPC and metrics, the status counts, and the commands (reload, pause).
+ * The one place outside manager.c that reads Manager and Unit fields for
+ * others. */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bwgov/macro.h"
+#include "governor.h"
+#include "manager.h"
+
+void manager_counts(const Manager *m, struct governor_counts *ret) {
+        struct governor_counts c = { .units = m->n_units };
+
+        for (size_t i = 0; i < m->n_units; i++) {
+                const Unit *u = m->units[i];
+
+                c.present += u->cg != NULL;
+                c.boosted += unit_is_boosted(u);
+                c.paused += u->paused;
+                c.spending += strcmp(unit_state_to_string(u), "spending") == 0;
+        }
+        *ret = c;
+}
+
+static int get_status(void *userdata, struct governor_status *ret) {
+        const Manager *m = userdata;
+        struct governor_status s = {
+                .ticks = m->ticks,
+                .layout = m->root->layout,
+                .bandwidth_root = m->root->bw_path ? m->root->bw_path : "",
+                .interval_usec = m->config.global.interval_usec,
+                .mode = m->config.global.mode,
+                .reloads = m->reloads,
+                .reload_failures = m->reload_failures,
+                .state_saves = m->state_saves,
+                .host_pressure_rate = m->host_some_rate,
+                .host_pressure_limit = m->config.global.host_pressure_limit,
+                .host_other_usage_rate = m->host_other_usage,
+                .host_over_limit = m->host_over_limit,
+        };
+
+        manager_counts(m, &s.counts);
+        *ret = s;
+        return 0;
+}
+
+static void unit_summary(const Manager *m, const Unit *u, struct governor_unit_summary *ret) {
+        *ret = (struct governor_unit_summary) {
+                .name = u->name,
+                .cgroup = u->cgroup_path,
+                .mode = bw_unit_mode(&m->config, &u->cfg),
+                .state = unit_state_to_string(u),
+                .present = u->cg != NULL,
+                .adopted = u->adopted,
+                .paused = u->paused,
+                .boosted = unit_is_boosted(u),
+                .baseline = u->baseline,
+                .current = u->has_written ? u->written : u->baseline,
+                .has_rule = u->has_last,
+                .rule = u->last.rule,
+                .ticks = u->ticks,
+        };
+}
+
+static void unit_decision(const Unit *u, struct governor_decision *ret) {
+        *ret = (struct governor_decision) {
+                .d = u->last,
+                .realtime_usec = u->last_realtime_usec,
+                .old = u->last_current,
+                .applied = u->last_applied,
+                .target_throttle = u->params.target_throttle,
+                .target_pressure = u->params.target_pressure,
+                .credit_max_usec = u->params.credit_max_usec,
+                .quota_limit_usec = bw_policy_quota_limit_usec(&u->params),
+        };
+}
+
+static void unit_snapshot(const Manager *m, const Unit *u, struct governor_unit *ret) {
+        const struct bw_unit_config *cfg = &u->cfg;
+
+        *ret = (struct governor_unit) {
+                .config = {
+                        .cfg = *cfg,
+                        .interval_usec = bw_unit_interval_usec(&m->config, cfg),
+                        .active_interval_usec = bw_unit_active_interval_usec(&m->config, cfg),
+                },
+                .quota_limit_usec = bw_policy_quota_limit_usec(&u->params),
+                .burst_limit_usec = bw_policy_contract_burst_usec(&u->params),
+                .credit = {
+                        .credit_usec = u->pstate.credit.credit_usec,
+                        .debt_usec = u->pstate.credit.debt_usec,
+                        .credit_max_usec = u->params.credit_max_usec,
+                        .exhausted = u->pstate.exhausted,
+                },
+                .has_decision = u->has_last,
+                .counters = {
+                        .io = u->cg ? u->cg->stats : (struct bw_cg_write_stats) { 0 },
+                        .external_changes = u->external_changes,
+                        .write_errors = u->write_errors,
+                        .decisions_applied = u->decisions_applied,
+                },
+                .has_stat = u->has_last_stat,
+                .stat = u->last_stat,
+                .shed_permille = u->shed_permille,
+                .history_entries = bw_history_count(u->history),
+                .history_capacity = bw_history_capacity(u->history),
+        };
+        unit_summary(m, u, &ret->summary);
+        unit_decision(u, &ret->decision);
+}
+
+static int list_units(void *userdata, struct governor_unit **ret, size_t *ret_n) {
+        const Manager *m = userdata;
+        struct governor_unit *units = NULL;
+
+        if (m->n_units > 0) {
+                units = calloc(m->n_units, sizeof(*units));
+                if (!units)
+                        return -ENOMEM;
+        }
+        /* m->units follows the configuration, which is sorted by name. */
+        for (size_t i = 0; i < m->n_units; i++)
+                unit_snapshot(m, m->units[i], &units[i]);
+        *ret = units;
+        *ret_n = m->n_units;
+        return 0;
+}
+
+static int get_unit(void *userdata, const char *name, struct governor_unit *ret) {
+        Manager *m = userdata;
+        const Unit *u = manager_get_unit(m, name);
+
+        if (!u)
+                return -ENOENT;
+        unit_snapshot(m, u, ret);
+        return 0;
+}
+
+static int get_history(void *userdata, const char *name, const struct bw_history_query *q,
+                       struct governor_history *ret) {
+        const Unit *u = manager_get_unit(userdata, name);
+        struct governor_history h;
+        int r;
+
+        if (!u)
+                return -ENOENT;
+        h = (struct governor_history) {
+                .unit = u->name,
+                .capacity = bw_history_capacity(u->history),
+                .recorded = bw_history_pushed(u->history),
+        };
+        r = bw_history_select(u->history, q, &h.entries, &h.n_entries);
+        if (r < 0)
+                return r;
+        *ret = h;
+        return 0;
+}
+
+static int explain(void *userdata, const char *name, struct governor_unit_summary *ret_summary,
+                   bool *ret_has_decision, struct governor_decision *ret_decision) {
+        Manager *m = userdata;
+        const Unit *u = manager_get_unit(m, name);
+
+        if (!u)
+                return -ENOENT;
+        unit_summary(m, u, ret_summary);
+        unit_decision(u, ret_decision);
+        *ret_has_decision = u->has_last;
+        return 0;
+}
+
+/* The kernel-check pipeline as the varlink interface has always run it
+ * (version, manifest, digests, probe environment, run, verdict), in one
+ * function so that it can give way to the shared one. No behaviour probes
+ * (they fork busy loops for seconds). */
+static int check_kernel(void *userdata, struct bw_kreport **ret) {
+        const Manager *m = userdata;
+
+        return bw_kreport_run(&(struct bw_kreport_args) {
+                                      .manifest_path = m->manifest_path,
+                                      .root = m->root,
+                                      .probe = 0,
+                              }, ret);
+}
+
+static int reload(void *userdata) {
+        return manager_reload(userdata);
+}
+
+static int set_paused(void *userdata, const char *name, bool paused) {
+        return manager_set_paused(userdata, name, paused);
+}
+
+const struct governor_ops manager_governor_ops = {
+        .get_status = get_status,
+        .list_units = list_units,
+        .get_unit = get_unit,
+        .get_history = get_history,
+        .explain = explain,
+        .check_kernel = check_kernel,
+        .reload = reload,
+        .set_paused = set_paused,
+};

@@ -1,0 +1,799 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The varlink transport (see varlink-server.h): the socket, connections with
+ * bounded buffers, access levels, dispatch by the interface's method table,
+ * and org.varlink.service. It knows no governor. */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "org.varlink.service.varlink.h"
+#include "varlink-server.h"
+#include "varlink-socket.h"
+
+#define UID_FMT "%" PRIu32
+#define PID_FMT "%" PRIi32
+
+#define SERVICE_INTERFACE "org.varlink.service"
+
+/* One message, NUL included. Calls are small (a method name and a few
+ * short parameters); 64 KiB leaves room for any client and bounds what a
+ * connection holds before a NUL arrives. */
+#define MESSAGE_MAX (64U * 1024U)
+#define INPUT_INITIAL 4096U
+
+/* While more than this waits to be sent, no further call of the connection
+ * is read or answered: a client that does not read cannot make the daemon
+ * buffer more than this plus one reply. */
+#define OUTPUT_HIGH (64U * 1024U)
+
+/* A client that takes no byte of its pending replies for this long is
+ * dropped: nothing a healthy client does takes that long. */
+#define STALL_TIMEOUT_USEC (10 * USEC_PER_SEC)
+
+/* Enough for every operator tool at once; each costs an fd and at most
+ * MESSAGE_MAX + OUTPUT_HIGH bytes plus one reply. Non-root uids get half,
+ * so one group member cannot lock root out. */
+#define CONNECTIONS_MAX 256U
+#define CONNECTIONS_PER_UID_MAX 128U
+
+/* accept() out of fds: stop listening for a moment instead of spinning on
+ * a level-triggered listening socket. */
+#define ACCEPT_RETRY_USEC (1 * USEC_PER_SEC)
+
+/* Below the control loop's timers (priority 0): a flood of clients delays
+ * answers, never a tick. */
+#define PRIORITY (SD_EVENT_PRIORITY_NORMAL + 10)
+
+
+/* A connection; a method sees it as the call it is answering. */
+typedef struct VarlinkCall Connection;
+
+struct VarlinkCall {
+        VarlinkServer *server;
+        Connection *prev, *next;
+        int fd;
+        sd_event_source *io;
+        sd_event_source *stall;
+        uid_t uid;
+        gid_t gid;
+        pid_t pid;
+        VarlinkAccess access;
+
+        char *in;               /* received bytes [in_start, in_end) */
+        size_t in_size, in_start, in_end;
+        char *out;              /* replies to send [out_start, out_end) */
+        size_t out_size, out_start, out_end;
+
+        bool eof;               /* the client will send nothing more */
+        bool closing;           /* answer nothing more; close once the output is sent */
+};
+
+struct VarlinkServer {
+        struct varlink_service service;
+        int listen_fd;
+        bool activated;         /* from systemd: not ours to unlink */
+        bool bound;             /* we created path: unlink it at the end */
+        char *path;             /* the socket we bound */
+        sd_event_source *listen_source;
+        sd_event_source *accept_retry;
+        Connection *connections;
+        size_t n_connections;
+        bool have_group;
+        gid_t group;
+        uid_t self_uid;
+};
+
+/* ---- replies ------------------------------------------------------------ */
+
+json_t *varlink_reply(json_t *parameters) {
+        if (!parameters)
+                return NULL;
+        return json_pack("{s:o}", "parameters", parameters);
+}
+
+json_t *varlink_reply_error(const char *error, json_t *parameters) {
+        return json_pack("{s:s, s:o}", "error", error, "parameters", parameters ? parameters : json_object());
+}
+
+static json_t *reply_invalid_parameter(const char *name) {
+        return varlink_reply_error(SERVICE_INTERFACE ".InvalidParameter", json_pack("{s:s}", "parameter", name));
+}
+
+/* An error of the transport, in the interface's namespace. Steals
+ * parameters. */
+static json_t *reply_transport_error(const VarlinkServer *v, const char *error, json_t *parameters) {
+        _cleanup_free_ char *name = NULL;
+
+        if (asprintf(&name, "%s.%s", v->service.interface->name, error) < 0) {
+                json_decref(parameters);
+                return NULL;
+        }
+        return varlink_reply_error(name, parameters);
+}
+
+uid_t varlink_call_uid(const VarlinkCall *call) {
+        return call->uid;
+}
+
+pid_t varlink_call_pid(const VarlinkCall *call) {
+        return call->pid;
+}
+
+VarlinkServer *varlink_call_server(VarlinkCall *call) {
+        return call->server;
+}
+
+size_t varlink_server_n_connections(const VarlinkServer *s) {
+        return s->n_connections;
+}
+
+/* ---- org.varlink.service ------------------------------------------------ */
+
+static json_t *service_get_info(VarlinkCall *c, json_t *params, void *userdata) {
+        const VarlinkServer *v = userdata;
+
+        return varlink_reply(json_pack("{s:s, s:s, s:s, s:s, s:[s, s]}",
+                                       "vendor", v->service.vendor,
+                                       "product", v->service.product,
+                                       "version", v->service.version,
+                                       "url", v->service.url,
+                                       "interfaces", SERVICE_INTERFACE, v->service.interface->name));
+}
+
+static json_t *service_get_interface_description(VarlinkCall *c, json_t *params, void *userdata) {
+        const VarlinkServer *v = userdata;
+        const char *name = json_string_value(json_object_get(params, "interface"));
+
+        if (strcmp(name, v->service.interface->name) == 0)
+                return varlink_reply(json_pack("{s:s}", "description", v->service.interface->description));
+        if (strcmp(name, SERVICE_INTERFACE) == 0)
+                return varlink_reply(json_pack("{s:s}", "description", org_varlink_service_varlink));
+        return varlink_reply_error(SERVICE_INTERFACE ".InterfaceNotFound", json_pack("{s:s}", "interface", name));
+}
+
+static const struct varlink_param no_params[] = { { NULL, 0, false } };
+static const struct varlink_param interface_params[] = { { "interface", JSON_STRING, false }, { NULL, 0, false } };
+
+static const struct varlink_method service_methods[] = {
+        { "GetInfo",                 VARLINK_ACCESS_NONE, no_params,        service_get_info },
+        { "GetInterfaceDescription", VARLINK_ACCESS_NONE, interface_params, service_get_interface_description },
+};
+
+/* ---- dispatch ----------------------------------------------------------- */
+
+/* NULL when the parameters match the spec, else the error reply. */
+static json_t *check_params(const struct varlink_param *spec, json_t *params) {
+        const char *key;
+        json_t *value;
+
+        json_object_foreach(params, key, value) {
+                const struct varlink_param *p;
+                for (p = spec; p->name; p++)
+                        if (strcmp(p->name, key) == 0)
+                                break;
+                if (!p->name)
+                        return reply_invalid_parameter(key);
+        }
+        for (const struct varlink_param *p = spec; p->name; p++) {
+                value = json_object_get(params, p->name);
+                if ((!value || json_is_null(value)) && p->optional)
+                        continue;
+                if (!value || json_typeof(value) != p->type)
+                        return reply_invalid_parameter(p->name);
+        }
+        return NULL;
+}
+
+
+/* The method a call names. Returns 0 with *ret_method and *ret_userdata, or
+ * -ENOENT with the error reply in *ret_reply (NULL when out of memory):
+ * InterfaceNotFound for an interface other than ours, else MethodNotFound. */
+static int find_method(VarlinkServer *v, const char *name, const struct varlink_method **ret_method,
+                       void **ret_userdata, json_t **ret_reply) {
+        const struct varlink_interface *iface = v->service.interface;
+        const char *dot = strrchr(name, '.');
+        const struct varlink_method *methods;
+        size_t n_methods, n;
+        void *userdata;
+
+        n = dot ? (size_t) (dot - name) : strlen(name);
+        if (n == strlen(SERVICE_INTERFACE) && strncmp(name, SERVICE_INTERFACE, n) == 0) {
+                methods = service_methods;
+                n_methods = ELEMENTSOF(service_methods);
+                userdata = v;
+        } else if (n == strlen(iface->name) && strncmp(name, iface->name, n) == 0) {
+                methods = iface->methods;
+                n_methods = iface->n_methods;
+                userdata = v->service.userdata;
+        } else
+                methods = NULL, n_methods = 0, userdata = NULL;
+
+        if (!dot || !methods) {
+                _cleanup_free_ char *unknown = strndup(name, n);
+                *ret_reply = unknown ? varlink_reply_error(SERVICE_INTERFACE ".InterfaceNotFound",
+                                                           json_pack("{s:s}", "interface", unknown)) : NULL;
+                return -ENOENT;
+        }
+        for (size_t i = 0; i < n_methods; i++)
+                if (strcmp(methods[i].name, dot + 1) == 0) {
+                        *ret_method = &methods[i];
+                        *ret_userdata = userdata;
+                        return 0;
+                }
+        *ret_reply = varlink_reply_error(SERVICE_INTERFACE ".MethodNotFound", json_pack("{s:s}", "method", name));
+        return -ENOENT;
+}
+
+static json_t *invalid_message(Connection *c, const char *fmt, ...) _printf_(2, 3);
+static json_t *invalid_message(Connection *c, const char *fmt, ...) {
+        _cleanup_free_ char *reason = NULL;
+        va_list ap;
+        int n;
+
+        va_start(ap, fmt);
+        n = vasprintf(&reason, fmt, ap);
+        va_end(ap);
+        if (n < 0)
+                return NULL;
+        log_debug("Varlink: invalid message from pid " PID_FMT ": %s, closing", c->pid, reason);
+        c->closing = true;
+        return reply_transport_error(c->server, "InvalidMessage", json_pack("{s:s}", "reason", reason));
+}
+
+/* The envelope of a message: an object with a "method" string and booleans
+ * (or nothing) for "oneway", "more" and "upgrade". Returns 0, or -EBADMSG
+ * with the InvalidMessage reply in *ret_reply (NULL when out of memory).
+ * *ret_oneway is set as soon as it is known. */
+static int check_envelope(Connection *c, json_t *msg, const char **ret_name, bool *ret_oneway, bool *ret_upgrade,
+                          json_t **ret_reply) {
+        json_t *v;
+
+        if (!json_is_object(msg)) {
+                *ret_reply = invalid_message(c, "not a JSON object");
+                return -EBADMSG;
+        }
+        *ret_name = json_string_value(json_object_get(msg, "method"));
+        if (!*ret_name) {
+                *ret_reply = invalid_message(c, "no \"method\" string");
+                return -EBADMSG;
+        }
+        v = json_object_get(msg, "oneway");
+        if (v && !json_is_boolean(v)) {
+                *ret_reply = invalid_message(c, "\"oneway\" is not a boolean");
+                return -EBADMSG;
+        }
+        *ret_oneway = json_is_true(v);
+        v = json_object_get(msg, "more");
+        if (v && !json_is_boolean(v)) {
+                *ret_reply = invalid_message(c, "\"more\" is not a boolean");
+                return -EBADMSG;
+        }
+        v = json_object_get(msg, "upgrade");
+        if (v && !json_is_boolean(v)) {
+                *ret_reply = invalid_message(c, "\"upgrade\" is not a boolean");
+                return -EBADMSG;
+        }
+        *ret_upgrade = json_is_true(v);
+        return 0;
+}
+
+/* Check a call against its method and run it. Returns the reply, NULL when
+ * out of memory. */
+static json_t *dispatch(Connection *c, json_t *msg, const char *name, bool upgrade) {
+        const struct varlink_method *method;
+        json_t *ret = NULL, *params;
+        void *userdata;
+
+        if (find_method(c->server, name, &method, &userdata, &ret) < 0)
+                return ret;
+        if (upgrade)
+                return varlink_reply_error(SERVICE_INTERFACE ".MethodNotImplemented",
+                                           json_pack("{s:s}", "method", name));
+
+        if (c->access < method->access) {
+                log_debug("Varlink: %s refused to uid " UID_FMT " (pid " PID_FMT ")", name, c->uid, c->pid);
+                return reply_transport_error(c->server, "PermissionDenied", NULL);
+        }
+
+        params = json_object_get(msg, "parameters");
+        if (params && json_is_null(params))
+                params = NULL;
+        if (params && !json_is_object(params))
+                return reply_invalid_parameter("parameters");
+        if (!params) {
+                params = json_object();
+                if (!params)
+                        return NULL;
+                json_object_set_new(msg, "parameters", params);
+        }
+        ret = check_params(method->params, params);
+        if (ret)
+                return ret;
+
+        return method->run(c, params, userdata);
+}
+
+/* Answer one message. Returns the reply to send (NULL with *ret_oneway for
+ * none), or NULL without *ret_oneway on out of memory. */
+static json_t *handle_message(Connection *c, const char *buf, size_t len, bool *ret_oneway) {
+        json_t *msg, *ret = NULL;
+        json_error_t jerr;
+        const char *name;
+        bool oneway = false, upgrade = false;
+
+        *ret_oneway = false;
+        msg = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+        if (!msg)
+                return invalid_message(c, "not JSON: %s (line %d, column %d)", jerr.text, jerr.line, jerr.column);
+
+        if (check_envelope(c, msg, &name, &oneway, &upgrade, &ret) >= 0)
+                ret = dispatch(c, msg, name, upgrade);
+
+        json_decref(msg);
+        if (oneway && !c->closing) {
+                json_decref(ret);
+                *ret_oneway = true;
+                return NULL;
+        }
+        return ret;
+}
+
+/* ---- connections -------------------------------------------------------- */
+
+static void connection_free(Connection *c) {
+        VarlinkServer *v;
+
+        if (!c)
+                return;
+        v = c->server;
+        if (c->prev)
+                c->prev->next = c->next;
+        else
+                v->connections = c->next;
+        if (c->next)
+                c->next->prev = c->prev;
+        v->n_connections--;
+        log_debug("Varlink: connection of pid " PID_FMT " closed (%zu open)", c->pid, v->n_connections);
+
+        sd_event_source_disable_unref(c->io);
+        sd_event_source_disable_unref(c->stall);
+        if (c->fd >= 0)
+                close(c->fd);
+        free(c->in);
+        free(c->out);
+        free(c);
+}
+
+static size_t connection_pending(const Connection *c) {
+        return c->out_end - c->out_start;
+}
+
+static int on_stall(sd_event_source *s, uint64_t usec, void *userdata) {
+        Connection *c = userdata;
+
+        log_debug("Varlink: pid " PID_FMT " read none of %zu pending bytes for %" PRIu64 "s, disconnecting",
+                  c->pid, connection_pending(c), STALL_TIMEOUT_USEC / USEC_PER_SEC);
+        connection_free(c);
+        return 0;
+}
+
+/* (Re)start the stall timer: called when output becomes pending or moves. */
+static int connection_arm_stall(Connection *c) {
+        int r;
+
+        if (!c->stall) {
+                r = sd_event_add_time_relative(sd_event_source_get_event(c->io), &c->stall, CLOCK_MONOTONIC,
+                                               STALL_TIMEOUT_USEC, 0, on_stall, c);
+                if (r < 0)
+                        return r;
+                return sd_event_source_set_priority(c->stall, PRIORITY);
+        }
+        r = sd_event_source_set_time_relative(c->stall, STALL_TIMEOUT_USEC);
+        if (r < 0)
+                return r;
+        return sd_event_source_set_enabled(c->stall, SD_EVENT_ONESHOT);
+}
+
+static int connection_queue(Connection *c, json_t *msg) {
+        _cleanup_free_ char *s = json_dumps(msg, JSON_COMPACT);
+        size_t len;
+
+        if (!s)
+                return -ENOMEM;
+        len = strlen(s) + 1;            /* the NUL ends the message */
+
+        if (c->out_start > 0 && c->out_start == c->out_end)
+                c->out_start = c->out_end = 0;
+        if (c->out_size - c->out_end < len) {
+                size_t pending = connection_pending(c), size = c->out_size ? c->out_size : 4096;
+                char *n;
+
+                while (size < pending + len)
+                        size *= 2;
+                n = malloc(size);
+                if (!n)
+                        return -ENOMEM;
+                if (pending > 0)
+                        memcpy(n, c->out + c->out_start, pending);
+                free(c->out);
+                c->out = n;
+                c->out_size = size;
+                c->out_start = 0;
+                c->out_end = pending;
+        }
+        memcpy(c->out + c->out_end, s, len);
+        c->out_end += len;
+        return 0;
+}
+
+/* Send what the socket takes. Returns 0 (also when it would block) or a
+ * negative errno when the connection is broken. */
+static int connection_flush(Connection *c) {
+        bool progress = false;
+        int r;
+
+        while (c->out_start < c->out_end) {
+                ssize_t n = send(c->fd, c->out + c->out_start, c->out_end - c->out_start,
+                                 MSG_DONTWAIT | MSG_NOSIGNAL);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        if (errno == EAGAIN)
+                                break;
+                        return -errno;
+                }
+                c->out_start += (size_t) n;
+                progress = true;
+        }
+
+        if (c->out_start == c->out_end) {
+                c->out_start = c->out_end = 0;
+                /* Don't keep a large reply's buffer around. */
+                if (c->out_size > OUTPUT_HIGH) {
+                        c->out = (free(c->out), NULL);
+                        c->out_size = 0;
+                }
+                if (c->stall)
+                        (void) sd_event_source_set_enabled(c->stall, SD_EVENT_OFF);
+                return 0;
+        }
+        if (progress || !c->stall || sd_event_source_get_enabled(c->stall, NULL) == 0) {
+                r = connection_arm_stall(c);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* Receive what is there. Returns 0 or a negative errno. */
+static int connection_read(Connection *c) {
+        size_t used = c->in_end - c->in_start;
+        ssize_t n;
+
+        if (c->in_start > 0 && c->in_end == c->in_size) {
+                memmove(c->in, c->in + c->in_start, used);
+                c->in_start = 0;
+                c->in_end = used;
+        }
+        if (c->in_end == c->in_size) {
+                size_t size = c->in_size ? c->in_size * 2 : INPUT_INITIAL;
+                char *p;
+
+                if (size > MESSAGE_MAX)
+                        size = MESSAGE_MAX;
+                if (size == c->in_size)
+                        return 0;       /* full: connection_process() says too large */
+                p = realloc(c->in, size);
+                if (!p)
+                        return -ENOMEM;
+                c->in = p;
+                c->in_size = size;
+        }
+
+        n = recv(c->fd, c->in + c->in_end, c->in_size - c->in_end, MSG_DONTWAIT);
+        if (n < 0) {
+                if (errno == EAGAIN || errno == EINTR)
+                        return 0;
+                return -errno;
+        }
+        if (n == 0)
+                c->eof = true;
+        c->in_end += (size_t) n;
+        return 0;
+}
+
+/* Answer the complete messages received, as long as the output is not
+ * over its mark. Returns 0 or -ENOMEM. */
+static int connection_process(Connection *c) {
+        int r;
+
+        while (!c->closing && connection_pending(c) <= OUTPUT_HIGH) {
+                char *start = c->in + c->in_start, *nul;
+                json_t *answer;
+                bool oneway;
+
+                nul = c->in_end > c->in_start ? memchr(start, 0, c->in_end - c->in_start) : NULL;
+                if (!nul) {
+                        if (c->in_end - c->in_start >= MESSAGE_MAX) {
+                                log_debug("Varlink: message from pid " PID_FMT " over %u bytes, closing",
+                                          c->pid, MESSAGE_MAX);
+                                c->closing = true;
+                                answer = reply_transport_error(
+                                                c->server, "MessageTooLarge",
+                                                json_pack("{s:I}", "limit", (json_int_t) MESSAGE_MAX));
+                                if (!answer)
+                                        return -ENOMEM;
+                                r = connection_queue(c, answer);
+                                json_decref(answer);
+                                return r;
+                        }
+                        break;
+                }
+
+                answer = handle_message(c, start, (size_t) (nul - start), &oneway);
+                c->in_start += (size_t) (nul - start) + 1;
+                if (!answer) {
+                        if (oneway)
+                                continue;
+                        return -ENOMEM;
+                }
+                r = connection_queue(c, answer);
+                json_decref(answer);
+                if (r < 0)
+                        return r;
+        }
+        if (c->in_start == c->in_end)
+                c->in_start = c->in_end = 0;
+        return 0;
+}
+
+static void connection_update_events(Connection *c) {
+        uint32_t events = 0;
+
+        if (!c->eof && !c->closing && connection_pending(c) <= OUTPUT_HIGH)
+                events |= EPOLLIN;
+        if (connection_pending(c) > 0)
+                events |= EPOLLOUT;
+        (void) sd_event_source_set_io_events(c->io, events);
+}
+
+static int on_connection_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Connection *c = userdata;
+        int r;
+
+        if (revents & EPOLLERR) {
+                connection_free(c);
+                return 0;
+        }
+
+        r = connection_flush(c);
+        if (r < 0)
+                goto drop;
+
+        if (!c->eof && !c->closing && connection_pending(c) <= OUTPUT_HIGH && (revents & (EPOLLIN | EPOLLHUP))) {
+                r = connection_read(c);
+                if (r < 0)
+                        goto drop;
+        }
+
+        r = connection_process(c);
+        if (r < 0)
+                goto drop;
+        r = connection_flush(c);
+        if (r < 0)
+                goto drop;
+
+        /* After the client's end: answer what is complete, then close. A
+         * trailing partial message is dropped. */
+        if (c->eof && !c->closing && connection_pending(c) <= OUTPUT_HIGH &&
+            !memchr(c->in + c->in_start, 0, c->in_end - c->in_start))
+                c->closing = true;
+        if (c->closing && connection_pending(c) == 0) {
+                connection_free(c);
+                return 0;
+        }
+        connection_update_events(c);
+        return 0;
+
+drop:
+        if (r != -EPIPE && r != -ECONNRESET)
+                log_debug_errno(r, "Varlink: connection of pid " PID_FMT " failed: %s", c->pid, STRERROR(r));
+        connection_free(c);
+        return 0;
+}
+
+static VarlinkAccess decide_access(const VarlinkServer *v, int fd, const struct ucred *cred) {
+        int r;
+
+        if (cred->uid == 0 || cred->uid == v->self_uid)
+                return VARLINK_ACCESS_ALL;
+        if (!v->have_group)
+                return VARLINK_ACCESS_NONE;
+        if (cred->gid == v->group)
+                return VARLINK_ACCESS_READ;
+        r = varlink_peer_has_group(fd, v->group);
+        if (r < 0)
+                log_debug_errno(r, "Varlink: cannot read the groups of pid " PID_FMT ": %s", cred->pid, STRERROR(r));
+        return r > 0 ? VARLINK_ACCESS_READ : VARLINK_ACCESS_NONE;
+}
+
+static int on_accept_retry(sd_event_source *s, uint64_t usec, void *userdata) {
+        VarlinkServer *v = userdata;
+
+        (void) sd_event_source_set_enabled(v->listen_source, SD_EVENT_ON);
+        return 0;
+}
+
+static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        VarlinkServer *v = userdata;
+        _cleanup_close_ int cfd = -1;
+        struct ucred cred;
+        socklen_t len = sizeof cred;
+        Connection *c;
+        int r;
+
+        cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (cfd < 0) {
+                if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+                        log_warning_errno(errno, "Varlink: cannot accept connections: %s, pausing for a second",
+                                          STRERROR(errno));
+                        (void) sd_event_source_set_enabled(v->listen_source, SD_EVENT_OFF);
+                        if (v->accept_retry) {
+                                (void) sd_event_source_set_time_relative(v->accept_retry, ACCEPT_RETRY_USEC);
+                                (void) sd_event_source_set_enabled(v->accept_retry, SD_EVENT_ONESHOT);
+                        } else
+                                (void) sd_event_add_time_relative(sd_event_source_get_event(s), &v->accept_retry,
+                                                                  CLOCK_MONOTONIC, ACCEPT_RETRY_USEC, 0,
+                                                                  on_accept_retry, v);
+                }
+                return 0;
+        }
+
+        if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+                log_debug_errno(errno, "Varlink: SO_PEERCRED failed: %s", STRERROR(errno));
+                return 0;
+        }
+
+        if (v->n_connections >= CONNECTIONS_MAX) {
+                log_debug("Varlink: %zu connections open, refusing pid " PID_FMT, v->n_connections, cred.pid);
+                return 0;
+        }
+        if (cred.uid != 0) {
+                size_t n = 0;
+                for (Connection *i = v->connections; i; i = i->next)
+                        n += i->uid == cred.uid;
+                if (n >= CONNECTIONS_PER_UID_MAX) {
+                        log_debug("Varlink: uid " UID_FMT " has %zu connections open, refusing pid " PID_FMT,
+                                  cred.uid, n, cred.pid);
+                        return 0;
+                }
+        }
+
+        c = calloc(1, sizeof(*c));
+        if (!c) {
+                log_oom();
+                return 0;
+        }
+        c->server = v;
+        c->fd = -1;
+        c->uid = cred.uid;
+        c->gid = cred.gid;
+        c->pid = cred.pid;
+        c->access = decide_access(v, cfd, &cred);
+
+        r = sd_event_add_io(sd_event_source_get_event(s), &c->io, cfd, EPOLLIN, on_connection_io, c);
+        if (r >= 0)
+                r = sd_event_source_set_priority(c->io, PRIORITY);
+        if (r < 0) {
+                log_warning_errno(r, "Varlink: cannot watch a connection: %s", STRERROR(r));
+                sd_event_source_disable_unref(c->io);
+                free(c);
+                return 0;
+        }
+        c->fd = TAKE_FD(cfd);
+        c->next = v->connections;
+        if (c->next)
+                c->next->prev = c;
+        v->connections = c;
+        v->n_connections++;
+        log_debug("Varlink: connection from pid " PID_FMT " uid " UID_FMT " (%s), %zu open", c->pid, c->uid,
+                  c->access == VARLINK_ACCESS_ALL ? "all methods" :
+                  c->access == VARLINK_ACCESS_READ ? "read methods" : "no methods",
+                  v->n_connections);
+        return 0;
+}
+
+/* ---- the server --------------------------------------------------------- */
+
+static void server_group(VarlinkServer *v, const char *name) {
+        if (!name || !*name) {
+                log_debug("Varlink: no socket group: read methods for root only");
+                return;
+        }
+        if (varlink_socket_group(name, &v->group) < 0) {
+                log_debug("Varlink: no group \"%s\": read methods for root only", name);
+                return;
+        }
+        v->have_group = true;
+}
+
+/* The socket from systemd, else <runtime_dir>/<interface name>. */
+static int server_listen(VarlinkServer *v, const char *runtime_dir) {
+        int r;
+
+        r = varlink_socket_from_systemd(&v->listen_fd);
+        if (r != 0) {
+                v->activated = r > 0;
+                return r < 0 ? r : 0;
+        }
+        if (asprintf(&v->path, "%s/%s", runtime_dir, v->service.interface->name) < 0) {
+                v->path = NULL;
+                return log_oom();
+        }
+        r = varlink_socket_bind(v->path, v->have_group ? &v->group : NULL, v->service.product, &v->listen_fd);
+        if (r < 0)
+                return r;
+        v->bound = true;
+        return 0;
+}
+
+int varlink_server_new(sd_event *e, const char *runtime_dir, const char *group,
+                       const struct varlink_service *service, VarlinkServer **ret) {
+        VarlinkServer *v;
+        int r;
+
+        v = calloc(1, sizeof(*v));
+        if (!v)
+                return log_oom();
+        v->service = *service;
+        v->listen_fd = -1;
+        v->self_uid = geteuid();
+        server_group(v, group);
+
+        r = server_listen(v, runtime_dir);
+        if (r < 0)
+                goto fail;
+
+        r = sd_event_add_io(e, &v->listen_source, v->listen_fd, EPOLLIN, on_accept, v);
+        if (r >= 0)
+                r = sd_event_source_set_priority(v->listen_source, PRIORITY);
+        if (r < 0) {
+                log_error_errno(r, "Varlink: cannot watch the socket: %s", STRERROR(r));
+                goto fail;
+        }
+
+        log_info("Varlink interface %s on %s%s", service->interface->name,
+                 v->activated ? "the socket from systemd" : v->path,
+                 v->have_group ? "" : " (root only: no socket group)");
+        *ret = v;
+        return 0;
+
+fail:
+        varlink_server_free(v);
+        return r;
+}
+
+VarlinkServer *varlink_server_free(VarlinkServer *v) {
+        if (!v)
+                return NULL;
+        while (v->connections)
+                connection_free(v->connections);
+        sd_event_source_disable_unref(v->listen_source);
+        sd_event_source_disable_unref(v->accept_retry);
+        if (v->listen_fd >= 0)
+                close(v->listen_fd);
+        if (v->bound)
+                (void) unlink(v->path);
+        free(v->path);
+        free(v);
+        return NULL;
+}

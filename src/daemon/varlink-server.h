@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* A varlink server for one interface on an sd-event loop: the transport
+ * only. It knows the socket, connections, access levels and
+ * org.varlink.service; the interface brings its description and a method
+ * table, and sees each call through its callback and userdata.
+ *
+ * Non-blocking throughout: every connection is an io event source with a
+ * bounded input buffer and an output queue that stops the reading of further
+ * calls while it is full; a client that does not read its replies is dropped
+ * after a timeout. Its sources run at a lower priority than the control
+ * loop's timers.
+ *
+ * The socket: the first listening AF_UNIX stream socket passed by systemd
+ * (socket activation), else <runtime_dir>/<interface name>, created with mode
+ * 0660 and, when the group exists, owned by the given group. Access is
+ * decided from SO_PEERCRED and SO_PEERGROUPS at connect time: uid 0 and the
+ * server's own uid may call everything, members of the group the read
+ * methods, others only org.varlink.service's methods.
+ *
+ * Errors of the transport itself (InvalidMessage, MessageTooLarge,
+ * PermissionDenied) are raised in the interface's namespace, where its
+ * description declares them; the rest are org.varlink.service's. */
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <systemd/sd-event.h>
+
+typedef struct VarlinkServer VarlinkServer;
+typedef struct VarlinkCall VarlinkCall;
+
+typedef enum VarlinkAccess {
+        VARLINK_ACCESS_NONE,            /* org.varlink.service only */
+        VARLINK_ACCESS_READ,            /* + the read methods */
+        VARLINK_ACCESS_ALL,             /* + the methods that change something */
+} VarlinkAccess;
+
+/* One parameter a method takes; a table ends with a NULL name. Parameters
+ * not in the table, a missing required one and a wrong type are answered
+ * with org.varlink.service.InvalidParameter before the method runs. */
+struct varlink_param {
+        const char *name;
+        json_type type;
+        bool optional;                  /* absent or null allowed */
+};
+
+/* Returns the reply (varlink_reply() or varlink_reply_error()), or NULL when
+ * out of memory: the connection is then dropped. params is an object that
+ * matches the method's table. */
+typedef json_t *(*varlink_method_fn)(VarlinkCall *call, json_t *params, void *userdata);
+
+struct varlink_method {
+        const char *name;               /* without the interface: "GetStatus" */
+        VarlinkAccess access;
+        const struct varlink_param *params;
+        varlink_method_fn run;
+};
+
+struct varlink_interface {
+        const char *name;               /* reverse-domain name, also the socket's name */
+        const char *description;        /* served by org.varlink.service.GetInterfaceDescription */
+        const struct varlink_method *methods;
+        size_t n_methods;
+};
+
+/* What GetInfo says, and the interface served with its userdata. */
+struct varlink_service {
+        const char *vendor;
+        const char *product;
+        const char *version;
+        const char *url;
+        const struct varlink_interface *interface;
+        void *userdata;                 /* passed to the interface's methods */
+};
+
+/* Set up the listening socket and its event source on e. group names the
+ * socket's group, by name or number (NULL or not found: root only). The
+ * service is copied; its strings and interface must outlive the server.
+ * Logs its errors. Returns 0, -ENAMETOOLONG when the socket path does not
+ * fit a sockaddr_un, -EEXIST when something other than a socket is in the
+ * way, -EADDRINUSE when another process listens there, or another negative
+ * errno. */
+int varlink_server_new(sd_event *e, const char *runtime_dir, const char *group,
+                       const struct varlink_service *service, VarlinkServer **ret);
+
+/* Close every connection and the listening socket; removes the socket file
+ * when this server created it (not when it came from systemd). Accepts
+ * NULL; returns NULL. */
+VarlinkServer *varlink_server_free(VarlinkServer *s);
+
+size_t varlink_server_n_connections(const VarlinkServer *s);
+
+/* The caller's credentials, for logging who asked. */
+uid_t varlink_call_uid(const VarlinkCall *call);
+pid_t varlink_call_pid(const VarlinkCall *call);
+VarlinkServer *varlink_call_server(VarlinkCall *call);
+
+/* {"parameters": parameters}. Steals parameters; NULL gives NULL (out of
+ * memory). */
+json_t *varlink_reply(json_t *parameters);
+
+/* {"error": error, "parameters": parameters}. Steals parameters; NULL
+ * means none ({}). */
+json_t *varlink_reply_error(const char *error, json_t *parameters);
