@@ -200,9 +200,13 @@ class CtlGolden(unittest.TestCase):
         self.assertEqual(times, sorted(times))
         code, out, err = self.run_ctl(["history", "app.slice", "--no-legend"])
         self.assertEqual(code, 0, err)
-        self.assertEqual([line.split()[2] for line in out.splitlines()], rules)
+        # The daemon keeps ticking: a decision may be recorded between the
+        # calls, so later calls see at least the same entries.
+        self.assertEqual([line.split()[2] for line in out.splitlines()][:len(rules)], rules)
         code, out, err = self.run_ctl(["history", "app.slice"])
-        self.assertRegex(out, rf"\n{len(rules)} shown; {len(rules)} held \(room for 256\), {len(rules)} recorded")
+        m = re.search(r"\n(\d+) shown; \1 held \(room for 256\), \1 recorded", out)
+        self.assertIsNotNone(m, out)
+        self.assertGreaterEqual(int(m.group(1)), len(rules))
 
     def test_reload_failure(self):
         bad = os.path.join(self.base, "conf", "app.slice.d", "20-bad.conf")
