@@ -1,4 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* bwgovctl's varlink client: one blocking connection to bwgovd's socket,
+ * one call at a time, NUL-framed JSON with a timeout (contracts in
+ * varlink-client.h). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* bwgovd's logging: to the journal with structured BWGOV_* fields when
+ * stderr is connected to it (JOURNAL_STREAM), to stderr otherwise, and the
+ * one line per unit change (contracts in log.h). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
