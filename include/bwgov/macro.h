@@ -55,6 +55,30 @@ static inline void fclosep(FILE **f) {
                 fclose(*f);
 }
 
+/* free() each of N pointers (NULL ones included): the body of a destructor
+ * whose struct owns several strings. See free_many(). */
+static inline void free_many_n(void *const *p, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                free(p[i]);
+}
+
+/* free_many(a, b, c): free(a); free(b); free(c); in that order. */
+#define free_many(...)                                                  \
+        free_many_n((void *const[]) { __VA_ARGS__ },                    \
+                    sizeof((void *const[]) { __VA_ARGS__ }) / sizeof(void *))
+
+/* Tear down a heap array of N elements that own memory: DONE(&ARRAY[i]) for
+ * each element, free(ARRAY), then ARRAY = NULL and N = 0. ARRAY and N are
+ * lvalues (a struct's pointer and count); ARRAY may be NULL when N is 0. */
+#define array_done_and_free(array, n, done)                             \
+        do {                                                            \
+                for (size_t _i = 0; _i < (n); _i++)                     \
+                        done(&(array)[_i]);                             \
+                free(array);                                            \
+                (array) = NULL;                                         \
+                (n) = 0;                                                \
+        } while (0)
+
 #define _cleanup_free_ _cleanup_(freep)
 #define _cleanup_close_ _cleanup_(closep)
 #define _cleanup_fclose_ _cleanup_(fclosep)

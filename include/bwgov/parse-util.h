@@ -48,6 +48,25 @@ int bw_parse_cgroup_path(const char *s, char **ret);
  * S is NULL or not there. Case-sensitive. */
 int bw_string_table_lookup(const char *const *table, size_t n, const char *s);
 
+/* Define NAME_to_string(TYPE v) over TABLE[0..MAX): TABLE[v], or NULL when v
+ * is out of range. */
+#define BW_DEFINE_STRING_TABLE_TO_STRING(name, type, table, max)        \
+        const char *name##_to_string(type v) {                          \
+                if ((unsigned) v >= (unsigned) (max))                   \
+                        return NULL;                                    \
+                return (table)[v];                                      \
+        }
+
+/* Define NAME_to_string() as above and RET_TYPE NAME_from_string(const char
+ * *s): the index of S in TABLE, or INVALID for NULL or an unknown name. */
+#define BW_DEFINE_STRING_TABLE(name, type, table, max, ret_type, invalid) \
+        BW_DEFINE_STRING_TABLE_TO_STRING(name, type, table, max)        \
+        ret_type name##_from_string(const char *s) {                    \
+                int i = bw_string_table_lookup((table), (max), s);      \
+                                                                        \
+                return i < 0 ? (invalid) : (ret_type) i;                \
+        }
+
 /* Format a µs/s amount as a percentage ("250%", "12.5%", "0.001%") into buf.
  * Returns the length (without NUL) or -ENOBUFS; buf untouched on failure. */
 int bw_format_percent(uint64_t usec_per_sec, char *buf, size_t size);

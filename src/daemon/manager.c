@@ -517,13 +517,8 @@ Manager *manager_free(Manager *m) {
         store_free(m->store);
         bw_cg_root_free(m->root);
         bw_config_done(&m->config);
-        free(m->config_dir);
-        free(m->state_dir);
-        free(m->runtime_dir);
-        free(m->cgroup_root);
-        free(m->host_pressure_path);
-        free(m->host_stat_path);
-        free(m->manifest_path);
+        free_many(m->config_dir, m->state_dir, m->runtime_dir, m->cgroup_root,
+                  m->host_pressure_path, m->host_stat_path, m->manifest_path);
         free(m);
         return NULL;
 }

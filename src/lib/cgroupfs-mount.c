@@ -36,9 +36,7 @@ void bw_cg_mounts_done(struct bw_cg_mounts *m) {
         if (!m)
                 return;
 
-        free(m->v2);
-        free(m->cpu);
-        free(m->cpuacct);
+        free_many(m->v2, m->cpu, m->cpuacct);
         *m = (struct bw_cg_mounts) { 0 };
 }
 

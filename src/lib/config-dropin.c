@@ -106,14 +106,14 @@ static int scan_dir(const char *dpath, entry_fn fn, void *userdata, struct bw_co
         }
 }
 
+static void dropin_done(struct bw_dropin *d) {
+        free_many(d->name, d->path);
+}
+
 void bw_dropin_list_done(struct bw_dropin_list *l) {
         if (!l)
                 return;
-        for (size_t i = 0; i < l->n; i++) {
-                free(l->items[i].name);
-                free(l->items[i].path);
-        }
-        free(l->items);
+        array_done_and_free(l->items, l->n, dropin_done);
         *l = (struct bw_dropin_list) { 0 };
 }
 

@@ -9,14 +9,13 @@
 #include <string.h>
 
 #include "bwgov/config-error.h"
+#include "bwgov/macro.h"
 #include "string-util.h"
 
 void bw_config_error_done(struct bw_config_error *e) {
         if (!e)
                 return;
-        free(e->file);
-        free(e->key);
-        free(e->message);
+        free_many(e->file, e->key, e->message);
         *e = (struct bw_config_error) { 0 };
 }
 

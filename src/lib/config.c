@@ -45,25 +45,9 @@ static const char *const kernel_check_table[_BW_KERNEL_CHECK_MAX] = {
         [BW_KERNEL_CHECK_STRICT] = "strict",
 };
 
-const char *bw_mode_to_string(enum bw_mode m) {
-        return m >= 0 && m < _BW_MODE_MAX ? mode_table[m] : NULL;
-}
-
-enum bw_mode bw_mode_from_string(const char *s) {
-        int i = bw_string_table_lookup(mode_table, _BW_MODE_MAX, s);
-
-        return i < 0 ? _BW_MODE_INVALID : (enum bw_mode) i;
-}
-
-const char *bw_kernel_check_to_string(enum bw_kernel_check k) {
-        return k >= 0 && k < _BW_KERNEL_CHECK_MAX ? kernel_check_table[k] : NULL;
-}
-
-enum bw_kernel_check bw_kernel_check_from_string(const char *s) {
-        int i = bw_string_table_lookup(kernel_check_table, _BW_KERNEL_CHECK_MAX, s);
-
-        return i < 0 ? _BW_KERNEL_CHECK_INVALID : (enum bw_kernel_check) i;
-}
+BW_DEFINE_STRING_TABLE(bw_mode, enum bw_mode, mode_table, _BW_MODE_MAX, enum bw_mode, _BW_MODE_INVALID)
+BW_DEFINE_STRING_TABLE(bw_kernel_check, enum bw_kernel_check, kernel_check_table, _BW_KERNEL_CHECK_MAX,
+                       enum bw_kernel_check, _BW_KERNEL_CHECK_INVALID)
 
 /* ---- key tables ---- */
 
@@ -535,9 +519,7 @@ const char *const *bw_config_default_dirs(void) {
 void bw_unit_config_done(struct bw_unit_config *u) {
         if (!u)
                 return;
-        free(u->name);
-        free(u->cgroup);
-        free(u->cpu_quota_source);
+        free_many(u->name, u->cgroup, u->cpu_quota_source);
         *u = (struct bw_unit_config) { 0 };
 }
 
@@ -561,9 +543,7 @@ int bw_unit_config_copy(const struct bw_unit_config *src, struct bw_unit_config 
 void bw_config_done(struct bw_config *c) {
         if (!c)
                 return;
-        for (size_t i = 0; i < c->n_units; i++)
-                bw_unit_config_done(&c->units[i]);
-        free(c->units);
+        array_done_and_free(c->units, c->n_units, bw_unit_config_done);
         *c = (struct bw_config) { 0 };
 }
 

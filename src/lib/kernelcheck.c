@@ -11,6 +11,7 @@
 
 #include "bwgov/kernelcheck.h"
 #include "bwgov/macro.h"
+#include "bwgov/parse-util.h"
 
 static const char *const verdict_table[] = {
         [BW_KVERDICT_OK] = "ok",
@@ -18,26 +19,20 @@ static const char *const verdict_table[] = {
         [BW_KVERDICT_UNCHECKED] = "could-not-check",
 };
 
-const char *bw_kverdict_to_string(enum bw_kverdict v) {
-        if ((unsigned) v >= ELEMENTSOF(verdict_table))
-                return NULL;
-        return verdict_table[v];
-}
+BW_DEFINE_STRING_TABLE_TO_STRING(bw_kverdict, enum bw_kverdict, verdict_table, ELEMENTSOF(verdict_table))
 
 void bw_kcaps_conservative(struct bw_kcaps *ret) {
         *ret = (struct bw_kcaps) { 0 };
 }
 
+static void kcheck_row_done(struct bw_kcheck_row *row) {
+        free_many(row->id, row->title, row->fallback, row->detected_by);
+}
+
 void bw_kcheck_result_free(struct bw_kcheck_result *r) {
         if (!r)
                 return;
-        for (size_t i = 0; i < r->n_rows; i++) {
-                free(r->rows[i].id);
-                free(r->rows[i].title);
-                free(r->rows[i].fallback);
-                free(r->rows[i].detected_by);
-        }
-        free(r->rows);
+        array_done_and_free(r->rows, r->n_rows, kcheck_row_done);
         free(r);
 }
 

@@ -16,6 +16,7 @@
 #include "bwgov/fileio.h"
 #include "bwgov/kmanifest.h"
 #include "bwgov/macro.h"
+#include "bwgov/parse-util.h"
 #include "config.h"
 
 /* A manifest is a few kB; refuse to slurp anything absurd. */
@@ -62,41 +63,20 @@ static const char *const behaviour_table[_BW_KBEHAVIOUR_MAX] = {
         [BW_KBEHAVIOUR_ATOMIC_RUNTIME_POOL] = "atomic-runtime-pool",
 };
 
-static int lookup(const char *const *table, int n, const char *s) {
-        if (!s)
-                return -EINVAL;
-        for (int i = 0; i < n; i++)
-                if (table[i] && strcmp(table[i], s) == 0)
-                        return i;
-        return -EINVAL;
+BW_DEFINE_STRING_TABLE(bw_kitem_kind, enum bw_kitem_kind, kind_table, _BW_KITEM_KIND_MAX, int, -EINVAL)
+BW_DEFINE_STRING_TABLE(bw_kimportance, enum bw_kimportance, importance_table, _BW_KIMPORTANCE_MAX, int, -EINVAL)
+BW_DEFINE_STRING_TABLE(bw_keffect, enum bw_keffect, effect_table, _BW_KEFFECT_MAX, int, -EINVAL)
+BW_DEFINE_STRING_TABLE(bw_kdetect_method, enum bw_kdetect_method, method_table, _BW_KDETECT_MAX, int, -EINVAL)
+BW_DEFINE_STRING_TABLE(bw_kbehaviour, enum bw_kbehaviour, behaviour_table, _BW_KBEHAVIOUR_MAX, int, -EINVAL)
+
+static void kerror_done(struct bw_kerror *e) {
+        free_many(e->path, e->message);
 }
-
-#define DEFINE_STRING_TABLE(name, type, table, max)                     \
-        const char *name##_to_string(type v) {                          \
-                if ((unsigned) v >= (unsigned) (max))                   \
-                        return NULL;                                    \
-                return table[v];                                        \
-        }                                                               \
-        int name##_from_string(const char *s) {                         \
-                return lookup(table, (max), s);                         \
-        }
-
-DEFINE_STRING_TABLE(bw_kitem_kind, enum bw_kitem_kind, kind_table, _BW_KITEM_KIND_MAX)
-DEFINE_STRING_TABLE(bw_kimportance, enum bw_kimportance, importance_table, _BW_KIMPORTANCE_MAX)
-DEFINE_STRING_TABLE(bw_keffect, enum bw_keffect, effect_table, _BW_KEFFECT_MAX)
-DEFINE_STRING_TABLE(bw_kdetect_method, enum bw_kdetect_method, method_table, _BW_KDETECT_MAX)
-DEFINE_STRING_TABLE(bw_kbehaviour, enum bw_kbehaviour, behaviour_table, _BW_KBEHAVIOUR_MAX)
 
 void bw_kerrors_done(struct bw_kerrors *e) {
         if (!e)
                 return;
-        for (size_t i = 0; i < e->n_errors; i++) {
-                free(e->errors[i].path);
-                free(e->errors[i].message);
-        }
-        free(e->errors);
-        e->errors = NULL;
-        e->n_errors = 0;
+        array_done_and_free(e->errors, e->n_errors, kerror_done);
 }
 
 int bw_kerrors_add(struct bw_kerrors *e, const char *path, const char *fmt, ...) {

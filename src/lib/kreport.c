@@ -17,11 +17,9 @@
 void bw_kreport_free(struct bw_kreport *r) {
         if (!r)
                 return;
-        free(r->manifest_path);
+        free_many(r->manifest_path, r->version_error, r->root_error);
         bw_kmanifest_free(r->manifest);
         bw_kerrors_done(&r->errors);
-        free(r->version_error);
-        free(r->root_error);
         bw_kcheck_result_free(r->result);
         bw_cg_root_free(r->root_owned);
         free(r);

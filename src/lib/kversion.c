@@ -11,6 +11,7 @@
 
 #include "bwgov/kversion.h"
 #include "bwgov/macro.h"
+#include "bwgov/parse-util.h"
 
 static const char *const kstatus_table[_BW_KSTATUS_MAX] = {
         [BW_KSTATUS_UNKNOWN] = "unknown",
@@ -18,11 +19,7 @@ static const char *const kstatus_table[_BW_KSTATUS_MAX] = {
         [BW_KSTATUS_ABSENT] = "absent",
 };
 
-const char *bw_kstatus_to_string(enum bw_kstatus s) {
-        if ((unsigned) s >= _BW_KSTATUS_MAX)
-                return NULL;
-        return kstatus_table[s];
-}
+BW_DEFINE_STRING_TABLE_TO_STRING(bw_kstatus, enum bw_kstatus, kstatus_table, _BW_KSTATUS_MAX)
 
 static bool is_digit(char c) {
         return c >= '0' && c <= '9';

@@ -62,11 +62,7 @@ static void unit_done(struct bw_state_unit *u) {
 void bw_state_done(struct bw_state *s) {
         if (!s)
                 return;
-        for (size_t i = 0; i < s->n_units; i++)
-                unit_done(&s->units[i]);
-        free(s->units);
-        s->units = NULL;
-        s->n_units = 0;
+        array_done_and_free(s->units, s->n_units, unit_done);
 }
 
 /* Entries are kept sorted by name: lookups are a binary search, not a

@@ -333,6 +333,38 @@ static void test_string_table_lookup(void **state) {
         assert_int_equal(bw_string_table_lookup(table, ELEMENTSOF(table), NULL), -EINVAL);
 }
 
+/* BW_DEFINE_STRING_TABLE() over a table with a hole, as config.c and
+ * kmanifest.c use it. */
+enum color {
+        COLOR_RED,
+        COLOR_UNNAMED,
+        COLOR_BLUE,
+        _COLOR_MAX,
+        _COLOR_INVALID = -1,
+};
+
+static const char *const color_table[_COLOR_MAX] = {
+        [COLOR_RED] = "red",
+        [COLOR_BLUE] = "blue",
+};
+
+const char *color_to_string(enum color c);
+enum color color_from_string(const char *s);
+BW_DEFINE_STRING_TABLE(color, enum color, color_table, _COLOR_MAX, enum color, _COLOR_INVALID)
+
+static void test_define_string_table(void **state) {
+        assert_string_equal(color_to_string(COLOR_RED), "red");
+        assert_string_equal(color_to_string(COLOR_BLUE), "blue");
+        assert_null(color_to_string(COLOR_UNNAMED));
+        assert_null(color_to_string(_COLOR_MAX));
+        assert_null(color_to_string(_COLOR_INVALID));
+        assert_int_equal(color_from_string("red"), COLOR_RED);
+        assert_int_equal(color_from_string("blue"), COLOR_BLUE);
+        assert_int_equal(color_from_string("Blue"), _COLOR_INVALID);
+        assert_int_equal(color_from_string(""), _COLOR_INVALID);
+        assert_int_equal(color_from_string(NULL), _COLOR_INVALID);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_parse_percent_cpu),
@@ -343,6 +375,7 @@ int main(void) {
                 cmocka_unit_test(test_parse_digits),
                 cmocka_unit_test(test_parse_cgroup_path),
                 cmocka_unit_test(test_string_table_lookup),
+                cmocka_unit_test(test_define_string_table),
                 cmocka_unit_test(test_format_percent),
         };
 
