@@ -54,6 +54,12 @@ int bw_cpumax_parse(const char *buf, size_t len, uint64_t *ret_quota_usec, uint6
  * failure. */
 int bw_cpumax_format(uint64_t quota_usec, uint64_t period_usec, char *buf, size_t size);
 
+/* A quota for people (logs, explanations): "max" for BW_QUOTA_MAX, else the
+ * number of µs. Writes into BUF (at least BW_QUOTA_STRING_MAX bytes) and
+ * returns it. */
+#define BW_QUOTA_STRING_MAX 21
+const char *bw_quota_to_string(uint64_t quota_usec, char buf[static BW_QUOTA_STRING_MAX]);
+
 /* A single unsigned decimal (cpu.max.burst, cpu.cfs_period_us, cpu.cfs_burst_us)
  * with optional trailing newline; no sign, no blanks. No range check.
  * Returns 0, -EINVAL for garbage (also empty), -ERANGE for overflow. */

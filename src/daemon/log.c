@@ -128,18 +128,14 @@ int log_internal(int level, int error, const char *fmt, ...) {
         return error == 0 ? 0 : -abs(error);
 }
 
-static void fmt_quota(char *buf, size_t size, const struct bw_bandwidth *b) {
-        if (!b)
-                snprintf(buf, size, "none");
-        else if (b->quota_usec == BW_QUOTA_MAX)
-                snprintf(buf, size, "max");
-        else
-                snprintf(buf, size, "%" PRIu64, b->quota_usec);
+/* A bandwidth's quota for a journal field: "none" without one. */
+static const char *quota_field(const struct bw_bandwidth *b, char buf[static BW_QUOTA_STRING_MAX]) {
+        return b ? bw_quota_to_string(b->quota_usec, buf) : "none";
 }
 
 void log_unit_change(int level, const char *unit, const struct bw_bandwidth *old,
                      const struct bw_bandwidth *new, const char *reason, const char *fmt, ...) {
-        char f_unit[512], f_qold[64], f_qnew[64], f_bold[64], f_bnew[64], f_reason[128], q[32];
+        char f_unit[512], f_qold[64], f_qnew[64], f_bold[64], f_bnew[64], f_reason[128], q[BW_QUOTA_STRING_MAX];
         const char *fields[6];
         va_list ap;
 
@@ -147,10 +143,8 @@ void log_unit_change(int level, const char *unit, const struct bw_bandwidth *old
                 return;
 
         snprintf(f_unit, sizeof f_unit, "BWGOV_UNIT=%s", unit);
-        fmt_quota(q, sizeof q, old);
-        snprintf(f_qold, sizeof f_qold, "BWGOV_QUOTA_OLD=%s", q);
-        fmt_quota(q, sizeof q, new);
-        snprintf(f_qnew, sizeof f_qnew, "BWGOV_QUOTA_NEW=%s", q);
+        snprintf(f_qold, sizeof f_qold, "BWGOV_QUOTA_OLD=%s", quota_field(old, q));
+        snprintf(f_qnew, sizeof f_qnew, "BWGOV_QUOTA_NEW=%s", quota_field(new, q));
         snprintf(f_bold, sizeof f_bold, "BWGOV_BURST_OLD=%" PRIu64, old ? old->burst_usec : 0);
         snprintf(f_bnew, sizeof f_bnew, "BWGOV_BURST_NEW=%" PRIu64, new ? new->burst_usec : 0);
         snprintf(f_reason, sizeof f_reason, "BWGOV_REASON=%s", reason);

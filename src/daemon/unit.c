@@ -235,6 +235,7 @@ static void unit_take_view(Unit *u, const struct bw_baseline_view *v) {
 
 int unit_adopt(Unit *u, const struct bw_bandwidth *cur) {
         const struct bw_state_unit *su = store_find(u->ctx->store, u->name);
+        char q[BW_QUOTA_STRING_MAX];
         struct bw_adopt_plan p;
 
         if (su && strcmp(su->cgroup, u->cgroup_path) != 0) {
@@ -245,9 +246,8 @@ int unit_adopt(Unit *u, const struct bw_bandwidth *cur) {
 
         bw_baseline_adopt(&u->cfg, su, cur, &p);
         if (su && p.ownership == BW_OWNERSHIP_OURS)
-                log_info("%s: kernel holds the value we last wrote; keeping baseline quota %s%" PRIu64,
-                         u->name, su->baseline.quota_usec == BW_QUOTA_MAX ? "max/" : "",
-                         su->baseline.quota_usec == BW_QUOTA_MAX ? 0 : su->baseline.quota_usec);
+                log_info("%s: kernel holds the value we last wrote; keeping baseline quota %s",
+                         u->name, bw_quota_to_string(su->baseline.quota_usec, q));
         else if (su && p.ownership == BW_OWNERSHIP_EXTERNAL) {
                 u->external_changes++;
                 log_unit_change(LOG_NOTICE, u->name, &su->baseline, cur, "external-change",
@@ -359,13 +359,12 @@ void unit_lower_to(Unit *u, const char *ancestor, uint64_t quota_usec, uint64_t 
 
 static void log_applied(const Unit *u, const struct bw_bandwidth *before, const struct bw_bandwidth *now,
                         const char *reason) {
-        bool was_max = before->quota_usec == BW_QUOTA_MAX;
+        char qa[BW_QUOTA_STRING_MAX], qb[BW_QUOTA_STRING_MAX];
 
         log_unit_change(LOG_INFO, u->name, before, now, reason,
-                        "%s: quota %s%" PRIu64 " -> %" PRIu64 "us/%" PRIu64 "us, "
-                        "burst %" PRIu64 " -> %" PRIu64 "us (%s)",
-                        u->name, was_max ? "max " : "", was_max ? 0 : before->quota_usec,
-                        now->quota_usec, now->period_usec, before->burst_usec, now->burst_usec, reason);
+                        "%s: quota %s -> %sus/%" PRIu64 "us, burst %" PRIu64 " -> %" PRIu64 "us (%s)",
+                        u->name, bw_quota_to_string(before->quota_usec, qa), bw_quota_to_string(now->quota_usec, qb),
+                        now->period_usec, before->burst_usec, now->burst_usec, reason);
 }
 
 int unit_apply(Unit *u, const struct bw_bandwidth *seen, const struct bw_bandwidth *target, const char *reason) {
@@ -474,6 +473,7 @@ static int unit_read_bandwidth(Unit *u, struct bw_bandwidth *ret) {
  * still to come): burst lowered first, then it is the baseline. cur is
  * updated to what the kernel then holds. */
 static int unit_follow(Unit *u, struct bw_bandwidth *cur, uint64_t now) {
+        char q[BW_QUOTA_STRING_MAX];
         struct bw_bandwidth t;
         uint64_t sq, sp;
         int r;
@@ -489,8 +489,8 @@ static int unit_follow(Unit *u, struct bw_bandwidth *cur, uint64_t now) {
                 return 0;
 
         bw_baseline_intent_target(cur, &u->baseline, sq, sp, &t);
-        log_notice("%s: systemd's CPUQuota= now means %s%" PRIu64 "us/%" PRIu64 "us, not in the kernel; applying it",
-                   u->name, sq == BW_QUOTA_MAX ? "max " : "", sq == BW_QUOTA_MAX ? 0 : sq, sp);
+        log_notice("%s: systemd's CPUQuota= now means %sus/%" PRIu64 "us, not in the kernel; applying it",
+                   u->name, bw_quota_to_string(sq, q), sp);
         r = unit_apply(u, cur, &t, "systemd-intent");
         if (r < 0)
                 return r;

@@ -182,6 +182,14 @@ int bw_cpumax_format(uint64_t quota_usec, uint64_t period_usec, char *buf, size_
         return copy_out(tmp, n, buf, size);
 }
 
+const char *bw_quota_to_string(uint64_t quota_usec, char buf[static BW_QUOTA_STRING_MAX]) {
+        if (quota_usec == BW_QUOTA_MAX)
+                snprintf(buf, BW_QUOTA_STRING_MAX, "max");
+        else
+                snprintf(buf, BW_QUOTA_STRING_MAX, "%" PRIu64, quota_usec);
+        return buf;
+}
+
 int bw_u64_format(uint64_t v, char *buf, size_t size) {
         char tmp[32];
         int n;

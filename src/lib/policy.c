@@ -675,18 +675,9 @@ static void schedule_next(struct decision *x) {
 
 /* ---- explain and finish -------------------------------------------------------- */
 
-static void fmt_quota(char *buf, size_t size, uint64_t q) {
-        if (q == BW_QUOTA_MAX)
-                snprintf(buf, size, "max");
-        else
-                snprintf(buf, size, "%" PRIu64, q);
-}
-
 static void explain(struct bw_decision *d, const struct bw_bandwidth *cur, const struct bw_policy_params *p) {
-        char qa[24], qb[24];
+        char qa[BW_QUOTA_STRING_MAX], qb[BW_QUOTA_STRING_MAX];
 
-        fmt_quota(qa, sizeof qa, cur->quota_usec);
-        fmt_quota(qb, sizeof qb, d->target.quota_usec);
         snprintf(d->explain, sizeof(d->explain),
                  "%s%s: use %" PRIu64 "us/s thr %" PRIu64 "us/s credit %" PRIu64 "ms%s; level %u/%u%s; "
                  "quota %s->%s burst %" PRIu64 "->%" PRIu64 "; next sample in %" PRIu64 "ms",
@@ -694,7 +685,8 @@ static void explain(struct bw_decision *d, const struct bw_bandwidth *cur, const
                  bw_rule_to_string(d->rule), d->usage_rate, d->throttle_rate,
                  d->credit_after_usec / USEC_PER_MSEC, d->debt_usec > 0 ? " (in debt)" : "",
                  d->level, BW_POLICY_LEVELS, d->active ? ", active" : "",
-                 qa, qb, cur->burst_usec, d->target.burst_usec, d->next_tick_usec / USEC_PER_MSEC);
+                 bw_quota_to_string(cur->quota_usec, qa), bw_quota_to_string(d->target.quota_usec, qb),
+                 cur->burst_usec, d->target.burst_usec, d->next_tick_usec / USEC_PER_MSEC);
 }
 
 /* Whether to write, the memories of this decision, the explanation. */

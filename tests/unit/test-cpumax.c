@@ -509,8 +509,20 @@ static void test_fuzz(void **state) {
         }
 }
 
+static void test_quota_to_string(void **state) {
+        char buf[BW_QUOTA_STRING_MAX];
+
+        assert_string_equal(bw_quota_to_string(BW_QUOTA_MAX, buf), "max");
+        assert_string_equal(bw_quota_to_string(0, buf), "0");
+        assert_string_equal(bw_quota_to_string(50000, buf), "50000");
+        /* the longest u64 below max fits */
+        assert_string_equal(bw_quota_to_string(BW_QUOTA_MAX - 1, buf), "18446744073709551614");
+        assert_ptr_equal(bw_quota_to_string(1, buf), buf);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_quota_to_string),
                 cmocka_unit_test(test_u64_parse),
                 cmocka_unit_test(test_cpumax_parse),
                 cmocka_unit_test(test_cfs_quota_parse),
