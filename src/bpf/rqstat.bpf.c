@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later OR GPL-2.0-only
+/*
+ * Run-queue telemetry per governed cgroup: how long each wake-up and each
+ * preemption of a task waited before it ran again, how much of that wait fell
+ * while the task's group (or an ancestor) was throttled, and the throttles
+ * themselves. tp_btf programs only (they load where fentry and kprobes do
+ * not); every kernel field is a CO-RE relocation (kernel-types.h).
+ *
+ * What is exact and what is an estimate:
+ *   - the wait: bpf_ktime_get_ns() from the sched_wakeup / sched_wakeup_new
+ *     tracepoint, or from the sched_switch that took a still-runnable task
+ *     off the CPU, to the sched_switch that puts it back on. Exact, for the
+ *     task that waited (its own cgroup, not the waker's).
+ *   - the throttled part of a wait: the growth of the task's cfs_rq
+ *     throttled clock over the wait, clamped to the wait. From 6.6 the clock
+ *     is cfs_rq->throttled_clock_self{,_time}: wall time (rq clock) during
+ *     which the cfs_rq sat in a throttled hierarchy (its own limit or an
+ *     ancestor's), the per-CPU pieces of cpu.stat.local's throttled_usec:
+ *     exact while the task stays on that CPU. Before 6.6 it is the
+ *     hierarchical PELT clock (throttled_clock_pelt{,_time}), which runs at
+ *     the task clock scaled by capacity: an estimate. A wait that ends on
+ *     another CPU than it began counts as migrated, its throttled part 0.
+ *   - throttles: seen when a runnable task leaves the CPU in a throttled
+ *     hierarchy (throttle_count > 0; on 6.18's task-based throttling also
+ *     task->throttled). One per cgroup and CPU until a task of the group runs
+ *     there again; the duration is the throttled clock's growth until then
+ *     (else the wall time: an upper bound). A throttle that starts while the
+ *     group has no task on the CPU is not seen.
+ *
+ * Only governed cgroups are counted: the daemon keeps one `stats` entry per
+ * governed cgroup id (kernfs id = inode of the cgroup directory); a task
+ * counts for the nearest governed ancestor of its cgroup (itself included),
+ * found once per cgroup and cached in `cgcache` until the daemon bumps
+ * bw_generation. Nothing is sent to user space per event: the daemon reads
+ * the per-CPU counters when it samples.
+ */
+
+#include "kernel-types.h"
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+
+#include "bwgov/rqstat-abi.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define TASK_RUNNING 0
+#define MAX_ANCESTOR_WALK 16
+
+/* Sized by the daemon before load (bpf_map__set_max_entries). */
+struct {
+        __uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+        __uint(max_entries, 256);
+        __type(key, u64);
+        __type(value, struct bw_rq_counters);
+} stats SEC(".maps");
+
+struct {
+        __uint(type, BPF_MAP_TYPE_LRU_HASH);
+        __uint(max_entries, 1024);
+        __type(key, u64);
+        __type(value, struct bw_rq_cg);
+} cgcache SEC(".maps");
+
+/* The wait a task is in, if it belongs to a governed group. */
+struct task_wait {
+        u64 since_ns;           /* 0: not waiting (or not counted) */
+        u64 governed;
+        u64 cfs_rq;             /* where it waits: the throttled clock is per cfs_rq */
+        u64 clock_ns;           /* that throttled clock when the wait began */
+        u32 preempted;
+        u32 pad;
+};
+
+struct {
+        __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+        __uint(map_flags, BPF_F_NO_PREALLOC);
+        __type(key, int);
+        __type(value, struct task_wait);
+} waits SEC(".maps");
+
+/* Bumped by the daemon after every change to the governed set. */
+volatile __u32 bw_generation;
+
+static __always_inline u32 log2_u32(u32 v) {
+        u32 r, shift;
+
+        r = (v > 0xFFFF) << 4;
+        v >>= r;
+        shift = (v > 0xFF) << 3;
+        v >>= shift;
+        r |= shift;
+        shift = (v > 0xF) << 2;
+        v >>= shift;
+        r |= shift;
+        shift = (v > 0x3) << 1;
+        v >>= shift;
+        r |= shift;
+        r |= (v >> 1);
+        return r;
+}
+
+static __always_inline u32 slot_of(u64 ns) {
+        u64 us = ns / 1000;
+        u32 hi = us >> 32, s;
+
+        if (us < 2)
+                return 0;
+        s = hi ? log2_u32(hi) + 32 : log2_u32((u32) us);
+        return s < BW_RQ_SLOTS ? s : BW_RQ_SLOTS - 1;
+}
+
+/* The governed cgroup p counts for, 0 for none. */
+static __always_inline u64 governed_of(struct task_struct *p) {
+        struct bw_rq_cg v = { .generation = bw_generation };
+        struct cgroup *cg = p->cgroups->dfl_cgrp;
+        struct bw_rq_cg *c;
+        u64 id;
+
+        if (!cg)
+                return 0;
+        id = cg->kn->id;
+        /* The walk below runs once per cgroup and generation: CO-RE probe
+         * reads there, direct loads on the hot path. */
+        c = bpf_map_lookup_elem(&cgcache, &id);
+        if (c && c->generation == v.generation)
+                return c->governed;
+
+        for (int i = 0; i < MAX_ANCESTOR_WALK && cg; i++) {
+                u64 a = i == 0 ? id : BPF_CORE_READ(cg, kn, id);
+
+                if (bpf_map_lookup_elem(&stats, &a)) {
+                        v.governed = a;
+                        break;
+                }
+                cg = BPF_CORE_READ(cg, self.parent, cgroup);
+        }
+        bpf_map_update_elem(&cgcache, &id, &v, BPF_ANY);
+        return v.governed;
+}
+
+/* The cfs_rq's throttled clock, up to now (see the top of the file). */
+static __always_inline u64 throttled_clock(struct cfs_rq *cfs) {
+        u64 t, since, now;
+
+        if (!cfs)
+                return 0;
+        if (bpf_core_field_exists(cfs->throttled_clock_self_time)) {
+                t = cfs->throttled_clock_self_time;
+                since = cfs->throttled_clock_self;
+                if (since) {
+                        now = cfs->rq->clock;
+                        if (now > since)
+                                t += now - since;
+                }
+                return t;
+        }
+        if (bpf_core_field_exists(cfs->throttled_clock_pelt_time)) {
+                t = cfs->throttled_clock_pelt_time;
+                if (cfs->throttle_count > 0) {
+                        struct rq *rq = cfs->rq;
+
+                        now = rq->clock_pelt - rq->lost_idle_time;
+                        since = cfs->throttled_clock_pelt;
+                        if (now > since)
+                                t += now - since;
+                }
+                return t;
+        }
+        return 0;
+}
+
+static __always_inline bool task_throttled(struct task_struct *p, struct cfs_rq *cfs) {
+        if (bpf_core_field_exists(p->throttled) && p->throttled)
+                return true;
+        return cfs && cfs->throttle_count > 0;
+}
+
+static __always_inline void wait_begin(struct task_struct *p, u64 now, bool preempted) {
+        struct cfs_rq *cfs = p->se.cfs_rq;
+        struct task_wait *w;
+        u64 governed = governed_of(p);
+
+        if (!governed)
+                return;
+        w = bpf_task_storage_get(&waits, p, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+        if (!w)
+                return;
+        w->since_ns = now;
+        w->governed = governed;
+        w->cfs_rq = (u64) cfs;
+        w->clock_ns = throttled_clock(cfs);
+        w->preempted = preempted;
+
+        if (preempted && task_throttled(p, cfs)) {
+                struct bw_rq_counters *c = bpf_map_lookup_elem(&stats, &governed);
+
+                if (c && !c->pending_since_ns) {
+                        c->throttles++;
+                        c->pending_since_ns = now;
+                        c->pending_clock_ns = w->clock_ns;
+                }
+        }
+}
+
+static __always_inline void throttle_end(struct bw_rq_counters *c, struct cfs_rq *cfs, u64 clock, u64 now) {
+        u64 wall = now > c->pending_since_ns ? now - c->pending_since_ns : 0;
+        u64 d = clock > c->pending_clock_ns ? clock - c->pending_clock_ns : 0;
+
+        if (d == 0 || d > wall)
+                d = wall;
+        c->throttle_slots[slot_of(d)]++;
+        c->throttle_ns += d;
+        c->pending_since_ns = 0;
+}
+
+static __always_inline void wait_end(struct task_struct *p, u64 now) {
+        struct task_wait *w = bpf_task_storage_get(&waits, p, NULL, 0);
+        struct bw_rq_counters *c;
+        struct cfs_rq *cfs;
+        u64 wait, clock, thr;
+
+        if (!w || !w->since_ns)
+                return;
+        wait = now > w->since_ns ? now - w->since_ns : 0;
+        w->since_ns = 0;
+        c = bpf_map_lookup_elem(&stats, &w->governed);
+        if (!c)
+                return;
+
+        c->wait_slots[slot_of(wait)]++;
+        if (w->preempted)
+                c->preemptions++;
+        else
+                c->wakeups++;
+        c->wait_ns += wait;
+        if (wait > c->wait_max_ns)
+                c->wait_max_ns = wait;
+
+        cfs = p->se.cfs_rq;
+        clock = throttled_clock(cfs);
+        if ((u64) cfs == w->cfs_rq) {
+                thr = clock > w->clock_ns ? clock - w->clock_ns : 0;
+                if (thr > wait)
+                        thr = wait;
+                c->throttled_wait_ns += thr;
+                if (thr > 0)
+                        c->throttled_waits++;
+        } else
+                c->migrated_waits++;
+
+        if (c->pending_since_ns)
+                throttle_end(c, cfs, clock, now);
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(bw_sched_wakeup, struct task_struct *p) {
+        wait_begin(p, bpf_ktime_get_ns(), false);
+        return 0;
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(bw_sched_wakeup_new, struct task_struct *p) {
+        wait_begin(p, bpf_ktime_get_ns(), false);
+        return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(bw_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+             unsigned int prev_state) {
+        u64 now = bpf_ktime_get_ns();
+
+        if (prev_state == TASK_RUNNING && prev->pid != 0)
+                wait_begin(prev, now, true);
+        wait_end(next, now);
+        return 0;
+}
