@@ -388,6 +388,7 @@ int manager_reload(Manager *m) {
                 if (r < 0)
                         log_error_errno(r, "Failed to apply the new configuration: %s", STRERROR(r));
                 else {
+                        manager_apply_telemetry(m);
                         manager_adopt_all(m);
                         log_info("Configuration reloaded: %zu units", m->n_units);
                 }
@@ -491,6 +492,7 @@ int manager_new(Manager **ret) {
                 .can_trigger_any_window = have_cap_sys_resource(),
                 .burst_supported = true,
                 .host_over_limit = &m->host_over_limit,
+                .telemetry = &m->telemetry,
                 .ticks = &m->ticks,
                 .hooks = &unit_hooks,
                 .userdata = m,
@@ -508,6 +510,7 @@ Manager *manager_free(Manager *m) {
         for (size_t i = 0; i < m->n_units; i++)
                 unit_free(m->units[i]);
         free(m->units);
+        telemetry_free(m->telemetry);
         sd_event_source_disable_unref(m->host_timer);
         sd_event_source_disable_unref(m->sigterm);
         sd_event_source_disable_unref(m->sigint);
@@ -590,6 +593,7 @@ int manager_startup(Manager *m) {
         if (r < 0)
                 return log_error_errno(r, "Failed to create runtime directory %s: %s", m->runtime_dir, STRERROR(r));
 
+        manager_apply_telemetry(m);
         r = manager_sync_units(m);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up units: %s", STRERROR(r));

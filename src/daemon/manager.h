@@ -18,6 +18,7 @@
 #include "governor.h"
 #include "sdintent.h"
 #include "store.h"
+#include "telemetry.h"
 #include "unit.h"
 
 typedef struct Manager Manager;
@@ -38,6 +39,8 @@ struct Manager {
         struct bw_cg_root *root;
         struct bw_config config;
         struct unit_context unit_ctx;   /* what every unit sees */
+        Telemetry *telemetry;           /* run-queue telemetry, NULL when there is none ... */
+        char telemetry_reason[TELEMETRY_REASON_MAX];    /* ... and why */
 
         Unit **units;
         size_t n_units;
@@ -70,6 +73,11 @@ struct Manager {
 };
 
 int manager_new(Manager **ret);
+/* Load or unload the run-queue telemetry as Telemetry= says (only on the
+ * host's own cgroup tree), and count every open unit cgroup in it. A
+ * failure to load is logged with its reason and leaves the daemon without
+ * telemetry (manager-telemetry.c). */
+void manager_apply_telemetry(Manager *m);
 Manager *manager_free(Manager *m);
 int manager_load_config(Manager *m);
 int manager_startup(Manager *m);

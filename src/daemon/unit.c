@@ -87,12 +87,28 @@ static void unit_close_cgroup(Unit *u) {
         if (u->trigger_fd >= 0)
                 close(u->trigger_fd);
         u->trigger_fd = -1;
+        unit_telemetry_detach(&u->rq, *u->ctx->telemetry);
         bw_cg_free(u->cg);
         u->cg = NULL;
         u->has_last_stat = false;
         u->has_ancestor = false;
         if (was_open)
                 u->ctx->hooks->cgroup_changed(u, u->ctx->userdata);
+}
+
+void unit_attach_telemetry(Unit *u) {
+        int r;
+
+        if (!u->cg)
+                return;
+        r = unit_telemetry_attach(&u->rq, *u->ctx->telemetry, u->cg->v2_dirfd);
+        if (r < 0)
+                log_warning_errno(r, "%s: cannot count the run-queue wait of cgroup %s: %s", u->name,
+                                  u->cgroup_path ? u->cgroup_path : "?", STRERROR(r));
+}
+
+void unit_detach_telemetry(Unit *u) {
+        unit_telemetry_detach(&u->rq, *u->ctx->telemetry);
 }
 
 /* The law sized the headroom for that horizon: the timer keeps to it. */
@@ -192,6 +208,7 @@ int unit_resolve(Unit *u) {
         log_info("%s: governing cgroup %s (%s)", u->name, u->cgroup_path[0] ? u->cgroup_path : "/",
                  bw_cg_layout_to_string(u->cg->layout));
         unit_setup_trigger(u);
+        unit_attach_telemetry(u);
         u->ctx->hooks->cgroup_changed(u, u->ctx->userdata);
         return 1;
 }
@@ -526,6 +543,9 @@ static int unit_sample(Unit *u, const struct bw_bandwidth *cur, struct bw_policy
         in->shed_permille = u->shed_pending;
         u->shed_pending = 0;
         in->host_over_limit = *u->ctx->host_over_limit;
+        r = unit_telemetry_sample(&u->rq, *u->ctx->telemetry, in->now_usec, in);
+        if (r < 0)
+                log_debug_errno(r, "%s: cannot read the run-queue telemetry: %s", u->name, STRERROR(r));
         return 1;
 }
 

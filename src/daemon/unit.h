@@ -19,6 +19,7 @@
 #include "bwgov/policy.h"
 #include "sdintent.h"
 #include "store.h"
+#include "unit-telemetry.h"
 
 typedef struct Unit Unit;
 
@@ -46,6 +47,7 @@ struct unit_context {
         bool can_trigger_any_window;    /* CAP_SYS_RESOURCE: PSI window need not be a 2 s multiple */
         bool burst_supported;           /* false when the kernel check found no burst file */
         const bool *host_over_limit;    /* the last host sample's verdict (the manager's) */
+        Telemetry *const *telemetry;    /* the run-queue telemetry, NULL when there is none (the manager's) */
         uint64_t *ticks;                /* decisions taken over all units (the manager's counter) */
         const struct unit_hooks *hooks;
         void *userdata;                 /* for the hooks */
@@ -103,6 +105,7 @@ struct Unit {
         uint64_t decisions_applied;
         struct bw_cpu_stat last_stat;
         bool has_last_stat;
+        struct unit_telemetry rq;       /* run-queue telemetry of the cgroup, while open */
 };
 
 /* A unit for cfg (deep-copied), its timer armed to tick at once. Returns 0
@@ -119,6 +122,11 @@ int unit_reconfigure(Unit *u, const struct bw_unit_config *cfg);
 /* Find the unit's cgroup and open it. Returns 1 when open, 0 when absent,
  * a negative errno (logged) when it cannot be mapped or opened. */
 int unit_resolve(Unit *u);
+
+/* Count (or stop counting) the open cgroup in the run-queue telemetry; the
+ * manager calls these when Telemetry= turns the telemetry on or off. */
+void unit_attach_telemetry(Unit *u);
+void unit_detach_telemetry(Unit *u);
 
 /* Adopt the baseline from cur (the kernel's value), the saved state and
  * CPUQuota= (bw_baseline_adopt()); CPUQuota= is put in place when the

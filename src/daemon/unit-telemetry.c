@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include "bwgov/rqstat.h"
+#include "clock.h"
+#include "unit-telemetry.h"
+
+int unit_telemetry_attach(struct unit_telemetry *ut, Telemetry *t, int v2_dirfd) {
+        uint64_t id;
+        int r;
+
+        if (!t || ut->cgroup_id != 0)
+                return 0;
+        r = telemetry_cgroup_id(v2_dirfd, &id);
+        if (r < 0)
+                return r;
+        r = telemetry_track(t, id);
+        if (r < 0)
+                return r;
+        *ut = (struct unit_telemetry) {
+                .cgroup_id = id,
+                .since_realtime_usec = clock_now_usec(CLOCK_REALTIME),
+        };
+        return 0;
+}
+
+void unit_telemetry_detach(struct unit_telemetry *ut, Telemetry *t) {
+        if (t && ut->cgroup_id != 0)
+                (void) telemetry_untrack(t, ut->cgroup_id);
+        *ut = (struct unit_telemetry) {0};
+}
+
+int unit_telemetry_sample(struct unit_telemetry *ut, Telemetry *t, uint64_t now_usec,
+                          struct bw_policy_input *in) {
+        struct bw_rq_counters now;
+        uint64_t p99;
+        int r;
+
+        in->has_rq = false;
+        if (!t || ut->cgroup_id == 0)
+                return 0;
+        r = telemetry_read(t, ut->cgroup_id, &now);
+        if (r < 0)
+                return r;
+        if (ut->has_last) {
+                (void) bw_rq_delta(&now, &ut->last, &ut->window);
+                ut->window_usec = now_usec - ut->last_usec;
+                ut->has_window = true;
+        }
+        ut->last = now;
+        ut->last_usec = now_usec;
+        ut->has_last = true;
+
+        if (!ut->has_window || bw_rq_quantile_usec(ut->window.wait_slots, ut->window.wait_max_ns, BW_RQ_P99,
+                                                   &p99) < 0)
+                return 0;
+        in->has_rq = true;
+        in->rq_wait_p99_usec = p99;
+        in->rq_throttled_permille = ut->window.wait_ns > 0 ?
+                (unsigned) (ut->window.throttled_wait_ns * 1000 / ut->window.wait_ns) : 0;
+        return 0;
+}
