@@ -46,6 +46,7 @@
 /* Bounds enforced by the loader. */
 #define BW_INTERVAL_MIN_USEC        UINT64_C(100000)        /* Interval= 100ms */
 #define BW_INTERVAL_MAX_USEC        UINT64_C(3600000000)    /* Interval= 1h */
+#define BW_TARGET_WAIT_MAX_USEC     UINT64_C(10000000)      /* TargetWaitP99= 10s */
 #define BW_PRESSURE_WINDOW_MIN_USEC UINT64_C(500000)        /* PressureWindow= 500ms (kernel PSI trigger minimum) */
 #define BW_PRESSURE_WINDOW_MAX_USEC UINT64_C(10000000)      /* PressureWindow= 10s (kernel PSI trigger maximum) */
 #define BW_CREDIT_MAX_LIMIT_USEC    UINT64_C(86400000000)   /* CreditMax= 24h */
@@ -85,6 +86,7 @@ struct bw_global_config {
         enum bw_kernel_check kernel_check;   /* KernelCheck=, default warn */
         bool restore_on_exit;                /* RestoreOnExit=, default yes */
         uint64_t history_size;               /* HistorySize=, decisions kept per unit, default 256, [1, 65536] */
+        bool telemetry;                      /* Telemetry=, default yes: load the run-queue BPF programs */
         uint64_t active_interval_usec;       /* ActiveInterval=, sampling of groups spending credit,
                                               * default 250ms, [100ms, 1h] */
 };
@@ -105,6 +107,8 @@ struct bw_unit_config {
         uint64_t credit_max_usec;            /* CreditMax=, CPU-µs, default 30s, [0, 24h] */
         uint64_t target_throttle;            /* TargetThrottle=, µs/s throttled wall time tolerated, default 1% */
         uint64_t target_pressure;            /* TargetPressure=, µs/s PSI full tolerated, default 5% */
+        uint64_t target_wait_p99_usec;       /* TargetWaitP99=, run-queue wait p99 tolerated while mostly
+                                              * throttled, default 50ms, [0 (off), 10s] */
         int64_t priority;                    /* Priority=, [-1000, 1000], default 0; lower is shed first */
         uint64_t interval_usec;              /* Interval=, [100ms, 1h]; 0 = unset: global Interval= */
         uint64_t active_interval_usec;       /* ActiveInterval=, [100ms, 1h]; 0 = unset: global ActiveInterval= */

@@ -41,6 +41,8 @@ struct bw_policy_params {
         uint64_t credit_max_usec;       /* CreditMax=, CPU-µs */
         uint64_t target_throttle;       /* TargetThrottle=, µs/s: own throttling above this marks the group active */
         uint64_t target_pressure;       /* TargetPressure=, µs/s of PSI full (while throttled): likewise */
+        uint64_t target_wait_p99_usec;  /* TargetWaitP99=: a run-queue wait p99 above this, mostly spent
+                                         * throttled, likewise; 0 = off */
         uint64_t hold_off_usec;         /* no raise within this long of a decrease (one PSI window) */
         uint64_t interval_usec;         /* Interval=: idle groups are sampled this often */
         uint64_t active_interval_usec;  /* ActiveInterval=: groups spending credit are sampled this often
@@ -130,6 +132,11 @@ struct bw_policy_input {
                                          * period; BW_QUOTA_MAX (or 0) when no ancestor is limited */
         unsigned shed_permille;         /* 0..1000: share of the headroom to withdraw now (bw_host_plan_shed) */
         bool host_over_limit;           /* host pressure above HostPressureLimit=: no raise for anyone */
+        /* Run-queue telemetry over the sample (src/bpf), when there is some
+         * and the sample saw waits. */
+        bool has_rq;
+        uint64_t rq_wait_p99_usec;      /* upper bound at bucket resolution (bw_rq_quantile_usec()) */
+        unsigned rq_throttled_permille; /* share of the wait time spent throttled, 0..1000 */
 };
 
 struct bw_decision {
@@ -158,6 +165,10 @@ struct bw_decision {
         uint64_t time_to_empty_usec;    /* at spend_avg, until the reserve; UINT64_MAX when not spending */
         uint64_t reserve_usec;          /* credit held back for the target (bw_credit_reserve()) */
         bool active;                    /* spending or throttled: the short horizon applies */
+        bool has_rq;                    /* the run-queue figures below were there */
+        uint64_t rq_wait_p99_usec;
+        unsigned rq_throttled_permille;
+        bool rq_over_target;            /* active because the p99 was over TargetWaitP99=, mostly throttled */
 
         uint64_t headroom_usec;         /* target quota above the baseline, per period */
         uint64_t headroom_max_usec;     /* the largest headroom now: CPUQuotaMax=, the ancestor, the host cap */

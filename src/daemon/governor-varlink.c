@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "bwgov/macro.h"
+#include "bwgov/rqstat.h"
 #include "config.h"
 #include "governor-varlink.h"
 #include "io.bwgov.Governor.varlink.h"
@@ -130,7 +131,7 @@ static json_t *unit_headroom_json(const struct governor_unit *u) {
 static json_t *unit_config_json(const struct governor_unit *u) {
         const struct bw_unit_config *cfg = &u->config.cfg;
 
-        return json_pack("{s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:o, s:o}",
+        return json_pack("{s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:o, s:o}",
                          "cgroup", jstring_or_null(cfg->cgroup),
                          "mode", bw_mode_to_string(u->summary.mode),
                          "cpu_quota", cfg->cpu_quota > 0 ? jint(cfg->cpu_quota) : json_null(),
@@ -139,6 +140,7 @@ static json_t *unit_config_json(const struct governor_unit *u) {
                          "credit_max_usec", jint(cfg->credit_max_usec),
                          "target_throttle", jint(cfg->target_throttle),
                          "target_pressure", jint(cfg->target_pressure),
+                         "target_wait_p99_usec", jint(cfg->target_wait_p99_usec),
                          "priority", (json_int_t) cfg->priority,
                          "interval_usec", jint(u->config.interval_usec),
                          "active_interval_usec", jint(u->config.active_interval_usec));
@@ -191,7 +193,8 @@ static json_t *unit_json(const struct governor_unit *u) {
 }
 
 static json_t *decision_inputs_json(const struct bw_decision *d) {
-        return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:b}",
+        return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:b,"
+                         " s:o, s:o, s:b}",
                          "dt_usec", jint(d->dt_usec),
                          "usage_rate", jint(d->usage_rate),
                          "throttle_rate", jint(d->throttle_rate),
@@ -206,7 +209,10 @@ static json_t *decision_inputs_json(const struct bw_decision *d) {
                          "earn_rate", jint(d->earn_rate),
                          "spend_rate", jint(d->spend_rate),
                          "spend_avg", jint(d->spend_avg),
-                         "active", (int) d->active);
+                         "active", (int) d->active,
+                         "rq_wait_p99_usec", d->has_rq ? jint(d->rq_wait_p99_usec) : json_null(),
+                         "rq_throttled_permille", d->has_rq ? jint(d->rq_throttled_permille) : json_null(),
+                         "rq_over_target", (int) d->rq_over_target);
 }
 
 static json_t *decision_json(const struct governor_decision *g) {
@@ -214,7 +220,7 @@ static json_t *decision_json(const struct governor_decision *g) {
 
         return json_pack("{s:o, s:s, s:s, s:s, s:o, s:o, s:b, s:b, s:b, s:b, s:o, s:o,"
                          " s:{s:o, s:o, s:I, s:I, s:o, s:o},"
-                         " s:o, s:o, s:o, s:o}",
+                         " s:o, s:o, s:o, s:o, s:o}",
                          "realtime_usec", jint(g->realtime_usec),
                          "rule", strna(bw_rule_to_string(d->rule)),
                          "description", strna(bw_rule_description(d->rule)),
@@ -236,6 +242,7 @@ static json_t *decision_json(const struct governor_decision *g) {
                                  "time_to_empty_usec", jtime_or_null(d->time_to_empty_usec),
                          "target_throttle", jint(g->target_throttle),
                          "target_pressure", jint(g->target_pressure),
+                         "target_wait_p99_usec", jint(g->target_wait_p99_usec),
                          "credit_max_usec", jint(g->credit_max_usec),
                          "quota_limit_usec", jquota(g->quota_limit_usec));
 }
@@ -300,7 +307,7 @@ static json_t *method_get_status(VarlinkCall *call, json_t *params, void *userda
 
         return varlink_reply(json_pack(
                         "{s:s, s:o, s:o, s:o, s:s, s:s, s:o, s:s, s:o, s:o,"
-                        " s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
+                        " s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:o, s:o, s:o}",
                         "version", PACKAGE_VERSION,
                         "pid", jint((uint64_t) getpid()),
                         "uptime_usec", jint(now - gv->start_usec),
@@ -319,6 +326,9 @@ static json_t *method_get_status(VarlinkCall *call, json_t *params, void *userda
                         "host_pressure_limit", jint(s.host_pressure_limit),
                         "host_other_usage_rate", jint(s.host_other_usage_rate),
                         "host_over_limit", json_boolean(s.host_over_limit),
+                        "telemetry", (int) s.telemetry,
+                        "telemetry_reason", s.telemetry ? json_null() : json_string(s.telemetry_reason),
+                        "telemetry_cgroups", jint(s.telemetry_tracked),
                         "connections", jint(varlink_server_n_connections(varlink_call_server(call)))));
 }
 
@@ -373,6 +383,28 @@ static json_t *method_explain(VarlinkCall *call, json_t *params, void *userdata)
                                        "mode", bw_mode_to_string(s.mode),
                                        "paused", (int) s.paused,
                                        "decision", has_decision ? decision_json(&d) : json_null()));
+}
+
+static json_t *method_get_latency(VarlinkCall *call, json_t *params, void *userdata) {
+        GovernorVarlink *gv = userdata;
+        const char *name = json_string_value(json_object_get(params, "unit"));
+        struct governor_latency l;
+        int r;
+
+        r = gv->governor.ops->get_latency(gv->governor.userdata, name, &l);
+        if (r == -ENOENT)
+                return reply_unit_not_found(name);
+        if (r < 0)
+                return NULL;
+        return varlink_reply(json_pack("{s:s, s:b, s:o, s:o, s:o, s:o, s:o}",
+                                       "unit", l.unit,
+                                       "available", (int) l.available,
+                                       "reason", jstring_or_null(l.available ? NULL : l.reason),
+                                       "since_realtime_usec",
+                                               l.available ? jint(l.since_realtime_usec) : json_null(),
+                                       "total", l.available ? bw_rq_figures_to_json(&l.total) : json_null(),
+                                       "window", l.has_window ? bw_rq_figures_to_json(&l.window) : json_null(),
+                                       "window_usec", l.has_window ? jint(l.window_usec) : json_null()));
 }
 
 static json_t *method_get_history(VarlinkCall *call, json_t *params, void *userdata) {
@@ -495,6 +527,7 @@ static const struct varlink_method methods[] = {
         { "GetUnit",     VARLINK_ACCESS_READ, unit_params,    method_get_unit },
         { "Explain",     VARLINK_ACCESS_READ, unit_params,    method_explain },
         { "GetHistory",  VARLINK_ACCESS_READ, history_params, method_get_history },
+        { "GetLatency",  VARLINK_ACCESS_READ, unit_params, method_get_latency },
         { "CheckKernel", VARLINK_ACCESS_READ, no_params,      method_check_kernel },
         { "Reload",      VARLINK_ACCESS_ALL,  no_params,      method_reload },
         { "Pause",       VARLINK_ACCESS_ALL,  unit_params,    method_pause },

@@ -24,6 +24,7 @@
 #include "bwgov/kernelcheck.h"
 #include "bwgov/kreport.h"
 #include "bwgov/policy.h"
+#include "bwgov/rqstat-abi.h"
 
 /* How many units are in each condition; one definition of each. */
 struct governor_counts {
@@ -48,6 +49,9 @@ struct governor_status {
         uint64_t host_pressure_limit;   /* HostPressureLimit=, µs/s */
         uint64_t host_other_usage_rate; /* µs/s used outside the governed groups, not below 0 */
         bool host_over_limit;
+        bool telemetry;                 /* the run-queue BPF programs are loaded */
+        const char *telemetry_reason;   /* why not, "" when they are */
+        size_t telemetry_tracked;       /* cgroups they count */
 };
 
 /* One line of `bwgovctl status`: who the unit is and what the kernel holds. */
@@ -90,6 +94,7 @@ struct governor_decision {
         bool applied;                   /* written */
         uint64_t target_throttle;       /* policy parameters in effect */
         uint64_t target_pressure;
+        uint64_t target_wait_p99_usec;
         uint64_t credit_max_usec;
         uint64_t quota_limit_usec;      /* BW_QUOTA_MAX for none */
 };
@@ -113,6 +118,8 @@ struct governor_unit {
         bool has_stat;
         struct bw_cpu_stat stat;        /* the last cpu.stat sample */
         unsigned shed_permille;         /* the last host shedding plan's share of the headroom */
+        bool has_rq;
+        struct bw_rq_counters rq;       /* run-queue telemetry, cumulative as of the unit's last sample */
         size_t history_entries;
         size_t history_capacity;
 };
@@ -131,7 +138,18 @@ static inline void governor_history_done(struct governor_history *h) {
         h->n_entries = 0;
 }
 
-/* The kernel against the patch manifest, without behaviour probes. */
+/* A unit's run-queue telemetry (GetLatency). */
+struct governor_latency {
+        const char *unit;
+        bool available;
+        const char *reason;             /* why not, when !available */
+        uint64_t since_realtime_usec;   /* when its cgroup was first counted */
+        struct bw_rq_counters total;    /* since then, read now */
+        bool has_window;
+        struct bw_rq_counters window;   /* over the unit's latest sample interval */
+        uint64_t window_usec;
+};
+
 /* Every operation returns 0 (or what it says) or a negative errno; a unit
  * name that is not configured gives -ENOENT. Outputs are untouched on
  * failure. */
@@ -148,6 +166,9 @@ struct governor_ops {
          * before the first one). */
         int (*explain)(void *userdata, const char *name, struct governor_unit_summary *ret_summary,
                        bool *ret_has_decision, struct governor_decision *ret_decision);
+        /* A unit's run-queue telemetry; available false (with the reason)
+         * when there is none for it. */
+        int (*get_latency)(void *userdata, const char *name, struct governor_latency *ret);
         /* The kernel check (bw_kreport_run(), no behaviour probes): reads the
          * manifest, hashes its files, parses BTF: tens of ms. *ret is to
          * bw_kreport_free(). -ENOMEM. */

@@ -44,6 +44,9 @@ static int get_status(void *userdata, struct governor_status *ret) {
                 .host_pressure_limit = m->config.global.host_pressure_limit,
                 .host_other_usage_rate = m->host_other_usage,
                 .host_over_limit = m->host_over_limit,
+                .telemetry = m->telemetry != NULL,
+                .telemetry_reason = m->telemetry_reason,
+                .telemetry_tracked = m->telemetry ? telemetry_tracked(m->telemetry) : 0,
         };
 
         manager_counts(m, &s.counts);
@@ -77,6 +80,7 @@ static void unit_decision(const Unit *u, struct governor_decision *ret) {
                 .applied = u->last_applied,
                 .target_throttle = u->params.target_throttle,
                 .target_pressure = u->params.target_pressure,
+                .target_wait_p99_usec = u->params.target_wait_p99_usec,
                 .credit_max_usec = u->params.credit_max_usec,
                 .quota_limit_usec = bw_policy_quota_limit_usec(&u->params),
         };
@@ -109,6 +113,8 @@ static void unit_snapshot(const Manager *m, const Unit *u, struct governor_unit 
                 .has_stat = u->has_last_stat,
                 .stat = u->last_stat,
                 .shed_permille = u->shed_permille,
+                .has_rq = u->rq.has_last,
+                .rq = u->rq.last,
                 .history_entries = bw_history_count(u->history),
                 .history_capacity = bw_history_capacity(u->history),
         };
@@ -176,6 +182,35 @@ static int explain(void *userdata, const char *name, struct governor_unit_summar
         return 0;
 }
 
+static int get_latency(void *userdata, const char *name, struct governor_latency *ret) {
+        Manager *m = userdata;
+        Unit *u = manager_get_unit(m, name);
+        struct governor_latency l;
+        int r;
+
+        if (!u)
+                return -ENOENT;
+        l = (struct governor_latency) { .unit = u->name };
+        if (!m->telemetry)
+                l.reason = m->telemetry_reason[0] ? m->telemetry_reason : "not loaded";
+        else if (!u->cg)
+                l.reason = "the unit's cgroup is not present";
+        else if (u->rq.cgroup_id == 0)
+                l.reason = "the unit's cgroup has no cgroup2 directory to count its tasks by";
+        else {
+                r = telemetry_read(m->telemetry, u->rq.cgroup_id, &l.total);
+                if (r < 0)
+                        return r;
+                l.available = true;
+                l.since_realtime_usec = u->rq.since_realtime_usec;
+                l.has_window = u->rq.has_window;
+                l.window = u->rq.window;
+                l.window_usec = u->rq.window_usec;
+        }
+        *ret = l;
+        return 0;
+}
+
 /* The kernel-check pipeline as the varlink interface has always run it
  * (version, manifest, digests, probe environment, run, verdict), in one
  * function so that it can give way to the shared one. No behaviour probes
@@ -204,6 +239,7 @@ const struct governor_ops manager_governor_ops = {
         .get_unit = get_unit,
         .get_history = get_history,
         .explain = explain,
+        .get_latency = get_latency,
         .check_kernel = check_kernel,
         .reload = reload,
         .set_paused = set_paused,

@@ -4,11 +4,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "bwgov/rqstat.h"
 #include "log.h"
 #include "metrics.h"
 
@@ -123,6 +125,8 @@ static void write_host(FILE *f, const struct governor_status *s) {
                "Host CPU pressure (some) over the last interval.", s->host_pressure_rate);
         scalar(f, "bwgov_host_other_usage_usec_per_second", "gauge", "CPU used outside the governed groups.",
                s->host_other_usage_rate);
+        scalar(f, "bwgov_runqueue_telemetry", "gauge",
+               "1 while the run-queue BPF programs are loaded (GetStatus says why not).", s->telemetry ? 1 : 0);
         scalar(f, "bwgov_host_over_limit", "gauge",
                "1 while the host is over HostPressureLimit= with work outside the governed groups.",
                s->host_over_limit ? 1 : 0);
@@ -199,6 +203,81 @@ static void write_units(FILE *f, const struct governor_unit *units, size_t n) {
                 write_family(f, &families[i], units, n);
 }
 
+/* ---- run-queue telemetry: seconds, as Prometheus wants them -------------- */
+
+static void rq_sample(FILE *f, const char *name, const struct governor_unit *u, const char *le, double v) {
+        fprintf(f, "%s{unit=\"", name);
+        put_label(f, u->summary.name);
+        if (le)
+                fprintf(f, "\",le=\"%s", le);
+        fprintf(f, "\"} %.9g\n", v);
+}
+
+/* The wait histogram: the log2 buckets as cumulative "le" buckets. */
+static void write_rq_histogram(FILE *f, const struct governor_unit *units, size_t n) {
+        static const char name[] = "bwgov_runqueue_wait_seconds";
+
+        fprintf(f, "# HELP %s Run-queue wait of the unit's tasks, from wake-up or preemption until they ran "
+                "(BPF, since the cgroup was first counted).\n# TYPE %s histogram\n", name, name);
+        for (size_t i = 0; i < n; i++) {
+                const struct governor_unit *u = &units[i];
+                uint64_t cum = 0;
+
+                if (!u->has_rq)
+                        continue;
+                for (unsigned slot = 0; slot < BW_RQ_SLOTS; slot++) {
+                        uint64_t lo, hi;
+                        char le[32];
+
+                        cum += u->rq.wait_slots[slot];
+                        bw_rq_slot_range(slot, &lo, &hi);
+                        if (hi == UINT64_MAX)
+                                snprintf(le, sizeof(le), "+Inf");
+                        else
+                                snprintf(le, sizeof(le), "%.9g", (double) hi / 1e6);
+                        rq_sample(f, "bwgov_runqueue_wait_seconds_bucket", u, le, (double) cum);
+                }
+                rq_sample(f, "bwgov_runqueue_wait_seconds_sum", u, NULL, (double) u->rq.wait_ns / 1e9);
+                rq_sample(f, "bwgov_runqueue_wait_seconds_count", u, NULL, (double) cum);
+        }
+}
+
+struct rq_family {
+        const char *name;
+        const char *help;
+        double scale;                   /* to seconds; 1 for counts */
+        size_t offset;                  /* of the counter in struct bw_rq_counters */
+};
+
+static const struct rq_family rq_families[] = {
+        { "bwgov_runqueue_throttled_wait_seconds_total",
+          "Of the run-queue wait, the part while the group or an ancestor was throttled.",
+          1e-9, offsetof(struct bw_rq_counters, throttled_wait_ns) },
+        { "bwgov_runqueue_throttles_total",
+          "Throttles seen: a runnable task of the group left a CPU throttled.",
+          1, offsetof(struct bw_rq_counters, throttles) },
+        { "bwgov_runqueue_throttle_seconds_total",
+          "Summed duration of those throttles.",
+          1e-9, offsetof(struct bw_rq_counters, throttle_ns) },
+};
+
+static void write_rq(FILE *f, const struct governor_unit *units, size_t n) {
+        write_rq_histogram(f, units, n);
+        for (size_t k = 0; k < ELEMENTSOF(rq_families); k++) {
+                const struct rq_family *fam = &rq_families[k];
+
+                fprintf(f, "# HELP %s %s\n# TYPE %s counter\n", fam->name, fam->help, fam->name);
+                for (size_t i = 0; i < n; i++) {
+                        uint64_t v;
+
+                        if (!units[i].has_rq)
+                                continue;
+                        memcpy(&v, (const char *) &units[i].rq + fam->offset, sizeof(v));
+                        rq_sample(f, fam->name, &units[i], NULL, (double) v * fam->scale);
+                }
+        }
+}
+
 /* The text of the whole file, from one status and one unit snapshot. */
 static int metrics_render(const Governor *g, FILE *f) {
         _cleanup_free_ struct governor_unit *units = NULL;
@@ -214,6 +293,7 @@ static int metrics_render(const Governor *g, FILE *f) {
                 return r;
         write_host(f, &status);
         write_units(f, units, n);
+        write_rq(f, units, n);
         return 0;
 }
 

@@ -122,6 +122,7 @@ void bw_baseline_params(const struct bw_config *config, const struct bw_unit_con
         p.credit_max_usec = cfg->credit_max_usec;
         p.target_throttle = cfg->target_throttle;
         p.target_pressure = cfg->target_pressure;
+        p.target_wait_p99_usec = cfg->target_wait_p99_usec;
         p.hold_off_usec = config->global.pressure_window_usec;
         p.interval_usec = bw_unit_interval_usec(config, cfg);
         p.active_interval_usec = bw_unit_active_interval_usec(config, cfg);

@@ -126,6 +126,7 @@ enum {
         GK_RESTORE_ON_EXIT,
         GK_HISTORY_SIZE,
         GK_ACTIVE_INTERVAL,
+        GK_TELEMETRY,
         _GK_MAX,
 };
 
@@ -143,6 +144,7 @@ static const struct key_def governor_keys[_GK_MAX] = {
         [GK_HISTORY_SIZE] = GKEY("HistorySize", VT_UINT, history_size, .imin = 1, .imax = BW_HISTORY_SIZE_MAX,
                                  .expected = "an integer between 1 and 65536"),
         [GK_ACTIVE_INTERVAL] = GKEY("ActiveInterval", VT_TIMESPAN, active_interval_usec, INTERVAL("250ms")),
+        [GK_TELEMETRY] = GKEY("Telemetry", VT_BOOL, telemetry, .expected = "a boolean like yes or no"),
 };
 
 enum {
@@ -153,6 +155,7 @@ enum {
         BK_CREDIT_MAX,
         BK_TARGET_THROTTLE,
         BK_TARGET_PRESSURE,
+        BK_TARGET_WAIT_P99,
         BK_PRIORITY,
         BK_INTERVAL,
         BK_ACTIVE_INTERVAL,
@@ -170,6 +173,9 @@ static const struct key_def bandwidth_keys[_BK_MAX] = {
                                .expected = "a CPU time span between 0 and 24h, like 30s"),
         [BK_TARGET_THROTTLE] = BKEY("TargetThrottle", VT_RATIO, target_throttle, RATIO("1%")),
         [BK_TARGET_PRESSURE] = BKEY("TargetPressure", VT_RATIO, target_pressure, RATIO("5%")),
+        [BK_TARGET_WAIT_P99] = BKEY("TargetWaitP99", VT_TIMESPAN, target_wait_p99_usec, .min = 0,
+                                    .max = BW_TARGET_WAIT_MAX_USEC,
+                                    .expected = "a time span between 0 (off) and 10s, like 50ms"),
         [BK_PRIORITY] = BKEY("Priority", VT_INT, priority, .imin = BW_PRIORITY_MIN, .imax = BW_PRIORITY_MAX,
                              .expected = "an integer between -1000 and 1000"),
         [BK_INTERVAL] = BKEY("Interval", VT_TIMESPAN, interval_usec, INTERVAL("1s")),
@@ -189,6 +195,7 @@ static const struct bw_global_config global_defaults = {
         .restore_on_exit = true,
         .history_size = 256,
         .active_interval_usec = 250 * USEC_PER_MSEC,
+        .telemetry = true,
 };
 
 static const struct bw_unit_config unit_defaults = {
@@ -196,6 +203,7 @@ static const struct bw_unit_config unit_defaults = {
         .credit_max_usec = 30 * USEC_PER_SEC,
         .target_throttle = 1 * BW_PERCENT_UNIT,
         .target_pressure = 5 * BW_PERCENT_UNIT,
+        .target_wait_p99_usec = 50 * USEC_PER_MSEC,
 };
 
 struct section_def {

@@ -76,7 +76,10 @@
  *    whatever the number of governed groups. A group is active (shown as
  *    such) when it spends credit (usage above the baseline) or is throttled
  *    by its own limit beyond TargetThrottle= (TargetPressure= for PSI full
- *    while throttled), for ACTIVE_LINGER after the last such sample.
+ *    while throttled), or its tasks' run-queue wait p99 (src/bpf telemetry)
+ *    is over TargetWaitP99= with at least half of the wait spent throttled,
+ *    for ACTIVE_LINGER after the last such sample. The decision names that
+ *    p99 when it is the reason.
  *
  * 5. Drain and refill. As the group spends, the credit falls; when the
  *    current level is no longer affordable even for the short horizon, it
@@ -124,6 +127,7 @@
 
 #define MIN_DT_USEC        (50 * USEC_PER_MSEC)         /* closer samples carry no rate information */
 #define ACTIVE_LINGER_USEC (10 * USEC_PER_SEC)          /* active this long after the last spending sample */
+#define RQ_THROTTLED_MOSTLY_PERMILLE 500                /* TargetWaitP99= counts when this share was throttled */
 #define SPEND_TAU_USEC     (10 * USEC_PER_SEC)          /* time constant of the spending average */
 #define HOST_RECOVER_HOLDS UINT64_C(3)                  /* the host cap comes back a level per 3 hold-offs of calm */
 #define PERMILLE           UINT64_C(1000)               /* shed_permille's whole */
@@ -413,8 +417,17 @@ static void classify_activity(struct decision *x) {
         bool evidence = !(delta->seen & BW_CPUSTAT_THROTTLED) || delta->throttled_usec > 0 || delta->nr_throttled > 0;
         bool spending = (delta->seen & BW_CPUSTAT_USAGE) && d->usage_rate > b_rate;
         bool throttled = d->throttle_rate > p->target_throttle || (evidence && d->pressure_rate > p->target_pressure);
+        /* The run-queue wait names the harm itself: a p99 over the target,
+         * mostly spent throttled (contention is not the limit's doing). */
+        bool waiting = x->in->has_rq && p->target_wait_p99_usec > 0 &&
+                x->in->rq_wait_p99_usec > p->target_wait_p99_usec &&
+                x->in->rq_throttled_permille >= RQ_THROTTLED_MOSTLY_PERMILLE;
 
-        if (spending || throttled) {
+        x->d.has_rq = x->in->has_rq;
+        x->d.rq_wait_p99_usec = x->in->has_rq ? x->in->rq_wait_p99_usec : 0;
+        x->d.rq_throttled_permille = x->in->has_rq ? x->in->rq_throttled_permille : 0;
+        x->d.rq_over_target = waiting;
+        if (spending || throttled || waiting) {
                 x->s->active = true;
                 x->s->active_usec = now;
         } else if (elapsed(now, x->s->active_usec) >= ACTIVE_LINGER_USEC)
@@ -676,15 +689,19 @@ static void schedule_next(struct decision *x) {
 /* ---- explain and finish -------------------------------------------------------- */
 
 static void explain(struct bw_decision *d, const struct bw_bandwidth *cur, const struct bw_policy_params *p) {
-        char qa[BW_QUOTA_STRING_MAX], qb[BW_QUOTA_STRING_MAX];
+        char qa[BW_QUOTA_STRING_MAX], qb[BW_QUOTA_STRING_MAX], rq[64] = "";
 
+        /* The run-queue p99 is named when it made the group active. */
+        if (d->rq_over_target)
+                snprintf(rq, sizeof(rq), ", run-queue p99 %" PRIu64 "ms %u%% throttled",
+                         d->rq_wait_p99_usec / USEC_PER_MSEC, d->rq_throttled_permille / 10);
         snprintf(d->explain, sizeof(d->explain),
-                 "%s%s: use %" PRIu64 "us/s thr %" PRIu64 "us/s credit %" PRIu64 "ms%s; level %u/%u%s; "
+                 "%s%s: use %" PRIu64 "us/s thr %" PRIu64 "us/s credit %" PRIu64 "ms%s; level %u/%u%s%s; "
                  "quota %s->%s burst %" PRIu64 "->%" PRIu64 "; next sample in %" PRIu64 "ms",
                  p->mode == BW_MODE_OBSERVE && d->would_change ? "would act, " : "",
                  bw_rule_to_string(d->rule), d->usage_rate, d->throttle_rate,
                  d->credit_after_usec / USEC_PER_MSEC, d->debt_usec > 0 ? " (in debt)" : "",
-                 d->level, BW_POLICY_LEVELS, d->active ? ", active" : "",
+                 d->level, BW_POLICY_LEVELS, d->active ? ", active" : "", rq,
                  bw_quota_to_string(cur->quota_usec, qa), bw_quota_to_string(d->target.quota_usec, qb),
                  cur->burst_usec, d->target.burst_usec, d->next_tick_usec / USEC_PER_MSEC);
 }
