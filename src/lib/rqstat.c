@@ -8,9 +8,9 @@
 #include "bwgov/macro.h"
 #include "bwgov/rqstat.h"
 
-/* Every field is a __u64: BW_RQ_SLOTS for each histogram and 11 others. A
+/* Every field is a bw_u64: BW_RQ_SLOTS for each histogram and 11 others. A
  * counter added to the ABI must be added to the tables below too. */
-_Static_assert(sizeof(struct bw_rq_counters) == (2 * BW_RQ_SLOTS + 11) * sizeof(__u64),
+_Static_assert(sizeof(struct bw_rq_counters) == (2 * BW_RQ_SLOTS + 11) * sizeof(uint64_t),
                "struct bw_rq_counters changed: update sum_fields[] and rqstat.c");
 
 /* The counters that add up over CPUs and subtract between samples: all but
@@ -26,12 +26,12 @@ static const size_t sum_fields[] = {
         offsetof(struct bw_rq_counters, throttle_ns),
 };
 
-static __u64 *field(struct bw_rq_counters *c, size_t offset) {
-        return (__u64 *) ((char *) c + offset);
+static uint64_t *field(struct bw_rq_counters *c, size_t offset) {
+        return (uint64_t *) ((char *) c + offset);
 }
 
-static __u64 cfield(const struct bw_rq_counters *c, size_t offset) {
-        return *(const __u64 *) ((const char *) c + offset);
+static uint64_t cfield(const struct bw_rq_counters *c, size_t offset) {
+        return *(const uint64_t *) ((const char *) c + offset);
 }
 
 void bw_rq_add(struct bw_rq_counters *acc, const struct bw_rq_counters *x) {
@@ -60,7 +60,7 @@ static bool went_down(const struct bw_rq_counters *now, const struct bw_rq_count
 
 /* The exclusive upper end of the highest non-empty bucket, in ns
  * (UINT64_MAX for the last bucket); 0 for an empty histogram. */
-static uint64_t highest_upper_ns(const __u64 slots[static BW_RQ_SLOTS]) {
+static uint64_t highest_upper_ns(const uint64_t slots[static BW_RQ_SLOTS]) {
         uint64_t lo, hi;
 
         for (unsigned i = BW_RQ_SLOTS; i > 0; i--)
@@ -112,18 +112,8 @@ static uint64_t slots_sum(const uint64_t slots[static BW_RQ_SLOTS]) {
         return n;
 }
 
-/* The ABI's __u64 histogram as the uint64_t array the functions here take
- * (the same width; distinct types to the compiler). */
-static void slots_copy(uint64_t ret[static BW_RQ_SLOTS], const __u64 slots[static BW_RQ_SLOTS]) {
-        for (size_t i = 0; i < BW_RQ_SLOTS; i++)
-                ret[i] = slots[i];
-}
-
 uint64_t bw_rq_waits(const struct bw_rq_counters *c) {
-        uint64_t w[BW_RQ_SLOTS];
-
-        slots_copy(w, c->wait_slots);
-        return slots_sum(w);
+        return slots_sum(c->wait_slots);
 }
 
 void bw_rq_slot_range(unsigned slot, uint64_t *ret_lo_usec, uint64_t *ret_hi_usec) {
@@ -197,14 +187,11 @@ static json_t *buckets_json(const uint64_t slots[static BW_RQ_SLOTS]) {
 }
 
 json_t *bw_rq_figures_to_json(const struct bw_rq_counters *c) {
-        uint64_t w[BW_RQ_SLOTS], t[BW_RQ_SLOTS];
+        const uint64_t *w = c->wait_slots, *t = c->throttle_slots;
         /* Of the wait time, from the ns counters; a throttled part above the
          * whole (counters read while they move) is all of it. */
         double share = c->wait_ns == 0 ? 0.0 :
                 c->throttled_wait_ns >= c->wait_ns ? 1.0 : (double) c->throttled_wait_ns / (double) c->wait_ns;
-
-        slots_copy(w, c->wait_slots);
-        slots_copy(t, c->throttle_slots);
 
         /* json_pack() takes the "o" references even when it fails. */
         return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:f, s:o, s:o, s:o, s:o}",

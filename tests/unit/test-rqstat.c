@@ -281,7 +281,7 @@ static void test_delta_reset(void **state) {
         for (size_t i = 0; i < ELEMENTSOF(fields); i++) {
                 struct bw_rq_counters now = sample(5000), d;
 
-                *(__u64 *) ((char *) &now + fields[i]) = 3;
+                *(uint64_t *) ((char *) &now + fields[i]) = 3;
                 assert_int_equal(bw_rq_delta(&now, &before, &d), 1);
                 now.pending_since_ns = now.pending_clock_ns = 0;
                 assert_memory_equal(&d, &now, sizeof d);
@@ -306,7 +306,7 @@ static json_int_t jint_of(json_t *o, const char *key) {
         return json_integer_value(v);
 }
 
-static void check_buckets(json_t *arr, const __u64 slots[static BW_RQ_SLOTS]) {
+static void check_buckets(json_t *arr, const uint64_t slots[static BW_RQ_SLOTS]) {
         assert_true(json_is_array(arr));
         assert_int_equal(json_array_size(arr), BW_RQ_SLOTS);
         for (unsigned i = 0; i < BW_RQ_SLOTS; i++) {
