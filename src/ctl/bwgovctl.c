@@ -29,6 +29,8 @@ static const struct verb verbs[] = {
           "Explain the latest decision for a unit: what it saw, the rule, what it did", verb_explain },
         { "history", "UNIT [-n N] [--json] [--no-legend]",
           "Show the decisions recorded for a unit, oldest first", verb_history },
+        { "latency", "UNIT [--json]",
+          "Show a unit's run-queue waits: percentiles, the throttled share, histograms", verb_latency },
         { "reload", "[--json]",
           "Reload the configuration (root)", verb_reload },
         { "pause", "UNIT [--json]",

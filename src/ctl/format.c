@@ -84,10 +84,26 @@ char *fmt_span(char *buf, uint64_t usec) {
         return buf;
 }
 
+char *fmt_span_fine(char *buf, uint64_t usec) {
+        if (usec < USEC_PER_MSEC) {
+                snprintf(buf, FMT_MAX, "%" PRIu64 "us", usec);
+                return buf;
+        }
+        return fmt_span(buf, usec);
+}
+
 char *fmt_rate(char *buf, uint64_t usec_per_sec) {
         return fixed(buf, FMT_MAX, usec_per_sec, USEC_PER_MSEC, 1, true, "ms/s");
 }
 
 char *fmt_percent(char *buf, uint64_t usec_per_sec) {
         return fixed(buf, FMT_MAX, usec_per_sec, USEC_PER_PERCENT, 3, true, "%");
+}
+
+char *fmt_share(char *buf, uint64_t part, uint64_t whole) {
+        if (whole == 0) {
+                snprintf(buf, FMT_MAX, "0%%");
+                return buf;
+        }
+        return fixed(buf, FMT_MAX, part > UINT64_MAX / 100 ? UINT64_MAX : part * 100, whole, 1, true, "%");
 }

@@ -21,8 +21,16 @@ char *fmt_cpus(char *buf, uint64_t usec_per_sec);
  * above it truncated to the second or minute). */
 char *fmt_span(char *buf, uint64_t usec);
 
+/* A duration down to the µs, for latencies: "0us", "48us", "999us" below a
+ * millisecond, from there on as fmt_span() ("1ms", "4.1ms", "1.5s"). */
+char *fmt_span_fine(char *buf, uint64_t usec);
+
 /* A rate of wall time in ms per second: "0ms/s", "0.5ms/s", "120ms/s". */
 char *fmt_rate(char *buf, uint64_t usec_per_sec);
 
 /* A µs/s amount as a percentage, like the configuration: "5%", "0.1%". */
 char *fmt_percent(char *buf, uint64_t usec_per_sec);
+
+/* part of whole as a percentage with at most one decimal: "12.3%", "25%",
+ * "100%"; "0%" when whole is 0. */
+char *fmt_share(char *buf, uint64_t part, uint64_t whole);

@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "bwgov/cpumax.h"
 #include "bwgov/macro.h"
@@ -95,4 +96,11 @@ void fmt_credit(char *buf, json_t *u) {
         else
                 snprintf(buf, FMT_MAX, "%s of %s", fmt_span(a, ju64(u, "credit_usec")),
                          fmt_span(b, ju64(u, "credit_max_usec")));
+}
+
+uint64_t now_realtime_usec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / NSEC_PER_USEC;
 }

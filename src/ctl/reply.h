@@ -39,6 +39,9 @@ void print_bandwidth(json_t *bw);
  * "?" when missing; *ret_colour its ANSI colour for tables, or NULL. */
 const char *unit_state(json_t *u, const char **ret_colour);
 
+/* CLOCK_REALTIME now, in µs: what a reply's realtime_usec is "ago" from. */
+uint64_t now_realtime_usec(void);
+
 /* A unit's credit as "12ms of 1min" ("- of 1min" before the first sample),
  * into buf (FMT_MAX bytes). */
 void fmt_credit(char *buf, json_t *u);

@@ -5,7 +5,6 @@
 #include <inttypes.h>
 #include <jansson.h>
 #include <stdio.h>
-#include <time.h>
 
 #include "bwgov/macro.h"
 #include "bwgov/policy.h"
@@ -23,13 +22,6 @@ static const char *rule_words(json_t *d, const char *rule) {
                 return w;
         w = bw_rule_description(bw_rule_from_string(rule));
         return w ? w : "no description for this rule";
-}
-
-static uint64_t now_realtime_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_REALTIME, &ts);
-        return (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / NSEC_PER_USEC;
 }
 
 /* Two Bandwidth objects with the same quota, period and burst. */

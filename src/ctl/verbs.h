@@ -2,10 +2,10 @@
 #pragma once
 
 /* The bwgovctl commands that talk to bwgovd over varlink: status, show,
- * explain, history, reload, pause, resume. argv[0] is the command name; each
- * parses its own options (--json, --no-legend, --socket=PATH, -h; history
- * also -n N) and returns the process exit code, one of the CTL_EXIT_* codes
- * of call.h. The --json output and the codes are documented in
+ * explain, history, latency, reload, pause, resume. argv[0] is the command
+ * name; each parses its own options (--json, --no-legend, --socket=PATH, -h;
+ * history also -n N) and returns the process exit code, one of the
+ * CTL_EXIT_* codes of call.h. The --json output and the codes are documented in
  * docs/bwgovctl-json.md. */
 
 #include "call.h"
@@ -14,6 +14,7 @@ int verb_status(int argc, char *argv[]);
 int verb_show(int argc, char *argv[]);
 int verb_explain(int argc, char *argv[]);
 int verb_history(int argc, char *argv[]);
+int verb_latency(int argc, char *argv[]);
 int verb_reload(int argc, char *argv[]);
 int verb_pause(int argc, char *argv[]);
 int verb_resume(int argc, char *argv[]);

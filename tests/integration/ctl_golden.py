@@ -227,10 +227,10 @@ class CtlGolden(unittest.TestCase):
     def test_help_and_version(self):
         code, out, _ = self.run_ctl(["--help"], socket=False)
         self.assertEqual(code, 0)
-        for verb in ("status", "show", "explain", "history", "check-kernel", "reload", "pause", "resume"):
+        for verb in ("status", "show", "explain", "history", "latency", "check-kernel", "reload", "pause", "resume"):
             self.assertRegex(out, rf"(?m)^  {verb}\b")
         self.assertIn("3 bwgovd not running", out)
-        for verb in ("status", "show", "explain", "history", "reload", "pause", "resume"):
+        for verb in ("status", "show", "explain", "history", "latency", "reload", "pause", "resume"):
             code, out, _ = self.run_ctl([verb, "--help"], socket=False)
             self.assertEqual(code, 0)
             self.assertIn(f"Usage: bwgovctl {verb}", out)

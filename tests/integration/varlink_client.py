@@ -159,7 +159,7 @@ def inner():
             self.assertEqual(self.iface.name, G)
             methods = {n for n, m in self.iface.members.items() if type(m).__name__ == "_Method"}
             self.assertEqual(methods, {"GetStatus", "ListUnits", "GetUnit", "Explain", "GetHistory",
-                                       "CheckKernel", "Reload", "Pause", "Resume"})
+                                       "GetLatency", "CheckKernel", "Reload", "Pause", "Resume"})
             errors = {n for n, m in self.iface.members.items() if type(m).__name__ == "_Error"}
             self.assertLessEqual({"UnitNotFound", "PermissionDenied", "InvalidParameter"}, errors)
             # Our org.varlink.service description matches the package's.

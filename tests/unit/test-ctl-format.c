@@ -97,6 +97,31 @@ static void test_rate_percent(void **state) {
         assert_string_equal(fmt_percent(buf, 12345), "1.235%");  /* 1.2345 rounds half up */
 }
 
+static void test_span_fine_share(void **state) {
+        char buf[FMT_MAX];
+
+        assert_string_equal(fmt_span_fine(buf, 0), "0us");
+        assert_string_equal(fmt_span_fine(buf, 1), "1us");
+        assert_string_equal(fmt_span_fine(buf, 48), "48us");
+        assert_string_equal(fmt_span_fine(buf, 999), "999us");
+        assert_string_equal(fmt_span_fine(buf, 1000), "1ms");           /* from here as fmt_span() */
+        assert_string_equal(fmt_span_fine(buf, 1024), "1ms");
+        assert_string_equal(fmt_span_fine(buf, 4096), "4.1ms");
+        assert_string_equal(fmt_span_fine(buf, 1500000), "1.5s");
+        assert_string_equal(fmt_span_fine(buf, 67108864), "1min 7s");
+
+        assert_string_equal(fmt_share(buf, 0, 0), "0%");
+        assert_string_equal(fmt_share(buf, 5, 0), "0%");
+        assert_string_equal(fmt_share(buf, 0, 900), "0%");
+        assert_string_equal(fmt_share(buf, 123, 1000), "12.3%");
+        assert_string_equal(fmt_share(buf, 250, 1000), "25%");
+        assert_string_equal(fmt_share(buf, 1, 3), "33.3%");
+        assert_string_equal(fmt_share(buf, 2, 3), "66.7%");           /* rounds half up */
+        assert_string_equal(fmt_share(buf, 1, 2000), "0.1%");
+        assert_string_equal(fmt_share(buf, 1, 2001), "0%");
+        assert_string_equal(fmt_share(buf, 7, 7), "100%");
+}
+
 static char *print_table(Table *t, bool legend, bool colour) {
         char *s = NULL;
         size_t n = 0;
@@ -147,6 +172,7 @@ int main(void) {
                 cmocka_unit_test(test_cpus),
                 cmocka_unit_test(test_span),
                 cmocka_unit_test(test_rate_percent),
+                cmocka_unit_test(test_span_fine_share),
                 cmocka_unit_test(test_table),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
