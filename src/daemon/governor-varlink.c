@@ -327,7 +327,7 @@ static json_t *method_get_status(VarlinkCall *call, json_t *params, void *userda
                         "host_other_usage_rate", jint(s.host_other_usage_rate),
                         "host_over_limit", json_boolean(s.host_over_limit),
                         "telemetry", (int) s.telemetry,
-                        "telemetry_reason", s.telemetry ? json_null() : json_string(s.telemetry_reason),
+                        "telemetry_reason", jstring_or_null(s.telemetry ? NULL : s.telemetry_reason),
                         "telemetry_cgroups", jint(s.telemetry_tracked),
                         "connections", jint(varlink_server_n_connections(varlink_call_server(call)))));
 }

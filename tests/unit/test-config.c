@@ -297,6 +297,7 @@ static void assert_global_defaults(const struct bw_global_config *g) {
         assert_true(g->restore_on_exit);
         assert_int_equal(g->history_size, 256);
         assert_int_equal(g->active_interval_usec, MSEC(250));
+        assert_true(g->telemetry);
 }
 
 static void assert_unit_defaults(const struct bw_unit_config *u) {
@@ -310,6 +311,7 @@ static void assert_unit_defaults(const struct bw_unit_config *u) {
         assert_int_equal(u->credit_max_usec, SEC(30));
         assert_int_equal(u->target_throttle, PCT(1));
         assert_int_equal(u->target_pressure, PCT(5));
+        assert_int_equal(u->target_wait_p99_usec, MSEC(50));
         assert_int_equal(u->priority, 0);
         assert_int_equal(u->interval_usec, 0);
 }
@@ -925,10 +927,12 @@ static void test_known_keys(void **state) {
         static const char *const values[] = {
                 "Governor.Interval=2s", "Governor.Mode=burst", "Governor.HostPressureLimit=50%",
                 "Governor.PressureWindow=4s", "Governor.KernelCheck=strict", "Governor.RestoreOnExit=no",
-                "Governor.HistorySize=10", "Governor.ActiveInterval=500ms", "Bandwidth.Mode=observe",
+                "Governor.HistorySize=10", "Governor.ActiveInterval=500ms", "Governor.Telemetry=no",
+                "Bandwidth.Mode=observe",
                 "Bandwidth.CPUQuota=150%",
                 "Bandwidth.CPUQuotaMax=350%", "Bandwidth.CPUBurstMax=25ms", "Bandwidth.CreditMax=2min",
-                "Bandwidth.TargetThrottle=2%", "Bandwidth.TargetPressure=6%", "Bandwidth.Priority=-3",
+                "Bandwidth.TargetThrottle=2%", "Bandwidth.TargetPressure=6%", "Bandwidth.TargetWaitP99=20ms",
+                "Bandwidth.Priority=-3",
                 "Bandwidth.Interval=250ms", "Bandwidth.ActiveInterval=200ms", "Bandwidth.Cgroup=machine.slice/x.scope/",
         };
         const char *const *keys = bw_config_known_keys();
@@ -954,7 +958,7 @@ static void test_known_keys(void **state) {
                 strcat(strncmp(keys[n], "Governor.", 9) == 0 ? gov : bw, values[n] + strlen(keys[n]));
                 strcat(strncmp(keys[n], "Governor.", 9) == 0 ? gov : bw, "\n");
         }
-        assert_int_equal(n, 19);
+        assert_int_equal(n, 21);
         assert_int_equal(n, ELEMENTSOF(values));
 
         tree_init(&t);
@@ -969,6 +973,7 @@ static void test_known_keys(void **state) {
         assert_false(c.global.restore_on_exit);
         assert_int_equal(c.global.history_size, 10);
         assert_int_equal(c.global.active_interval_usec, MSEC(500));
+        assert_false(c.global.telemetry);
         u = bw_config_find_unit(&c, "all.slice");
         assert_non_null(u);
         assert_true(u->has_mode);
@@ -979,6 +984,7 @@ static void test_known_keys(void **state) {
         assert_int_equal(u->credit_max_usec, SEC(120));
         assert_int_equal(u->target_throttle, PCT(2));
         assert_int_equal(u->target_pressure, PCT(6));
+        assert_int_equal(u->target_wait_p99_usec, MSEC(20));
         assert_int_equal(u->priority, -3);
         assert_int_equal(u->interval_usec, MSEC(250));
         assert_int_equal(u->active_interval_usec, MSEC(200));

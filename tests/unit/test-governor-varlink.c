@@ -34,6 +34,7 @@ struct fake {
         unsigned check_kernel_calls;
         int reload_result;
         bool paused;
+        bool no_telemetry;
 };
 
 static bool is_app(const char *name) {
@@ -118,6 +119,28 @@ static int fake_explain(void *userdata, const char *name, struct governor_unit_s
         return 0;
 }
 
+/* app.slice has telemetry: 3 waits, one of them long and half throttled. */
+static int fake_get_latency(void *userdata, const char *name, struct governor_latency *ret) {
+        struct fake *f = userdata;
+
+        if (!is_app(name))
+                return -ENOENT;
+        *ret = (struct governor_latency) { .unit = "app.slice", .available = !f->no_telemetry };
+        if (f->no_telemetry) {
+                ret->reason = "turned off (Telemetry=no)";
+                return 0;
+        }
+        ret->since_realtime_usec = 1700000000000000;
+        ret->total.wait_slots[3] = 2;           /* [8, 16) us */
+        ret->total.wait_slots[12] = 1;          /* [4096, 8192) us */
+        ret->total.wakeups = 3;
+        ret->total.wait_ns = 6000000;
+        ret->total.wait_max_ns = 5000000;
+        ret->total.throttled_wait_ns = 3000000;
+        ret->total.throttled_waits = 1;
+        return 0;
+}
+
 /* A report whose manifest did not load: the verdict could-not-check and
  * the manifest's first error as the reason. */
 static int fake_check_kernel(void *userdata, struct bw_kreport **ret) {
@@ -164,6 +187,7 @@ static const struct governor_ops fake_ops = {
         .get_unit = fake_get_unit,
         .get_history = fake_get_history,
         .explain = fake_explain,
+        .get_latency = fake_get_latency,
         .check_kernel = fake_check_kernel,
         .reload = fake_reload,
         .set_paused = fake_set_paused,
@@ -353,6 +377,40 @@ static void test_reload_failed(void **state) {
         assert_int_equal(t->fake.status.reload_failures, 1);
 }
 
+/* GetLatency: the figures from the counters, or the reason there are none. */
+static void test_latency(void **state) {
+        struct harness *t = *state;
+        _cleanup_free_ char *reply = call(t, "{\"method\":\"io.bwgov.Governor.GetLatency\","
+                                          "\"parameters\":{\"unit\":\"app.slice\"}}");
+        _cleanup_free_ char *off = NULL, *unknown = NULL;
+        json_t *msg = json_loads(reply, 0, NULL), *p = json_object_get(msg, "parameters"), *tot, *msg2;
+
+        assert_non_null(p);
+        assert_true(json_is_true(json_object_get(p, "available")));
+        assert_true(json_is_null(json_object_get(p, "reason")));
+        assert_true(json_is_null(json_object_get(p, "window")));
+        tot = json_object_get(p, "total");
+        assert_int_equal(json_integer_value(json_object_get(tot, "waits")), 3);
+        assert_int_equal(json_integer_value(json_object_get(tot, "wait_usec")), 6000);
+        assert_int_equal(json_integer_value(json_object_get(tot, "p50_usec")), 16);
+        assert_int_equal(json_integer_value(json_object_get(tot, "p99_usec")), 5000);     /* capped at the max */
+        assert_int_equal(json_integer_value(json_object_get(tot, "throttled_wait_usec")), 3000);
+        assert_int_equal(json_array_size(json_object_get(tot, "buckets")), BW_RQ_SLOTS);
+        json_decref(msg);
+
+        t->fake.no_telemetry = true;
+        off = call(t, "{\"method\":\"io.bwgov.Governor.GetLatency\",\"parameters\":{\"unit\":\"app.slice\"}}");
+        msg2 = json_loads(off, 0, NULL);
+        p = json_object_get(msg2, "parameters");
+        assert_true(json_is_false(json_object_get(p, "available")));
+        assert_string_equal(json_string_value(json_object_get(p, "reason")), "turned off (Telemetry=no)");
+        assert_true(json_is_null(json_object_get(p, "total")));
+        json_decref(msg2);
+
+        unknown = call(t, "{\"method\":\"io.bwgov.Governor.GetLatency\",\"parameters\":{\"unit\":\"x\"}}");
+        assert_non_null(strstr(unknown, "io.bwgov.Governor.UnitNotFound"));
+}
+
 /* GetStatus: the counts as the governor gives them, and this connection. */
 static void test_status(void **state) {
         struct harness *t = *state;
@@ -418,6 +476,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_replies, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_reload_failed, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_latency, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_status, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_check_kernel_cached, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_oneway_and_close, setup, teardown),
