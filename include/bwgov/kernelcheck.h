@@ -28,6 +28,12 @@ struct bw_kcaps {
         bool has_psi_triggers_unprivileged; /* implies has_psi */
         bool has_burst_stats;
         bool identical_update_is_noop;
+        /* From BTF, for the run-queue telemetry (src/bpf): the scheduler
+         * tracepoints it attaches to (tp_btf/sched_switch), and what the
+         * kernel lets it see of throttling. */
+        bool has_bpf_runqueue;
+        const char *bpf_throttled_clock;        /* "exact" (6.6+), "estimate" (PELT), "none" */
+        const char *throttle_model;             /* "task" (6.18+), "cfs_rq", "unknown" */
 };
 
 /* The conservative capabilities used when nothing could be checked. */

@@ -99,6 +99,15 @@ int bw_kprobe_psi_full(const struct bw_kprobe_env *env, struct bw_kprobe_result 
 int bw_kprobe_kconfig(const struct bw_kprobe_env *env, const char *option, struct bw_kprobe_result *ret);
 int bw_kprobe_btf_member(const struct bw_kprobe_env *env, const char *struct_name, const char *member,
                          struct bw_kprobe_result *ret);
+/* What the run-queue telemetry (src/bpf) can rely on in this kernel's BTF. */
+struct bw_kbpf {
+        bool has_runqueue;              /* tp_btf sched_switch, sched_wakeup{,_new}; task->se.cfs_rq */
+        const char *throttled_clock;    /* "exact" (6.6+), "estimate" (PELT), "none" */
+        const char *throttle_model;     /* "task" (6.18+), "cfs_rq", "unknown" */
+};
+
+/* Fills *ret (false / "none" / "unknown" without BTF). Returns 0 or -ENOMEM. */
+int bw_kprobe_bpf_support(const struct bw_kprobe_env *env, struct bw_kbpf *ret);
 int bw_kprobe_behaviour(const struct bw_kprobe_env *env, enum bw_kbehaviour b, struct bw_kprobe_result *ret);
 
 /* Sum of the acquisitions of a lock class in /proc/lock_stat. Returns 1 and

@@ -221,8 +221,14 @@ static void print_human(const struct bw_kreport *rep) {
                 CAP(has_psi_full, "psi-full");
                 CAP(has_psi_triggers_unprivileged, "psi-triggers-unprivileged");
                 CAP(identical_update_is_noop, "identical-update-noop");
+                CAP(has_bpf_runqueue, "bpf-runqueue");
 #undef CAP
                 printf("%s\n", first ? " none" : "");
+                if (res->caps.has_bpf_runqueue)
+                        printf("Run-queue telemetry: throttled wait %s, %s throttle model\n",
+                               strcmp(res->caps.bpf_throttled_clock, "exact") == 0 ? "exact" :
+                               strcmp(res->caps.bpf_throttled_clock, "estimate") == 0 ? "estimated (PELT clock)" :
+                               "not seen", res->caps.throttle_model);
         }
 
         printf("Verdict:   %s", bw_kverdict_to_string(rep->verdict));

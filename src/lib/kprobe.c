@@ -457,6 +457,52 @@ int bw_kprobe_btf_member(const struct bw_kprobe_env *env, const char *struct_nam
         return bw_kprobe_result_set(ret, BW_KSTATUS_ABSENT, "btf: no %s.%s", struct_name, member);
 }
 
+static bool btf_struct_has(const struct btf *btf, const char *struct_name, const char *member) {
+        int id = btf__find_by_name_kind(btf, struct_name, BTF_KIND_STRUCT);
+        const struct btf_type *t = id < 0 ? NULL : btf__type_by_id(btf, (unsigned) id);
+
+        return t && btf_has_member(btf, t, member, 0);
+}
+
+int bw_kprobe_bpf_support(const struct bw_kprobe_env *env, struct bw_kbpf *caps) {
+        _cleanup_free_ char *p = NULL;
+        struct btf *btf;
+        int r;
+
+        caps->has_runqueue = false;
+        caps->throttled_clock = "none";
+        caps->throttle_model = "unknown";
+        if (env->btf_path)
+                p = strdup(env->btf_path);
+        else {
+                r = bw_kprobe_host_path(env, "/sys/kernel/btf/vmlinux", &p);
+                if (r < 0)
+                        return r;
+        }
+        if (!p)
+                return -ENOMEM;
+        btf = access(p, R_OK) < 0 ? NULL : btf__parse_raw(p);
+        if (!btf)
+                return errno == ENOMEM ? -ENOMEM : 0;
+
+        /* The programs' three tracepoints, as tp_btf sees them. */
+        caps->has_runqueue =
+                btf__find_by_name_kind(btf, "btf_trace_sched_switch", BTF_KIND_TYPEDEF) >= 0 &&
+                btf__find_by_name_kind(btf, "btf_trace_sched_wakeup", BTF_KIND_TYPEDEF) >= 0 &&
+                btf__find_by_name_kind(btf, "btf_trace_sched_wakeup_new", BTF_KIND_TYPEDEF) >= 0 &&
+                btf_struct_has(btf, "task_struct", "se") && btf_struct_has(btf, "sched_entity", "cfs_rq");
+        if (btf_struct_has(btf, "cfs_rq", "throttled_clock_self_time"))
+                caps->throttled_clock = "exact";
+        else if (btf_struct_has(btf, "cfs_rq", "throttled_clock_pelt_time"))
+                caps->throttled_clock = "estimate";
+        if (btf_struct_has(btf, "task_struct", "throttle_node"))
+                caps->throttle_model = "task";
+        else if (btf_struct_has(btf, "cfs_rq", "throttle_count"))
+                caps->throttle_model = "cfs_rq";
+        btf__free(btf);
+        return 0;
+}
+
 int bw_kprobe_run(const struct bw_kprobe_env *env, const struct bw_kitem *item, const struct bw_kdetect *d,
                   struct bw_kprobe_result *ret) {
         _cleanup_free_ char *reason = NULL;

@@ -126,11 +126,18 @@ static int kreport_probe(struct bw_kreport *rep, const struct bw_kreport_args *a
                 .allow_behaviour = rep->probes_allowed,
                 .scratch_prefix = a->scratch_prefix,
         };
+        struct bw_kbpf bpf;
         int r;
 
         r = bw_kcheck_run(rep->manifest, &env, &rep->result);
         if (r < 0)
                 return r;
+        r = bw_kprobe_bpf_support(&env, &bpf);
+        if (r < 0)
+                return r;
+        rep->result->caps.has_bpf_runqueue = bpf.has_runqueue;
+        rep->result->caps.bpf_throttled_clock = bpf.throttled_clock;
+        rep->result->caps.throttle_model = bpf.throttle_model;
         rep->verdict = rep->files_ok ? rep->result->verdict : BW_KVERDICT_UNCHECKED;
         return 0;
 }
@@ -246,14 +253,17 @@ json_t *bw_kreport_caps_to_json(const struct bw_kreport *r) {
         if (!r->result)
                 return json_null();
         c = &r->result->caps;
-        return json_pack("{s:b, s:b, s:b, s:b, s:b, s:b, s:b}",
+        return json_pack("{s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:s, s:s}",
                          "has_burst", c->has_burst,
                          "burst_bug", c->burst_bug,
                          "has_psi", c->has_psi,
                          "has_psi_full", c->has_psi_full,
                          "has_psi_triggers_unprivileged", c->has_psi_triggers_unprivileged,
                          "has_burst_stats", c->has_burst_stats,
-                         "identical_update_is_noop", c->identical_update_is_noop);
+                         "identical_update_is_noop", c->identical_update_is_noop,
+                         "has_bpf_runqueue", c->has_bpf_runqueue,
+                         "bpf_throttled_clock", c->bpf_throttled_clock ? c->bpf_throttled_clock : "none",
+                         "throttle_model", c->throttle_model ? c->throttle_model : "unknown");
 }
 
 json_t *bw_kreport_to_json(const struct bw_kreport *r) {
