@@ -101,14 +101,27 @@ static __always_inline u32 log2_u32(u32 v) {
         return r;
 }
 
-static __always_inline u32 slot_of(u64 ns) {
+static __always_inline u64 slot_of(u64 ns) {
         u64 us = ns / 1000;
-        u32 hi = us >> 32, s;
+        u32 hi = us >> 32;
 
         if (us < 2)
                 return 0;
-        s = hi ? log2_u32(hi) + 32 : log2_u32((u32) us);
-        return s < BW_RQ_SLOTS ? s : BW_RQ_SLOTS - 1;
+        return hi ? log2_u32(hi) + 32 : log2_u32((u32) us);
+}
+
+/* One more sample in the bucket of ns. The bound is checked on the very
+ * register that indexes (barrier_var): older verifiers (6.1) lose a bound
+ * that clang checked on a copy. */
+static __always_inline void count_in(bw_u64 slots[BW_RQ_SLOTS], u64 ns) {
+        u64 s = slot_of(ns);
+
+        barrier_var(s);
+        if (s >= BW_RQ_SLOTS)
+                s = BW_RQ_SLOTS - 1;
+        barrier_var(s);
+        if (s < BW_RQ_SLOTS)
+                slots[s]++;
 }
 
 /* The governed cgroup p counts for, 0 for none. */
@@ -210,7 +223,7 @@ static __always_inline void throttle_end(struct bw_rq_counters *c, struct cfs_rq
 
         if (d == 0 || d > wall)
                 d = wall;
-        c->throttle_slots[slot_of(d)]++;
+        count_in(c->throttle_slots, d);
         c->throttle_ns += d;
         c->pending_since_ns = 0;
 }
@@ -229,7 +242,7 @@ static __always_inline void wait_end(struct task_struct *p, u64 now) {
         if (!c)
                 return;
 
-        c->wait_slots[slot_of(wait)]++;
+        count_in(c->wait_slots, wait);
         if (w->preempted)
                 c->preemptions++;
         else

@@ -22,6 +22,10 @@ void manager_apply_telemetry(Manager *m) {
                 manager_drop_telemetry(m, "bwgovd runs on a cgroup tree other than the host's (--cgroup-root)");
                 return;
         }
+        if (m->root && m->root->v2_fd < 0) {
+                manager_drop_telemetry(m, "the host has no cgroup2 tree to count tasks by (cgroup v1 only)");
+                return;
+        }
         if (!m->config.global.telemetry) {
                 manager_drop_telemetry(m, "turned off (Telemetry=no)");
                 return;
@@ -33,7 +37,8 @@ void manager_apply_telemetry(Manager *m) {
                         return;
                 }
                 m->telemetry_reason[0] = '\0';
-                log_info("Run-queue telemetry loaded (BPF, sized for %zu cgroups).", m->config.n_units);
+                log_info("Run-queue telemetry loaded (BPF; maps sized for the %zu configured units, grown on demand).",
+                         m->config.n_units);
         }
         for (size_t i = 0; i < m->n_units; i++)
                 unit_attach_telemetry(m->units[i]);

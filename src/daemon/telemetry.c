@@ -49,17 +49,34 @@ struct Telemetry {
         unsigned loads;
 };
 
-static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap) {
-        char buf[512];
-        size_t n;
+/* libbpf's warnings (a verifier log, a missing kernel field) go to the
+ * journal as warnings: they are what an operator needs when loading fails.
+ * A verifier log can run to thousands of lines: its first and last lines
+ * (where the verifier says what it refused) are logged. */
+#define LOG_HEAD_LINES 4
+#define LOG_TAIL_LINES 40
 
-        if (level == LIBBPF_DEBUG && log_get_max_level() < LOG_DEBUG)
+static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap) {
+        int prio = level == LIBBPF_WARN ? LOG_WARNING : LOG_DEBUG;
+        _cleanup_free_ char *msg = NULL;
+        size_t n_lines = 0, i = 0;
+
+        if (level != LIBBPF_WARN && log_get_max_level() < LOG_DEBUG)
                 return 0;
-        vsnprintf(buf, sizeof(buf), fmt, ap);
-        n = strlen(buf);
-        if (n > 0 && buf[n - 1] == '\n')
-                buf[n - 1] = '\0';
-        log_debug("libbpf: %s", buf);
+        if (vasprintf(&msg, fmt, ap) < 0)
+                return 0;
+        for (const char *c = msg; *c; c++)
+                n_lines += *c == '\n';
+        for (char *line = msg, *nl; line && *line; line = nl, i++) {
+                nl = strchr(line, '\n');
+                if (nl)
+                        *nl++ = '\0';
+                if (i < LOG_HEAD_LINES || i + LOG_TAIL_LINES >= n_lines)
+                        log_internal(prio, 0, "%s", line);
+                else if (i == LOG_HEAD_LINES)
+                        log_internal(prio, 0, "libbpf: [... %zu lines ...]",
+                                     n_lines - LOG_HEAD_LINES - LOG_TAIL_LINES);
+        }
         return 0;
 }
 
@@ -75,12 +92,13 @@ static void explain_failure(int r, const char *step, char reason[static TELEMETR
         if (access("/sys/kernel/btf/vmlinux", R_OK) < 0)
                 snprintf(reason, TELEMETRY_REASON_MAX,
                          "the kernel has no BTF (/sys/kernel/btf/vmlinux; CONFIG_DEBUG_INFO_BTF)");
-        else if (r == -EPERM || r == -EACCES)
+        else if (r == -EPERM)
                 snprintf(reason, TELEMETRY_REASON_MAX,
-                         "%s the BPF programs was not permitted (needs CAP_BPF, CAP_PERFMON, or CAP_SYS_ADMIN)",
+                         "%s the BPF programs was not permitted (needs CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN)",
                          step);
         else
-                snprintf(reason, TELEMETRY_REASON_MAX, "%s the BPF programs failed: %s", step, STRERROR(r));
+                snprintf(reason, TELEMETRY_REASON_MAX, "%s the BPF programs failed: %s (the log has libbpf's "
+                         "reason)", step, STRERROR(r));
 }
 
 /* Open, size, load and attach a fresh copy of the programs. */

@@ -45,8 +45,12 @@ int unit_telemetry_sample(struct unit_telemetry *ut, Telemetry *t, uint64_t now_
         r = telemetry_read(t, ut->cgroup_id, &now);
         if (r < 0)
                 return r;
-        if (ut->has_last) {
-                (void) bw_rq_delta(&now, &ut->last, &ut->window);
+        if (ut->has_last && bw_rq_delta(&now, &ut->last, &ut->window) > 0) {
+                /* The maps were loaded again (grown): counting started anew
+                 * at some point since the last sample, unknown when. */
+                ut->since_realtime_usec = clock_now_usec(CLOCK_REALTIME);
+                ut->has_window = false;
+        } else if (ut->has_last) {
                 ut->window_usec = now_usec - ut->last_usec;
                 ut->has_window = true;
         }
