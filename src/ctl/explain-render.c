@@ -12,6 +12,9 @@
 #include "reply.h"
 #include "table.h"
 
+/* rq_throttled_permille's whole. */
+#define PERMILLE 1000
+
 /* The daemon says what its rule means; an older daemon may not, then the
  * library's table does. */
 static const char *rule_words(json_t *d, const char *rule) {
@@ -53,6 +56,29 @@ static void print_outcome(FILE *f, json_t *p, json_t *d) {
                 fprintf(f, LABEL "a decrease for safety: no hold-off\n", "");
 }
 
+/* The run-queue wait over the sample, next to the other inputs of the law,
+ * when the daemon had telemetry and the sample saw waits: "run queue: p99
+ * 65.5ms, 80% of the wait throttled (over TargetWaitP99=50ms)". The law
+ * counts it when the p99 is over the target and at least half of the wait
+ * was throttled (rq_over_target); the other cases say why it does not. */
+static void print_runqueue(FILE *f, json_t *d, json_t *in) {
+        uint64_t p99 = ju64(in, "rq_wait_p99_usec"), target = ju64(d, "target_wait_p99_usec");
+        char a[FMT_MAX], b[FMT_MAX], c[FMT_MAX];
+
+        if (!jhas(in, "rq_wait_p99_usec"))
+                return;
+        fprintf(f, LABEL "run queue: p99 %s, %s of the wait throttled ", "", fmt_span_fine(a, p99),
+                fmt_share(b, ju64(in, "rq_throttled_permille"), PERMILLE));
+        if (target == 0)
+                fprintf(f, "(TargetWaitP99= off)\n");
+        else if (jbool(in, "rq_over_target"))
+                fprintf(f, "(over TargetWaitP99=%s)\n", fmt_span_fine(c, target));
+        else if (p99 > target)
+                fprintf(f, "(over TargetWaitP99=%s, but mostly unthrottled)\n", fmt_span_fine(c, target));
+        else
+                fprintf(f, "(target %s)\n", fmt_span_fine(c, target));
+}
+
 /* "Inputs:": what the sample measured and what the credit did. */
 static void print_inputs(FILE *f, json_t *d) {
         json_t *in = json_object_get(d, "inputs");
@@ -68,6 +94,7 @@ static void print_inputs(FILE *f, json_t *d) {
                            fmt_rate(a, ju64(in, "ancestor_throttle_rate")));
         fprintf(f, LABEL "pressure (full) %s (target %s)\n", "", fmt_rate(a, ju64(in, "pressure_rate")),
                    fmt_rate(b, ju64(d, "target_pressure")));
+        print_runqueue(f, d, in);
         fprintf(f, LABEL "%" PRIu64 " bursts\n", "", ju64(in, "d_nr_bursts"));
         fprintf(f, LABEL "credit %s -> %s of %s, earning %s, spending %s%s\n", "",
                    fmt_span(a, ju64(in, "credit_before_usec")), fmt_span(b, ju64(in, "credit_after_usec")),
