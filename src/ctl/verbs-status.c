@@ -38,6 +38,11 @@ static void print_status_header(const struct options *o, json_t *st) {
                        jbool(st, "host_over_limit") ? ": over, headroom is withdrawn" : "");
         else
                 printf("Host:     CPU pressure %s, no limit\n", fmt_rate(a, ju64(st, "host_pressure_rate")));
+        if (jbool(st, "telemetry"))
+                printf("Latency:  run-queue telemetry (BPF) of %" PRIu64 " cgroup%s\n", ju64(st, "telemetry_cgroups"),
+                       ju64(st, "telemetry_cgroups") == 1 ? "" : "s");
+        else if (jhas(st, "telemetry"))
+                printf("Latency:  no run-queue telemetry: %s\n", strq(jstr(st, "telemetry_reason")));
         printf("Reloads:  %" PRIu64 ", %" PRIu64 " rejected\n", ju64(st, "reloads"), ju64(st, "reload_failures"));
 }
 
