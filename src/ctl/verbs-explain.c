@@ -1,130 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* bwgovctl explain: the latest decision for one unit, what it saw, the rule
- * that decided and what was written, from the daemon's Explain reply. */
+ * that decided and what was written, from the daemon's Explain reply,
+ * rendered by explain-render.c. */
 
-#include <inttypes.h>
-#include <jansson.h>
 #include <stdio.h>
 
-#include "bwgov/macro.h"
-#include "bwgov/policy.h"
-#include "format.h"
+#include "explain-render.h"
 #include "reply.h"
-#include "table.h"
 #include "verbs.h"
 
-/* The daemon says what its rule means; an older daemon may not, then the
- * library's table does. */
-static const char *rule_words(json_t *d, const char *rule) {
-        const char *w = jstr(d, "description");
-
-        if (w)
-                return w;
-        w = bw_rule_description(bw_rule_from_string(rule));
-        return w ? w : "no description for this rule";
-}
-
-/* Two Bandwidth objects with the same quota, period and burst. */
-static bool bandwidth_same(json_t *a, json_t *b) {
-        return json_equal(json_object_get(a, "quota_usec"), json_object_get(b, "quota_usec")) &&
-               ju64(a, "period_usec") == ju64(b, "period_usec") && ju64(a, "burst_usec") == ju64(b, "burst_usec");
-}
-
-/* "Outcome:": old -> target, and whether it was written (and why not). */
-static void print_outcome(json_t *p, json_t *d) {
-        json_t *old = json_object_get(d, "old"), *target = json_object_get(d, "target");
-        char a[FMT_MAX], b[FMT_MAX], c[FMT_MAX], e[FMT_MAX];
-
-        printf(LABEL, "Outcome:");
-        if (!jbool(d, "would_change"))
-                printf("unchanged at %s, burst %s\n", fmt_bw_quota(a, old), fmt_bw_burst(b, old));
-        else {
-                printf("%s, burst %s -> %s, burst %s", fmt_bw_quota(a, old), fmt_bw_burst(b, old),
-                       fmt_bw_quota(c, target), fmt_bw_burst(e, target));
-                if (jbool(d, "applied"))
-                        printf(" (written)\n");
-                else if (!jbool(d, "change"))
-                        printf(" (not written: %s)\n", jbool(p, "paused") ? "paused" : "mode observe");
-                else if (bandwidth_same(old, target))
-                        printf("\n");
-                else
-                        printf(" (not written: the write failed or was not needed)\n");
-        }
-        if (jbool(d, "emergency"))
-                printf(LABEL "a decrease for safety: no hold-off\n", "");
-}
-
-/* "Inputs:": what the sample measured and what the credit did. */
-static void print_inputs(json_t *d) {
-        json_t *in = json_object_get(d, "inputs");
-        char a[FMT_MAX], b[FMT_MAX], c[FMT_MAX], e[FMT_MAX], f[FMT_MAX];
-
-        printf(LABEL "over the last %s:\n", "Inputs:", fmt_span(a, ju64(in, "dt_usec")));
-        printf(LABEL "usage %s\n", "", fmt_cpus(a, ju64(in, "usage_rate")));
-        printf(LABEL "throttled %s (target %s), in %" PRIu64 " of %" PRIu64 " periods\n", "",
-               fmt_rate(a, ju64(in, "throttle_rate")), fmt_rate(b, ju64(d, "target_throttle")),
-               ju64(in, "d_nr_throttled"), ju64(in, "d_nr_periods"));
-        if (ju64(in, "ancestor_throttle_rate") > 0)
-                printf(LABEL "throttled %s more by an ancestor's limit (more quota here would not help)\n", "",
-                       fmt_rate(a, ju64(in, "ancestor_throttle_rate")));
-        printf(LABEL "pressure (full) %s (target %s)\n", "", fmt_rate(a, ju64(in, "pressure_rate")),
-               fmt_rate(b, ju64(d, "target_pressure")));
-        printf(LABEL "%" PRIu64 " bursts\n", "", ju64(in, "d_nr_bursts"));
-        printf(LABEL "credit %s -> %s of %s, earning %s, spending %s%s\n", "",
-               fmt_span(a, ju64(in, "credit_before_usec")), fmt_span(b, ju64(in, "credit_after_usec")),
-               fmt_span(c, ju64(d, "credit_max_usec")), fmt_cpus(e, ju64(in, "earn_rate")),
-               fmt_cpus(f, ju64(in, "spend_rate")), jbool(in, "active") ? " (active)" : "");
-        if (ju64(in, "debt_usec") > 0)
-                printf(LABEL "in debt by %s\n", "", fmt_span(a, ju64(in, "debt_usec")));
-}
-
-/* "Limits:" and "Headroom:": how far the quota may go, where it stands. */
-static void print_limits(json_t *d) {
-        json_t *old = json_object_get(d, "old"), *h = json_object_get(d, "headroom");
-        uint64_t period = ju64(old, "period_usec");
-        char a[FMT_MAX], b[FMT_MAX], c[FMT_MAX];
-
-        if (!jhas(old, "quota_usec")) {
-                printf(LABEL "none: the quota is max\n", "Limits:");
-                return;
-        }
-        printf(LABEL "quota up to %s\n", "Limits:", fmt_quota(a, jquota(d, "quota_limit_usec"), period));
-        if (json_is_object(h) && period > 0) {
-                printf(LABEL "%s above the baseline, level %" PRIu64 " of %" PRIu64 " (up to %s now); "
-                       "%s held in reserve\n", "Headroom:",
-                       fmt_cpus(a, ju64(h, "headroom_usec") * USEC_PER_SEC / period), ju64(h, "level"),
-                       ju64(h, "levels"), fmt_cpus(b, ju64(h, "headroom_max_usec") * USEC_PER_SEC / period),
-                       fmt_span(c, ju64(h, "reserve_usec")));
-                if (jhas(h, "time_to_empty_usec"))
-                        printf(LABEL "at the average spending, down to the reserve in %s\n", "",
-                               fmt_span(a, ju64(h, "time_to_empty_usec")));
-        }
-        printf(LABEL "next sample in %s\n", "", fmt_span(a, ju64(d, "next_sample_usec")));
-}
-
-static int print_explain(const struct options *o, json_t *p) {
-        json_t *d = json_object_get(p, "decision");
-        uint64_t now = now_realtime_usec(), t;
-        const char *rule;
-        char a[FMT_MAX];
-
-        printf("%s%s%s (mode %s%s)\n", o->colour ? ANSI_BOLD : "", strq(jstr(p, "unit")),
-               o->colour ? ANSI_RESET : "", strq(jstr(p, "mode")), jbool(p, "paused") ? ", paused" : "");
-        if (!json_is_object(d)) {
-                printf("No decision yet: the unit's cgroup has not been found or read.\n");
-                return 0;
-        }
-        rule = jstr(d, "rule");
-        t = ju64(d, "realtime_usec");
-
-        printf(LABEL "%s%s%s, %s ago\n", "Decision:", o->colour ? ANSI_BOLD : "", strq(rule),
-               o->colour ? ANSI_RESET : "", fmt_span(a, now > t ? now - t : 0));
-        printf(LABEL "%s\n", "Because:", rule_words(d, rule));
-        print_outcome(p, d);
-        print_inputs(d);
-        print_limits(d);
-        printf(LABEL "%s\n", "Law:", strq(jstr(d, "explain")));
-        return 0;
+static int print_explain(const struct options *o, json_t *reply) {
+        return explain_print(stdout, reply, now_realtime_usec(), o->colour);
 }
 
 DEFINE_VERB_CALL(explain, VERB_TAKES_UNIT,

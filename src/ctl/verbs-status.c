@@ -38,6 +38,11 @@ static void print_status_header(const struct options *o, json_t *st) {
                        jbool(st, "host_over_limit") ? ": over, headroom is withdrawn" : "");
         else
                 printf("Host:     CPU pressure %s, no limit\n", fmt_rate(a, ju64(st, "host_pressure_rate")));
+        if (jbool(st, "telemetry"))
+                printf("Latency:  run-queue telemetry (BPF) of %" PRIu64 " cgroup%s\n", ju64(st, "telemetry_cgroups"),
+                       ju64(st, "telemetry_cgroups") == 1 ? "" : "s");
+        else if (jhas(st, "telemetry"))
+                printf("Latency:  no run-queue telemetry: %s\n", strq(jstr(st, "telemetry_reason")));
         printf("Reloads:  %" PRIu64 ", %" PRIu64 " rejected\n", ju64(st, "reloads"), ju64(st, "reload_failures"));
 }
 
@@ -199,6 +204,15 @@ static void print_show_unit(const struct options *o, json_t *p) {
                ju64(u, "ticks"));
 }
 
+/* TargetWaitP99=: "50ms", "0 (off)", or "-" from a daemon without it. */
+static const char *fmt_wait_target(char *buf, json_t *cfg) {
+        if (!jhas(cfg, "target_wait_p99_usec"))
+                return "-";
+        if (ju64(cfg, "target_wait_p99_usec") == 0)
+                return "0 (off)";
+        return fmt_span_fine(buf, ju64(cfg, "target_wait_p99_usec"));
+}
+
 /* The unit's settings; a default in parentheses where the key is unset. */
 static void print_show_config(json_t *cfg) {
         char a[FMT_MAX], b[FMT_MAX], c[FMT_MAX], d[FMT_MAX];
@@ -208,8 +222,9 @@ static void print_show_config(json_t *cfg) {
                jhas(cfg, "cpu_quota_max") ? fmt_percent(b, ju64(cfg, "cpu_quota_max")) : "(2 x baseline)",
                jhas(cfg, "cpu_burst_max_usec") ? fmt_span(c, ju64(cfg, "cpu_burst_max_usec")) : "(the quota)",
                fmt_span(d, ju64(cfg, "credit_max_usec")));
-        printf(LABEL "TargetThrottle=%s TargetPressure=%s Priority=%" PRIi64 "\n", "",
+        printf(LABEL "TargetThrottle=%s TargetPressure=%s TargetWaitP99=%s Priority=%" PRIi64 "\n", "",
                fmt_percent(a, ju64(cfg, "target_throttle")), fmt_percent(b, ju64(cfg, "target_pressure")),
+               fmt_wait_target(c, cfg),
                (int64_t) json_integer_value(json_object_get(cfg, "priority")));
         printf(LABEL "Interval=%s ActiveInterval=%s\n", "", fmt_span(a, ju64(cfg, "interval_usec")),
                fmt_span(b, ju64(cfg, "active_interval_usec")));

@@ -1,4 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The manager's side of the run-queue telemetry (telemetry.h): load it as
+ * Telemetry= says, on the host's own cgroup tree only, keep the reason when
+ * there is none, and count (or stop counting) every open unit cgroup. */
 
 #include <stdio.h>
 

@@ -1,4 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The run-queue BPF programs (src/bpf/rqstat.bpf.c) through their libbpf
+ * skeleton: load and attach them with maps sized for the governed cgroups,
+ * grow them, track cgroups by id and sum their per-CPU counters. Contracts
+ * in telemetry.h; a stub without BPF. */
 
 #include <errno.h>
 #include <inttypes.h>

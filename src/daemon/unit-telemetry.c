@@ -1,4 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* One unit's run-queue telemetry (unit-telemetry.h): its cgroup tracked
+ * while open, and at each sample the window since the previous one, whose
+ * wait p99 and throttled share go into the law's input. */
 
 #include <errno.h>
 #include <string.h>

@@ -1253,7 +1253,7 @@ static void test_shipped_files(void **state) {
         }
         assert_int_equal(fclose(f), 0);
         assert_int_equal(fclose(mem), 0);
-        assert_int_equal(n_keys, 8); /* every [Governor] key */
+        assert_int_equal(n_keys, 9); /* every [Governor] key */
 
         snprintf(path, sizeof(path), "%s/conf/web.slice.d-example.conf", src);
         f = fopen(path, "re");
@@ -1275,7 +1275,7 @@ static void test_shipped_files(void **state) {
                                         documented++;
                 }
                 assert_int_equal(fclose(rawf), 0);
-                assert_int_equal(documented, 11); /* every [Bandwidth] key, once */
+                assert_int_equal(documented, 12); /* every [Bandwidth] key, once */
                 put(&t, "usr-lib/web.slice.d/10-limits.conf", raw);
         }
         assert_int_equal(fclose(f), 0);
