@@ -183,7 +183,8 @@ static const struct family families[] = {
         { "bwgov_headroom_level", "gauge", v_level,
           "Headroom level, 0 (baseline) to 4 (all of the largest)." },
         { "bwgov_unit_active", "gauge", v_active,
-          "1 while the group spends credit or is throttled (short horizon)." },
+          "1 while the group spends credit, is throttled, or its run-queue p99 is over TargetWaitP99= "
+          "(short horizon)." },
         { "bwgov_throttled_usec_total", "counter", v_throttled,
           "Kernel throttled time." },
         { "bwgov_nr_throttled_total", "counter", v_nr_throttled,
