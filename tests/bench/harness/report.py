@@ -152,7 +152,7 @@ def scenario_table(sc, agg):
     return "\n".join(lines)
 
 
-def markdown(scenarios, agg, meta, targets_md, overhead_md, records=()):
+def markdown(scenarios, agg, meta, targets_md, overhead_md, records=(), hackbench_md=""):
     out = [f"# bwgov benchmark ({'quick' if meta.get('quick') else 'full'})", "",
            f"{meta.get('date')} · kernel {meta.get('kernel')} · {meta.get('cpus')} CPUs · "
            f"cgroup layout {meta.get('layout')} · commit {meta.get('commit')} · "
@@ -183,6 +183,8 @@ def markdown(scenarios, agg, meta, targets_md, overhead_md, records=()):
         out += extras + scenario_notes(sc, records) + [""]
     if overhead_md:
         out += ["## Overhead and scale (simulated kernel)", "", overhead_md, ""]
+    if hackbench_md:
+        out += ["## Run-queue telemetry overhead (hackbench, real kernel)", "", hackbench_md, ""]
     if targets_md:
         out += ["## Targets (issue “Governor v2”)", "", "Each row from the medians of this run; "
                 "“–” where the run has no figure for it.", "", targets_md, ""]

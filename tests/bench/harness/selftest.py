@@ -24,6 +24,8 @@ sys.path.insert(0, BENCH)
 sys.path.insert(0, os.path.join(BENCH, "overhead"))
 
 from harness import analysis, governor, report, runner, scenarios, stats, targets  # noqa: E402
+from harness import telemetry  # noqa: E402
+import hackbench  # noqa: E402
 import overhead  # noqa: E402
 
 failures = 0
@@ -251,6 +253,70 @@ def test_targets():
     check("targets: markdown marks not met", "**not met**" in md and "| met |" in md, md)
 
 
+def _latency(counts, max_usec, **kw):
+    """A GetLatency reply with the given histogram (bucket i: [2^i, 2^(i+1)) µs)."""
+    buckets = [{"lower_usec": 0 if i == 0 else 1 << i, "upper_usec": None if i == 26 else 1 << (i + 1),
+                "count": counts.get(i, 0)} for i in range(27)]
+    total = {"waits": sum(counts.values()), "wait_usec": kw.get("wait_usec", 0), "wait_max_usec": max_usec,
+             "throttled_wait_usec": kw.get("throttled", 0), "wakeups": 0, "preemptions": 0, "throttles": 0,
+             "p99_usec": kw.get("p99"), "buckets": buckets}
+    return {"unit": "u", "available": True, "reason": None, "total": total}
+
+
+def test_rq_window():
+    a = _latency({3: 100}, 12, wait_usec=1000)
+    b = _latency({3: 150, 13: 10}, 9000, wait_usec=100000, throttled=50000)
+    w = telemetry.window(a, b)
+    check("rq window: waits of the run", w["waits"] == 60 and w["wait_usec"] == 99000, w)
+    check("rq window: p99 in the top bucket, capped at the new longest wait", w["p99_usec"] == 9000 and w["p99_ms"] == 9.0, w)
+    check("rq window: p50 is the upper end of its bucket", w["p50_usec"] == 16, w)
+    check("rq window: throttled share", abs(w["throttled_share"] - 50000 / 99000) < 1e-9, w)
+    c = _latency({3: 150, 13: 10, 14: 1}, 9000)        # longest wait from before: no cap
+    check("rq window: uncapped when the longest wait is older", telemetry.window(b, c)["p99_usec"] == 32768,
+          telemetry.window(b, c))
+    check("rq window: counters restarted", telemetry.window(c, a)["waits"] == 100, telemetry.window(c, a))
+    check("rq window: unavailable", telemetry.window(a, {"available": False, "reason": "off"}) is None)
+    bounds = [(0, 2), (2, 4), (4, 8)]
+    check("rq quantile: integer arithmetic as the daemon",
+          telemetry.quantile_usec([0, 99, 1], bounds, 0.99) == 4 and telemetry.quantile_usec([0, 98, 2], bounds, 0.99) == 8)
+    check("rq quantile: no waits", telemetry.quantile_usec([0, 0, 0], bounds, 0.99) is None)
+    check("bpf programs of a process without any", telemetry.owned_prog_ids(os.getpid()) == set())
+
+
+def test_hackbench():
+    check("hackbench: Time parsed", hackbench.parse_time("Running in process mode with 4 groups\nTime: 1.234\n") == 1.234)
+    check("hackbench: quartiles", hackbench.quartiles([1, 2, 3, 4, 5]) == (2, 3, 4), hackbench.quartiles([1, 2, 3, 4, 5]))
+    check("hackbench: 95 % CI of the median by order statistics", hackbench.median_ci(list(range(1, 21))) == (6, 15)
+          and hackbench.median_ci([1, 2, 3, 4, 5]) is None, hackbench.median_ci(list(range(1, 21))))
+    runs = []
+    ratios = [1.01, 1.02, 1.00, 1.05, 0.99]
+    for k, q in enumerate(ratios):
+        for place in ("governed", "ungoverned"):
+            base = 1.0 + k * 0.1
+            runs.append({"round": k, "arm": "without", "place": place, "variant": "thread-pipe", "ok": True,
+                         "time_s": base, "cpu_s": 2 * base})
+            runs.append({"round": k, "arm": "with", "place": place, "variant": "thread-pipe", "ok": True,
+                         "time_s": base * q, "cpu_s": 2 * base * q, "counted_waits": 1000 if place == "governed" else 0})
+            runs.append({"round": k, "arm": "with+stats", "place": place, "variant": "thread-pipe", "ok": True,
+                         "time_s": base * 1.1, "cpu_s": 2.0, "bpf": {"bw_sched_wakeup": {"run_cnt": 100, "run_time_ns": 30000},
+                                                                     "bw_sched_switch": {"run_cnt": 100, "run_time_ns": 10000}}})
+    runs.append({"round": 0, "arm": "with", "place": "governed", "variant": "thread-pipe", "ok": False, "error": "x"})
+    cases = hackbench.summarise(runs, [("governed", "thread-pipe"), ("ungoverned", "thread-pipe")])
+    g = cases[0]
+    check("hackbench: per-round ratio median and IQR", abs(g["ratio"]["median"] - 1.01) < 1e-9
+          and abs(g["ratio"]["q1"] - 1.00) < 1e-9 and abs(g["ratio"]["q3"] - 1.02) < 1e-9 and g["rounds"] == 5, g["ratio"])
+    check("hackbench: ns per event and CPU share", g["bpf"]["ns_per_event"] == 200
+          and g["bpf"]["per_program"]["bw_sched_wakeup"]["ns_per_event"] == 300
+          and abs(g["bpf"]["cpu_share"] - 200000 / 10e9) < 1e-12, g["bpf"])
+    check("hackbench: target on the governed case only", g["target_met"] is True and "target_met" not in cases[1])
+    check("hackbench: counted waits", g["counted_waits_median"] == 1000 and cases[1]["counted_waits_median"] == 0)
+    md = hackbench.markdown({"meta": {"pairs": 5}, "cases": cases, "runs": runs,
+                             "target": {"met": True, "worst_governed_ratio": 1.01}})
+    check("hackbench: table", "1.010 [1.000–1.020]" in md and "+1.0 %" in md and "| met |" in md
+          and "(reference)" in md and "1 runs failed" in md, md)
+    check("hackbench: skipped", hackbench.markdown({"skipped": "no BTF"}) == "Skipped: no BTF")
+
+
 def test_suite():
     q = {s.name: s for s in scenarios.suite(True)}
     six = scenarios.CONFIGS
@@ -340,6 +406,8 @@ def main():
         test_host_protect_ratio()
         test_bwgovd_config(tmp)
         test_targets()
+        test_rq_window()
+        test_hackbench()
         test_suite()
         test_koordinator(tmp)
         test_simkernel(tmp)
