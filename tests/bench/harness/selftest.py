@@ -197,7 +197,7 @@ def _agg_cell(metric, **kw):
         a[k] = v if isinstance(v, str) else {"median": v, "min": v, "max": v, "n": 3}
     a.setdefault("within_contract", None)
     a.setdefault("within_contract_window", None)
-    a.update({"extra": {}, "runs": 3, "failed": 0, "errors": []})
+    a.update({"extra": {}, "runs": 3, "failed": 0, "errors": [], "metric_ratio_to_static": None})
     return a
 
 
@@ -283,6 +283,40 @@ def test_rq_window():
     check("bpf programs of a process without any", telemetry.owned_prog_ids(os.getpid()) == set())
 
 
+def test_rq_report():
+    sc = scenarios.Bursty(duration=7, reps=3)
+    cell = _agg_cell(2.0)
+    cell["rq_p99_ms"] = {"median": 16.384, "min": 8.192, "max": 32.768, "n": 3}
+    agg = {"bursty": {c: dict(cell) for c in sc.configs}}
+    agg["bursty"]["static"] = _agg_cell(3.0)
+    agg["bursty"]["static+burst"] = dict(cell, rq_p99_ms={"median": 8.192, "min": 8.192, "max": 8.192, "n": 2})
+    recs = [{"scenario": "bursty", "config": "static", "rep": k, "ok": True,
+             "rq": {"available": False, "reason": "turned off (Telemetry=no)"}} for k in range(3)]
+    recs += [{"scenario": "bursty", "config": "static+burst", "rep": 0, "ok": True,
+              "rq": {"available": False, "reason": "not permitted"}}]
+    recs += [{"scenario": "bursty", "config": "koordinator", "rep": 0, "ok": True, "rq": {"available": True},
+              "observer": {"writes": 1, "writes_during": 0, "other_cgroup_writes": 1}}]
+    t = report.scenario_table(sc, agg, recs)
+    hdr = t.splitlines()[0]
+    check("rq column in the bursty table", "run-queue wait p99 (ms)" in hdr and "16.4 [8.19–32.8]" in t, t)
+    check("rq column: n/a with a footnote", "| n/a¹ |" in t and "(2 of 3 runs)¹" in t, t)
+    notes = "\n".join(report.rq_notes(sc, recs))
+    check("rq footnote names the reason", "turned off (Telemetry=no)" in notes and "not permitted" in notes
+          and "0 writes to bandwidth files while the workload ran, 1 after it" in notes, notes)
+    ph = scenarios.Phased("phased-1s", 0.9, 1, 0.2, 2, cycles=3, reps=3)
+    t2 = report.scenario_table(ph, {"phased-1s": {c: _agg_cell(1.0) for c in ph.configs}})
+    check("no rq column elsewhere", "run-queue" not in t2, t2)
+    obs = lambda cfg, w, wd: {"scenario": "bursty", "config": cfg, "rep": 0, "ok": True,
+                              "observer": {"writes": w, "writes_during": wd, "failed": 0, "traced": True}}
+    rows = targets.evaluate({}, [obs("static", 0, 0), obs("koordinator", 1, 0),
+                                 {"scenario": "bursty", "config": "static", "ok": True, "bandwidth_unchanged": True}], None)
+    r = next(x for x in rows if x["target"].startswith("run-queue wait instrument"))
+    check("targets: observer silent while the workload ran", r["met"] is True and "koordinator 1" in r["measured"], r)
+    rows = targets.evaluate({}, [obs("static", 1, 1)], None)
+    r = next(x for x in rows if x["target"].startswith("run-queue wait instrument"))
+    check("targets: an observer write during the run is not met", r["met"] is False, r)
+
+
 def test_hackbench():
     check("hackbench: Time parsed", hackbench.parse_time("Running in process mode with 4 groups\nTime: 1.234\n") == 1.234)
     check("hackbench: quartiles", hackbench.quartiles([1, 2, 3, 4, 5]) == (2, 3, 4), hackbench.quartiles([1, 2, 3, 4, 5]))
@@ -331,6 +365,9 @@ def test_suite():
     f = {s.name: s for s in scenarios.suite(False)}
     check("suite: full run sizes", f["coldstart"].idle_s == 30 and f["overload"].duration == 60
           and f["host-protect"].duration == 60)
+    check("suite: run-queue wait column in bursty and request-server scenarios only",
+          all(f[n].rq_latency for n in ("bursty", "bursty-phase", "reqserver-0.95", "reqserver-0.8"))
+          and not any(f[n].rq_latency for n in ("steady", "phased-1s", "warmup", "host-protect", "coldstart")))
 
 
 def _write(path, text):
@@ -407,6 +444,7 @@ def main():
         test_bwgovd_config(tmp)
         test_targets()
         test_rq_window()
+        test_rq_report()
         test_hackbench()
         test_suite()
         test_koordinator(tmp)
