@@ -23,10 +23,10 @@ as processes over sockets (`-g 4 -l 1000`, hackbench's default) and as
 threads over pipes (`-T -p -g 4 -l 1000`, more switches per CPU-second).
 Both cgroups get cpu.shares=10240 (as the bench's) and no quota.
 
-Runs are interleaved: for each round and case the three arms run back to
-back, in the order without, with, with+stats or its reverse, alternately
-(so the programs are loaded or unloaded once per triple and no arm is
-always first). Figures per case: the median over rounds of the per-round
+Runs are interleaved: for each round and case the arms run back to back
+(without and with; with+stats too in every second round), in that order or
+its reverse, alternately (so the programs are loaded or unloaded once per
+pair and no arm is always first). Figures per case: the median over rounds of the per-round
 ratio of hackbench's time with ÷ without and its interquartile range, the
 same for the CPU time the cgroup used, and from the with+stats runs the
 programs' ns per event and their run time as a share of the CPU time
