@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Sourced by scripts/test and scripts/demo: install whatever Debian packages
+# Sourced by scripts/test, scripts/demo and tests/bench: install whatever Debian packages
 # are missing, with one `apt-get update` at most.
 
 BWGOV_BUILD_DEPS=(
@@ -8,6 +8,12 @@ BWGOV_BUILD_DEPS=(
         libbpf-dev bpftool clang llvm
         libcmocka-dev scdoc mandoc man-db
         strace valgrind procps util-linux
+)
+
+# What tests/bench/run needs besides the build: plots, sysbench, callgrind,
+# the write trace, and hackbench (rt-tests) for the telemetry overhead.
+BWGOV_BENCH_DEPS=(
+        gnuplot-nox sysbench valgrind strace rt-tests bpftool
 )
 
 bwgov_install_deps() {

@@ -298,9 +298,11 @@ class Bwgovd:
         with open(os.path.join(self.state, "state.json"), "w") as f:
             json.dump(state_json(units, credit_usec), f, indent=2)
 
-    def start(self, trace, watch_files, timeout=10.0):
+    def start(self, trace, watch_files, timeout=10.0, ready_metric="bwgov_baseline_quota_usec"):
         """Starts bwgovd under trace (a WriteTrace) and waits until it has
-        adopted every unit."""
+        adopted every unit (its metrics show ready_metric for each; the
+        baseline quota is absent for an unlimited cgroup, the baseline
+        burst is there for every adopted unit)."""
         self.trace = trace
         with open(self.log, "w") as log:
             pid = trace.launch([self.binary, "--config-dir", self.conf, "--state-dir", self.state,
@@ -311,7 +313,7 @@ class Bwgovd:
             return False
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if all("bwgov_baseline_quota_usec" in parse_metrics(self.metrics_path, u) for u in self.units):
+            if all(ready_metric in parse_metrics(self.metrics_path, u) for u in self.units):
                 return True
             if self.proc.poll() is not None:
                 return False
@@ -321,6 +323,11 @@ class Bwgovd:
     @property
     def pid(self):
         return self.trace.pid
+
+    @property
+    def socket(self):
+        """Its varlink socket (bwgovctl --socket)."""
+        return os.path.join(self.run, "io.bwgov.Governor")
 
     def metrics(self, unit=None):
         return parse_metrics(self.metrics_path, unit or self.unit)

@@ -34,7 +34,23 @@ MEASURES = {
     "gov_cpu_pct": lambda r: _gov(r, "cpu_pct"),
     "gov_vmhwm_kib": lambda r: _gov(r, "vmhwm_kib"),
     "wall_s": lambda r: r.get("wall_s"),
+    "rq_p99_ms": lambda r: (r.get("rq") or {}).get("p99_ms"),
+    "rq_p50_ms": lambda r: _ms((r.get("rq") or {}).get("p50_usec")),
+    "rq_throttled_share": lambda r: (r.get("rq") or {}).get("throttled_share") if (r.get("rq") or {}).get("available") else None,
+    "rq_waits": lambda r: (r.get("rq") or {}).get("waits"),
 }
+
+
+def _ms(usec):
+    return usec / 1000 if usec is not None else None
+
+
+def rq_unavailable(records, sc_name, cfg=None):
+    """Why runs of a scenario (one configuration) have no run-queue wait:
+    the distinct reasons of the runs that tried."""
+    return sorted({(r.get("rq") or {}).get("reason") or "?" for r in records
+                   if r.get("scenario") == sc_name and r.get("ok") and r.get("rq") is not None
+                   and not r["rq"].get("available") and (cfg is None or r["config"] == cfg)})
 
 
 def aggregate(scenarios, records):
@@ -74,10 +90,38 @@ def _contract_cell(a):
     return w
 
 
+def rq_notes(sc, records):
+    """How the run-queue wait column was measured, the observer's writes,
+    and why a cell is n/a."""
+    rs = [r for r in records if r.get("scenario") == sc.name and r.get("ok")]
+    if not rs:
+        return []
+    obs = [r["observer"] for r in rs if r.get("observer")]
+    out = ["- run-queue wait p99: bwgovd's BPF run-queue telemetry (`bwgovctl latency --json`), the waits of "
+           "the run's cgroup from just before the workload started to just after it ended (the difference of the "
+           "unit's `total` histograms); a p99 is the upper end of a power-of-two bucket (…, 8.19, 16.4, 32.8 ms), "
+           "capped at the longest wait. The bwgovd configurations read their own daemon; unlimited, static, "
+           "static + burst and the Koordinator-style comparator a bwgovd in Mode=observe over the same cgroup"
+           + (f" (strace, {len(obs)} runs: {sum(o.get('writes_during') or 0 for o in obs)} writes to bandwidth "
+              f"files while the workload ran, {sum((o.get('writes') or 0) - (o.get('writes_during') or 0) for o in obs)}"
+              f" after it, at the observer's exit; {sum(o.get('other_cgroup_writes') or 0 for o in obs)} other writes "
+              "into the cgroup: PSI triggers)" if obs else "") + "."]
+    missing = [(cfg, rq_unavailable(records, sc.name, cfg)) for cfg in sc.configs]
+    missing += [(cfg, ["not measured (a run from before the column existed)"]) for cfg in sc.configs
+                if any(r["config"] == cfg for r in rs) and all(r.get("rq") is None for r in rs if r["config"] == cfg)]
+    missing = [(c, w) for c, w in missing if w]
+    if missing:
+        out.append("- ¹ n/a, no run-queue telemetry: " + "; ".join(f"{CONFIG_TITLES[c]}: {', '.join(w)}"
+                                                                  for c, w in missing))
+    return out
+
+
 def scenario_notes(sc, records):
     """Lines under a scenario's table that do not fit its columns."""
     from .analysis import host_protect_ratios
     out = []
+    if getattr(sc, "rq_latency", False):
+        out += rq_notes(sc, records)
     if sc.multi_group:
         hp = host_protect_ratios(records, sc.name)
         if hp["per_rep"]:
@@ -120,12 +164,26 @@ def scenario_notes(sc, records):
     return out
 
 
-def scenario_table(sc, agg):
+def rq_cell(a):
+    """The run-queue wait p99 of one configuration: median [min–max] in ms,
+    or n/a¹ (the footnote under the table says why)."""
+    if a["rq_p99_ms"]:
+        cell = fmt_summary(a["rq_p99_ms"])
+        if a["rq_p99_ms"]["n"] < a["runs"]:
+            cell += f" ({a['rq_p99_ms']['n']} of {a['runs']} runs)¹"
+        return cell
+    return "n/a¹"
+
+
+def scenario_table(sc, agg, records=()):
     """One markdown table for one scenario."""
     name, unit = sc.metric[1], sc.metric[2]
     hdr = ["configuration", f"{name} ({unit})", "× static", "throttled periods %", "throttled ms/s",
            "PSI some / full ms/s", "CPU used / baseline×t", "within contract", "governor writes (identical)",
            "governor CPU % · peak RSS"]
+    rq = getattr(sc, "rq_latency", False)
+    if rq:
+        hdr.insert(3, "run-queue wait p99 (ms)")
     if sc.better == "higher":
         hdr[1] += ", higher is better"
     lines = ["| " + " | ".join(hdr) + " |", "|" + "---|" * len(hdr)]
@@ -146,13 +204,15 @@ def scenario_table(sc, agg):
         row = [CONFIG_TITLES[cfg], fmt_summary(a["metric"]), fmt_num(a["metric_ratio_to_static"], 2),
                fmt_summary(a["throttled_pct"], 1), fmt_summary(a["throttled_ms_per_s"], 1), psi,
                fmt_summary(a["usage_over_baseline"], 2), _contract_cell(a), writes, govcpu]
+        if rq:
+            row.insert(3, rq_cell(a))
         if a["failed"]:
             row[0] += f" ({a['failed']} failed)"
         lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines)
 
 
-def markdown(scenarios, agg, meta, targets_md, overhead_md, records=()):
+def markdown(scenarios, agg, meta, targets_md, overhead_md, records=(), hackbench_md=""):
     out = [f"# bwgov benchmark ({'quick' if meta.get('quick') else 'full'})", "",
            f"{meta.get('date')} · kernel {meta.get('kernel')} · {meta.get('cpus')} CPUs · "
            f"cgroup layout {meta.get('layout')} · commit {meta.get('commit')} · "
@@ -170,19 +230,24 @@ def markdown(scenarios, agg, meta, targets_md, overhead_md, records=()):
            "(identical) is the largest number of writes, in any repetition, of the value the file "
            "already held.", ""]
     for sc in scenarios:
-        out += [f"## {sc.title}", "", scenario_table(sc, agg), ""]
+        out += [f"## {sc.title}", "", scenario_table(sc, agg, records), ""]
         extras = []
         for cfg in sc.configs:
             a = agg[sc.name].get(cfg)
             if not a or not a["runs"]:
                 continue
             parts = [f"{label} {fmt_summary(a['extra'].get(k))}" for k, label in sc.extra_metrics]
+            if a.get("rq_p99_ms"):
+                parts.append(f"run-queue wait p50 {fmt_summary(a['rq_p50_ms'])} ms, throttled share of the wait "
+                             f"{fmt_summary(a['rq_throttled_share'], 2)}, waits {fmt_summary(a['rq_waits'], 0)}")
             parts.append(f"throttled periods in the second half {fmt_summary(a['second_half_throttled_pct'], 1)} %")
             parts.append(f"host PSI some {fmt_num(a['host_some_ms_per_s']['median'] if a['host_some_ms_per_s'] else None, 0)} ms/s")
             extras.append(f"- {CONFIG_TITLES[cfg]}: " + ", ".join(parts))
         out += extras + scenario_notes(sc, records) + [""]
     if overhead_md:
         out += ["## Overhead and scale (simulated kernel)", "", overhead_md, ""]
+    if hackbench_md:
+        out += ["## Run-queue telemetry overhead (hackbench, real kernel)", "", hackbench_md, ""]
     if targets_md:
         out += ["## Targets (issue “Governor v2”)", "", "Each row from the medians of this run; "
                 "“–” where the run has no figure for it.", "", targets_md, ""]

@@ -14,6 +14,7 @@ import threading
 import time
 
 from . import cgroup as cgmod
+from . import telemetry as tm
 from .governor import Bwgovd, Koordinator, WriteTrace, proc_stats
 from .analysis import window_allowance_s
 from .scenarios import lookup
@@ -237,6 +238,93 @@ def _stop_governor(gov, trace, cgs, e0, wall, steady_from, gstart_cpu):
     return gsum
 
 
+class RqProbe:
+    """The run-queue wait of one cgroup over a run, from bwgovd's BPF
+    telemetry (`bwgovctl latency --json`): the configuration's own bwgovd,
+    or for the configurations without one (unlimited, static, static+burst,
+    Koordinator-style) a bwgovd in Mode=observe over the cgroup, started
+    under strace like a governor, so that the same instrument measures every
+    configuration; observe mode decides but never writes, and the trace
+    shows that it did not. The waits of the run are the difference of the
+    unit's `total` before and after (the cgroup is fresh, so that is also
+    all it ever counted)."""
+
+    def __init__(self, ctx, config, scen, rundir, cg, gov):
+        self.ctx, self.cg = ctx, cg
+        self.observer = self.trace = None
+        self.observer_result = None     # stop()'s figures
+        self.reason = None
+        self.lat0 = None
+        self.bwgovctl = ctx.bins.get("bwgovctl")
+        if not self.bwgovctl:
+            self.reason = "no bwgovctl"
+            return
+        if isinstance(gov, Bwgovd):
+            self.source, self.daemon = "bwgovd", gov
+        else:
+            self.source = "observer"
+            self.daemon = Bwgovd(ctx.bins["bwgovd"], os.path.join(rundir, "observer"), [cg.name], "observe",
+                                 ctx.credit_max_s, 300.0 * scen.baseline_cpus)
+            self.trace = WriteTrace(os.path.join(rundir, "observer.strace"))
+            started = self.daemon.start(self.trace, list(cg.bandwidth_files().values()),
+                                        ready_metric="bwgov_baseline_burst_usec")
+            ctx.live_procs.append(self.daemon.proc)
+            self.observer = self.daemon
+            if not started:
+                self.reason = "the Mode=observe bwgovd did not start: " + " | ".join(self.daemon.log_tail(3))
+                return
+        lat = tm.wait_counting(self.bwgovctl, self.daemon.socket, cg.name, timeout=10,
+                               alive=lambda: self.daemon.proc.poll() is None)
+        if lat is None:
+            self.reason = "bwgovctl latency did not answer"
+        elif not lat.get("available"):
+            self.reason = lat.get("reason") or "not available"
+        if self.reason and self.observer:
+            self.stop()             # nothing to measure: the run goes on without it
+
+    def begin(self):
+        if self.reason:
+            return
+        try:
+            self.lat0 = tm.latency(self.bwgovctl, self.daemon.socket, self.cg.name)
+        except (RuntimeError, ValueError, subprocess.TimeoutExpired) as e:
+            self.reason = str(e)
+
+    def end(self):
+        """The run's figures (call before the daemon stops)."""
+        out = {"source": self.source}
+        if not self.reason:
+            try:
+                w = tm.window(self.lat0, tm.latency(self.bwgovctl, self.daemon.socket, self.cg.name))
+                if w is None:
+                    self.reason = "no run-queue telemetry at the end of the run"
+                else:
+                    out.update(w)
+            except (RuntimeError, ValueError, subprocess.TimeoutExpired) as e:
+                self.reason = str(e)
+        out["available"] = self.reason is None
+        out["reason"] = self.reason
+        return out
+
+    def stop(self, workload_end=None):
+        """Stop the observer (if any): its writes to the cgroup (strace; those
+        up to workload_end, epoch seconds, apart), CPU time and memory in
+        observer_result."""
+        if not self.observer:
+            return
+        obs, self.observer = self.observer, None
+        st = proc_stats(obs.pid) if obs.pid else {}
+        writes_metric = obs.metrics().get("bwgov_writes_total")
+        rc = obs.stop()
+        tr = self.trace.analyse([self.cg.bw_dir, self.cg.v2_dir])
+        self.observer_result = {"writes": tr["writes"], "identical": tr["identical"], "failed": tr["failed"],
+                                "writes_during": (len([t for t in tr["write_times"] if t <= workload_end])
+                                                  if workload_end is not None else None),
+                                "traced": tr["traced"], "other_cgroup_writes": tr["other_cgroup_writes"],
+                                "writes_metric": writes_metric, "cpu_s": st.get("cpu_s"),
+                                "vmhwm_kib": st.get("vmhwm_kib"), "exit_status": rc}
+
+
 def _credit_at_adoption(gov, cgs):
     if not isinstance(gov, Bwgovd):
         return None
@@ -305,24 +393,32 @@ def run_one(ctx, scen, config, rep):
         # own with the same weight and no quota, so host noise does not
         # delay arrivals.
         side = _new_cgroup(ctx, name + "-gen")
-    gov = trace = None
+    gov = trace = probe = None
     rec = {"scenario": scen.name, "config": config, "rep": rep, "cgroup": name, "ok": False,
            "baseline_quota_usec": scen.quota, "period_usec": scen.period}
     try:
         if config == "unlimited":
-            _setup(ctx, cg, None, scen.period)
+            set_to = (None, scen.period, 0)
         elif config == "static+burst":
-            _setup(ctx, cg, scen.quota, scen.period, scen.quota)
+            set_to = (scen.quota, scen.period, scen.quota)
         else:
-            _setup(ctx, cg, scen.quota, scen.period)
+            set_to = (scen.quota, scen.period, 0)
+        _setup(ctx, cg, *set_to)
         if side:
             _setup(ctx, side, None, scen.period)
 
+        if scen.rq_latency and not config.startswith("bwgovd"):
+            # The observer first: it adopts the static baseline as set.
+            probe = RqProbe(ctx, config, scen, rundir, cg, None)
         gov, trace = _start_governor(ctx, config, scen, rundir, [cg])
+        if scen.rq_latency and config.startswith("bwgovd"):
+            probe = RqProbe(ctx, config, scen, rundir, cg, gov)
         credit0 = _credit_at_adoption(gov, [cg])
         gstart_cpu = proc_stats(gov.pid)["cpu_s"] if gov else None
         t0 = time.monotonic()
         e0 = time.time()
+        if probe:
+            probe.begin()
         s0, h0, la0 = cg.stat(), host_psi(), loadavg()
         sampler = Sampler(cg, t0)
         sampler.sample()
@@ -337,6 +433,8 @@ def run_one(ctx, scen, config, rep):
         t1 = time.monotonic()
         s1, h1 = cg.stat(), host_psi()
         wall = t1 - t0
+        if probe:
+            rec["rq"] = probe.end()
 
         if gov:
             steady_from = scen.steady_from_s if scen.steady_from_s is not None else wall / 2
@@ -344,7 +442,15 @@ def run_one(ctx, scen, config, rep):
             if credit0 is not None:
                 rec["governor"]["credit_at_adoption_usec"] = credit0[cg.name]
             gov = None
+        if probe:
+            probe.stop(workload_end=e0 + wall)
+            if probe.observer_result is not None:
+                rec["observer"] = probe.observer_result
         restored = cg.get()
+        if not config.startswith("bwgovd") and config != "koordinator":
+            # No governor: the bandwidth must still be what the harness set
+            # (an observer, if one ran, never writes).
+            rec["bandwidth_unchanged"] = tuple(restored) == set_to
 
         rec.update(_counters(s0, s1, sampler.rows, wall, scen.baseline_cpus,
                              contract_extra_s(config, scen, ctx.credit_max_s), scen.quota / 1e6))
@@ -361,6 +467,11 @@ def run_one(ctx, scen, config, rep):
         rec["ok"] = False
         rec["error"] = f"{type(e).__name__}: {e}"
     finally:
+        if probe and probe.observer:
+            try:
+                probe.stop()
+            except Exception:
+                pass
         _finish(ctx, rec, gov, trace, [cg, side], rundir)
     return rec
 

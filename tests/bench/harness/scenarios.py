@@ -43,6 +43,7 @@ class Scenario:
     ideal_s = None              # the ideal figure of merit (seconds), if there is one
     empty_credit = False        # bwgovd starts with an empty credit bucket
     multi_group = False         # runner.run_one hands it to run_multi()
+    rq_latency = False          # measure the run-queue wait p99 of every configuration (bwgovd's telemetry)
 
     def __init__(self, name, title, quota, period, duration, configs, reps, metric, extra_metrics=()):
         self.name = name
@@ -109,6 +110,7 @@ class Bursty(Scenario):
                          (("stretch.p50", "p50 stretch"), ("stretch.p999", "p99.9 stretch"),
                           ("achieved_demand_cpus", "achieved CPUs")))
         self.threads, self.demand, self.burst_ms, self.phase = threads, demand, burst_ms, phase
+        self.rq_latency = True
 
     def start(self, cg, bins, rep, logf, side=None):
         argv = [bins["bwgov-bursty"], "--threads", str(self.threads), "--mean-demand", str(self.demand),
@@ -144,6 +146,7 @@ class ReqServer(Scenario):
                           ("achieved_cpus", "achieved CPUs"),
                           ("max_enqueue_lag_ms", "largest arrival lag (ms; host noise or throttled reader)")))
         self.offered, self.rate, self.workers, self.cost_ms = offered, rate, workers, cost_ms
+        self.rq_latency = True
 
     needs_side_cgroup = True
 
@@ -355,6 +358,7 @@ def suite(quick, only=None, with_sysbench=True):
                     title=f"steady state: the bursty workload for {30 if quick else 120} s, bwgovd's writes after "
                           f"{10 if quick else 30} s")
     steady.steady_from_s = 10 if quick else 30
+    steady.rq_latency = False
     empty_cfgs = ["static", "static+burst", "bwgovd-burst", "bwgovd-elastic"]
     if quick:
         s = [Bursty(duration=7, reps=3),

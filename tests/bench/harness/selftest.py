@@ -24,6 +24,8 @@ sys.path.insert(0, BENCH)
 sys.path.insert(0, os.path.join(BENCH, "overhead"))
 
 from harness import analysis, governor, report, runner, scenarios, stats, targets  # noqa: E402
+from harness import telemetry  # noqa: E402
+import hackbench  # noqa: E402
 import overhead  # noqa: E402
 
 failures = 0
@@ -195,7 +197,7 @@ def _agg_cell(metric, **kw):
         a[k] = v if isinstance(v, str) else {"median": v, "min": v, "max": v, "n": 3}
     a.setdefault("within_contract", None)
     a.setdefault("within_contract_window", None)
-    a.update({"extra": {}, "runs": 3, "failed": 0, "errors": []})
+    a.update({"extra": {}, "runs": 3, "failed": 0, "errors": [], "metric_ratio_to_static": None})
     return a
 
 
@@ -251,6 +253,104 @@ def test_targets():
     check("targets: markdown marks not met", "**not met**" in md and "| met |" in md, md)
 
 
+def _latency(counts, max_usec, **kw):
+    """A GetLatency reply with the given histogram (bucket i: [2^i, 2^(i+1)) µs)."""
+    buckets = [{"lower_usec": 0 if i == 0 else 1 << i, "upper_usec": None if i == 26 else 1 << (i + 1),
+                "count": counts.get(i, 0)} for i in range(27)]
+    total = {"waits": sum(counts.values()), "wait_usec": kw.get("wait_usec", 0), "wait_max_usec": max_usec,
+             "throttled_wait_usec": kw.get("throttled", 0), "wakeups": 0, "preemptions": 0, "throttles": 0,
+             "p99_usec": kw.get("p99"), "buckets": buckets}
+    return {"unit": "u", "available": True, "reason": None, "total": total}
+
+
+def test_rq_window():
+    a = _latency({3: 100}, 12, wait_usec=1000)
+    b = _latency({3: 150, 13: 10}, 9000, wait_usec=100000, throttled=50000)
+    w = telemetry.window(a, b)
+    check("rq window: waits of the run", w["waits"] == 60 and w["wait_usec"] == 99000, w)
+    check("rq window: p99 in the top bucket, capped at the new longest wait", w["p99_usec"] == 9000 and w["p99_ms"] == 9.0, w)
+    check("rq window: p50 is the upper end of its bucket", w["p50_usec"] == 16, w)
+    check("rq window: throttled share", abs(w["throttled_share"] - 50000 / 99000) < 1e-9, w)
+    c = _latency({3: 150, 13: 10, 14: 1}, 9000)        # longest wait from before: no cap
+    check("rq window: uncapped when the longest wait is older", telemetry.window(b, c)["p99_usec"] == 32768,
+          telemetry.window(b, c))
+    check("rq window: counters restarted", telemetry.window(c, a)["waits"] == 100, telemetry.window(c, a))
+    check("rq window: unavailable", telemetry.window(a, {"available": False, "reason": "off"}) is None)
+    bounds = [(0, 2), (2, 4), (4, 8)]
+    check("rq quantile: integer arithmetic as the daemon",
+          telemetry.quantile_usec([0, 99, 1], bounds, 0.99) == 4 and telemetry.quantile_usec([0, 98, 2], bounds, 0.99) == 8)
+    check("rq quantile: no waits", telemetry.quantile_usec([0, 0, 0], bounds, 0.99) is None)
+    check("bpf programs of a process without any", telemetry.owned_prog_ids(os.getpid()) == set())
+
+
+def test_rq_report():
+    sc = scenarios.Bursty(duration=7, reps=3)
+    cell = _agg_cell(2.0)
+    cell["rq_p99_ms"] = {"median": 16.384, "min": 8.192, "max": 32.768, "n": 3}
+    agg = {"bursty": {c: dict(cell) for c in sc.configs}}
+    agg["bursty"]["static"] = _agg_cell(3.0)
+    agg["bursty"]["static+burst"] = dict(cell, rq_p99_ms={"median": 8.192, "min": 8.192, "max": 8.192, "n": 2})
+    recs = [{"scenario": "bursty", "config": "static", "rep": k, "ok": True,
+             "rq": {"available": False, "reason": "turned off (Telemetry=no)"}} for k in range(3)]
+    recs += [{"scenario": "bursty", "config": "static+burst", "rep": 0, "ok": True,
+              "rq": {"available": False, "reason": "not permitted"}}]
+    recs += [{"scenario": "bursty", "config": "koordinator", "rep": 0, "ok": True, "rq": {"available": True},
+              "observer": {"writes": 1, "writes_during": 0, "other_cgroup_writes": 1}}]
+    t = report.scenario_table(sc, agg, recs)
+    hdr = t.splitlines()[0]
+    check("rq column in the bursty table", "run-queue wait p99 (ms)" in hdr and "16.4 [8.19–32.8]" in t, t)
+    check("rq column: n/a with a footnote", "| n/a¹ |" in t and "(2 of 3 runs)¹" in t, t)
+    notes = "\n".join(report.rq_notes(sc, recs))
+    check("rq footnote names the reason", "turned off (Telemetry=no)" in notes and "not permitted" in notes
+          and "0 writes to bandwidth files while the workload ran, 1 after it" in notes, notes)
+    ph = scenarios.Phased("phased-1s", 0.9, 1, 0.2, 2, cycles=3, reps=3)
+    t2 = report.scenario_table(ph, {"phased-1s": {c: _agg_cell(1.0) for c in ph.configs}})
+    check("no rq column elsewhere", "run-queue" not in t2, t2)
+    obs = lambda cfg, w, wd: {"scenario": "bursty", "config": cfg, "rep": 0, "ok": True,
+                              "observer": {"writes": w, "writes_during": wd, "failed": 0, "traced": True}}
+    rows = targets.evaluate({}, [obs("static", 0, 0), obs("koordinator", 1, 0),
+                                 {"scenario": "bursty", "config": "static", "ok": True, "bandwidth_unchanged": True}], None)
+    r = next(x for x in rows if x["target"].startswith("run-queue wait instrument"))
+    check("targets: observer silent while the workload ran", r["met"] is True and "koordinator 1" in r["measured"], r)
+    rows = targets.evaluate({}, [obs("static", 1, 1)], None)
+    r = next(x for x in rows if x["target"].startswith("run-queue wait instrument"))
+    check("targets: an observer write during the run is not met", r["met"] is False, r)
+
+
+def test_hackbench():
+    check("hackbench: Time parsed", hackbench.parse_time("Running in process mode with 4 groups\nTime: 1.234\n") == 1.234)
+    check("hackbench: quartiles", hackbench.quartiles([1, 2, 3, 4, 5]) == (2, 3, 4), hackbench.quartiles([1, 2, 3, 4, 5]))
+    check("hackbench: 95 % CI of the median by order statistics", hackbench.median_ci(list(range(1, 21))) == (6, 15)
+          and hackbench.median_ci([1, 2, 3, 4, 5]) is None, hackbench.median_ci(list(range(1, 21))))
+    runs = []
+    ratios = [1.01, 1.02, 1.00, 1.05, 0.99]
+    for k, q in enumerate(ratios):
+        for place in ("governed", "ungoverned"):
+            base = 1.0 + k * 0.1
+            runs.append({"round": k, "arm": "without", "place": place, "variant": "thread-pipe", "ok": True,
+                         "time_s": base, "cpu_s": 2 * base})
+            runs.append({"round": k, "arm": "with", "place": place, "variant": "thread-pipe", "ok": True,
+                         "time_s": base * q, "cpu_s": 2 * base * q, "counted_waits": 1000 if place == "governed" else 0})
+            runs.append({"round": k, "arm": "with+stats", "place": place, "variant": "thread-pipe", "ok": True,
+                         "time_s": base * 1.1, "cpu_s": 2.0, "bpf": {"bw_sched_wakeup": {"run_cnt": 100, "run_time_ns": 30000},
+                                                                     "bw_sched_switch": {"run_cnt": 100, "run_time_ns": 10000}}})
+    runs.append({"round": 0, "arm": "with", "place": "governed", "variant": "thread-pipe", "ok": False, "error": "x"})
+    cases = hackbench.summarise(runs, [("governed", "thread-pipe"), ("ungoverned", "thread-pipe")])
+    g = cases[0]
+    check("hackbench: per-round ratio median and IQR", abs(g["ratio"]["median"] - 1.01) < 1e-9
+          and abs(g["ratio"]["q1"] - 1.00) < 1e-9 and abs(g["ratio"]["q3"] - 1.02) < 1e-9 and g["rounds"] == 5, g["ratio"])
+    check("hackbench: ns per event and CPU share", g["bpf"]["ns_per_event"] == 200
+          and g["bpf"]["per_program"]["bw_sched_wakeup"]["ns_per_event"] == 300
+          and abs(g["bpf"]["cpu_share"] - 200000 / 10e9) < 1e-12, g["bpf"])
+    check("hackbench: target on the governed case only", g["target_met"] is True and "target_met" not in cases[1])
+    check("hackbench: counted waits", g["counted_waits_median"] == 1000 and cases[1]["counted_waits_median"] == 0)
+    md = hackbench.markdown({"meta": {"pairs": 5}, "cases": cases, "runs": runs,
+                             "target": {"met": True, "worst_governed_ratio": 1.01}})
+    check("hackbench: table", "1.010 [1.000–1.020]" in md and "+1.0 %" in md and "| met |" in md
+          and "(reference)" in md and "1 runs failed" in md, md)
+    check("hackbench: skipped", hackbench.markdown({"skipped": "no BTF"}) == "Skipped: no BTF")
+
+
 def test_suite():
     q = {s.name: s for s in scenarios.suite(True)}
     six = scenarios.CONFIGS
@@ -265,6 +365,9 @@ def test_suite():
     f = {s.name: s for s in scenarios.suite(False)}
     check("suite: full run sizes", f["coldstart"].idle_s == 30 and f["overload"].duration == 60
           and f["host-protect"].duration == 60)
+    check("suite: run-queue wait column in bursty and request-server scenarios only",
+          all(f[n].rq_latency for n in ("bursty", "bursty-phase", "reqserver-0.95", "reqserver-0.8"))
+          and not any(f[n].rq_latency for n in ("steady", "phased-1s", "warmup", "host-protect", "coldstart")))
 
 
 def _write(path, text):
@@ -340,6 +443,9 @@ def main():
         test_host_protect_ratio()
         test_bwgovd_config(tmp)
         test_targets()
+        test_rq_window()
+        test_rq_report()
+        test_hackbench()
         test_suite()
         test_koordinator(tmp)
         test_simkernel(tmp)

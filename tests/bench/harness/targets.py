@@ -260,6 +260,32 @@ def evaluate(agg, records, overhead, better=None):
                     f"{sum((r.get('governor') or {}).get('identical') or 0 for r in records if r['config'] == 'koordinator')}",
                     ident == 0 if runs else None))
 
+    # The run-queue wait instrument of the configurations without bwgovd
+    # (a bwgovd in Mode=observe): it must not have changed what it measured.
+    # Writes after the workload ended (at the observer's exit) cannot change
+    # the figures; they are stated, and by configuration.
+    obs = [r for r in records if r.get("ok") and r.get("observer")]
+    if obs:
+        w = sum(r["observer"].get("writes") or 0 for r in obs)
+        wd = sum(r["observer"].get("writes_during") or 0 for r in obs)
+        f = sum(r["observer"].get("failed") or 0 for r in obs)
+        untraced = sum(1 for r in obs if not r["observer"].get("traced"))
+        static = [r for r in records if r.get("ok") and r.get("bandwidth_unchanged") is not None]
+        changed = sum(1 for r in static if not r["bandwidth_unchanged"])
+        after = {}
+        for r in obs:
+            n = (r["observer"].get("writes") or 0) - (r["observer"].get("writes_during") or 0)
+            if n:
+                after[r["config"]] = after.get(r["config"], 0) + n
+        out.append(_row("run-queue wait instrument (bwgovd Mode=observe) writes nothing while the workload runs "
+                        "(strace), and the limits of the runs without a governor are unchanged at the end",
+                        f"{wd} writes while the workload ran ({f} failed) in {len(obs)} observed runs"
+                        + (f", {untraced} without a trace" if untraced else "")
+                        + f"; limits changed in {changed} of {len(static)} runs without a governor"
+                        + (f"; after the workload, at its exit: {w - wd} writes ("
+                           + ", ".join(f"{c} {n}" for c, n in sorted(after.items())) + ")" if w > wd else ""),
+                        wd == 0 and f == 0 and untraced == 0 and changed == 0))
+
     # Host protection.
     hp = host_protect_ratios(records)
     if hp["per_rep"]:
