@@ -87,7 +87,9 @@ enum bw_restore {
 };
 
 /* What restoring the baseline (stop, pause, unconfigure) means with cur in
- * the kernel. For BW_RESTORE_BASELINE and BW_RESTORE_BURST, *ret_target is
+ * the kernel. Only what we wrote is undone: when we hold nothing
+ * (!v->has_written), a value other than the baseline is someone else's
+ * (BW_RESTORE_NOT_OURS), whatever the mode. For BW_RESTORE_BASELINE and BW_RESTORE_BURST, *ret_target is
  * the value to write and *ret_baseline the baseline after it (for
  * BW_RESTORE_BURST, cur's quota and period with the restored burst);
  * otherwise both are untouched. */

@@ -95,6 +95,11 @@ enum bw_restore bw_baseline_restore_plan(const struct bw_baseline_view *v, const
         }
         if (bw_bandwidth_identical(cur, &v->baseline))
                 return BW_RESTORE_NOTHING;
+        /* Nothing of ours is in place (has_written false: the kernel held
+         * the baseline at our last look), so a different value now is
+         * someone else's, written since: not ours to undo. */
+        if (!v->has_written)
+                return BW_RESTORE_NOT_OURS;
         *ret_baseline = v->baseline;
         *ret_target = v->baseline;
         return BW_RESTORE_BASELINE;
