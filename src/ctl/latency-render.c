@@ -79,6 +79,9 @@ size_t latency_print_histogram(FILE *f, json_t *buckets, const char *indent) {
                 json_t *b = json_array_get(buckets, i);
                 uint64_t c = ju64(b, "count");
                 size_t w = (size_t) u64_muldiv(c, LATENCY_BAR_WIDTH, max);     /* c <= max: at most the width */
+
+                if (w > LATENCY_BAR_WIDTH)      /* said for the compiler, which cannot see it */
+                        w = LATENCY_BAR_WIDTH;
                 memset(bar, '#', w);
                 memset(bar + w, ' ', LATENCY_BAR_WIDTH - w);
                 bar[LATENCY_BAR_WIDTH] = '\0';
