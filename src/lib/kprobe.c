@@ -412,6 +412,15 @@ static bool btf_has_member(const struct btf *btf, const struct btf_type *t, cons
         return false;
 }
 
+/* The raw BTF file to read: env->btf_path, else the host's vmlinux BTF. */
+static int btf_path(const struct bw_kprobe_env *env, char **ret) {
+        if (env->btf_path) {
+                *ret = strdup(env->btf_path);
+                return *ret ? 0 : -ENOMEM;
+        }
+        return bw_kprobe_host_path(env, "/sys/kernel/btf/vmlinux", ret);
+}
+
 int bw_kprobe_btf_member(const struct bw_kprobe_env *env, const char *struct_name, const char *member,
                          struct bw_kprobe_result *ret) {
         _cleanup_free_ char *p = NULL;
@@ -420,15 +429,9 @@ int bw_kprobe_btf_member(const struct bw_kprobe_env *env, const char *struct_nam
         int id, r;
         bool found;
 
-        if (env->btf_path)
-                p = strdup(env->btf_path);
-        else {
-                r = bw_kprobe_host_path(env, "/sys/kernel/btf/vmlinux", &p);
-                if (r < 0)
-                        return r;
-        }
-        if (!p)
-                return -ENOMEM;
+        r = btf_path(env, &p);
+        if (r < 0)
+                return r;
 
         if (access(p, R_OK) < 0)
                 return bw_kprobe_result_set(ret, BW_KSTATUS_UNKNOWN, "btf: %s: %s",
@@ -472,15 +475,9 @@ int bw_kprobe_bpf_support(const struct bw_kprobe_env *env, struct bw_kbpf *caps)
         caps->has_runqueue = false;
         caps->throttled_clock = "none";
         caps->throttle_model = "unknown";
-        if (env->btf_path)
-                p = strdup(env->btf_path);
-        else {
-                r = bw_kprobe_host_path(env, "/sys/kernel/btf/vmlinux", &p);
-                if (r < 0)
-                        return r;
-        }
-        if (!p)
-                return -ENOMEM;
+        r = btf_path(env, &p);
+        if (r < 0)
+                return r;
         btf = access(p, R_OK) < 0 ? NULL : btf__parse_raw(p);
         if (!btf)
                 return errno == ENOMEM ? -ENOMEM : 0;

@@ -854,6 +854,29 @@ static void test_probe_btf(void **state) {
                "btf: /nonexistent/vmlinux: No such file or directory");
 }
 
+/* The run-queue telemetry's view of BTF: the host's (whatever its version,
+ * one of the known answers), then no BTF at all. */
+static void test_probe_bpf_support(void **state) {
+        struct bw_kprobe_env env = env_for(-EBADF, false, -EBADF, NULL, NULL);
+        _cleanup_free_ char *bogus = fixture_path("manifest/manifest.json");
+        struct bw_kbpf b;
+
+        if (access("/sys/kernel/btf/vmlinux", R_OK) >= 0) {
+                assert_int_equal(bw_kprobe_bpf_support(&env, &b), 0);
+                assert_true(b.has_runqueue);
+                assert_true(strcmp(b.throttled_clock, "exact") == 0 || strcmp(b.throttled_clock, "estimate") == 0);
+                assert_true(strcmp(b.throttle_model, "task") == 0 || strcmp(b.throttle_model, "cfs_rq") == 0);
+        }
+        env.btf_path = bogus;
+        assert_int_equal(bw_kprobe_bpf_support(&env, &b), 0);
+        assert_false(b.has_runqueue);
+        assert_string_equal(b.throttled_clock, "none");
+        assert_string_equal(b.throttle_model, "unknown");
+        env.btf_path = "/nonexistent/vmlinux";
+        assert_int_equal(bw_kprobe_bpf_support(&env, &b), 0);
+        assert_false(b.has_runqueue);
+}
+
 static void test_probe_behaviour_refused(void **state) {
         _cleanup_close_ int hybrid = open_fixture_dir("hybrid/cpu");
         _cleanup_free_ char *dir = fixture_path("hybrid/cpu");
@@ -1182,6 +1205,7 @@ int main(void) {
                 cmocka_unit_test(test_probe_psi),
                 cmocka_unit_test(test_probe_kconfig),
                 cmocka_unit_test(test_probe_btf),
+                cmocka_unit_test(test_probe_bpf_support),
                 cmocka_unit_test(test_probe_behaviour_refused),
                 cmocka_unit_test(test_probe_run_version),
                 cmocka_unit_test(test_check_run),
