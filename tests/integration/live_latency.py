@@ -24,21 +24,9 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from live_governor import BWGOVCTL, BWGOVD, Cgroup, mounts  # noqa: E402
+from live_governor import BWGOVCTL, BWGOVD, Cgroup, check, failures, mounts, skip  # noqa: E402
 
 SECS = float(os.environ.get("BWGOV_LATENCY_SECONDS", "8"))
-failures = []
-
-
-def check(cond, what):
-    print(("PASS: " if cond else "FAIL: ") + what, flush=True)
-    if not cond:
-        failures.append(what)
-
-
-def skip(why):
-    print(f"SKIP: {why}")
-    sys.exit(77)
 
 
 def psi_some_total(cg):
