@@ -217,7 +217,7 @@ static __always_inline void wait_begin(struct task_struct *p, u64 now, bool pree
         }
 }
 
-static __always_inline void throttle_end(struct bw_rq_counters *c, struct cfs_rq *cfs, u64 clock, u64 now) {
+static __always_inline void throttle_end(struct bw_rq_counters *c, u64 clock, u64 now) {
         u64 wall = now > c->pending_since_ns ? now - c->pending_since_ns : 0;
         u64 d = clock > c->pending_clock_ns ? clock - c->pending_clock_ns : 0;
 
@@ -264,7 +264,7 @@ static __always_inline void wait_end(struct task_struct *p, u64 now) {
                 c->migrated_waits++;
 
         if (c->pending_since_ns)
-                throttle_end(c, cfs, clock, now);
+                throttle_end(c, clock, now);
 }
 
 SEC("tp_btf/sched_wakeup")
