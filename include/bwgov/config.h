@@ -52,6 +52,10 @@
 #define BW_CREDIT_MAX_LIMIT_USEC    UINT64_C(86400000000)   /* CreditMax= 24h */
 #define BW_CPU_PERCENT_LIMIT        UINT64_C(10000000000)   /* CPUQuota(Max)= 1000000% (10000 CPUs), µs/s */
 #define BW_HISTORY_SIZE_MAX         65536
+#define BW_CONTENTION_INTERVAL_MIN_USEC UINT64_C(100000)    /* ContentionInterval= 100ms */
+#define BW_CONTENTION_INTERVAL_MAX_USEC UINT64_C(60000000)  /* ContentionInterval= 1min */
+#define BW_LATENCY_TARGET_MIN_USEC  UINT64_C(10)            /* LatencyTarget= 10us */
+#define BW_LATENCY_TARGET_DEFAULT_USEC UINT64_C(5000)       /* LatencyTarget= of Class=latency when unset */
 #define BW_PRIORITY_MIN             (-1000)
 #define BW_PRIORITY_MAX             1000
 
@@ -72,10 +76,41 @@ enum bw_kernel_check {
         _BW_KERNEL_CHECK_INVALID = -1,
 };
 
+/* Class= of a unit: what bwgov may do to it for other units' sake.
+ *   latency      has a LatencyTarget=; bwgov raises its weight, shortens its
+ *                threads' slices and holds the others back while it misses it;
+ *   throughput   the default: keeps its contract, its boosts may be
+ *                withdrawn for a latency group; takes part in Contention=;
+ *   best-effort  may also be put below its contract: cpu.idle while a
+ *                latency group misses its target. */
+enum bw_class {
+        BW_CLASS_LATENCY = 0,
+        BW_CLASS_THROUGHPUT,
+        BW_CLASS_BEST_EFFORT,
+        _BW_CLASS_MAX,
+        _BW_CLASS_INVALID = -1,
+};
+
+/* Contention= among throughput-class units that together want more CPU than
+ * the host has: the kernel's sharing (share), freezer gang scheduling
+ * (gang: one group runs at a time, ContentionInterval= each), or disjoint
+ * cpusets sized by weight (pin). */
+enum bw_contention {
+        BW_CONTENTION_SHARE = 0,
+        BW_CONTENTION_GANG,
+        BW_CONTENTION_PIN,
+        _BW_CONTENTION_MAX,
+        _BW_CONTENTION_INVALID = -1,
+};
+
 const char *bw_mode_to_string(enum bw_mode m);
 enum bw_mode bw_mode_from_string(const char *s);
 const char *bw_kernel_check_to_string(enum bw_kernel_check k);
 enum bw_kernel_check bw_kernel_check_from_string(const char *s);
+const char *bw_class_to_string(enum bw_class c);
+enum bw_class bw_class_from_string(const char *s);
+const char *bw_contention_to_string(enum bw_contention c);
+enum bw_contention bw_contention_from_string(const char *s);
 
 /* [Governor] in bwgov.conf */
 struct bw_global_config {
@@ -89,6 +124,8 @@ struct bw_global_config {
         bool telemetry;                      /* Telemetry=, default yes: load the run-queue BPF programs */
         uint64_t active_interval_usec;       /* ActiveInterval=, sampling of groups spending credit,
                                               * default 250ms, [100ms, 1h] */
+        enum bw_contention contention;       /* Contention=, default share */
+        uint64_t contention_interval_usec;   /* ContentionInterval=, gang slot, default 1s, [100ms, 1min] */
 };
 
 /* [Bandwidth] in <unit>.d drop-ins. has_* tells whether a key was set. */
@@ -112,6 +149,12 @@ struct bw_unit_config {
         int64_t priority;                    /* Priority=, [-1000, 1000], default 0; lower is shed first */
         uint64_t interval_usec;              /* Interval=, [100ms, 1h]; 0 = unset: global Interval= */
         uint64_t active_interval_usec;       /* ActiveInterval=, [100ms, 1h]; 0 = unset: global ActiveInterval= */
+        enum bw_class class;                 /* Class=, valid when has_class; see bw_unit_class() */
+        bool has_class;
+        uint64_t latency_target_usec;        /* LatencyTarget=, run-queue wait p99, [10us, 10s]; 0 = unset
+                                              * (5ms for Class=latency, see bw_unit_latency_target_usec()) */
+        uint64_t cpu_guarantee;              /* CPUGuarantee=, µs/s of CPU the group gets whenever it wants
+                                              * it (Class=latency only); 0 = none */
         /* Where CPUQuota= came from, for messages: "file:line" of the winning
          * assignment (NULL when unset). */
         char *cpu_quota_source;
@@ -167,6 +210,13 @@ uint64_t bw_unit_interval_usec(const struct bw_config *c, const struct bw_unit_c
 /* ActiveInterval= of the unit, else the global one, never above the unit's
  * Interval=. */
 uint64_t bw_unit_active_interval_usec(const struct bw_config *c, const struct bw_unit_config *u);
+
+/* Class= of the unit: as set, else latency when LatencyTarget= is set, else
+ * throughput. */
+enum bw_class bw_unit_class(const struct bw_unit_config *u);
+/* LatencyTarget= of a Class=latency unit (its default when unset); 0 for
+ * the other classes. */
+uint64_t bw_unit_latency_target_usec(const struct bw_unit_config *u);
 
 /* Every key the parser accepts, as "Section.Key", NULL-terminated; used by the
  * test that checks the man page documents them all. */

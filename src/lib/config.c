@@ -45,6 +45,21 @@ static const char *const kernel_check_table[_BW_KERNEL_CHECK_MAX] = {
         [BW_KERNEL_CHECK_STRICT] = "strict",
 };
 
+static const char *const class_table[_BW_CLASS_MAX] = {
+        [BW_CLASS_LATENCY] = "latency",
+        [BW_CLASS_THROUGHPUT] = "throughput",
+        [BW_CLASS_BEST_EFFORT] = "best-effort",
+};
+
+static const char *const contention_table[_BW_CONTENTION_MAX] = {
+        [BW_CONTENTION_SHARE] = "share",
+        [BW_CONTENTION_GANG] = "gang",
+        [BW_CONTENTION_PIN] = "pin",
+};
+
+BW_DEFINE_STRING_TABLE(bw_class, enum bw_class, class_table, _BW_CLASS_MAX, enum bw_class, _BW_CLASS_INVALID)
+BW_DEFINE_STRING_TABLE(bw_contention, enum bw_contention, contention_table, _BW_CONTENTION_MAX, enum bw_contention,
+                       _BW_CONTENTION_INVALID)
 BW_DEFINE_STRING_TABLE(bw_mode, enum bw_mode, mode_table, _BW_MODE_MAX, enum bw_mode, _BW_MODE_INVALID)
 BW_DEFINE_STRING_TABLE(bw_kernel_check, enum bw_kernel_check, kernel_check_table, _BW_KERNEL_CHECK_MAX,
                        enum bw_kernel_check, _BW_KERNEL_CHECK_INVALID)
@@ -57,6 +72,8 @@ enum value_type {
         VT_CPU,                 /* uint64_t µs/s, (0, max] */
         VT_MODE,                /* enum bw_mode */
         VT_KERNEL_CHECK,        /* enum bw_kernel_check */
+        VT_CLASS,               /* enum bw_class */
+        VT_CONTENTION,          /* enum bw_contention */
         VT_BOOL,                /* bool */
         VT_INT,                 /* int64_t, [imin, imax] */
         VT_UINT,                /* uint64_t, [imin, imax] */
@@ -71,6 +88,8 @@ union value {
         int64_t i;
         enum bw_mode mode;
         enum bw_kernel_check kernel_check;
+        enum bw_class cls;
+        enum bw_contention contention;
         bool b;
         char *s;
 };
@@ -81,6 +100,8 @@ static const size_t value_size[_VT_MAX] = {
         [VT_CPU] = sizeof(uint64_t),
         [VT_MODE] = sizeof(enum bw_mode),
         [VT_KERNEL_CHECK] = sizeof(enum bw_kernel_check),
+        [VT_CLASS] = sizeof(enum bw_class),
+        [VT_CONTENTION] = sizeof(enum bw_contention),
         [VT_BOOL] = sizeof(bool),
         [VT_INT] = sizeof(int64_t),
         [VT_UINT] = sizeof(uint64_t),
@@ -127,6 +148,8 @@ enum {
         GK_HISTORY_SIZE,
         GK_ACTIVE_INTERVAL,
         GK_TELEMETRY,
+        GK_CONTENTION,
+        GK_CONTENTION_INTERVAL,
         _GK_MAX,
 };
 
@@ -145,6 +168,11 @@ static const struct key_def governor_keys[_GK_MAX] = {
                                  .expected = "an integer between 1 and 65536"),
         [GK_ACTIVE_INTERVAL] = GKEY("ActiveInterval", VT_TIMESPAN, active_interval_usec, INTERVAL("250ms")),
         [GK_TELEMETRY] = GKEY("Telemetry", VT_BOOL, telemetry, .expected = "a boolean like yes or no"),
+        [GK_CONTENTION] = GKEY("Contention", VT_CONTENTION, contention, .expected = "one of share, gang, pin"),
+        [GK_CONTENTION_INTERVAL] = GKEY("ContentionInterval", VT_TIMESPAN, contention_interval_usec,
+                                        .min = BW_CONTENTION_INTERVAL_MIN_USEC,
+                                        .max = BW_CONTENTION_INTERVAL_MAX_USEC,
+                                        .expected = "a time span between 100ms and 1min, like 1s"),
 };
 
 enum {
@@ -160,6 +188,9 @@ enum {
         BK_INTERVAL,
         BK_ACTIVE_INTERVAL,
         BK_CGROUP,
+        BK_CLASS,
+        BK_LATENCY_TARGET,
+        BK_CPU_GUARANTEE,
         _BK_MAX,
 };
 
@@ -184,6 +215,12 @@ static const struct key_def bandwidth_keys[_BK_MAX] = {
                            .expected = "a cgroup path like /machine.slice/foo.scope, without empty, \".\" or \"..\" "
                                        "components",
                            .range = "a cgroup path of at most 4096 characters"),
+        [BK_CLASS] = BKEY("Class", VT_CLASS, class, HAS(has_class),
+                          .expected = "one of latency, throughput, best-effort"),
+        [BK_LATENCY_TARGET] = BKEY("LatencyTarget", VT_TIMESPAN, latency_target_usec,
+                                   .min = BW_LATENCY_TARGET_MIN_USEC, .max = BW_TARGET_WAIT_MAX_USEC,
+                                   .expected = "a time span between 10us and 10s, like 1ms"),
+        [BK_CPU_GUARANTEE] = BKEY("CPUGuarantee", VT_CPU, cpu_guarantee, CPU("50%")),
 };
 
 static const struct bw_global_config global_defaults = {
@@ -196,6 +233,8 @@ static const struct bw_global_config global_defaults = {
         .history_size = 256,
         .active_interval_usec = 250 * USEC_PER_MSEC,
         .telemetry = true,
+        .contention = BW_CONTENTION_SHARE,
+        .contention_interval_usec = USEC_PER_SEC,
 };
 
 static const struct bw_unit_config unit_defaults = {
@@ -204,6 +243,7 @@ static const struct bw_unit_config unit_defaults = {
         .target_throttle = 1 * BW_PERCENT_UNIT,
         .target_pressure = 5 * BW_PERCENT_UNIT,
         .target_wait_p99_usec = 50 * USEC_PER_MSEC,
+        .class = BW_CLASS_THROUGHPUT,   /* not used: has_class is false */
 };
 
 struct section_def {
@@ -300,6 +340,12 @@ static int parse_value(const struct key_def *k, const char *value, union value *
         case VT_KERNEL_CHECK:
                 ret->kernel_check = bw_kernel_check_from_string(value);
                 return ret->kernel_check < 0 ? -EINVAL : 0;
+        case VT_CLASS:
+                ret->cls = bw_class_from_string(value);
+                return ret->cls < 0 ? -EINVAL : 0;
+        case VT_CONTENTION:
+                ret->contention = bw_contention_from_string(value);
+                return ret->contention < 0 ? -EINVAL : 0;
         case VT_BOOL:
                 return bw_parse_boolean(value, &ret->b);
         case VT_INT:
@@ -424,7 +470,29 @@ static int load_global(const char *const *dirs, struct bw_global_config *ret, st
         return 0;
 }
 
+/* A key that only Class=latency takes, set on a unit of another class. */
+static int latency_only(const struct bw_unit_config *u, const struct source *src, size_t key,
+                        struct bw_config_error *error) {
+        enum bw_class c = bw_unit_class(u);
+
+        if (c == BW_CLASS_LATENCY || !src[key].file)
+                return 0;
+        if (!src[BK_CLASS].file)
+                return bw_config_error_set(error, -EINVAL, src[key].file, src[key].line, bandwidth_keys[key].name,
+                                           "only Class=latency takes it (set Class=latency or LatencyTarget=)");
+        return bw_config_error_set(error, -EINVAL, src[key].file, src[key].line, bandwidth_keys[key].name,
+                                   "only Class=latency takes it, but the unit is Class=%s (set at %s:%u)",
+                                   bw_class_to_string(c), src[BK_CLASS].file, src[BK_CLASS].line);
+}
+
 static int unit_validate(const struct bw_unit_config *u, const struct source *src, struct bw_config_error *error) {
+        int r;
+
+        r = latency_only(u, src, BK_LATENCY_TARGET, error);
+        if (r >= 0)
+                r = latency_only(u, src, BK_CPU_GUARANTEE, error);
+        if (r < 0)
+                return r;
         if (u->cpu_quota > 0 && u->cpu_quota_max > 0 && u->cpu_quota_max < u->cpu_quota) {
                 char quota[32];
 
@@ -601,6 +669,20 @@ uint64_t bw_unit_interval_usec(const struct bw_config *c, const struct bw_unit_c
         if (u && u->interval_usec > 0)
                 return u->interval_usec;
         return c ? c->global.interval_usec : global_defaults.interval_usec;
+}
+
+enum bw_class bw_unit_class(const struct bw_unit_config *u) {
+        if (!u)
+                return BW_CLASS_THROUGHPUT;
+        if (u->has_class)
+                return u->class;
+        return u->latency_target_usec > 0 ? BW_CLASS_LATENCY : BW_CLASS_THROUGHPUT;
+}
+
+uint64_t bw_unit_latency_target_usec(const struct bw_unit_config *u) {
+        if (bw_unit_class(u) != BW_CLASS_LATENCY)
+                return 0;
+        return u->latency_target_usec > 0 ? u->latency_target_usec : BW_LATENCY_TARGET_DEFAULT_USEC;
 }
 
 uint64_t bw_unit_active_interval_usec(const struct bw_config *c, const struct bw_unit_config *u) {

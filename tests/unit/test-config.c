@@ -185,6 +185,12 @@ static void test_enums(void **state) {
         for (int k = 0; k < _BW_KERNEL_CHECK_MAX; k++)
                 assert_int_equal(bw_kernel_check_from_string(bw_kernel_check_to_string((enum bw_kernel_check) k)), k);
         assert_null(bw_kernel_check_to_string(_BW_KERNEL_CHECK_MAX));
+
+        for (int k = 0; k < _BW_CLASS_MAX; k++)
+                assert_int_equal(bw_class_from_string(bw_class_to_string((enum bw_class) k)), k);
+        assert_int_equal(bw_class_from_string("best_effort"), _BW_CLASS_INVALID);
+        for (int k = 0; k < _BW_CONTENTION_MAX; k++)
+                assert_int_equal(bw_contention_from_string(bw_contention_to_string((enum bw_contention) k)), k);
 }
 
 /* bw_unit_config_copy() duplicates every string and copies the rest;
@@ -928,12 +934,14 @@ static void test_known_keys(void **state) {
                 "Governor.Interval=2s", "Governor.Mode=burst", "Governor.HostPressureLimit=50%",
                 "Governor.PressureWindow=4s", "Governor.KernelCheck=strict", "Governor.RestoreOnExit=no",
                 "Governor.HistorySize=10", "Governor.ActiveInterval=500ms", "Governor.Telemetry=no",
+                "Governor.Contention=gang", "Governor.ContentionInterval=500ms",
                 "Bandwidth.Mode=observe",
                 "Bandwidth.CPUQuota=150%",
                 "Bandwidth.CPUQuotaMax=350%", "Bandwidth.CPUBurstMax=25ms", "Bandwidth.CreditMax=2min",
                 "Bandwidth.TargetThrottle=2%", "Bandwidth.TargetPressure=6%", "Bandwidth.TargetWaitP99=20ms",
                 "Bandwidth.Priority=-3",
                 "Bandwidth.Interval=250ms", "Bandwidth.ActiveInterval=200ms", "Bandwidth.Cgroup=machine.slice/x.scope/",
+                "Bandwidth.Class=latency", "Bandwidth.LatencyTarget=1ms", "Bandwidth.CPUGuarantee=50%",
         };
         const char *const *keys = bw_config_known_keys();
         char gov[4096] = "[Governor]\n", bw[4096] = "[Bandwidth]\n";
@@ -958,7 +966,7 @@ static void test_known_keys(void **state) {
                 strcat(strncmp(keys[n], "Governor.", 9) == 0 ? gov : bw, values[n] + strlen(keys[n]));
                 strcat(strncmp(keys[n], "Governor.", 9) == 0 ? gov : bw, "\n");
         }
-        assert_int_equal(n, 21);
+        assert_int_equal(n, 26);
         assert_int_equal(n, ELEMENTSOF(values));
 
         tree_init(&t);
@@ -974,6 +982,8 @@ static void test_known_keys(void **state) {
         assert_int_equal(c.global.history_size, 10);
         assert_int_equal(c.global.active_interval_usec, MSEC(500));
         assert_false(c.global.telemetry);
+        assert_int_equal(c.global.contention, BW_CONTENTION_GANG);
+        assert_int_equal(c.global.contention_interval_usec, MSEC(500));
         u = bw_config_find_unit(&c, "all.slice");
         assert_non_null(u);
         assert_true(u->has_mode);
@@ -990,7 +1000,57 @@ static void test_known_keys(void **state) {
         assert_int_equal(u->active_interval_usec, MSEC(200));
         assert_int_equal(bw_unit_active_interval_usec(&c, u), MSEC(200));
         assert_string_equal(u->cgroup, "machine.slice/x.scope");
+        assert_true(u->has_class);
+        assert_int_equal(bw_unit_class(u), BW_CLASS_LATENCY);
+        assert_int_equal(u->latency_target_usec, MSEC(1));
+        assert_int_equal(bw_unit_latency_target_usec(u), MSEC(1));
+        assert_int_equal(u->cpu_guarantee, PCT(50));
         bw_config_done(&c);
+        tree_done(&t);
+}
+
+/* Class= defaults to latency when LatencyTarget= is set; the latency keys
+ * on a unit of another class name both assignments. */
+static void test_classes(void **state) {
+        struct tree t;
+        struct bw_config c = { 0 };
+
+        tree_init(&t);
+        put(&t, "etc/a.slice.d/10.conf", "[Bandwidth]\nLatencyTarget=2ms\n");
+        put(&t, "etc/b.slice.d/10.conf", "[Bandwidth]\nClass=latency\n");
+        put(&t, "etc/c.slice.d/10.conf", "[Bandwidth]\nClass=best-effort\n");
+        put(&t, "etc/d.slice.d/10.conf", "[Bandwidth]\nPriority=1\n");
+        assert_int_equal(load(&t, &c, NULL), 0);
+        assert_int_equal(bw_unit_class(&c.units[0]), BW_CLASS_LATENCY);
+        assert_int_equal(bw_unit_latency_target_usec(&c.units[0]), MSEC(2));
+        assert_int_equal(bw_unit_class(&c.units[1]), BW_CLASS_LATENCY);
+        assert_int_equal(bw_unit_latency_target_usec(&c.units[1]), BW_LATENCY_TARGET_DEFAULT_USEC);
+        assert_int_equal(bw_unit_class(&c.units[2]), BW_CLASS_BEST_EFFORT);
+        assert_int_equal(bw_unit_latency_target_usec(&c.units[2]), 0);
+        assert_int_equal(bw_unit_class(&c.units[3]), BW_CLASS_THROUGHPUT);
+        assert_int_equal(c.global.contention, BW_CONTENTION_SHARE);
+        assert_int_equal(c.global.contention_interval_usec, SEC(1));
+        bw_config_done(&c);
+
+        put(&t, "etc/c.slice.d/20.conf", "[Bandwidth]\n\nLatencyTarget=1ms\n");
+        assert_load_error(&t, -EINVAL,
+                          "ROOT/etc/c.slice.d/20.conf:3: LatencyTarget: only Class=latency takes it, but the unit is "
+                          "Class=best-effort (set at ROOT/etc/c.slice.d/10.conf:2)");
+        put(&t, "etc/c.slice.d/20.conf", "[Bandwidth]\nClass=\n");
+        put(&t, "etc/d.slice.d/20.conf", "[Bandwidth]\nCPUGuarantee=50%\n");
+        assert_load_error(&t, -EINVAL,
+                          "ROOT/etc/d.slice.d/20.conf:2: CPUGuarantee: only Class=latency takes it (set Class=latency "
+                          "or LatencyTarget=)");
+        put(&t, "etc/d.slice.d/20.conf", "[Bandwidth]\nClass=fast\n");
+        assert_load_error(&t, -EINVAL,
+                          "ROOT/etc/d.slice.d/20.conf:2: Class: expected one of latency, throughput, best-effort");
+        put(&t, "etc/d.slice.d/20.conf", "[Bandwidth]\nLatencyTarget=5us\n");
+        assert_load_error(&t, -EINVAL,
+                          "ROOT/etc/d.slice.d/20.conf:2: LatencyTarget: value out of range, expected a time span "
+                          "between 10us and 10s, like 1ms");
+        put(&t, "etc/d.slice.d/20.conf", "");
+        put(&t, "etc/bwgov.conf", "[Governor]\nContention=fair\n");
+        assert_load_error(&t, -EINVAL, "ROOT/etc/bwgov.conf:2: Contention: expected one of share, gang, pin");
         tree_done(&t);
 }
 
@@ -1318,6 +1378,7 @@ int main(void) {
                 cmocka_unit_test(test_broken_file_in_one_dir),
                 cmocka_unit_test(test_duplicate_unit_dirs_merge),
                 cmocka_unit_test(test_known_keys),
+                cmocka_unit_test(test_classes),
                 cmocka_unit_test(test_cgroup_values),
                 cmocka_unit_test(test_long_lines),
                 cmocka_unit_test(test_syntax),
