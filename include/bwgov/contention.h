@@ -25,9 +25,13 @@
  *
  * gang: the busy units take turns leading a slot of ContentionInterval=, in
  * the order the daemon passes them. The leader runs; then, in turn order,
- * every other busy unit whose demand still fits the CPUs the slot has left
+ * every other busy unit whose want still fits the CPUs the slot has left
  * runs beside it (a leader that uses one CPU of two leaves the other to the
  * next one: strict gang scheduling wastes it, the slides' measurement).
+ * A unit's want is its demand, unless it was starved over the window its
+ * demand comes from (its CPU pressure "some" at least
+ * BW_CONTENTION_STARVED_MIN: its threads waited for a CPU, so it used less
+ * than it wanted), or its pressure is unknown: then it wants the whole host.
  * The others are frozen for the slot. A frozen unit runs again within
  * (busy units - 1) slots.
  *
@@ -49,8 +53,14 @@
 #include "bwgov/config.h"
 
 #define BW_CONTENTION_BUSY_MIN       UINT64_C(100000)   /* 10 % of a CPU: less is idle */
-#define BW_CONTENTION_ENTER_PERMILLE UINT64_C(950)      /* of the host's CPUs: contention starts */
-#define BW_CONTENTION_LEAVE_PERMILLE UINT64_C(750)      /* ... and ends under this */
+#define BW_CONTENTION_STARVED_MIN    UINT64_C(100000)   /* PSI some 10 % of the time: it wanted more */
+#define BW_CONTENTION_NO_PSI         UINT64_MAX         /* bw_contention_observe() without pressure */
+/* Usage cannot show more demand than the host has, and a host shared with
+ * other work shows less: three quarters of the host's CPUs used by the
+ * busy units is a full host. A false start costs little: gang slots pack
+ * units that fit together, and pinning gives each at least a CPU. */
+#define BW_CONTENTION_ENTER_PERMILLE UINT64_C(750)      /* of the host's CPUs: contention starts */
+#define BW_CONTENTION_LEAVE_PERMILLE UINT64_C(500)      /* ... and ends under this */
 /* Without a slot to keep (pin, share, no contention), the plan is made again
  * this often at most: new busy units are seen within a second. */
 #define BW_CONTENTION_REPLAN_MAX_USEC UINT64_C(1000000)
@@ -64,8 +74,10 @@ struct bw_contention_unit {
         bool has_sample;
         uint64_t last_usage_usec;
         uint64_t last_time_usec;
+        uint64_t last_some_usec;        /* PSI some total, BW_CONTENTION_NO_PSI when unknown */
         bool has_demand;
         uint64_t demand_rate;           /* µs/s over its latest window unfrozen */
+        bool starved;                   /* ... and it waited for a CPU over that window (or unknown) */
 
         /* bw_contention_plan()'s output */
         bool busy;
@@ -81,12 +93,14 @@ struct bw_contention_state {
         uint64_t slot_end_usec;         /* when the gang slot ends */
 };
 
-/* A usage sample of u (its cumulative usage at now): the demand becomes the
- * rate since the previous sample, unless u was frozen by the plan in force
- * over that window (u->frozen), which keeps the demand it had. A usage that
- * went back (a new cgroup under the same name) or no time passed starts
- * over from this sample. */
-void bw_contention_observe(struct bw_contention_unit *u, uint64_t usage_usec, uint64_t now_usec);
+/* A sample of u at now: its cumulative usage and CPU pressure "some" total
+ * (BW_CONTENTION_NO_PSI when it has none). The demand becomes the usage
+ * rate since the previous sample and starved whether the pressure grew by
+ * BW_CONTENTION_STARVED_MIN per second or more, unless u was frozen by the
+ * plan in force over that window (u->frozen), which keeps what it had. A
+ * usage that went back (a new cgroup under the same name) starts over from
+ * this sample; no time passed changes nothing. */
+void bw_contention_observe(struct bw_contention_unit *u, uint64_t usage_usec, uint64_t some_usec, uint64_t now_usec);
 
 /* Forget u's samples and demand (its cgroup was closed, or it was paused). */
 void bw_contention_forget(struct bw_contention_unit *u);

@@ -157,6 +157,7 @@ static int manager_sync_units(Manager *m) {
                 const struct bw_unit_config *c = bw_config_find_unit(&m->config, u->name);
 
                 if (!c) {
+                        contention_unit_leaving(m->contention, u, "unconfigure");
                         unit_unconfigure(u);
                         unit_free(u);
                         memmove(&m->units[i], &m->units[i + 1], (m->n_units - i - 1) * sizeof(Unit *));
@@ -390,6 +391,7 @@ int manager_reload(Manager *m) {
                 else {
                         manager_apply_telemetry(m);
                         manager_adopt_all(m);
+                        contention_sync(m->contention);
                         log_info("Configuration reloaded: %zu units", m->n_units);
                 }
                 (void) sd_event_source_set_time_relative(m->host_timer, 0);
@@ -418,6 +420,7 @@ int manager_set_paused(Manager *m, const char *name, bool paused) {
         if (u->paused == paused)
                 return 0;
         unit_set_paused(u, paused);
+        contention_sync(m->contention);
         return 1;
 }
 
@@ -510,6 +513,7 @@ Manager *manager_free(Manager *m) {
         for (size_t i = 0; i < m->n_units; i++)
                 unit_free(m->units[i]);
         free(m->units);
+        contention_free(m->contention);
         telemetry_free(m->telemetry);
         sd_event_source_disable_unref(m->host_timer);
         sd_event_source_disable_unref(m->sigterm);
@@ -598,6 +602,11 @@ int manager_startup(Manager *m) {
         if (r < 0)
                 return log_error_errno(r, "Failed to set up units: %s", STRERROR(r));
         manager_adopt_all(m);
+        r = contention_new(m->event, &m->config, (Unit *const *const *) &m->units, &m->n_units, m->ncpus,
+                           &m->contention);
+        if (r < 0)
+                return log_oom();
+        contention_sync(m->contention);
 
         r = sd_event_add_time_relative(m->event, &m->host_timer, CLOCK_MONOTONIC, 0, 0, on_host_timer, m);
         if (r < 0)
@@ -742,6 +751,7 @@ static void manager_adopt_all(Manager *m) {
 void manager_shutdown(Manager *m) {
         m->stopping = true;     /* saves below, not deferred to a loop that is over */
         store_stop(m->store);
+        contention_restore_all(m->contention, "stop");
         if (m->config.global.restore_on_exit)
                 manager_restore_all(m, "stop");
         (void) store_save(m->store);

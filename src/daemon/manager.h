@@ -15,6 +15,7 @@
 #include "bwgov/kernelcheck.h"
 #include "bwgov/policy.h"
 #include "bwgov/state.h"
+#include "contention.h"
 #include "governor.h"
 #include "sdintent.h"
 #include "store.h"
@@ -44,6 +45,7 @@ struct Manager {
 
         Unit **units;
         size_t n_units;
+        Contention *contention;         /* Contention= over the units (contention.h) */
 
         sd_event_source *host_timer;
         sd_event_source *sigterm, *sigint, *sighup;

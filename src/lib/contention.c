@@ -13,20 +13,27 @@
 #define PERMILLE         UINT64_C(1000)
 #define WEIGHT_DEFAULT   UINT64_C(100)          /* cpu.weight when the kernel's is not known */
 
-void bw_contention_observe(struct bw_contention_unit *u, uint64_t usage_usec, uint64_t now_usec) {
-        if (u->has_sample && usage_usec >= u->last_usage_usec && now_usec > u->last_time_usec && !u->frozen) {
-                u->demand_rate = u64_muldiv(usage_usec - u->last_usage_usec, USEC_PER_SEC,
-                                            now_usec - u->last_time_usec);
+void bw_contention_observe(struct bw_contention_unit *u, uint64_t usage_usec, uint64_t some_usec, uint64_t now_usec) {
+        if (u->has_sample && now_usec <= u->last_time_usec)
+                return;
+        if (u->has_sample && usage_usec >= u->last_usage_usec && !u->frozen) {
+                uint64_t dt = now_usec - u->last_time_usec;
+
+                u->demand_rate = u64_muldiv(usage_usec - u->last_usage_usec, USEC_PER_SEC, dt);
+                u->starved = some_usec == BW_CONTENTION_NO_PSI || u->last_some_usec == BW_CONTENTION_NO_PSI ||
+                             some_usec < u->last_some_usec ||
+                             u64_muldiv(some_usec - u->last_some_usec, USEC_PER_SEC, dt) >= BW_CONTENTION_STARVED_MIN;
                 u->has_demand = true;
         } else if (u->has_sample && usage_usec < u->last_usage_usec)
                 u->has_demand = false;
         u->has_sample = true;
         u->last_usage_usec = usage_usec;
+        u->last_some_usec = some_usec;
         u->last_time_usec = now_usec;
 }
 
 void bw_contention_forget(struct bw_contention_unit *u) {
-        u->has_sample = u->has_demand = false;
+        u->has_sample = u->has_demand = u->starved = false;
         u->demand_rate = 0;
         u->last_usage_usec = u->last_time_usec = 0;
 }
@@ -72,22 +79,28 @@ static size_t next_busy(const struct bw_contention_unit *units, size_t n, size_t
         return n;
 }
 
+/* What a unit would use running alone: its demand, or the whole host when
+ * it was starved (or its pressure is unknown). */
+static uint64_t unit_want(const struct bw_contention_unit *u, uint64_t capacity) {
+        return u->starved ? capacity : u64_min(u->demand_rate, capacity);
+}
+
 /* Who runs in the slot led by units[leader]: the leader, then in turn order
  * whoever still fits the CPUs left. */
 static void plan_gang_slot(struct bw_contention_unit *units, size_t n, size_t ncpus, size_t leader) {
-        uint64_t left = (uint64_t) ncpus * USEC_PER_SEC;
+        uint64_t capacity = (uint64_t) ncpus * USEC_PER_SEC, left;
 
         for (size_t i = 0; i < n; i++)
                 units[i].frozen = units[i].busy;
         units[leader].frozen = false;
-        left = u64_sat_sub(left, units[leader].demand_rate);
+        left = capacity - unit_want(&units[leader], capacity);
         for (size_t k = 1; k < n && left > 0; k++) {
                 struct bw_contention_unit *u = &units[(leader + k) % n];
 
-                if (!u->busy || u->demand_rate > left)
+                if (!u->busy || unit_want(u, capacity) > left)
                         continue;
                 u->frozen = false;
-                left -= u->demand_rate;
+                left -= unit_want(u, capacity);
         }
 }
 

@@ -36,28 +36,42 @@ static void assert_released(const struct bw_contention_unit *u, size_t n) {
 static void test_observe(void **state) {
         struct bw_contention_unit u = {0};
 
-        bw_contention_observe(&u, 1000, 10 * SEC);
+        bw_contention_observe(&u, 1000, 0, 10 * SEC);
         assert_false(u.has_demand);
-        bw_contention_observe(&u, 1000 + 2 * CPU / 2, 10 * SEC + SEC / 2);     /* 2 CPUs for 0.5 s */
+        /* 2 CPUs for 0.5 s, waiting 1 % of the time: not starved. */
+        bw_contention_observe(&u, 1000 + 2 * CPU / 2, SEC / 200, 10 * SEC + SEC / 2);
         assert_true(u.has_demand);
         assert_int_equal(u.demand_rate, 2 * CPU);
+        assert_false(u.starved);
 
         /* Frozen over the window: the demand it had stays. */
         u.frozen = true;
-        bw_contention_observe(&u, 1000 + CPU + 10, 11 * SEC);
+        bw_contention_observe(&u, 1000 + CPU + 10, SEC, 11 * SEC);
         assert_int_equal(u.demand_rate, 2 * CPU);
+        assert_false(u.starved);
         u.frozen = false;
-        bw_contention_observe(&u, 1000 + CPU + 10 + CPU / 4, 12 * SEC);
+        /* A quarter of a CPU, waiting 10 % of the time: starved. */
+        bw_contention_observe(&u, 1000 + CPU + 10 + CPU / 4, SEC + SEC / 10, 12 * SEC);
         assert_int_equal(u.demand_rate, CPU / 4);
+        assert_true(u.starved);
 
         /* No time passed: nothing changes. */
-        bw_contention_observe(&u, 1000 + 2 * CPU, 12 * SEC);
+        bw_contention_observe(&u, 1000 + 2 * CPU, 2 * SEC, 12 * SEC);
         assert_int_equal(u.demand_rate, CPU / 4);
+        assert_true(u.starved);
+
+        /* No pressure file: starved (wants the host). */
+        bw_contention_observe(&u, 1000 + 2 * CPU, BW_CONTENTION_NO_PSI, 13 * SEC);
+        assert_true(u.starved);
+        bw_contention_observe(&u, 1000 + 3 * CPU, 0, 14 * SEC);
+        assert_true(u.starved);         /* from unknown to known: not a rate yet */
+        bw_contention_observe(&u, 1000 + 4 * CPU, 0, 15 * SEC);
+        assert_false(u.starved);
 
         /* Usage went back (a new cgroup): no demand until the next window. */
-        bw_contention_observe(&u, 5, 13 * SEC);
+        bw_contention_observe(&u, 5, 0, 16 * SEC);
         assert_false(u.has_demand);
-        bw_contention_observe(&u, 5 + CPU, 14 * SEC);
+        bw_contention_observe(&u, 5 + CPU, 0, 17 * SEC);
         assert_int_equal(u.demand_rate, CPU);
 
         bw_contention_forget(&u);
@@ -73,8 +87,8 @@ static void test_not_contended(void **state) {
         } cases[] = {
                 { 1, 2, { 2 * CPU }, "one busy unit" },
                 { 2, 2, { 2 * CPU, 50000 }, "the other uses 5 % of a CPU: idle" },
-                { 2, 2, { CPU / 2, CPU }, "1.5 CPUs of 2: fits" },
-                { 3, 4, { CPU, CPU, CPU }, "3 CPUs of 4: under 95 %" },
+                { 2, 2, { CPU / 2, CPU / 2 + CPU / 5 }, "1.2 CPUs of 2: fits" },
+                { 3, 4, { CPU, CPU, CPU / 2 }, "2.5 CPUs of 4: under 75 %" },
                 { 0, 2, { 0 }, "no units" },
         };
 
@@ -97,8 +111,8 @@ static void test_not_contended(void **state) {
 }
 
 static void test_hysteresis(void **state) {
-        /* 1.7 CPUs of 2 (85 %): between the thresholds. */
-        static const uint64_t d[] = { CPU, 7 * CPU / 10 };
+        /* 1.2 CPUs of 2 (60 %): between the thresholds. */
+        static const uint64_t d[] = { CPU, CPU / 5 };
         struct bw_contention_unit u[2];
         struct bw_contention_state st = {0};
         uint64_t next;
@@ -109,7 +123,7 @@ static void test_hysteresis(void **state) {
         st.contended = true;
         assert_int_equal(bw_contention_plan(BW_CONTENTION_GANG, u, 2, 2, SEC, 0, &st, &next), 0);
         assert_true(st.contended);
-        u[1].demand_rate = CPU / 2 - 1;         /* 1.5 CPUs less a µs: under 75 % */
+        u[0].demand_rate = 4 * CPU / 5 - 1;     /* 1 CPU less a µs: under 50 % */
         assert_int_equal(bw_contention_plan(BW_CONTENTION_GANG, u, 2, 2, SEC, 0, &st, &next), 0);
         assert_false(st.contended);
         assert_released(u, 2);
@@ -163,6 +177,19 @@ static void test_gang_packing(void **state) {
         assert_int_equal(st.leader, 1);
         assert_false(u[1].frozen);
         assert_true(u[0].frozen && u[2].frozen && u[3].frozen);
+
+        /* Starved units used less than they wanted: a starved leader runs
+         * alone, a starved unit fits nowhere beside another. */
+        u[2].starved = true;
+        assert_int_equal(bw_contention_plan(BW_CONTENTION_GANG, u, 4, 4, SEC, 2 * SEC, &st, &next), 0);
+        assert_int_equal(st.leader, 2);
+        assert_false(u[2].frozen);
+        assert_true(u[0].frozen && u[1].frozen && u[3].frozen);
+        assert_int_equal(bw_contention_plan(BW_CONTENTION_GANG, u, 4, 4, SEC, 3 * SEC, &st, &next), 0);
+        assert_int_equal(st.leader, 3);
+        assert_false(u[3].frozen);
+        assert_false(u[0].frozen);      /* 1 + 1 of 4 */
+        assert_true(u[1].frozen && u[2].frozen);
 }
 
 static void test_gang_leader_goes_idle(void **state) {
@@ -265,6 +292,7 @@ static void test_invariants(void **state) {
                         u[i].has_demand = rand_r(&seed) % 8 != 0;
                         u[i].demand_rate = (uint64_t) (rand_r(&seed) % 5) * CPU / 2 + (uint64_t) (rand_r(&seed) % 3);
                         u[i].weight = (uint64_t) (rand_r(&seed) % 4) * 100;
+                        u[i].starved = rand_r(&seed) % 2;
                 }
                 for (unsigned slot = 0; slot < 10; slot++) {
                         bool cpu_used[8] = {false};
