@@ -239,7 +239,7 @@ int bw_contention_plan(
         }
         if (mode == BW_CONTENTION_GANG) {
                 plan_gang(units, n, ncpus, interval_usec, now_usec, st);
-                *ret_next_usec = st->slot_end_usec;
+                *ret_next_usec = u64_min(st->slot_end_usec, now_usec + BW_CONTENTION_GANG_CHECK_USEC);
                 return 0;
         }
         st->has_slot = false;

@@ -143,16 +143,16 @@ static void test_gang_rotation(void **state) {
                 assert_int_equal(bw_contention_plan(BW_CONTENTION_GANG, u, 4, 2, SEC / 2, now, &st, &next), 0);
                 assert_true(st.contended);
                 assert_int_equal(st.leader, leaders[k]);
-                assert_int_equal(next, now + SEC / 2);
+                assert_int_equal(next, now + BW_CONTENTION_GANG_CHECK_USEC);
                 for (size_t i = 0; i < 4; i++) {
                         assert_int_equal(u[i].frozen, i != leaders[k] && i != 1);
                         assert_int_equal(u[i].cpu_count, 0);
                 }
                 /* Planned again within the slot: the same leader. */
-                assert_int_equal(bw_contention_plan(BW_CONTENTION_GANG, u, 4, 2, SEC / 2, now + SEC / 4, &st,
+                assert_int_equal(bw_contention_plan(BW_CONTENTION_GANG, u, 4, 2, SEC / 2, now + 3 * SEC / 8, &st,
                                                     &next), 0);
                 assert_int_equal(st.leader, leaders[k]);
-                assert_int_equal(next, now + SEC / 2);
+                assert_int_equal(next, now + SEC / 2);  /* the slot's end is nearer than the check */
                 now += SEC / 2;
         }
 }
@@ -205,7 +205,7 @@ static void test_gang_leader_goes_idle(void **state) {
         u[0].demand_rate = 1000;
         assert_int_equal(bw_contention_plan(BW_CONTENTION_GANG, u, 3, 2, 2 * SEC, SEC, &st, &next), 0);
         assert_int_equal(st.leader, 1);
-        assert_int_equal(next, 3 * SEC);
+        assert_int_equal(next, SEC + BW_CONTENTION_GANG_CHECK_USEC);
         assert_false(u[0].frozen);      /* idle: never frozen */
         assert_false(u[1].frozen);
         assert_true(u[2].frozen);
@@ -284,7 +284,8 @@ static void test_invariants(void **state) {
                 size_t n = (size_t) rand_r(&seed) % 9, ncpus = 1 + (size_t) rand_r(&seed) % 8, busy = 0;
                 enum bw_contention mode = (enum bw_contention) (rand_r(&seed) % _BW_CONTENTION_MAX);
                 uint64_t next, now = (uint64_t) rand_r(&seed);
-                size_t ran_since[8] = {0};
+                uint64_t frozen_since[8];
+                bool was_frozen[8] = {false};
 
                 memset(u, 0, sizeof u);
                 for (size_t i = 0; i < n; i++) {
@@ -294,7 +295,7 @@ static void test_invariants(void **state) {
                         u[i].weight = (uint64_t) (rand_r(&seed) % 4) * 100;
                         u[i].starved = rand_r(&seed) % 2;
                 }
-                for (unsigned slot = 0; slot < 10; slot++) {
+                for (unsigned pass = 0; pass < 40; pass++) {
                         bool cpu_used[8] = {false};
                         size_t running = 0, pinned = 0;
 
@@ -311,9 +312,11 @@ static void test_invariants(void **state) {
                                 if (u[i].busy && !u[i].frozen)
                                         running++;
                                 if (u[i].busy && u[i].frozen) {
-                                        assert_true(++ran_since[i] < busy);
-                                } else
-                                        ran_since[i] = 0;
+                                        if (!was_frozen[i])
+                                                frozen_since[i] = now;
+                                        assert_true(now - frozen_since[i] < (busy - 1) * SEC);
+                                }
+                                was_frozen[i] = u[i].busy && u[i].frozen;
                                 if (u[i].cpu_count > 0) {
                                         assert_true(u[i].cpu_first + u[i].cpu_count <= ncpus);
                                         pinned += u[i].cpu_count;
