@@ -17,7 +17,6 @@
 #include "clock.h"
 #include "contention.h"
 #include "log.h"
-#include "unit-levers.h"
 
 #define CPU_ONLINE_PATH "/sys/devices/system/cpu/online"
 #define CPU_ONLINE_MAX_BYTES 4096
