@@ -19,6 +19,8 @@
 #include "bwgov/policy.h"
 #include "sdintent.h"
 #include "store.h"
+#include "bwgov/latency.h"
+#include "unit-levers.h"
 #include "unit-telemetry.h"
 
 typedef struct Unit Unit;
@@ -106,6 +108,20 @@ struct Unit {
         struct bw_cpu_stat last_stat;
         bool has_last_stat;
         struct unit_telemetry rq;       /* run-queue telemetry of the cgroup, while open */
+
+        struct unit_levers lv;          /* weight, idle, freezer, cpuset, slices (unit-levers.h) */
+        /* Latency protection (latency-guard.h). */
+        struct bw_lat_state lat;        /* Class=latency: the ladder */
+        bool lat_has_window;
+        struct bw_rq_counters lat_window_start;        /* counters at the start of the guard's window */
+        uint64_t lat_window_usec;
+        uint64_t lat_psi_some_usec;     /* without telemetry: cpu.pressure some at the window's start */
+        uint64_t lat_guarantee;         /* CPUGuarantee= after overcommit scaling, µs/s */
+        uint64_t lat_weight_own;        /* its weight before the guard raised it (v2 units) */
+        uint64_t lat_weight_target;     /* the weight the ladder asks for now (0: none) */
+        uint64_t lat_siblings;          /* summed weight of its siblings, last read */
+        bool latency_hold;              /* throughput/best-effort: headroom held for a latency unit */
+        char lat_note[256];             /* what latency protection does to this unit and why, for explain */
 };
 
 /* A unit for cfg (deep-copied), its timer armed to tick at once. Returns 0
