@@ -15,11 +15,10 @@
 #include "bwgov/slice.h"
 #include "log.h"
 #include "unit-levers.h"
-#include "unit.h"
 
 #define TIDS_MAX_BYTES (8u << 20)
 
-static const char *lever_file(const Unit *u, enum bw_lever l) {
+static const char *lever_file(const struct lever_host *u, enum bw_lever l) {
         return bw_lever_file(u->cg->layout, l);
 }
 
@@ -29,20 +28,20 @@ static void lever_forget(struct unit_levers *lv, enum bw_lever l) {
         lv->set[l] = lv->orig[l] = NULL;
 }
 
-static int lever_read(Unit *u, enum bw_lever l, char *buf, size_t n) {
-        int r = bw_lever_read(u->ctx->root, u->cg, l, buf, n);
+static int lever_read(const struct lever_host *u, enum bw_lever l, char *buf, size_t n) {
+        int r = bw_lever_read(u->root, u->cg, l, buf, n);
 
-        if (r == -EOPNOTSUPP && !u->lv.unsupported[l]) {
-                u->lv.unsupported[l] = true;
+        if (r == -EOPNOTSUPP && !u->lv->unsupported[l]) {
+                u->lv->unsupported[l] = true;
                 log_notice("%s: cgroup %s has no %s here, not using that lever", u->name, u->cgroup_path,
                            lever_file(u, l));
         }
         return r;
 }
 
-int unit_lever_set(Unit *u, enum unit_lever lever, const char *value) {
+int levers_set(const struct lever_host *u, enum unit_lever lever, const char *value) {
         enum bw_lever l = (enum bw_lever) lever;
-        struct unit_levers *lv = &u->lv;
+        struct unit_levers *lv = u->lv;
         char native[BW_LEVER_VALUE_MAX], cur[BW_LEVER_VALUE_MAX];
         int r;
 
@@ -63,8 +62,8 @@ int unit_lever_set(Unit *u, enum unit_lever lever, const char *value) {
                            lever_file(u, l), cur, lv->set[l], cur);
                 free(lv->orig[l]);
                 lv->orig[l] = strdup(cur);
-                store_lever_clear(u->ctx->store, u->name, l);
-                if (!lv->orig[l] || store_lever_intent(u->ctx->store, u->name, l, cur) < 0) {
+                store_lever_clear(u->store, u->name, l);
+                if (!lv->orig[l] || store_lever_intent(u->store, u->name, l, cur) < 0) {
                         lever_forget(lv, l);
                         return -ENOMEM;
                 }
@@ -77,7 +76,7 @@ int unit_lever_set(Unit *u, enum unit_lever lever, const char *value) {
                 return 0;
         }
         if (!lv->orig[l]) {
-                r = store_lever_intent(u->ctx->store, u->name, l, cur);
+                r = store_lever_intent(u->store, u->name, l, cur);
                 if (r < 0)
                         return log_warning_errno(r, "%s: not changing %s: its original could not be saved: %s",
                                                  u->name, lever_file(u, l), STRERROR(r));
@@ -85,7 +84,7 @@ int unit_lever_set(Unit *u, enum unit_lever lever, const char *value) {
                 if (!lv->orig[l])
                         return log_oom();
         }
-        r = bw_lever_write(u->ctx->root, u->cg, l, native);
+        r = bw_lever_write(u->root, u->cg, l, native);
         if (r < 0)
                 return log_warning_errno(r, "%s: writing \"%s\" to %s failed: %s", u->name, native,
                                          lever_file(u, l), STRERROR(r));
@@ -95,9 +94,9 @@ int unit_lever_set(Unit *u, enum unit_lever lever, const char *value) {
         return 1;
 }
 
-int unit_lever_restore(Unit *u, enum unit_lever lever, const char *why) {
+int levers_restore_one(const struct lever_host *u, enum unit_lever lever, const char *why) {
         enum bw_lever l = (enum bw_lever) lever;
-        struct unit_levers *lv = &u->lv;
+        struct unit_levers *lv = u->lv;
         char cur[BW_LEVER_VALUE_MAX];
         int r = 0;
 
@@ -110,7 +109,7 @@ int unit_lever_restore(Unit *u, enum unit_lever lever, const char *why) {
         if (lv->set[l] && !bw_lever_same(l, cur, lv->set[l]))
                 log_info("%s: not restoring %s, someone else set it to %s", u->name, lever_file(u, l), cur);
         else if (!bw_lever_same(l, cur, lv->orig[l])) {
-                r = bw_lever_write(u->ctx->root, u->cg, l, lv->orig[l]);
+                r = bw_lever_write(u->root, u->cg, l, lv->orig[l]);
                 if (r < 0)
                         log_warning_errno(r, "%s: restoring %s to %s failed: %s", u->name, lever_file(u, l),
                                           lv->orig[l], STRERROR(r));
@@ -121,18 +120,18 @@ int unit_lever_restore(Unit *u, enum unit_lever lever, const char *why) {
         }
 done:
         lever_forget(lv, l);
-        store_lever_clear(u->ctx->store, u->name, l);
+        store_lever_clear(u->store, u->name, l);
         return r;
 }
 
-bool unit_lever_is_set(const Unit *u, enum unit_lever l) {
-        return u->lv.set[l] != NULL;
+bool levers_is_set(const struct lever_host *u, enum unit_lever l) {
+        return u->lv->set[l] != NULL;
 }
 
-bool unit_lever_value(const Unit *u, enum unit_lever l, char *buf, size_t n) {
-        if (!u->lv.set[l] || !u->cg)
+bool levers_value(const struct lever_host *u, enum unit_lever l, char *buf, size_t n) {
+        if (!u->lv->set[l] || !u->cg)
                 return false;
-        return bw_lever_from_native(u->cg->layout, (enum bw_lever) l, u->lv.set[l], buf, n) >= 0;
+        return bw_lever_from_native(u->cg->layout, (enum bw_lever) l, u->lv->set[l], buf, n) >= 0;
 }
 
 /* ---- slices ---------------------------------------------------------------- */
@@ -148,19 +147,19 @@ static uint64_t default_slice_usec(void) {
         return usec;
 }
 
-static void slice_put_back(Unit *u, const struct unit_slice_thread *t) {
+static void slice_put_back(const struct lever_host *u, const struct unit_slice_thread *t) {
         uint64_t now, back = t->orig_usec == default_slice_usec() ? 0 : t->orig_usec;
         int r;
 
         /* Only a thread still at our slice: one that set its own keeps it. */
-        if (bw_slice_get(t->tid, &now, NULL) < 0 || now != u->lv.slice_usec)
+        if (bw_slice_get(t->tid, &now, NULL) < 0 || now != u->lv->slice_usec)
                 return;
         r = bw_slice_set(t->tid, back);
         if (r < 0 && r != -ESRCH)
-                u->lv.slice_errors++;
+                u->lv->slice_errors++;
 }
 
-static int read_tids(Unit *u, pid_t **ret, size_t *ret_n) {
+static int read_tids(const struct lever_host *u, pid_t **ret, size_t *ret_n) {
         _cleanup_free_ char *buf = NULL;
         size_t len;
         int dfd = u->cg->v2_dirfd >= 0 ? u->cg->v2_dirfd : u->cg->bw_dirfd, r;
@@ -188,8 +187,8 @@ static const struct unit_slice_thread *find_thread(const struct unit_levers *lv,
         return NULL;
 }
 
-static void slices_release(Unit *u) {
-        struct unit_levers *lv = &u->lv;
+static void slices_release(const struct lever_host *u) {
+        struct unit_levers *lv = u->lv;
 
         for (size_t i = 0; i < lv->n_threads; i++)
                 slice_put_back(u, &lv->threads[i]);
@@ -199,11 +198,11 @@ static void slices_release(Unit *u) {
         if (lv->slice_usec > 0)
                 log_info("%s: %" PRIu64 "us EEVDF slice withdrawn from its threads", u->name, lv->slice_usec);
         lv->slice_usec = 0;
-        (void) store_slice(u->ctx->store, u->name, 0);
+        (void) store_slice(u->store, u->name, 0);
 }
 
-int unit_slice_apply(Unit *u, uint64_t slice_usec) {
-        struct unit_levers *lv = &u->lv;
+int levers_slice_apply(const struct lever_host *u, uint64_t slice_usec) {
+        struct unit_levers *lv = u->lv;
         _cleanup_free_ pid_t *tids = NULL;
         struct unit_slice_thread *next;
         size_t n = 0, k = 0;
@@ -220,7 +219,7 @@ int unit_slice_apply(Unit *u, uint64_t slice_usec) {
                 slices_release(u);      /* a new length: from the originals again */
         fresh = lv->slice_usec == 0;
         if (fresh) {
-                r = store_slice(u->ctx->store, u->name, slice_usec);
+                r = store_slice(u->store, u->name, slice_usec);
                 if (r < 0)
                         return log_warning_errno(r, "%s: not setting slices: the state could not be saved: %s",
                                                  u->name, STRERROR(r));
@@ -264,19 +263,19 @@ int unit_slice_apply(Unit *u, uint64_t slice_usec) {
 
 /* ---- all of them ------------------------------------------------------------ */
 
-void unit_levers_restore(Unit *u, const char *why) {
+void levers_restore(const struct lever_host *u, const char *why) {
         /* Thawed first: nothing stays frozen if a later write fails. On v1
          * a group in cpu.idle refuses cpu.shares: idle before weight. */
         static const enum unit_lever order[] = { UNIT_LEVER_FREEZE, UNIT_LEVER_IDLE, UNIT_LEVER_WEIGHT,
                                                  UNIT_LEVER_CPUS };
 
-        if (u->lv.slice_usec > 0 || u->lv.n_threads > 0)
+        if (u->lv->slice_usec > 0 || u->lv->n_threads > 0)
                 slices_release(u);
         for (size_t i = 0; i < ELEMENTSOF(order); i++)
-                (void) unit_lever_restore(u, order[i], why);
+                (void) levers_restore_one(u, order[i], why);
 }
 
-void unit_levers_recover(Unit *u, const struct bw_state_unit *su) {
+void levers_recover(const struct lever_host *u, const struct bw_state_unit *su) {
         static const enum bw_lever order[] = { BW_LEVER_FREEZE, BW_LEVER_IDLE, BW_LEVER_WEIGHT, BW_LEVER_CPUS };
         char cur[BW_LEVER_VALUE_MAX];
 
@@ -293,7 +292,7 @@ void unit_levers_recover(Unit *u, const struct bw_state_unit *su) {
                                         (void) bw_slice_set(tids[i], 0);
                 log_notice("%s: a previous bwgovd left a %" PRIu64 "us slice on its threads; put back to the default",
                            u->name, su->slice_usec);
-                (void) store_slice(u->ctx->store, u->name, 0);
+                (void) store_slice(u->store, u->name, 0);
         }
         for (size_t i = 0; i < ELEMENTSOF(order); i++) {
                 enum bw_lever l = order[i];
@@ -306,8 +305,8 @@ void unit_levers_recover(Unit *u, const struct bw_state_unit *su) {
                         (void) log_oom();
                         return;
                 }
-                if (bw_lever_read(u->ctx->root, u->cg, l, cur, sizeof(cur)) >= 0 && !bw_lever_same(l, cur, orig)) {
-                        int r = bw_lever_write(u->ctx->root, u->cg, l, orig);
+                if (bw_lever_read(u->root, u->cg, l, cur, sizeof(cur)) >= 0 && !bw_lever_same(l, cur, orig)) {
+                        int r = bw_lever_write(u->root, u->cg, l, orig);
 
                         if (r < 0)
                                 log_warning_errno(r, "%s: restoring %s to %s failed: %s", u->name,
@@ -316,17 +315,17 @@ void unit_levers_recover(Unit *u, const struct bw_state_unit *su) {
                                 log_notice("%s: a previous bwgovd left %s at %s; restored %s", u->name,
                                            lever_file(u, l), cur, orig);
                 }
-                store_lever_clear(u->ctx->store, u->name, l);
+                store_lever_clear(u->store, u->name, l);
         }
 }
 
-void unit_levers_forget(Unit *u) {
+void levers_forget(const struct lever_host *u) {
         for (size_t l = 0; l < _BW_LEVER_MAX; l++)
-                if (u->lv.orig[l])
-                        store_lever_clear(u->ctx->store, u->name, (enum bw_lever) l);
-        if (u->lv.slice_usec > 0)
-                (void) store_slice(u->ctx->store, u->name, 0);
-        unit_levers_done(&u->lv);
+                if (u->lv->orig[l])
+                        store_lever_clear(u->store, u->name, (enum bw_lever) l);
+        if (u->lv->slice_usec > 0)
+                (void) store_slice(u->store, u->name, 0);
+        unit_levers_done(u->lv);
 }
 
 void unit_levers_done(struct unit_levers *lv) {

@@ -203,3 +203,57 @@ bool unit_is_boosted(const Unit *u);
 /* Headroom the unit holds, µs/s: its quota above the baseline, resting or
  * in use (0 when not adopted, not written or unlimited). */
 uint64_t unit_headroom(const Unit *u);
+
+/* ---- levers (unit-levers.h) over a Unit --------------------------------- */
+
+static inline struct lever_host unit_lever_host(Unit *u) {
+        return (struct lever_host) {
+                .name = u->name,
+                .cgroup_path = u->cgroup_path,
+                .cg = u->cg,
+                .root = u->ctx->root,
+                .store = u->ctx->store,
+                .adopted = u->adopted,
+                .lv = &u->lv,
+        };
+}
+
+static inline int unit_lever_set(Unit *u, enum unit_lever l, const char *value) {
+        struct lever_host h = unit_lever_host(u);
+
+        return levers_set(&h, l, value);
+}
+
+static inline int unit_lever_restore(Unit *u, enum unit_lever l, const char *why) {
+        struct lever_host h = unit_lever_host(u);
+
+        return levers_restore_one(&h, l, why);
+}
+
+static inline bool unit_lever_is_set(const Unit *u, enum unit_lever l) {
+        return u->lv.set[l] != NULL;
+}
+
+static inline int unit_slice_apply(Unit *u, uint64_t slice_usec) {
+        struct lever_host h = unit_lever_host(u);
+
+        return levers_slice_apply(&h, slice_usec);
+}
+
+static inline void unit_levers_restore(Unit *u, const char *why) {
+        struct lever_host h = unit_lever_host(u);
+
+        levers_restore(&h, why);
+}
+
+static inline void unit_levers_forget(Unit *u) {
+        struct lever_host h = unit_lever_host(u);
+
+        levers_forget(&h);
+}
+
+static inline void unit_levers_recover(Unit *u, const struct bw_state_unit *su) {
+        struct lever_host h = unit_lever_host(u);
+
+        levers_recover(&h, su);
+}
