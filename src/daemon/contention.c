@@ -12,6 +12,7 @@
 #include "bwgov/contention.h"
 #include "bwgov/cpulist.h"
 #include "bwgov/fileio.h"
+#include "bwgov/lever.h"
 #include "bwgov/parse-util.h"
 #include "bwgov/util.h"
 #include "clock.h"
@@ -20,9 +21,6 @@
 
 #define CPU_ONLINE_PATH "/sys/devices/system/cpu/online"
 #define CPU_ONLINE_MAX_BYTES 4096
-#define WEIGHT_FILE_BYTES 32
-#define SHARES_PER_WEIGHT_NUM 1024      /* cpu.weight = cpu.shares * 100 / 1024, the kernel's mapping */
-#define SHARES_PER_WEIGHT_DEN 100
 
 struct member {
         Unit *u;
@@ -111,22 +109,17 @@ static void remove_member(Contention *c, size_t i, const char *why) {
         c->st.has_slot = false;
 }
 
-/* cpu.weight (v2) or cpu.shares mapped to a weight (v1, hybrid); 0 when
- * unreadable (the planner takes the default). */
+/* cpu.weight, from cpu.shares on v1 (lever.h's mapping); 0 when unreadable
+ * (the planner takes the default). */
 static uint64_t read_weight(const Unit *u) {
-        char buf[WEIGHT_FILE_BYTES];
-        bool v2 = u->cg->layout == BW_CG_LAYOUT_V2;
+        char native[BW_LEVER_VALUE_MAX], v2[BW_LEVER_VALUE_MAX];
         int64_t v;
 
-        if (bw_read_small_at(u->cg->bw_dirfd, v2 ? "cpu.weight" : "cpu.shares", O_NOFOLLOW, buf, sizeof buf) < 0)
+        if (bw_lever_read(u->ctx->root, u->cg, BW_LEVER_WEIGHT, native, sizeof native) < 0 ||
+            bw_lever_from_native(u->cg->layout, BW_LEVER_WEIGHT, native, v2, sizeof v2) < 0 ||
+            bw_parse_int_range(v2, (int64_t) BW_WEIGHT_MIN, (int64_t) BW_WEIGHT_MAX, &v) < 0)
                 return 0;
-        buf[strcspn(buf, "\n")] = '\0';
-        if (bw_parse_int_range(buf, 1, INT64_MAX / SHARES_PER_WEIGHT_DEN, &v) < 0)
-                return 0;
-        if (v2)
-                return (uint64_t) v;
-        v = v * SHARES_PER_WEIGHT_DEN / SHARES_PER_WEIGHT_NUM;
-        return v > 0 ? (uint64_t) v : 1;
+        return (uint64_t) v;
 }
 
 static void member_sample(struct member *mb, uint64_t now) {

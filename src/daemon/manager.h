@@ -18,6 +18,7 @@
 #include "contention.h"
 #include "governor.h"
 #include "sdintent.h"
+#include "latency-guard.h"
 #include "store.h"
 #include "telemetry.h"
 #include "unit.h"
@@ -48,6 +49,7 @@ struct Manager {
         Contention *contention;         /* Contention= over the units (contention.h) */
 
         sd_event_source *host_timer;
+        struct latency_guard latency;   /* latency protection (latency-guard.h) */
         sd_event_source *sigterm, *sigint, *sighup;
 
         /* Host pressure and CPU time: last cumulative totals and their time. */
