@@ -15,13 +15,15 @@
  * at least BW_CONTENTION_BUSY_MIN. Idle units take no part: they are never
  * frozen and never pinned.
  *
- * Contention starts when at least two units are busy and their demands add
- * up to at least BW_CONTENTION_ENTER_PERMILLE of the host's CPUs (the host
- * is full of them), and ends, with every unit thawed and on all CPUs again,
- * when fewer than two are busy or their demands fall under
- * BW_CONTENTION_LEAVE_PERMILLE (hysteresis: pinned or gang-scheduled units
- * cannot use more than the host, so their sum sits at the host's size, and
- * one threshold would flap).
+ * Contention starts when at least two units are busy and either at least
+ * two of them are starved (their threads wait for a CPU: on a host shared
+ * with other work their usage alone never adds up to the host) or their
+ * demands add up to at least BW_CONTENTION_ENTER_PERMILLE of the host's CPUs
+ * (the host is full of them). It ends, with every unit thawed and on all
+ * CPUs again, when fewer than two are busy, or fewer than two starved and
+ * their demands under BW_CONTENTION_LEAVE_PERMILLE (hysteresis: pinned or
+ * gang-scheduled units cannot use more than the host, so their sum sits at
+ * the host's size, and one threshold would flap).
  *
  * gang: the busy units take turns leading a slot of ContentionInterval=, in
  * the order the daemon passes them. The leader runs; then, in turn order,

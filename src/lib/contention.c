@@ -53,19 +53,20 @@ static void release_all(struct bw_contention_unit *units, size_t n) {
  * the state they are in). */
 static bool update_contended(struct bw_contention_unit *units, size_t n, size_t ncpus, bool was) {
         uint64_t sum = 0, capacity = (uint64_t) ncpus * USEC_PER_SEC;
-        size_t busy = 0;
+        size_t busy = 0, starved = 0;
 
         for (size_t i = 0; i < n; i++) {
                 units[i].busy = units[i].has_demand && units[i].demand_rate >= BW_CONTENTION_BUSY_MIN;
                 if (units[i].busy) {
                         busy++;
+                        starved += units[i].starved;
                         sum = u64_sat_add(sum, units[i].demand_rate);
                 }
         }
         if (busy < 2)
                 return false;
-        return sum >= u64_muldiv(capacity, was ? BW_CONTENTION_LEAVE_PERMILLE : BW_CONTENTION_ENTER_PERMILLE,
-                                 PERMILLE);
+        return starved >= 2 ||
+               sum >= u64_muldiv(capacity, was ? BW_CONTENTION_LEAVE_PERMILLE : BW_CONTENTION_ENTER_PERMILLE, PERMILLE);
 }
 
 /* The next busy unit after index i (circular), or i itself when it is the

@@ -24,6 +24,7 @@ otherwise."""
 import argparse
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -317,6 +318,11 @@ def main(argv):
     subprocess.run(["ninja", "-C", build], check=True, stdout=subprocess.DEVNULL)
     bins = {"bwgovd": os.path.join(build, "src", "daemon", "bwgovd"),
             "bwgov-mix": os.path.join(build, "tests", "bench", "bwgov-mix")}
+    def on_signal(signo, frame):
+        raise KeyboardInterrupt
+    # SIGTERM (and SIGINT, ignored in a background job) clean up: apps killed, cgroups removed.
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
     out = os.path.abspath(a.out or f"bench-out-contention-{time.strftime('%Y%m%d-%H%M%S')}")
     os.makedirs(out, exist_ok=True)
     md, probs = run(bins, layout, out, a.quick, a.reps or (1 if a.quick else 2), os.path.join(out, "raw"))

@@ -127,6 +127,18 @@ static void test_hysteresis(void **state) {
         assert_int_equal(bw_contention_plan(BW_CONTENTION_GANG, u, 2, 2, SEC, 0, &st, &next), 0);
         assert_false(st.contended);
         assert_released(u, 2);
+
+        /* Two starved units contend however little they get (a host full of
+         * other work); one starved unit does not. */
+        u[0].starved = true;
+        assert_int_equal(bw_contention_plan(BW_CONTENTION_GANG, u, 2, 2, SEC, 0, &st, &next), 0);
+        assert_false(st.contended);
+        u[1].starved = true;
+        assert_int_equal(bw_contention_plan(BW_CONTENTION_GANG, u, 2, 2, SEC, 0, &st, &next), 0);
+        assert_true(st.contended);
+        u[1].demand_rate = BW_CONTENTION_BUSY_MIN - 1;  /* idle: one busy unit left */
+        assert_int_equal(bw_contention_plan(BW_CONTENTION_GANG, u, 2, 2, SEC, 0, &st, &next), 0);
+        assert_false(st.contended);
 }
 
 static void test_gang_rotation(void **state) {
