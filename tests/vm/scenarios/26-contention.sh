@@ -1,0 +1,136 @@
+#!/bin/bash
+# Contention= on cgroup v2 under systemd: two busy slices (Class=throughput,
+# AllowedCPUs= so that systemd enables the cpuset controller above them)
+# with Contention=gang take turns frozen (cgroup.freeze alternates, never
+# both at once); a pause thaws; with Contention=pin they get disjoint
+# cpuset.cpus; a reload without one's drop-in gives it back its cpuset; a
+# SIGKILL of bwgovd while it holds one frozen, then a restart and a stop,
+# leave nothing frozen and every cpuset as systemd set it.
+# shellcheck source-path=SCRIPTDIR/.. source=lib.sh
+. "${BWGOV_VM_LIB:?}"
+
+svc=bwgovd.service
+slices=(bwgovca.slice bwgovcb.slice)
+conf=/etc/bwgov/bwgov.conf.d/50-contention.conf
+
+cleanup() {
+        local s
+        rm -f "$conf"
+        for s in "${slices[@]}"; do
+                rm -rf "/etc/bwgov/$s.d"
+                systemctl stop "load-$s.service" 2>/dev/null
+                systemctl reset-failed "load-$s.service" 2>/dev/null
+                systemctl stop "$s" 2>/dev/null
+                rm -f "/etc/systemd/system/$s"
+        done
+        systemctl daemon-reload
+        systemctl restart "$svc" 2>/dev/null
+}
+trap cleanup EXIT
+
+ncpus=$(nproc)
+if ((ncpus < 2)); then
+        info "SKIP: Contention=pin needs 2 CPUs, the VM has $ncpus"
+fi
+check "bwgovd is running" systemctl start "$svc" || fail_with_journal "$svc"
+for s in "${slices[@]}"; do
+        printf '[Slice]\nAllowedCPUs=0-%d\n' "$((ncpus - 1))" >"/etc/systemd/system/$s"
+done
+check "systemctl daemon-reload" systemctl daemon-reload
+declare -A cg orig
+for s in "${slices[@]}"; do
+        check "start $s" systemctl start "$s"
+        cg[$s]=$(unit_cgroup "$s")
+        check "start a busy service in $s" \
+                systemd-run --quiet --unit="load-$s" --slice="$s" stress-ng --cpu "$ncpus" --timeout 900
+        mkdir -p "/etc/bwgov/$s.d"
+        printf '[Bandwidth]\nClass=throughput\n' >"/etc/bwgov/$s.d/10-test.conf"
+done
+for s in "${slices[@]}"; do
+        check "$s has cpuset.cpus (AllowedCPUs= enabled the controller)" test -e "${cg[$s]}/cpuset.cpus"
+        orig[$s]="$(cat "${cg[$s]}/cgroup.freeze") $(cat "${cg[$s]}/cpuset.cpus")"
+done
+a=${cg[${slices[0]}]} b=${cg[${slices[1]}]}
+frozen() { [[ $(cat "$1/cgroup.freeze") == 1 ]]; }
+restored() {
+        local s
+        for s in "${slices[@]}"; do
+                now="$(cat "${cg[$s]}/cgroup.freeze") $(cat "${cg[$s]}/cpuset.cpus")"
+                printf '%s: %s (was %s)\n' "$s" "$now" "${orig[$s]}"
+                [[ $now == "${orig[$s]}" ]] || return 1
+        done
+}
+
+mkdir -p "$(dirname "$conf")"
+printf '[Governor]\nContention=gang\nContentionInterval=300ms\n' >"$conf"
+check "reload bwgovd with Contention=gang" systemctl reload "$svc" || fail_with_journal "$svc"
+either_frozen() { frozen "$a" || frozen "$b"; }
+check "gang: a slice is frozen" wait_for 20 either_frozen || fail_with_journal "$svc"
+alternates() {
+        local na=0 nb=0 both=0 i
+        for ((i = 0; i < 100; i++)); do
+                frozen "$a" && ((na++))
+                frozen "$b" && ((nb++))
+                frozen "$a" && frozen "$b" && ((both++))
+                sleep 0.05
+        done
+        printf 'samples frozen: a %d, b %d, both %d\n' "$na" "$nb" "$both"
+        ((na > 0 && nb > 0 && both == 0))
+}
+check "gang: the slices are frozen in turn, never both" alternates
+check "bwgovctl pause ${slices[0]}" bwgovctl pause "${slices[0]}"
+stays_thawed() {
+        local i
+        for ((i = 0; i < 20; i++)); do
+                frozen "$a" && return 1
+                sleep 0.05
+        done
+        return 0
+}
+check "pause: the paused slice is thawed and stays thawed" wait_for 3 stays_thawed
+check "bwgovctl resume ${slices[0]}" bwgovctl resume "${slices[0]}"
+check "stop bwgovd" systemctl stop "$svc"
+check "gang: after the stop every freezer and cpuset is as systemd left it" restored
+
+if ((ncpus >= 2)); then
+        printf '[Governor]\nContention=pin\n' >"$conf"
+        check "start bwgovd with Contention=pin" systemctl start "$svc" || fail_with_journal "$svc"
+        disjoint() {
+                local ca cb
+                ca=$(cat "$a/cpuset.cpus") cb=$(cat "$b/cpuset.cpus")
+                printf 'a %s, b %s, all %s\n' "$ca" "$cb" "${orig[${slices[0]}]#* }"
+                [[ $ca != "${orig[${slices[0]}]#* }" && $cb != "${orig[${slices[1]}]#* }" ]] || return 1
+                python3 - "$ca" "$cb" <<'PY'
+import sys
+def cl(s):
+    out = set()
+    for p in s.split(","):
+        a, _, b = p.partition("-")
+        out |= set(range(int(a), int(b or a) + 1))
+    return out
+x, y = cl(sys.argv[1]), cl(sys.argv[2])
+sys.exit(0 if x and y and not (x & y) else 1)
+PY
+        }
+        check "pin: disjoint cpusets" wait_for 20 disjoint || fail_with_journal "$svc"
+        rm -rf "/etc/bwgov/${slices[0]}.d"
+        check "reload without ${slices[0]}'s drop-in" systemctl reload "$svc"
+        back() { [[ "$(cat "$a/cpuset.cpus")" == "${orig[${slices[0]}]#* }" ]]; }
+        check "unconfigure: ${slices[0]}'s cpuset.cpus is back" wait_for 5 back
+        mkdir -p "/etc/bwgov/${slices[0]}.d"
+        printf '[Bandwidth]\nClass=throughput\n' >"/etc/bwgov/${slices[0]}.d/10-test.conf"
+        check "stop bwgovd" systemctl stop "$svc"
+        check "pin: after the stop every cpuset is as systemd left it" restored
+fi
+
+printf '[Governor]\nContention=gang\nContentionInterval=300ms\n' >"$conf"
+check "start bwgovd with Contention=gang" systemctl start "$svc" || fail_with_journal "$svc"
+check "gang: a slice is frozen" wait_for 20 either_frozen || fail_with_journal "$svc"
+check "SIGKILL bwgovd" systemctl kill --signal=SIGKILL "$svc"
+info "after SIGKILL: a $(cat "$a/cgroup.freeze"), b $(cat "$b/cgroup.freeze")"
+rm -f "$conf"
+check "start bwgovd again (Contention=share)" systemctl restart "$svc" || fail_with_journal "$svc"
+none_frozen() { ! frozen "$a" && ! frozen "$b"; }
+check "restart: nothing left frozen" wait_for 10 none_frozen
+check "stop bwgovd" systemctl stop "$svc"
+check "SIGKILL + restart + stop: every freezer and cpuset as systemd left it" restored
