@@ -109,17 +109,18 @@ if ((ncpus >= 2)); then
                 ca=$(cat "$a/cpuset.cpus") cb=$(cat "$b/cpuset.cpus")
                 printf 'a %s, b %s, all %s\n' "$ca" "$cb" "${orig[${slices[0]}]#* }"
                 [[ $ca != "${orig[${slices[0]}]#* }" && $cb != "${orig[${slices[1]}]#* }" ]] || return 1
-                python3 - "$ca" "$cb" <<'PY'
-import sys
-def cl(s):
-    out = set()
-    for p in s.split(","):
-        a, _, b = p.partition("-")
-        out |= set(range(int(a), int(b or a) + 1))
-    return out
-x, y = cl(sys.argv[1]), cl(sys.argv[2])
-sys.exit(0 if x and y and not (x & y) else 1)
-PY
+                local -A seen=()
+                local list part lo hi c
+                for list in "$ca" "$cb"; do
+                        [[ -n $list ]] || return 1
+                        for part in ${list//,/ }; do
+                                lo=${part%-*} hi=${part#*-}
+                                for ((c = lo; c <= hi; c++)); do
+                                        [[ -z ${seen[$c]} ]] || return 1     # on both sides: not disjoint
+                                        seen[$c]=1
+                                done
+                        done
+                done
         }
         check "pin: disjoint cpusets" wait_for 20 disjoint || fail_with_journal "$svc"
         rm -rf "/etc/bwgov/${slices[0]}.d"
