@@ -452,6 +452,8 @@ results:
         json_object_set_new(j, "requests", json_integer((json_int_t) requests));
         json_object_set_new(j, "warmup_requests", json_integer((json_int_t) warmup_requests));
         json_object_set_new(j, "aborted", json_integer((json_int_t) aborted));
+        json_object_set_new(j, "measure_start_ns", json_integer((json_int_t) s.measure_ns));
+        json_object_set_new(j, "measure_end_ns", json_integer((json_int_t) (s.end_ns ? s.end_ns : s.measure_ns)));
         json_object_set_new(j, "window_s", json_real(window_s));
         json_object_set_new(j, "request_rate_per_s", json_real(window_s > 0 ? (double) requests / window_s : 0));
         json_object_set_new(j, "wall_s", json_real(wall_s));
