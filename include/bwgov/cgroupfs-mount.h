@@ -28,6 +28,8 @@ struct bw_cg_mounts {
         char *v2;       /* cgroup2 mount or NULL */
         char *cpu;      /* v1 hierarchy carrying the "cpu" controller or NULL */
         char *cpuacct;  /* v1 hierarchy carrying "cpuacct" or NULL (may equal cpu) */
+        char *freezer;  /* v1 hierarchy carrying "freezer" or NULL */
+        char *cpuset;   /* v1 hierarchy carrying "cpuset" or NULL */
         bool v2_has_cpu;/* "cpu" listed in the v2 root's cgroup.controllers */
 };
 
@@ -48,6 +50,8 @@ struct bw_cg_root {
         int bw_fd;      /* directory holding bandwidth files: v2 root or v1 cpu root */
         int v2_fd;      /* cgroup2 root for PSI/usage, -1 in V1 */
         int acct_fd;    /* v1 cpuacct root for usage in V1 (may be -1) */
+        int freezer_fd; /* v1 freezer root, -1 in V2 or when not mounted (levers, lever.h) */
+        int cpuset_fd;  /* v1 cpuset root, -1 in V2 or when not mounted */
         char *bw_path;  /* for messages */
         char *v2_path;
         /* bw_cg_root_open_host() asks libcgroup where "cpu" is mounted as a

@@ -44,6 +44,13 @@ void bw_rq_slot_range(unsigned slot, uint64_t *ret_lo_usec, uint64_t *ret_hi_use
 int bw_rq_quantile_usec(const uint64_t slots[static BW_RQ_SLOTS], uint64_t max_ns, unsigned q,
                         uint64_t *ret_usec);
 
+/* The same quantile interpolated linearly inside its bucket (as if the
+ * bucket's samples were spread evenly over [lo, hi)), not above max_ns:
+ * an estimate, for comparisons with a target (LatencyTarget=) that a
+ * factor-2 upper bound would blur. Same returns as bw_rq_quantile_usec(). */
+int bw_rq_quantile_interp_usec(const uint64_t slots[static BW_RQ_SLOTS], uint64_t max_ns, unsigned q,
+                               uint64_t *ret_usec);
+
 /* The JSON object io.bwgov.Governor's LatencyFigures type describes (see
  * src/daemon/io.bwgov.Governor.varlink). NULL on allocation failure. */
 json_t *bw_rq_figures_to_json(const struct bw_rq_counters *c);

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "bwgov/cpumax.h"
+#include "bwgov/lever.h"
 
 /* Persistent state (state.json in the state directory), one entry per
  * governed unit. It is what lets bwgovd tell its own writes from someone
@@ -19,14 +20,23 @@
  *             still recognises the kernel's value as ours and never adopts a
  *             boosted value as the baseline;
  *   credit    the budget bucket, CPU-µs, and any debt (usage beyond the
- *             bucket not yet repaid; optional, 0 when absent).
+ *             bucket not yet repaid; optional, 0 when absent);
+ *   levers    the original of every lever file bwgovd changed (lever.h),
+ *             as read (native syntax), saved BEFORE the change and restored
+ *             by the next start if bwgovd died without restoring it;
+ *   slice_usec the EEVDF slice bwgovd gave the cgroup's threads (0: none):
+ *             a restart puts every thread still at that slice back to the
+ *             default.
  *
  * File format (schema_version 1):
  *   {"schema_version": 1, "units": {"web.slice": {"cgroup": "web.slice",
  *     "baseline": {"quota_usec": 50000 | null (max), "period_usec": 100000,
  *                  "burst_usec": 0, "has_burst": true},
  *     "written": {...} | null, "pending": {...} | null,
- *     "credit_usec": 30000000, "debt_usec": 0, "paused": false}}}
+ *     "credit_usec": 30000000, "debt_usec": 0, "paused": false,
+ *     "levers": {"weight": "1024", "idle": "0", "freeze": "0", "cpus": "0-3"},
+ *     "slice_usec": 125}}}
+ * ("levers" and "slice_usec" are optional and written only when set.)
  */
 
 struct bw_state_unit {
@@ -40,6 +50,8 @@ struct bw_state_unit {
         uint64_t credit_usec;
         uint64_t debt_usec;
         bool paused;
+        char *levers[_BW_LEVER_MAX];    /* originals, NULL where bwgovd changed nothing */
+        uint64_t slice_usec;
         /* Not serialised: the pending intent is in the file already (set
          * by the caller after a successful save, cleared when it changes). */
         bool pending_saved;
@@ -76,6 +88,12 @@ struct bw_state_unit *bw_state_find(struct bw_state *s, const char *name);
  * new entry is zeroed with name and cgroup copied. NULL on ENOMEM (s is then
  * unchanged). Pointers from earlier lookups are invalidated. */
 struct bw_state_unit *bw_state_add(struct bw_state *s, const char *name, const char *cgroup);
+
+/* Set (original not NULL: a copy) or clear a lever's original in u.
+ * Returns 0, -EINVAL, -ENOMEM (u unchanged). */
+int bw_state_unit_set_lever(struct bw_state_unit *u, enum bw_lever l, const char *original);
+/* Some lever original or a slice is recorded. */
+bool bw_state_unit_has_levers(const struct bw_state_unit *u);
 
 /* Drop the entry for name; no-op if absent. */
 void bw_state_remove(struct bw_state *s, const char *name);

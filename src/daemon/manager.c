@@ -20,6 +20,7 @@
 #include "bwgov/fileio.h"
 #include "bwgov/host.h"
 #include "bwgov/psi.h"
+#include "bwgov/slice.h"
 #include "bwgov/util.h"
 #include "clock.h"
 #include "kcheck.h"
@@ -351,6 +352,7 @@ static int on_host_timer(sd_event_source *s, uint64_t usec, void *userdata) {
 
         manager_sample_host(m);
         manager_plan_shedding(m, usec);
+        latency_guard_tick(&m->latency, m->units, m->n_units, usec);
 
         if (m->last_slow_host_usec != 0 && usec - m->last_slow_host_usec + host_interval(m) / 2 <
             m->config.global.interval_usec)
@@ -496,6 +498,11 @@ int manager_new(Manager **ret) {
                 .ticks = &m->ticks,
                 .hooks = &unit_hooks,
                 .userdata = m,
+        };
+        m->latency.ctx = (struct latency_guard_context) {
+                .ncpus = m->ncpus,
+                .slice_supported = bw_slice_supported(),
+                .telemetry = &m->telemetry,
         };
         *ret = m;
         return 0;
@@ -742,6 +749,10 @@ static void manager_adopt_all(Manager *m) {
 void manager_shutdown(Manager *m) {
         m->stopping = true;     /* saves below, not deferred to a loop that is over */
         store_stop(m->store);
+        /* Levers are put back whatever RestoreOnExit= says: nothing stays
+         * frozen, idle or pinned behind a daemon that is gone. */
+        for (size_t i = 0; i < m->n_units; i++)
+                unit_levers_restore(m->units[i], "stop");
         if (m->config.global.restore_on_exit)
                 manager_restore_all(m, "stop");
         (void) store_save(m->store);

@@ -17,6 +17,7 @@
 #include "bwgov/state.h"
 #include "governor.h"
 #include "sdintent.h"
+#include "latency-guard.h"
 #include "store.h"
 #include "telemetry.h"
 #include "unit.h"
@@ -46,6 +47,7 @@ struct Manager {
         size_t n_units;
 
         sd_event_source *host_timer;
+        struct latency_guard latency;   /* latency protection (latency-guard.h) */
         sd_event_source *sigterm, *sigint, *sighup;
 
         /* Host pressure and CPU time: last cumulative totals and their time. */

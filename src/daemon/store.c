@@ -190,3 +190,44 @@ int store_intent(Store *s, const char *name, const struct bw_bandwidth *target, 
         su->pending_saved = false;
         return save ? store_save(s) : 0;
 }
+
+int store_lever_intent(Store *s, const char *name, enum bw_lever l, const char *original) {
+        struct bw_state_unit *su = bw_state_find(&s->state, name);
+        int r;
+
+        if (!su)
+                return -ENOENT;
+        if (su->levers[l])
+                return 0;       /* the first original is the one to restore */
+        r = bw_state_unit_set_lever(su, l, original);
+        if (r < 0)
+                return r;
+        r = store_save(s);
+        if (r < 0)
+                (void) bw_state_unit_set_lever(su, l, NULL);
+        return r;
+}
+
+void store_lever_clear(Store *s, const char *name, enum bw_lever l) {
+        struct bw_state_unit *su = bw_state_find(&s->state, name);
+
+        if (su && su->levers[l]) {
+                (void) bw_state_unit_set_lever(su, l, NULL);
+                store_mark(s);
+        }
+}
+
+int store_slice(Store *s, const char *name, uint64_t slice_usec) {
+        struct bw_state_unit *su = bw_state_find(&s->state, name);
+
+        if (!su)
+                return -ENOENT;
+        if (su->slice_usec == slice_usec)
+                return 0;
+        su->slice_usec = slice_usec;
+        if (slice_usec == 0) {
+                store_mark(s);
+                return 0;
+        }
+        return store_save(s);
+}

@@ -90,3 +90,16 @@ void store_set_paused(Store *s, const char *name, bool paused);
  * store_save(). Returns 0, or the save's negative errno (logged): then
  * nothing must be written. A unit without an entry needs no intent. */
 int store_intent(Store *s, const char *name, const struct bw_bandwidth *target, bool save);
+
+/* Write-ahead for a lever (lever.h): record original as what to restore
+ * for lever l of name's entry, and save now, before the caller writes the
+ * file. A lever already recorded keeps its first original (0 at once).
+ * Returns 0, -ENOENT without an entry (adopt first), or the save's
+ * negative errno: then nothing must be written. */
+int store_lever_intent(Store *s, const char *name, enum bw_lever l, const char *original);
+/* The lever is back at its original: forget it (saved soon). */
+void store_lever_clear(Store *s, const char *name, enum bw_lever l);
+/* The EEVDF slice given to the unit's threads (0: none any more); a new
+ * slice is saved now, before the threads get it. Returns 0, -ENOENT, or
+ * the save's negative errno. */
+int store_slice(Store *s, const char *name, uint64_t slice_usec);

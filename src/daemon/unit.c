@@ -88,6 +88,8 @@ static void unit_close_cgroup(Unit *u) {
                 close(u->trigger_fd);
         u->trigger_fd = -1;
         unit_telemetry_detach(&u->rq, *u->ctx->telemetry);
+        unit_levers_forget(u);
+        u->lat_has_window = false;
         bw_cg_free(u->cg);
         u->cg = NULL;
         u->has_last_stat = false;
@@ -273,6 +275,8 @@ int unit_adopt(Unit *u, const struct bw_bandwidth *cur) {
         unit_take_view(u, &p.view);
         if (su)
                 u->paused = p.paused;
+        /* A bwgovd that died holding levers left their originals here. */
+        unit_levers_recover(u, su);
 
         unit_update_params(u);
         bw_policy_state_init(&u->pstate, &u->params, p.credit_usec, p.debt_usec);
@@ -542,7 +546,8 @@ static int unit_sample(Unit *u, const struct bw_bandwidth *cur, struct bw_policy
         /* A shedding plan applies once: the law keeps the cap it leaves. */
         in->shed_permille = u->shed_pending;
         u->shed_pending = 0;
-        in->host_over_limit = *u->ctx->host_over_limit;
+        /* Latency protection holds the headroom like host pressure does. */
+        in->host_over_limit = *u->ctx->host_over_limit || u->latency_hold;
         r = unit_telemetry_sample(&u->rq, *u->ctx->telemetry, in->now_usec, in);
         if (r < 0)
                 log_debug_errno(r, "%s: cannot read the run-queue telemetry: %s", u->name, STRERROR(r));
@@ -674,6 +679,7 @@ Unit *unit_free(Unit *u) {
         if (!u)
                 return NULL;
         unit_close_cgroup(u);
+        unit_levers_done(&u->lv);
         u->timer = sd_event_source_disable_unref(u->timer);
         bw_history_free(u->history);
         bw_unit_config_done(&u->cfg);
@@ -697,6 +703,7 @@ int unit_reconfigure(Unit *u, const struct bw_unit_config *cfg) {
         bw_unit_config_done(&u->cfg);
         u->cfg = copy;
         if (moved) {
+                unit_levers_restore(u, "cgroup-moved");
                 unit_restore_baseline(u, "cgroup-moved");
                 unit_close_cgroup(u);
                 u->adopted = false;
@@ -724,6 +731,7 @@ int unit_reconfigure(Unit *u, const struct bw_unit_config *cfg) {
 
 void unit_unconfigure(Unit *u) {
         log_info("%s: no longer configured, restoring its baseline", u->name);
+        unit_levers_restore(u, "unconfigured");
         unit_restore_baseline(u, "unconfigured");
         store_forget(u->ctx->store, u->name);
         store_mark(u->ctx->store);
@@ -734,8 +742,11 @@ void unit_set_paused(Unit *u, bool paused) {
         log_info("%s: governing %s", u->name, paused ? "paused, restoring the baseline" : "resumed");
         /* A paused unit holds its baseline: the operator asked bwgov to stand
          * back, not to freeze a boost in place. */
-        if (paused)
+        if (paused) {
+                unit_levers_restore(u, "paused");
+                u->latency_hold = false;
                 unit_restore_baseline(u, "paused");
+        }
         /* A unit not adopted yet takes paused from its saved entry. */
         if (u->adopted)
                 (void) unit_record(u, 0);

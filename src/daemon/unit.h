@@ -19,6 +19,8 @@
 #include "bwgov/policy.h"
 #include "sdintent.h"
 #include "store.h"
+#include "bwgov/latency.h"
+#include "unit-levers.h"
 #include "unit-telemetry.h"
 
 typedef struct Unit Unit;
@@ -106,6 +108,20 @@ struct Unit {
         struct bw_cpu_stat last_stat;
         bool has_last_stat;
         struct unit_telemetry rq;       /* run-queue telemetry of the cgroup, while open */
+
+        struct unit_levers lv;          /* weight, idle, freezer, cpuset, slices (unit-levers.h) */
+        /* Latency protection (latency-guard.h). */
+        struct bw_lat_state lat;        /* Class=latency: the ladder */
+        bool lat_has_window;
+        struct bw_rq_counters lat_window_start;        /* counters at the start of the guard's window */
+        uint64_t lat_window_usec;
+        uint64_t lat_psi_some_usec;     /* without telemetry: cpu.pressure some at the window's start */
+        uint64_t lat_guarantee;         /* CPUGuarantee= after overcommit scaling, µs/s */
+        uint64_t lat_weight_own;        /* its weight before the guard raised it (v2 units) */
+        uint64_t lat_weight_target;     /* the weight the ladder asks for now (0: none) */
+        uint64_t lat_siblings;          /* summed weight of its siblings, last read */
+        bool latency_hold;              /* throughput/best-effort: headroom held for a latency unit */
+        char lat_note[256];             /* what latency protection does to this unit and why, for explain */
 };
 
 /* A unit for cfg (deep-copied), its timer armed to tick at once. Returns 0
@@ -187,3 +203,57 @@ bool unit_is_boosted(const Unit *u);
 /* Headroom the unit holds, µs/s: its quota above the baseline, resting or
  * in use (0 when not adopted, not written or unlimited). */
 uint64_t unit_headroom(const Unit *u);
+
+/* ---- levers (unit-levers.h) over a Unit --------------------------------- */
+
+static inline struct lever_host unit_lever_host(Unit *u) {
+        return (struct lever_host) {
+                .name = u->name,
+                .cgroup_path = u->cgroup_path,
+                .cg = u->cg,
+                .root = u->ctx->root,
+                .store = u->ctx->store,
+                .adopted = u->adopted,
+                .lv = &u->lv,
+        };
+}
+
+static inline int unit_lever_set(Unit *u, enum unit_lever l, const char *value) {
+        struct lever_host h = unit_lever_host(u);
+
+        return levers_set(&h, l, value);
+}
+
+static inline int unit_lever_restore(Unit *u, enum unit_lever l, const char *why) {
+        struct lever_host h = unit_lever_host(u);
+
+        return levers_restore_one(&h, l, why);
+}
+
+static inline bool unit_lever_is_set(const Unit *u, enum unit_lever l) {
+        return u->lv.set[l] != NULL;
+}
+
+static inline int unit_slice_apply(Unit *u, uint64_t slice_usec) {
+        struct lever_host h = unit_lever_host(u);
+
+        return levers_slice_apply(&h, slice_usec);
+}
+
+static inline void unit_levers_restore(Unit *u, const char *why) {
+        struct lever_host h = unit_lever_host(u);
+
+        levers_restore(&h, why);
+}
+
+static inline void unit_levers_forget(Unit *u) {
+        struct lever_host h = unit_lever_host(u);
+
+        levers_forget(&h);
+}
+
+static inline void unit_levers_recover(Unit *u, const struct bw_state_unit *su) {
+        struct lever_host h = unit_lever_host(u);
+
+        levers_recover(&h, su);
+}

@@ -36,7 +36,7 @@ void bw_cg_mounts_done(struct bw_cg_mounts *m) {
         if (!m)
                 return;
 
-        free_many(m->v2, m->cpu, m->cpuacct);
+        free_many(m->v2, m->cpu, m->cpuacct, m->freezer, m->cpuset);
         *m = (struct bw_cg_mounts) { 0 };
 }
 
@@ -152,7 +152,7 @@ int bw_cg_mounts_parse(FILE *f, struct bw_cg_mounts *ret) {
 
         for (;;) {
                 struct mountinfo_line ml;
-                char **slot[2] = { NULL, NULL };
+                char **slot[4] = { NULL, NULL, NULL, NULL };
                 ssize_t n;
 
                 errno = 0;
@@ -187,6 +187,10 @@ int bw_cg_mounts_parse(FILE *f, struct bw_cg_mounts *ret) {
                                 slot[0] = &m.cpu;
                         if (!m.cpuacct && list_has(ml.super_opts, ",", "cpuacct"))
                                 slot[1] = &m.cpuacct;
+                        if (!m.freezer && list_has(ml.super_opts, ",", "freezer"))
+                                slot[2] = &m.freezer;
+                        if (!m.cpuset && list_has(ml.super_opts, ",", "cpuset"))
+                                slot[3] = &m.cpuset;
                 }
 
                 for (size_t i = 0; i < ELEMENTSOF(slot); i++) {
@@ -250,7 +254,7 @@ static struct bw_cg_root *root_new(void) {
         if (!r)
                 return NULL;
 
-        r->bw_fd = r->v2_fd = r->acct_fd = -1;
+        r->bw_fd = r->v2_fd = r->acct_fd = r->freezer_fd = r->cpuset_fd = -1;
         r->libcgroup_check = -ENOTSUP;
         return r;
 }
@@ -260,7 +264,7 @@ void bw_cg_root_free(struct bw_cg_root *r) {
                 return;
 
         /* v2_fd is bw_fd in V2, acct_fd is bw_fd with cpu,cpuacct comounted. */
-        const int fds[] = { r->bw_fd, r->v2_fd, r->acct_fd };
+        const int fds[] = { r->bw_fd, r->v2_fd, r->acct_fd, r->freezer_fd, r->cpuset_fd };
 
         close_distinct(fds, ELEMENTSOF(fds));
         free(r->bw_path);
@@ -325,6 +329,17 @@ int bw_cg_root_open_mounts(const struct bw_cg_mounts *m, struct bw_cg_root **ret
                                 return fd;
                         root->acct_fd = fd;
                 }
+        }
+
+        /* The v1 freezer and cpuset hierarchies, for the levers; a missing
+         * or unopenable one only leaves those levers out. */
+        if (layout != BW_CG_LAYOUT_V2) {
+                if (m->freezer)
+                        root->freezer_fd = open_root_dir(AT_FDCWD, m->freezer);
+                if (m->cpuset)
+                        root->cpuset_fd = open_root_dir(AT_FDCWD, m->cpuset);
+                root->freezer_fd = root->freezer_fd < 0 ? -1 : root->freezer_fd;
+                root->cpuset_fd = root->cpuset_fd < 0 ? -1 : root->cpuset_fd;
         }
 
         *ret = TAKE_PTR(root);
@@ -462,6 +477,11 @@ int bw_cg_root_open_dir(const char *dir, struct bw_cg_root **ret) {
                         return fd;
         } else
                 return fd;
+
+        fd = open_root_dir(dfd, "freezer");
+        root->freezer_fd = fd < 0 ? -1 : fd;
+        fd = open_root_dir(dfd, "cpuset");
+        root->cpuset_fd = fd < 0 ? -1 : fd;
 
         *ret = TAKE_PTR(root);
         return 0;

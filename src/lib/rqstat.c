@@ -154,6 +154,35 @@ int bw_rq_quantile_usec(const uint64_t slots[static BW_RQ_SLOTS], uint64_t max_n
         return -EINVAL;                         /* not reached: cum ends at total */
 }
 
+int bw_rq_quantile_interp_usec(const uint64_t slots[static BW_RQ_SLOTS], uint64_t max_ns, unsigned q,
+                               uint64_t *ret_usec) {
+        __extension__ typedef unsigned __int128 u128;
+        uint64_t lo, hi, cap = max_ns / NSEC_PER_USEC, v;
+        u128 total = 0, cum = 0, need;
+
+        if (q < 1 || q > 10000)
+                return -EINVAL;
+        for (size_t i = 0; i < BW_RQ_SLOTS; i++)
+                total += slots[i];
+        if (total == 0)
+                return -ENODATA;
+        need = total * q;       /* in samples x 10000 */
+        for (unsigned i = 0; i < BW_RQ_SLOTS; i++) {
+                if ((cum + slots[i]) * 10000 < need) {
+                        cum += slots[i];
+                        continue;
+                }
+                bw_rq_slot_range(i, &lo, &hi);
+                if (hi == UINT64_MAX)
+                        v = max_ns > 0 ? cap : lo;
+                else  /* lo + (hi - lo) * (need - cum) / slots[i], all x 10000 */
+                        v = lo + (uint64_t) ((u128) (hi - lo) * (need - cum * 10000) / ((u128) slots[i] * 10000));
+                *ret_usec = max_ns > 0 && cap < v ? cap : v;
+                return 0;
+        }
+        return -EINVAL;
+}
+
 /* A counter as a JSON integer (json_int_t is signed: clamped). */
 static json_t *jint(uint64_t v) {
         return json_integer(v > INT64_MAX ? INT64_MAX : (json_int_t) v);

@@ -57,6 +57,30 @@ enum bw_ownership bw_state_classify(const struct bw_state_unit *u, const struct 
 static void unit_done(struct bw_state_unit *u) {
         free(u->name);
         free(u->cgroup);
+        for (size_t l = 0; l < _BW_LEVER_MAX; l++)
+                free(u->levers[l]);
+}
+
+int bw_state_unit_set_lever(struct bw_state_unit *u, enum bw_lever l, const char *original) {
+        char *c = NULL;
+
+        if (!u || (unsigned) l >= _BW_LEVER_MAX)
+                return -EINVAL;
+        if (original) {
+                c = strdup(original);
+                if (!c)
+                        return -ENOMEM;
+        }
+        free(u->levers[l]);
+        u->levers[l] = c;
+        return 0;
+}
+
+bool bw_state_unit_has_levers(const struct bw_state_unit *u) {
+        for (size_t l = 0; l < _BW_LEVER_MAX; l++)
+                if (u->levers[l])
+                        return true;
+        return u->slice_usec > 0;
 }
 
 void bw_state_done(struct bw_state *s) {
@@ -203,6 +227,50 @@ static int optional_bandwidth(json_t *o, const char *key, bool *ret_has, struct 
         return bandwidth_from_json(v, ret);
 }
 
+/* The optional "levers" and "slice_usec" of an entry. */
+static int levers_from_json(struct bw_state_unit *u, json_t *v) {
+        json_t *levers = json_object_get(v, "levers"), *x;
+        const char *key;
+        int r;
+
+        if (json_object_get(v, "slice_usec")) {
+                r = json_get_u64(json_object_get(v, "slice_usec"), &u->slice_usec);
+                if (r < 0)
+                        return r;
+        }
+        if (!levers)
+                return 0;
+        if (!json_is_object(levers))
+                return -EINVAL;
+        json_object_foreach(levers, key, x) {
+                enum bw_lever l = bw_lever_from_string(key);
+
+                if (l < 0 || !json_is_string(x) || strlen(json_string_value(x)) >= BW_LEVER_VALUE_MAX)
+                        return -EINVAL;
+                r = bw_state_unit_set_lever(u, l, json_string_value(x));
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int levers_to_json(const struct bw_state_unit *u, json_t *o) {
+        json_t *levers = NULL;
+
+        for (size_t l = 0; l < _BW_LEVER_MAX; l++) {
+                if (!u->levers[l])
+                        continue;
+                if (!levers && (!(levers = json_object()) || json_object_set_new(o, "levers", levers) < 0))
+                        return -ENOMEM;
+                if (json_object_set_new(levers, bw_lever_to_string((enum bw_lever) l),
+                                        json_string(u->levers[l])) < 0)
+                        return -ENOMEM;
+        }
+        if (u->slice_usec > 0 && json_object_set_new(o, "slice_usec", json_integer((json_int_t) u->slice_usec)) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
 /* One entry of "units": name -> {cgroup, baseline, written, pending,
  * credit_usec, debt_usec, paused}. */
 static int unit_from_json(struct bw_state *s, const char *name, json_t *v) {
@@ -232,7 +300,7 @@ static int unit_from_json(struct bw_state *s, const char *name, json_t *v) {
         if (r < 0)
                 return r;
         u->paused = json_is_true(json_object_get(v, "paused"));
-        return 0;
+        return levers_from_json(u, v);
 }
 
 int bw_state_parse(const char *buf, size_t len, struct bw_state *ret) {
@@ -287,7 +355,7 @@ int bw_state_format(const struct bw_state *s, char **ret) {
                               "credit_usec", (json_int_t) u->credit_usec,
                               "debt_usec", (json_int_t) u->debt_usec,
                               "paused", u->paused);
-                if (!o || json_object_set_new(units, u->name, o) < 0)
+                if (!o || json_object_set_new(units, u->name, o) < 0 || levers_to_json(u, o) < 0)
                         goto oom;
         }
 

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Latency protection, the pure part: FDL's ideas (a latency target and a
+ * bandwidth guarantee per group, graceful degradation rather than admission
+ * control) with the levers today's kernels offer, as a ladder a
+ * Class=latency unit climbs one rung per sample while its run-queue wait
+ * p99 misses LatencyTarget=, cheapest first, and descends one rung after a
+ * run of samples met with margin:
+ *
+ *   none        nothing done for it;
+ *   hold        the headroom of the throughput and best-effort units is
+ *               withdrawn and held (they stay at their contracts, never below);
+ *   weight      its cpu.weight is raised to what CPUGuarantee= asks for
+ *               against its siblings (bw_lat_guarantee_weight()), or four
+ *               times its own without one;
+ *   weight-max  its cpu.weight at the maximum (10000; cpu.shares 262144);
+ *   slice       its threads get a short EEVDF slice (6.12+, skipped before);
+ *   idle        the best-effort units go into cpu.idle (skipped when there
+ *               are none): the one lever that puts a unit below its contract.
+ *
+ * A sample is missed when its p99 is above the target, met with margin at
+ * or below three quarters of it (or with no waits at all). The run of met
+ * samples a step down needs starts at BW_LAT_HOLD_MIN and doubles, up to
+ * BW_LAT_HOLD_MAX, each time a step down is followed by a miss within twice
+ * that run: a group that needs a lever keeps it instead of flapping. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum bw_lat_level {
+        BW_LAT_NONE = 0,
+        BW_LAT_HOLD,
+        BW_LAT_WEIGHT,
+        BW_LAT_WEIGHT_MAX,
+        BW_LAT_SLICE,
+        BW_LAT_IDLE,
+        _BW_LAT_MAX,
+        _BW_LAT_INVALID = -1,
+};
+
+#define BW_LAT_HOLD_MIN 8u
+#define BW_LAT_HOLD_MAX 256u
+
+/* "none", "hold", "weight", "weight-max", "slice", "idle". */
+const char *bw_lat_level_to_string(enum bw_lat_level l);
+enum bw_lat_level bw_lat_level_from_string(const char *s);
+
+/* Which rungs exist on this host now. */
+struct bw_lat_caps {
+        bool others;            /* some throughput or best-effort unit is governed (hold) */
+        bool slice;             /* the kernel has custom slices (slice.h) */
+        bool best_effort;       /* some best-effort unit is governed (idle) */
+};
+
+struct bw_lat_state {
+        enum bw_lat_level level;
+        unsigned met;           /* consecutive samples met with margin */
+        unsigned hold;          /* met samples a step down needs; 0 = BW_LAT_HOLD_MIN */
+        uint64_t down_usec;     /* when the last step down was taken (0: never) */
+        unsigned down_samples;  /* samples since then */
+        bool last_missed;
+        bool has_last;
+        uint64_t last_p99_usec; /* the last sample's p99 (0 without waits) */
+        uint64_t n_samples, n_missed;
+};
+
+struct bw_lat_sample {
+        uint64_t now_usec;
+        bool has_waits;
+        uint64_t p99_usec;
+        uint64_t target_usec;
+};
+
+/* One sample: returns +1 when the level went up, -1 when it went down, 0
+ * when it stayed. A level whose rung is not in caps is skipped both ways;
+ * a level above what caps allow (caps changed) comes down at once. */
+int bw_lat_step(struct bw_lat_state *s, const struct bw_lat_sample *x, const struct bw_lat_caps *caps);
+
+/* The weight (v2 units) that gives a group `guarantee` µs/s of a host of
+ * ncpus CPUs when its siblings, of summed weight others, all want CPU:
+ * w / (w + others) >= guarantee / (ncpus * 1e6). Never below own, at most
+ * BW_WEIGHT_MAX; others 0 (no sibling) gives own. */
+uint64_t bw_lat_guarantee_weight(uint64_t guarantee, unsigned ncpus, uint64_t others, uint64_t own);
+
+/* The weight of a rung for a group whose own (original) weight is own and
+ * whose guarantee weight is gw (0 without CPUGuarantee=): weight -> gw or
+ * 4 x own, weight-max and above -> BW_WEIGHT_MAX; below -> own. */
+uint64_t bw_lat_level_weight(enum bw_lat_level l, uint64_t own, uint64_t gw);
+
+/* The EEVDF slice for a target: an eighth of it, within [100us, 3ms]. */
+uint64_t bw_lat_slice_usec(uint64_t target_usec);
+
+struct bw_lat_guarantee {
+        uint64_t guarantee;     /* CPUGuarantee=, µs/s; 0 = none */
+        int64_t priority;       /* Priority= */
+};
+
+/* Overcommit: when the guarantees add up to more than 80 % of the host
+ * (ncpus CPUs), scale them down: the lowest Priority= first, each to half,
+ * then the next, then all in proportion until they fit. ret_scaled[i]
+ * gets each one's guarantee after scaling. Returns 1 when something was
+ * scaled, 0 when they fit, -EINVAL. */
+int bw_lat_scale_guarantees(const struct bw_lat_guarantee *g, size_t n, unsigned ncpus, uint64_t *ret_scaled);

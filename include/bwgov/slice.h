@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* EEVDF custom slices: a fair task's sched_attr.sched_runtime (kernel 6.12
+ * and later) asks for a shorter (or longer) time slice, clamped by the
+ * kernel to [100us, 100ms]; a shorter slice means an earlier virtual
+ * deadline, so the task is picked sooner among the eligible. Setting 0
+ * returns the task to the default (the sysctl base slice). sched_getattr()
+ * reports the slice in use, custom or not, so the default cannot be told
+ * from a custom slice of the same length: callers compare with the default
+ * of a task of their own (bw_slice_get(0)). Before 6.12 sched_runtime means
+ * nothing for fair tasks and sched_getattr() reports 0.
+ *
+ * And the threads of a cgroup: cgroup.threads (v2) or tasks (v1), parsed
+ * from a buffer. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define BW_SLICE_MIN_USEC UINT64_C(100)
+#define BW_SLICE_MAX_USEC UINT64_C(100000)
+
+/* The slice of task tid (0: the calling thread) in µs, and whether its
+ * policy is a fair one (SCHED_OTHER, SCHED_BATCH; not SCHED_IDLE, RT or
+ * deadline). Returns 0, -ESRCH when the task is gone, another negative
+ * errno. */
+int bw_slice_get(pid_t tid, uint64_t *ret_usec, bool *ret_fair);
+
+/* Set tid's slice to usec (0 = the default), keeping its policy and nice
+ * value. Returns 0, -EOPNOTSUPP for a task that is not fair, -ESRCH when it
+ * is gone, another negative errno (EPERM). */
+int bw_slice_set(pid_t tid, uint64_t usec);
+
+/* Whether this kernel has custom slices: a fair task's sched_getattr()
+ * reports a non-zero sched_runtime (6.12 and later). */
+bool bw_slice_supported(void);
+
+/* Parse a list of task ids, one per line (cgroup.threads, tasks), into a
+ * sorted array without duplicates (*ret, free()). Returns 0, -EINVAL for a
+ * malformed line, -ENOMEM. */
+int bw_slice_parse_tids(const char *buf, size_t len, pid_t **ret, size_t *ret_n);

@@ -1,0 +1,334 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Latency protection over the governed units: the latency units' ladders
+ * from their run-queue wait, then the levers the ladders ask for, set and
+ * put back through unit-levers.h. See latency-guard.h and latency.h. */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bwgov/latency.h"
+#include "bwgov/lever.h"
+#include "bwgov/parse-util.h"
+#include "bwgov/rqstat.h"
+#include "clock.h"
+#include "latency-guard.h"
+#include "log.h"
+
+#define P99 9900u
+
+bool latency_guard_eligible(const Unit *u) {
+        enum bw_mode m = unit_mode(u);
+
+        return u->cg && u->adopted && !u->paused && m != BW_MODE_OFF && m != BW_MODE_OBSERVE;
+}
+
+static enum bw_class unit_class(const Unit *u) {
+        return bw_unit_class(&u->cfg);
+}
+
+static void fmt_usec(uint64_t usec, char *buf, size_t n) {
+        if (usec >= 10 * USEC_PER_MSEC)
+                (void) snprintf(buf, n, "%" PRIu64 "ms", usec / USEC_PER_MSEC);
+        else if (usec >= USEC_PER_MSEC)
+                (void) snprintf(buf, n, "%" PRIu64 ".%" PRIu64 "ms", usec / USEC_PER_MSEC,
+                                usec % USEC_PER_MSEC / 100);
+        else
+                (void) snprintf(buf, n, "%" PRIu64 "us", usec);
+}
+
+void latency_guard_release(Unit *u, const char *why) {
+        if (u->lv.slice_usec > 0)
+                (void) unit_slice_apply(u, 0);
+        (void) unit_lever_restore(u, UNIT_LEVER_IDLE, why);
+        (void) unit_lever_restore(u, UNIT_LEVER_WEIGHT, why);
+        u->latency_hold = false;
+        u->lat_weight_target = 0;
+        u->lat = (struct bw_lat_state) { 0 };
+        u->lat_has_window = false;
+        u->lat_note[0] = '\0';
+}
+
+/* ---- sampling ---------------------------------------------------------------- */
+
+/* Counters (telemetry) or pressure (without) at the window's start. */
+static bool window_open(Unit *u, Telemetry *t, uint64_t now) {
+        struct bw_psi psi;
+
+        u->lat_window_usec = now;
+        if (t && u->rq.cgroup_id != 0)
+                u->lat_has_window = telemetry_read(t, u->rq.cgroup_id, &u->lat_window_start) >= 0;
+        else if (u->cg->pressure_fd >= 0 && bw_cg_read_pressure(u->cg, &psi) >= 0) {
+                u->lat_psi_some_usec = psi.some.total_usec;
+                u->lat_has_window = true;
+                u->lat_window_start = (struct bw_rq_counters) { 0 };
+        } else
+                u->lat_has_window = false;
+        return u->lat_has_window;
+}
+
+/* The window's p99 when it is long enough: 1 with *ret (has_waits false
+ * when there were none), 0 when not yet, negative errno. */
+static int window_sample(Unit *u, Telemetry *t, uint64_t now, struct bw_lat_sample *ret) {
+        uint64_t dt = now - u->lat_window_usec;
+        struct bw_rq_counters c, d;
+        struct bw_psi psi;
+        int r;
+
+        if (!u->lat_has_window) {
+                window_open(u, t, now);
+                return 0;
+        }
+        if (dt < LATENCY_WINDOW_USEC)
+                return 0;
+        *ret = (struct bw_lat_sample) { .now_usec = now, .target_usec = bw_unit_latency_target_usec(&u->cfg) };
+        if (t && u->rq.cgroup_id != 0) {
+                r = telemetry_read(t, u->rq.cgroup_id, &c);
+                if (r < 0 || bw_rq_delta(&c, &u->lat_window_start, &d) < 0) {
+                        window_open(u, t, now);
+                        return r < 0 ? r : 0;
+                }
+                ret->has_waits = bw_rq_waits(&d) > 0 &&
+                        bw_rq_quantile_interp_usec(d.wait_slots, d.wait_max_ns, P99, &ret->p99_usec) >= 0;
+        } else if (u->cg->pressure_fd >= 0 && bw_cg_read_pressure(u->cg, &psi) >= 0) {
+                /* Without telemetry: the stall per 100 ms of wall time. */
+                uint64_t stall = psi.some.total_usec >= u->lat_psi_some_usec ?
+                        psi.some.total_usec - u->lat_psi_some_usec : 0;
+
+                ret->p99_usec = stall * 100 * USEC_PER_MSEC / dt;
+                ret->has_waits = stall > 0;
+        } else {
+                window_open(u, t, now);
+                return 0;
+        }
+        window_open(u, t, now);
+        return 1;
+}
+
+/* ---- the ladders -------------------------------------------------------------- */
+
+struct census {
+        struct bw_lat_caps caps;
+        size_t n_latency;
+        const Unit *worst;              /* the latency unit highest on its ladder */
+};
+
+static void take_census(Unit *const *units, size_t n, bool slice, struct census *c) {
+        *c = (struct census) { .caps.slice = slice };
+        for (size_t i = 0; i < n; i++) {
+                const Unit *u = units[i];
+
+                if (!latency_guard_eligible(u))
+                        continue;
+                switch (unit_class(u)) {
+                case BW_CLASS_LATENCY:
+                        c->n_latency++;
+                        if (!c->worst || u->lat.level > c->worst->lat.level)
+                                c->worst = u;
+                        break;
+                case BW_CLASS_BEST_EFFORT:
+                        c->caps.best_effort = true;
+                        c->caps.others = true;
+                        break;
+                case BW_CLASS_THROUGHPUT:
+                case _BW_CLASS_MAX:
+                default:
+                        c->caps.others = true;
+                        break;
+                }
+        }
+}
+
+/* Overcommit: scale the guarantees of all latency units (graceful, never
+ * refused), and say so when that changes. */
+static void scale_guarantees(struct latency_guard *g, Unit *const *units, size_t n) {
+        _cleanup_free_ struct bw_lat_guarantee *in = calloc(n > 0 ? n : 1, sizeof(*in));
+        _cleanup_free_ uint64_t *out = calloc(n > 0 ? n : 1, sizeof(*out));
+        _cleanup_free_ size_t *idx = calloc(n > 0 ? n : 1, sizeof(*idx));
+        uint64_t sum = 0;
+        size_t k = 0;
+        int r;
+
+        if (!in || !out || !idx) {
+                (void) log_oom();
+                return;
+        }
+        for (size_t i = 0; i < n; i++)
+                if (latency_guard_eligible(units[i]) && unit_class(units[i]) == BW_CLASS_LATENCY) {
+                        in[k] = (struct bw_lat_guarantee) { units[i]->cfg.cpu_guarantee, units[i]->cfg.priority };
+                        sum += units[i]->cfg.cpu_guarantee;
+                        idx[k++] = i;
+                }
+        r = bw_lat_scale_guarantees(in, k, g->ctx.ncpus, out);
+        if (r < 0)
+                return;
+        for (size_t j = 0; j < k; j++)
+                units[idx[j]]->lat_guarantee = out[j];
+        if (r > 0 && (!g->scaled || g->scaled_sum != sum)) {
+                char total[32];
+
+                (void) bw_format_percent(sum, total, sizeof(total));
+                log_notice("The CPUGuarantee= of %zu latency unit%s add up to %s of a CPU, more than 80%% of the "
+                           "host's %u CPUs: scaled down, lowest Priority= first (bwgovctl explain shows each)",
+                           k, k == 1 ? "" : "s", total, g->ctx.ncpus);
+        } else if (r == 0 && g->scaled)
+                log_notice("The CPUGuarantee= of the latency units fit the host again: no longer scaled");
+        g->scaled = r > 0;
+        g->scaled_sum = sum;
+}
+
+static void step_unit(struct latency_guard *g, Unit *u, const struct census *c, uint64_t now) {
+        Telemetry *t = g->ctx.telemetry ? *g->ctx.telemetry : NULL;
+        struct bw_lat_sample x;
+        char p99[32], target[32];
+        int r, moved;
+
+        r = window_sample(u, t, now, &x);
+        if (r <= 0)
+                return;
+        moved = bw_lat_step(&u->lat, &x, &c->caps);
+        if (moved == 0)
+                return;
+        fmt_usec(x.p99_usec, p99, sizeof(p99));
+        fmt_usec(x.target_usec, target, sizeof(target));
+        if (moved > 0)
+                log_notice("%s: run-queue wait p99 %s over LatencyTarget=%s: protection up to \"%s\"", u->name, p99,
+                           target, bw_lat_level_to_string(u->lat.level));
+        else
+                log_info("%s: run-queue wait p99 %s within LatencyTarget=%s for %u samples: protection down to "
+                         "\"%s\"", u->name, x.has_waits ? p99 : "-", target, u->lat.hold,
+                         bw_lat_level_to_string(u->lat.level));
+}
+
+/* ---- the levers ---------------------------------------------------------------- */
+
+/* The unit's own weight (v2 units): the original while the guard holds
+ * the lever, else what the file says now. */
+static uint64_t own_weight(Unit *u) {
+        char buf[BW_LEVER_VALUE_MAX], v2[BW_LEVER_VALUE_MAX];
+        const char *native = u->lv.orig[BW_LEVER_WEIGHT];
+        uint64_t w;
+
+        if (!native) {
+                if (bw_lever_read(u->ctx->root, u->cg, BW_LEVER_WEIGHT, buf, sizeof(buf)) < 0)
+                        return BW_WEIGHT_DEFAULT;
+                native = buf;
+        }
+        if (bw_lever_from_native(u->cg->layout, BW_LEVER_WEIGHT, native, v2, sizeof(v2)) < 0 ||
+            bw_parse_digits(&(const char *) { v2 }, &w) < 0 || w == 0)
+                return BW_WEIGHT_DEFAULT;
+        return w;
+}
+
+static void apply_latency_unit(struct latency_guard *g, Unit *u) {
+        enum bw_lat_level l = u->lat.level;
+        char p99[32], target[32], val[32], gpct[32] = "", weight[96] = "";
+        uint64_t gw = 0;
+        unsigned nsib = 0;
+
+        if (l >= BW_LAT_WEIGHT) {
+                u->lat_weight_own = own_weight(u);
+                if (u->lat_guarantee > 0 && bw_lever_sibling_weights(u->ctx->root, u->cg, &u->lat_siblings, &nsib) >= 0)
+                        gw = bw_lat_guarantee_weight(u->lat_guarantee, g->ctx.ncpus, u->lat_siblings,
+                                                     u->lat_weight_own);
+                u->lat_weight_target = bw_lat_level_weight(l, u->lat_weight_own, gw);
+                (void) snprintf(val, sizeof(val), "%" PRIu64, u->lat_weight_target);
+                (void) unit_lever_set(u, UNIT_LEVER_WEIGHT, val);
+        } else if (unit_lever_is_set(u, UNIT_LEVER_WEIGHT)) {
+                (void) unit_lever_restore(u, UNIT_LEVER_WEIGHT, "latency-met");
+                u->lat_weight_target = 0;
+        }
+        if (l >= BW_LAT_SLICE)
+                (void) unit_slice_apply(u, bw_lat_slice_usec(bw_unit_latency_target_usec(&u->cfg)));
+        else if (u->lv.slice_usec > 0)
+                (void) unit_slice_apply(u, 0);
+
+        fmt_usec(u->lat.last_p99_usec, p99, sizeof(p99));
+        fmt_usec(bw_unit_latency_target_usec(&u->cfg), target, sizeof(target));
+        if (u->lat_guarantee > 0)
+                (void) bw_format_percent(u->lat_guarantee, gpct, sizeof(gpct));
+        if (u->lat_weight_target > 0)
+                (void) snprintf(weight, sizeof(weight), ", cpu.weight %" PRIu64 " (own %" PRIu64 ")%s%s",
+                                u->lat_weight_target, u->lat_weight_own, gw > 0 ? " from CPUGuarantee=" : "",
+                                gw > 0 ? gpct : "");
+        if (l == BW_LAT_NONE)
+                (void) snprintf(u->lat_note, sizeof(u->lat_note), "latency: p99 %s, LatencyTarget=%s met; no lever",
+                                u->lat.has_last ? p99 : "-", target);
+        else
+                (void) snprintf(u->lat_note, sizeof(u->lat_note),
+                                "latency: p99 %s %s LatencyTarget=%s (%" PRIu64 " of %" PRIu64 " samples missed); "
+                                "lever \"%s\"%s%s",
+                                p99, u->lat.last_missed ? "over" : "within", target, u->lat.n_missed,
+                                u->lat.n_samples, bw_lat_level_to_string(l), weight,
+                                u->lv.slice_usec > 0 ? ", short EEVDF slice for its threads" : "");
+}
+
+static void apply_other_unit(Unit *u, const struct census *c) {
+        const Unit *w = c->worst;
+        bool hold = w && w->lat.level >= BW_LAT_HOLD, idle = w && w->lat.level >= BW_LAT_IDLE &&
+                unit_class(u) == BW_CLASS_BEST_EFFORT;
+
+        if (hold && !u->latency_hold) {
+                /* Withdraw now, not at the unit's next sample. */
+                u->shed_pending = 1000;
+                (void) unit_schedule(u, clock_now_usec(CLOCK_MONOTONIC), 0);
+        }
+        u->latency_hold = hold;
+        if (idle)
+                (void) unit_lever_set(u, UNIT_LEVER_IDLE, "1");
+        else if (unit_lever_is_set(u, UNIT_LEVER_IDLE))
+                (void) unit_lever_restore(u, UNIT_LEVER_IDLE, "latency-met");
+        if (!hold)
+                u->lat_note[0] = '\0';
+        else
+                (void) snprintf(u->lat_note, sizeof(u->lat_note), "latency: %s for %s (LatencyTarget= missed)",
+                                idle ? "in cpu.idle and headroom held at the contract" :
+                                       "headroom held at the contract",
+                                w->name);
+}
+
+void latency_guard_tick(struct latency_guard *g, Unit *const *units, size_t n, uint64_t now) {
+        struct census c;
+
+        take_census(units, n, g->ctx.slice_supported, &c);
+        /* Nothing to protect, nothing held: the common case costs a scan. */
+        if (c.n_latency == 0) {
+                for (size_t i = 0; i < n; i++)
+                        if (units[i]->latency_hold || units[i]->lv.set[BW_LEVER_IDLE] ||
+                            units[i]->lv.set[BW_LEVER_WEIGHT] || units[i]->lv.slice_usec > 0 ||
+                            units[i]->lat.level > BW_LAT_NONE)
+                                latency_guard_release(units[i], "no-latency-unit");
+                g->scaled = false;
+                return;
+        }
+        scale_guarantees(g, units, n);
+        for (size_t i = 0; i < n; i++)
+                if (latency_guard_eligible(units[i]) && unit_class(units[i]) == BW_CLASS_LATENCY)
+                        step_unit(g, units[i], &c, now);
+        take_census(units, n, g->ctx.slice_supported, &c);
+
+        for (size_t i = 0; i < n; i++) {
+                Unit *u = units[i];
+
+                if (!latency_guard_eligible(u)) {
+                        if (u->latency_hold || u->lv.set[BW_LEVER_IDLE] || u->lv.set[BW_LEVER_WEIGHT] ||
+                            u->lv.slice_usec > 0 || u->lat.level > BW_LAT_NONE)
+                                latency_guard_release(u, "not-governed");
+                        continue;
+                }
+                if (unit_class(u) == BW_CLASS_LATENCY) {
+                        if (u->latency_hold || u->lv.set[BW_LEVER_IDLE])
+                                latency_guard_release(u, "class-changed");
+                        apply_latency_unit(g, u);
+                } else {
+                        if (u->lv.set[BW_LEVER_WEIGHT] || u->lv.slice_usec > 0 || u->lat.level > BW_LAT_NONE) {
+                                (void) unit_slice_apply(u, 0);
+                                (void) unit_lever_restore(u, UNIT_LEVER_WEIGHT, "class-changed");
+                                u->lat = (struct bw_lat_state) { 0 };
+                        }
+                        apply_other_unit(u, &c);
+                }
+        }
+}
