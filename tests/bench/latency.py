@@ -3,11 +3,16 @@
 """Latency protection (issue 15, part A): a latency-sensitive request server
 beside a hackbench antagonist, side by side in one run.
 
-Two bench cgroups per run, siblings: the latency group bwgov-bench-lat-PID-N-lat
-runs bwgov-wakeup (4 workers, 200 us requests, 1-5 ms gaps: about 0.25 CPU; each
-worker records its own wake-up latency), the antagonist group -ant runs rt-tests'
-`hackbench -g 4 -l 500` over and over (160 tasks on every CPU). On a hybrid host
-each is a v1 cpu cgroup with its v2 twin (usage, PSI, cgroup.kill). Rows:
+Two bench cgroups per run, siblings under a parent bwgov-bench-lat-PID-N: the
+latency group .../lat runs bwgov-wakeup (4 workers, 200 us requests, 1-5 ms gaps:
+about 0.25 CPU; each worker records its own wake-up latency), the antagonist
+group .../ant runs rt-tests' `hackbench -g 4 -l 500` over and over (160 tasks on
+every CPU). The parent has the bench weight against the rest of the host
+(--shares, 10240 as in tests/bench/run), the two groups the default weight
+(1024) against each other, so that what a row does to their weights changes
+only how they share the parent, not how much other load on the host takes. On
+a hybrid host each is a v1 cpu cgroup with its v2 twin (usage, PSI,
+cgroup.kill). Rows:
 
   alone                  the server alone (its baseline)
   cfs                    beside the antagonist, equal weights (plain CFS)
@@ -82,8 +87,10 @@ HACKBENCH = ["-g", "4", "-l", "500"]
 MESSAGES_PER_RUN = 4 * 20 * 20 * 500     # groups × senders × receivers × loops (20 fds per group by default)
 SERVER = ["--workers=4", "--cost-us=200", "--gap-min-ms=1", "--gap-max-ms=5"]
 LATENCY_TARGET = "500us"
-SIZES = {True: {"reps": 2, "warmup_s": 3.0, "duration_s": 10.0},       # --quick
-         False: {"reps": 5, "warmup_s": 5.0, "duration_s": 30.0}}
+# The warm-up covers bwgovd's climb: one rung per sample of the latency
+# group's wait (hold, weight, weight-max, slice, idle: about 5 s at Interval=1s).
+SIZES = {True: {"reps": 2, "warmup_s": 8.0, "duration_s": 10.0},       # --quick
+         False: {"reps": 5, "warmup_s": 10.0, "duration_s": 30.0}}
 ANT_WARMUP_S = 2.0              # the antagonist runs this long before the server starts
 SAMPLE_S = 0.1
 # Targets (issue 15, part A).
@@ -199,12 +206,12 @@ def kill_cgroup(cg, timeout=10.0):
     children): cgroup.kill of the v2 cgroup when there is one, else each PID
     of its cgroup.procs through a pidfd, checked to be in the cgroup after the
     pidfd is open (so a reused PID is never signalled). Returns the PIDs left."""
-    if not os.path.basename(cg.bw_dir).startswith(cgmod.PREFIX):
+    if not cg.name.startswith(cgmod.PREFIX):
         raise ValueError(f"refusing to kill processes of {cg.bw_dir}")
     deadline = time.monotonic() + timeout
     kill_file = os.path.join(cg.v2_dir, "cgroup.kill") if cg.v2_dir else None
     procs = os.path.join(cg.bw_dir, "cgroup.procs")
-    rel = "/" + os.path.basename(cg.bw_dir)
+    rel = "/" + cg.name
     while True:
         left = [int(x) for x in (_read(procs) or "").split()]
         if not left or time.monotonic() > deadline:
@@ -275,6 +282,9 @@ class Antagonist(threading.Thread):
 
 # ---- one run -----------------------------------------------------------------
 
+CHILD_SHARES = 1024
+
+
 class Bench:
     def __init__(self, bins, layout, workdir, sizes, shares, latency_target, cpu_guarantee, log=log):
         self.bins, self.layout, self.workdir = bins, layout, workdir
@@ -287,50 +297,67 @@ class Bench:
         cg = cgmod.Cgroup(self.layout, name).create()
         return cg
 
+    def _parent(self, name):
+        """The run's parent group: the bench weight against the host, and
+        the cpu controller for its children on a v2 host."""
+        p = self._cgroup(name)
+        if self.shares:
+            p.set_weight(self.shares)
+        if p.is_v2:
+            sc = os.path.join(p.bw_dir, "cgroup.subtree_control")
+            if "cpu" not in (_read(sc) or "").split():
+                with open(sc, "w") as f:
+                    f.write("+cpu")
+        return p
+
     def run(self, config, rep):
         server, ant_on, mult, ant_idle, ant_class = CONFIGS[config]
         self.seq += 1
         base = f"{cgmod.PREFIX}lat-{os.getpid()}-{self.seq}"
         rundir = os.path.join(self.workdir, f"{config}-{rep}")
         os.makedirs(rundir, exist_ok=True)
-        rec = {"config": config, "rep": rep, "ok": False, "cgroups": [base + "-lat", base + "-ant"],
+        rec = {"config": config, "rep": rep, "ok": False, "cgroups": [base + "/lat", base + "/ant"],
                "loadavg_start": _loadavg()}
-        lat = ant = None
+        parent = lat = ant = None
         gov = trace = obs = obs_trace = antag = None
         sp = None
         sampler = None
         try:
-            lat = self._cgroup(base + "-lat")
-            ant = self._cgroup(base + "-ant")
+            parent = self._parent(base)
+            lat = self._cgroup(base + "/lat")
+            ant = self._cgroup(base + "/ant")
             for cg in (lat, ant):
                 cg.set(None, 100000)
-            lat.set_weight(self.shares * mult)
-            ant.set_weight(self.shares)
+            lat.set_weight(CHILD_SHARES * mult)
+            ant.set_weight(CHILD_SHARES)
             if ant_idle:
                 set_idle(ant, True)
             rec["weights_set"] = {"lat": knobs(lat), "ant": knobs(ant)}
 
             socket_unit = None
+            # Units named without the "/", with Cgroup= the path.
+            lat_u, ant_u = base + "-lat", base + "-ant"
             if ant_class:
-                per_unit = {lat.name: {"Class": "latency", "LatencyTarget": self.latency_target},
-                            ant.name: {"Class": ant_class}}
+                per_unit = {lat_u: {"Cgroup": lat.name, "Class": "latency", "LatencyTarget": self.latency_target},
+                            ant_u: {"Cgroup": ant.name, "Class": ant_class}}
                 if self.cpu_guarantee:
-                    per_unit[lat.name]["CPUGuarantee"] = self.cpu_guarantee
-                gov = Bwgovd(self.bins["bwgovd"], os.path.join(rundir, "gov"), [lat.name, ant.name], "elastic",
+                    per_unit[lat_u]["CPUGuarantee"] = self.cpu_guarantee
+                gov = Bwgovd(self.bins["bwgovd"], os.path.join(rundir, "gov"), [lat_u, ant_u], "elastic",
                              None, None, per_unit=per_unit)
                 trace = WriteTrace(os.path.join(rundir, "writes.strace"))
                 started = gov.start(trace, [f for cg in (lat, ant) for f in cg.bandwidth_files().values()],
                                     ready_metric="bwgov_baseline_burst_usec")
                 if not started:
                     raise RuntimeError("bwgovd did not adopt the groups: " + " | ".join(gov.log_tail(5)))
-                socket_unit = (gov, lat.name)
+                socket_unit = (gov, lat_u)
             elif server:
                 # The same instrument in every row: a bwgovd in Mode=observe
                 # over the latency group counts its run-queue waits.
-                obs = Bwgovd(self.bins["bwgovd"], os.path.join(rundir, "observer"), [lat.name], "observe", None, None)
+                obs = Bwgovd(self.bins["bwgovd"], os.path.join(rundir, "observer"), [lat_u], "observe", None, None,
+                             per_unit={lat_u: {"Cgroup": lat.name}})
                 obs_trace = WriteTrace(os.path.join(rundir, "observer.strace"))
                 if obs.start(obs_trace, list(lat.bandwidth_files().values()), ready_metric="bwgov_baseline_burst_usec"):
-                    socket_unit = (obs, lat.name)
+                    socket_unit = (obs, lat_u)
                 else:
                     rec["rq_reason"] = "the Mode=observe bwgovd did not start: " + " | ".join(obs.log_tail(3))
             rq_ok = False
@@ -385,7 +412,8 @@ class Bench:
                 l1 = tm.latency(self.bins["bwgovctl"], socket_unit[0].socket, socket_unit[1])
                 rec["rq"] = tm.window(l0, l1)
             if gov:
-                rec["bwgovd"] = self._bwgovd_state(gov, [lat.name, ant.name])
+                rec["bwgovd"] = self._bwgovd_state(gov, [lat_u, ant_u])
+                rec["ladder"] = ladder(gov.log)
             sampler.stop()
             rec["knobs"] = {"initial": sampler.initial, "events": sampler.events,
                             "final": {n: knobs(c) for n, c in (("lat", lat), ("ant", ant))}}
@@ -424,7 +452,7 @@ class Bench:
                             rec["bwgovd_exit_status"] = rc
                     except Exception:
                         stop_pid(tr.proc)
-            for cg in (lat, ant):
+            for cg in (lat, ant, parent):
                 if cg is None:
                     continue
                 if cg is ant:
@@ -455,6 +483,19 @@ class Bench:
 
 
 # ---- summary -----------------------------------------------------------------
+
+_LADDER = re.compile(r'protection (up|down) to "([a-z-]+)"')
+
+
+def ladder(log_path):
+    """The rungs bwgovd's latency ladder took, in order, from its log
+    ("... protection up to "weight"")."""
+    try:
+        with open(log_path, errors="replace") as f:
+            return [m.group(2) for m in map(_LADDER.search, f) if m]
+    except OSError:
+        return []
+
 
 def _summary(values):
     v = [x for x in values if x is not None]
@@ -578,6 +619,11 @@ def actions(runs, cfg):
                 continue
             seen.add(key)
             parts.append(f"{g} {k} {old}→{new} (+{t:.1f} s)")
+        if r.get("ladder"):
+            s = "ladder " + "→".join(r["ladder"])
+            if s not in seen:
+                seen.add(s)
+                parts.insert(0, s)
         sl = [x for x in (_get(r, "result.slice_ns") or []) if x is not None]
         if sl:
             s = f"slices {min(sl) / 1e3:g}–{max(sl) / 1e3:g} µs" if min(sl) != max(sl) else f"slice {sl[0] / 1e3:g} µs"
@@ -657,8 +703,10 @@ def markdown(res):
         "Time:, over the runs wholly inside the server's measured window. Cells are median [min–max] over the "
         "repetitions; p99 ÷ alone and ÷ plain CFS are ratios of medians. Every configuration of a repetition "
         "runs back to back, in an order rotated per repetition.",
-        f"Weights: both groups cpu.shares {m.get('shares')} (v2: the equivalent cpu.weight) to start with, "
-        "so that other load on the host (other groups at the default weight) delays them less; the static rows "
+        f"Weights: both groups under one parent group per run with cpu.shares {m.get('shares')} against the "
+        "rest of the host (v2: the equivalent cpu.weight; the bench's weight, so that other load on the host "
+        f"delays them less), each with cpu.shares {CHILD_SHARES} against the other to start with (what a row "
+        "does to their weights changes only how they share the parent); the static rows "
         f"give the latency group ×{STATIC_MULT} by hand (the knee measured in /tmp/lat15: ×10 took the p99 beside "
         "hackbench from 19× to about 2× alone at 92 % of the antagonist's throughput, ×256 only to 1.8×; a "
         "0.25-CPU server at ×10 can take 10/11 of contended CPU, far above its need). "
@@ -781,14 +829,15 @@ def write_outputs(out, res):
 
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--quick", action="store_true", help="2 repetitions of 3 + 10 s (about 4 minutes)")
+    ap.add_argument("--quick", action="store_true", help="2 repetitions of 8 + 10 s (about 5 minutes)")
     ap.add_argument("--reps", type=int, default=None, help="repetitions (default 2 with --quick, else 5)")
     ap.add_argument("--duration", type=float, default=None, help="measured seconds per run (default 10 / 30)")
-    ap.add_argument("--warmup", type=float, default=None, help="server warm-up seconds per run (default 3 / 5)")
+    ap.add_argument("--warmup", type=float, default=None, help="server warm-up seconds per run (default 8 / 10)")
     ap.add_argument("--configs", default="", help="comma-separated rows (default all: " + ",".join(ORDER) + ")")
     ap.add_argument("--latency-target", default=LATENCY_TARGET, help=f"LatencyTarget= (default {LATENCY_TARGET})")
     ap.add_argument("--cpu-guarantee", default=None, help="CPUGuarantee= of the latency group (default unset)")
-    ap.add_argument("--shares", type=int, default=10240, help="cpu.shares of both groups (default 10240)")
+    ap.add_argument("--shares", type=int, default=10240,
+                    help="cpu.shares of the parent of both groups against the host (default 10240)")
     ap.add_argument("--out", default=None, help="output directory (default: ./bench-out-latency-DATE)")
     ap.add_argument("--build", default=os.environ.get("BWGOV_BENCH_BUILD", os.path.join(REPO, "build-bench")),
                     help="meson build directory, configured and built if needed (default: build-bench)")
