@@ -370,9 +370,13 @@ def test_latency(tmp):
               {"start": 1.6, "end": 2.7, "time_s": 1.0, "rc": 0},
               {"start": 2.7, "end": 3.9, "time_s": 1.0, "rc": 0},
               {"start": 3.9, "end": 5.5, "time_s": 1.0, "rc": 0}])     # ends after it
-    rate, inside = a.throughput(1.0, 5.0)
+    rate, inside, whole = a.throughput(1.0, 5.0)
     check("latency: throughput over the runs wholly inside the window",
-          len(inside) == 2 and abs(rate - latency.MESSAGES_PER_RUN) < 1e-6, (rate, inside))
+          len(inside) == 2 and whole and abs(rate - latency.MESSAGES_PER_RUN) < 1e-6, (rate, inside))
+    rate, inside, whole = a.throughput(2.0, 3.5)
+    check("latency: no run inside: the runs mostly inside", not whole and len(inside) == 2, inside)
+    w = a.wall_throughput(1.6, 3.9)
+    check("latency: wall-clock throughput", abs(w - 2 * latency.MESSAGES_PER_RUN / 2.3) < 1e-6, w)
     check("latency: hackbench Time parsed", latency.parse_time("Running in process mode\nTime: 0.987\n") == 0.987)
     logf = os.path.join(tmp, "bwgovd.log")
     with open(logf, "w") as f:
