@@ -134,6 +134,17 @@ def _host_psi_some():
         return None
 
 
+def _host_busy_s():
+    """CPU-seconds the host has been busy (all CPUs: user, nice, system,
+    irq, softirq, steal of /proc/stat), or None."""
+    try:
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+        return (v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 _TIME = re.compile(r"^Time:\s*([\d.]+)", re.M)
 
 
@@ -406,8 +417,8 @@ class Bench:
                     sp = lat.spawn(argv, stdout=subprocess.PIPE, stderr=errf, text=True)
                     w0 = time.monotonic() + warm
                     time.sleep(max(0.0, w0 - time.monotonic()))
-                    u0 = {"lat": lat.stat(), "ant": ant.stat()}
-                    h0 = _host_psi_some()
+                    u0 = {"lat": lat.stat(), "ant": ant.stat(), "parent": parent.stat()}
+                    h0, b0 = _host_psi_some(), _host_busy_s()
                     if rq_ok:
                         l0 = tm.latency(self.bins["bwgovctl"], socket_unit[0].socket, socket_unit[1])
                     out, _ = sp.communicate(timeout=warm + dur + 60)
@@ -420,12 +431,12 @@ class Bench:
             else:
                 w0 = time.monotonic() + warm
                 time.sleep(max(0.0, w0 - time.monotonic()))
-                u0 = {"lat": lat.stat(), "ant": ant.stat()}
-                h0 = _host_psi_some()
+                u0 = {"lat": lat.stat(), "ant": ant.stat(), "parent": parent.stat()}
+                h0, b0 = _host_psi_some(), _host_busy_s()
                 time.sleep(dur)
                 w1 = time.monotonic()
-            u1 = {"lat": lat.stat(), "ant": ant.stat()}
-            h1 = _host_psi_some()
+            u1 = {"lat": lat.stat(), "ant": ant.stat(), "parent": parent.stat()}
+            h1, b1 = _host_psi_some(), _host_busy_s()
             if l0 is not None:
                 l1 = tm.latency(self.bins["bwgovctl"], socket_unit[0].socket, socket_unit[1])
                 rec["rq"] = tm.window(l0, l1)
@@ -452,7 +463,10 @@ class Bench:
                         "lat_psi_some_ms_per_s": (u1["lat"]["psi_some_usec"] - u0["lat"]["psi_some_usec"]) / 1000 / span
                         if span > 0 else None,
                         "host_psi_some_ms_per_s": (h1 - h0) / 1000 / span if h0 is not None and h1 is not None
-                        and span > 0 else None})
+                        and span > 0 else None,
+                        # CPUs busy on the host outside the run's groups (other work, the kernel's, the harness's)
+                        "other_cpus": ((b1 - b0) - (u1["parent"]["usage_usec"] - u0["parent"]["usage_usec"]) / 1e6)
+                        / span if b0 is not None and b1 is not None and span > 0 else None})
         except Exception as e:       # a failed run is recorded, the benchmark goes on
             rec["error"] = f"{type(e).__name__}: {e}"
             self.log(f"{config} rep {rep + 1}: {rec['error']}")
@@ -548,6 +562,7 @@ MEASURES = {
     "rq_p50_us": "rq.p50_usec",
     "lat_psi_some_ms_per_s": "lat_psi_some_ms_per_s",
     "host_psi_some_ms_per_s": "host_psi_some_ms_per_s",
+    "other_cpus": "other_cpus",
 }
 
 
@@ -710,6 +725,7 @@ def markdown(res):
         if CONFIGS[cfg][1] and a.get("kmsg_per_rep"):
             kper.append(f"{TITLES[cfg]} " + " · ".join(_fmt(a["kmsg_per_rep"][k]) for k in sorted(a["kmsg_per_rep"])))
     loads = [r.get("loadavg_start") for r in res["runs"] if r.get("loadavg_start") is not None]
+    other = [r.get("other_cpus") for r in res["runs"] if r.get("other_cpus") is not None]
     hpsi = [r.get("host_psi_some_ms_per_s") for r in res["runs"] if r.get("host_psi_some_ms_per_s") is not None]
     notes = [
         f"{m.get('date')} · kernel {m.get('kernel')} · {m.get('cpus')} CPUs · layout {m.get('layout')} · "
@@ -737,7 +753,10 @@ def markdown(res):
         "(`bwgovctl latency`; the governing daemon in the bwgovd rows, one in Mode=observe over the latency group "
         "in the others): the upper end of a power-of-two bucket, the figure LatencyTarget= is compared with. "
         "“What changed”: the groups' weight (cpu.shares or cpu.weight) and cpu.idle sampled every 100 ms (time "
-        "from the antagonist's start), and the workers' EEVDF slices (se.slice) 50 ms before the end of the window.",
+        "from the antagonist's start; the measured window runs from about "
+        f"+{ANT_WARMUP_S + m.get('warmup_s'):g} s to +{ANT_WARMUP_S + m.get('warmup_s') + m.get('duration_s'):g} s), "
+        "the rungs bwgovd's latency ladder climbed (and came down) in order, from its log, and the workers' EEVDF "
+        "slices (se.slice) 50 ms before the end of the window.",
     ]
     if per_rep:
         notes.append("p99 µs per repetition: " + "; ".join(per_rep) + ".")
@@ -746,6 +765,8 @@ def markdown(res):
     if loads:
         notes.append(f"Host load average at the start of the runs {min(loads):.1f}–{max(loads):.1f}"
                      + (f", host CPU PSI some over the windows {min(hpsi):.0f}–{max(hpsi):.0f} ms/s" if hpsi else "")
+                     + (f", CPUs busy outside the run's groups {min(other):.2f}–{max(other):.2f} (median "
+                        f"{statistics.median(other):.2f})" if other else "")
                      + " (the machine is shared: other work adds noise to every row alike, interleaved).")
     partial = [f"{r['config']} rep {r['rep'] + 1}" for r in res["runs"] if r.get("ok") and r.get("antagonist")
                and r["antagonist"].get("runs_whole") is False]
