@@ -687,7 +687,8 @@ def markdown(res):
     alone = _med(agg, "alone", "p99_us")
     cfs_k = _med(agg, "cfs", "kmsg_per_s")
     hdr = ["configuration", "wake-up p50 µs", "p99 µs", "p99.9 µs", "max µs", "p99 ÷ alone",
-           "run-queue wait p99 µs (bwgovd)", "antagonist kmsg/s", "÷ plain CFS", "what changed (bwgovd / harness)"]
+           "run-queue wait p99 µs (bwgovd)", "antagonist kmsg/s", "÷ plain CFS", "other load (CPUs)",
+           "what changed (bwgovd / harness)"]
     lines = ["| " + " | ".join(hdr) + " |", "|" + "---|" * len(hdr)]
     for cfg in m["configs"]:
         a = agg.get(cfg)
@@ -706,7 +707,7 @@ def markdown(res):
             _cell(a["kmsg_per_s"]) if CONFIGS[cfg][1] else "–",
             (f"{_ratio(_med(agg, cfg, 'kmsg_per_s'), cfs_k) * 100:.0f} %"
              if CONFIGS[cfg][1] and _ratio(_med(agg, cfg, "kmsg_per_s"), cfs_k) is not None else "–"),
-            actions(res["runs"], cfg)]) + " |")
+            _cell(a.get("other_cpus"), 2), actions(res["runs"], cfg)]) + " |")
     tl = ["| target (issue 15 A) | figure | met |", "|---|---|---|"]
     for t in targets:
         fig = _fmt(t["figure"], 2) if t["figure"] is not None else "–"
@@ -756,7 +757,9 @@ def markdown(res):
         "from the antagonist's start; the measured window runs from about "
         f"+{ANT_WARMUP_S + m.get('warmup_s'):g} s to +{ANT_WARMUP_S + m.get('warmup_s') + m.get('duration_s'):g} s), "
         "the rungs bwgovd's latency ladder climbed (and came down) in order, from its log, and the workers' EEVDF "
-        "slices (se.slice) 50 ms before the end of the window.",
+        "slices (se.slice) 50 ms before the end of the window. Other load: CPUs busy on the host outside the "
+        "run's two groups over the window (/proc/stat less the parent group's usage): other work on the shared "
+        "machine, which delays the server in every row.",
     ]
     if per_rep:
         notes.append("p99 µs per repetition: " + "; ".join(per_rep) + ".")
