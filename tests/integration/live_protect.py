@@ -225,6 +225,10 @@ def main():
 
         # SIGTERM while held.
         d.stop(signal.SIGTERM)
+        check(d.proc.returncode == 0, f"bwgovd exits 0 on SIGTERM ({d.proc.returncode})")
+        log = open(os.path.join(base, "bwgovd.log")).read()
+        check(not any(w in log for w in ("AddressSanitizer", "LeakSanitizer", "runtime error")),
+              "no sanitizer report in bwgovd's log")
         check(g.weight() == g.weight0, f"SIGTERM: lat's weight back to {g.weight0} ({g.weight()})")
         if slice_ok is not None:
             check(all(s != p["slice_usec"] * 1000 for s in g.slices()), "SIGTERM: lat's slices back")
