@@ -32,12 +32,18 @@ static void test_climb(void **state) {
         struct bw_lat_state s = { 0 };
 
         for (size_t i = 0; i < ELEMENTSOF(want); i++) {
-                assert_int_equal(sample(&s, i + 1, MS(5), &all), i < 5 ? 1 : 0);
+                assert_int_equal(sample(&s, i + 1, MS(3), &all), i < 5 ? 1 : 0);
                 assert_int_equal(s.level, want[i]);
         }
         assert_true(s.last_missed);
         assert_int_equal(s.n_missed, 6);
-        assert_int_equal(s.last_p99_usec, MS(5));
+        assert_int_equal(s.last_p99_usec, MS(3));
+        /* More than four times the target: two rungs in one window. */
+        s = (struct bw_lat_state) { 0 };
+        assert_int_equal(sample(&s, 1, MS(4) + 1, &all), 1);
+        assert_int_equal(s.level, BW_LAT_WEIGHT);
+        assert_int_equal(sample(&s, 2, MS(4), &all), 1);
+        assert_int_equal(s.level, BW_LAT_WEIGHT_MAX);
         for (int l = 0; l < _BW_LAT_MAX; l++)
                 assert_int_equal(bw_lat_level_from_string(bw_lat_level_to_string((enum bw_lat_level) l)), l);
 }
@@ -48,17 +54,17 @@ static void test_skip(void **state) {
         const struct bw_lat_caps no_slice = { .others = true, .best_effort = true };
         struct bw_lat_state s = { 0 };
 
-        assert_int_equal(sample(&s, 1, MS(5), &alone), 1);
+        assert_int_equal(sample(&s, 1, MS(2), &alone), 1);
         assert_int_equal(s.level, BW_LAT_WEIGHT);       /* nobody to hold back */
-        assert_int_equal(sample(&s, 2, MS(5), &alone), 1);
+        assert_int_equal(sample(&s, 2, MS(2), &alone), 1);
         assert_int_equal(s.level, BW_LAT_WEIGHT_MAX);
-        assert_int_equal(sample(&s, 3, MS(5), &alone), 0);     /* nothing above without slices or best-effort */
+        assert_int_equal(sample(&s, 3, MS(9), &alone), 0);     /* nothing above without slices or best-effort */
 
         s = (struct bw_lat_state) { .level = BW_LAT_WEIGHT_MAX };
-        assert_int_equal(sample(&s, 1, MS(5), &no_slice), 1);
+        assert_int_equal(sample(&s, 1, MS(2), &no_slice), 1);
         assert_int_equal(s.level, BW_LAT_IDLE);
         /* The best-effort unit went away: its rung too, at once. */
-        assert_int_equal(sample(&s, 2, MS(5), &(struct bw_lat_caps) { .others = true }), -1);
+        assert_int_equal(sample(&s, 2, MS(2), &(struct bw_lat_caps) { .others = true }), -1);
         assert_int_equal(s.level, BW_LAT_WEIGHT_MAX);
 }
 
