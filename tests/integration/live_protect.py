@@ -44,6 +44,9 @@ def write(path, v):
 class Groups:
     def __init__(self):
         self.lat = Cgroup(PREFIX + "-lat")
+        # The waking thread runs in a child, as a service runs in a slice:
+        # the slices must reach it.
+        self.work = Cgroup(PREFIX + "-lat/work")
         self.be = Cgroup(PREFIX + "-be")
         self.v2 = self.lat.layout == "v2"
         self.weight_file = "cpu.weight" if self.v2 else "cpu.shares"
@@ -58,9 +61,9 @@ class Groups:
         return read(os.path.join(self.be.bw, "cpu.idle"))
 
     def slices(self):
-        """se.slice (ns) of lat's threads, from /proc."""
+        """se.slice (ns) of the threads in lat's child, from /proc."""
         out = []
-        for pid in read(os.path.join(self.lat.bw, "cgroup.procs")).split():
+        for pid in read(os.path.join(self.work.bw, "cgroup.procs")).split():
             try:
                 for tid in os.listdir(f"/proc/{pid}/task"):
                     for line in open(f"/proc/{pid}/task/{tid}/sched"):
@@ -138,6 +141,7 @@ def main():
 
     g = Groups()
     if not os.path.exists(os.path.join(g.be.bw, "cpu.idle")):
+        g.work.remove()
         g.lat.remove()
         g.be.remove()
         skip("this kernel has no cpu.idle (before 5.15)")
@@ -147,7 +151,7 @@ def main():
     ncpu = os.cpu_count() or 1
 
     def start_load():
-        loads.append(g.lat.spawn(["sh", "-c", "while :; do sleep 0.001; done"], subprocess.DEVNULL))
+        loads.append(g.work.spawn(["sh", "-c", "while :; do sleep 0.001; done"], subprocess.DEVNULL))
         for _ in range(ncpu * 2):
             loads.append(g.be.spawn(["sh", "-c", "while :; do :; done"], subprocess.DEVNULL))
 
@@ -178,7 +182,7 @@ def main():
         check(bep.get("held") is True and bep.get("levers", {}).get("idle") == "1" and "cpu.idle" in bep.get("note", ""),
               f"be's explain says it is held and idle ({bep.get('note')})")
         if p.get("slice_usec"):
-            slice_ok = all(s == p["slice_usec"] * 1000 for s in g.slices())
+            slice_ok = bool(g.slices()) and all(s == p["slice_usec"] * 1000 for s in g.slices())
             check(slice_ok, f"lat's threads run with a {p['slice_usec']}us slice ({sorted(set(g.slices()))})")
         else:
             print("  (no EEVDF custom slices on this kernel: the slice rung is skipped)")
@@ -243,6 +247,7 @@ def main():
         except OSError:
             pass
         time.sleep(0.3)
+        g.work.remove()
         g.lat.remove()
         g.be.remove()
         print(f"(logs in {base})")
