@@ -19,8 +19,9 @@
  *   idle        the best-effort units go into cpu.idle (skipped when there
  *               are none): the one lever that puts a unit below its contract.
  *
- * A sample is missed when its p99 is above the target, met with margin at
- * or below three quarters of it (or with no waits at all). The run of met
+ * A sample is missed when its p99 is above the target (two rungs at once
+ * when it is more than BW_LAT_FAR times the target), met with margin at or
+ * below three quarters of it (or with no waits at all). The run of met
  * samples a step down needs starts at BW_LAT_HOLD_MIN and doubles, up to
  * BW_LAT_HOLD_MAX, each time a step down is followed by a miss within twice
  * that run: a group that needs a lever keeps it instead of flapping. */
@@ -41,6 +42,7 @@ enum bw_lat_level {
 };
 
 #define BW_LAT_HOLD_MIN 8u
+#define BW_LAT_FAR      4u
 #define BW_LAT_HOLD_MAX 256u
 
 /* "none", "hold", "weight", "weight-max", "slice", "idle". */

@@ -88,6 +88,9 @@ int bw_lat_step(struct bw_lat_state *s, const struct bw_lat_sample *x, const str
                         s->hold *= 2;
                 s->down_usec = 0;
                 s->level = rung_above(s->level, caps);
+                /* Far over: the next rung too, within the same window. */
+                if (x->p99_usec > x->target_usec * BW_LAT_FAR)
+                        s->level = rung_above(s->level, caps);
         } else if (margin) {
                 if (++s->met >= s->hold && s->level > BW_LAT_NONE) {
                         s->level = rung_below(s->level, caps);
