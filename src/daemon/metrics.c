@@ -223,7 +223,7 @@ static const struct family families[] = {
         { "bwgov_shed_permille", "gauge", v_shed,
           "Share of the unit's headroom the last host shedding plan withdrew." },
         { "bwgov_latency_level", "gauge", v_lat_level,
-          "Class=latency: the latency protection rung, 0 (none), 1 hold, 2 weight, 3 weight-max, 4 slice, 5 idle." },
+          "Class=latency: the latency protection rung, 0 (none), 1 hold, 2 weight, 3 weight-high, 4 slice, 5 idle." },
         { "bwgov_latency_wait_p99_usec", "gauge", v_lat_p99,
           "Class=latency: run-queue wait p99 of the latest one-second window, microseconds." },
         { "bwgov_latency_missed_total", "counter", v_lat_missed,

@@ -21,7 +21,7 @@ static const char *const level_table[_BW_LAT_MAX] = {
         [BW_LAT_NONE] = "none",
         [BW_LAT_HOLD] = "hold",
         [BW_LAT_WEIGHT] = "weight",
-        [BW_LAT_WEIGHT_MAX] = "weight-max",
+        [BW_LAT_WEIGHT_HIGH] = "weight-high",
         [BW_LAT_SLICE] = "slice",
         [BW_LAT_IDLE] = "idle",
 };
@@ -39,7 +39,7 @@ static bool rung_exists(enum bw_lat_level l, const struct bw_lat_caps *c) {
                 return c->best_effort;
         case BW_LAT_NONE:
         case BW_LAT_WEIGHT:
-        case BW_LAT_WEIGHT_MAX:
+        case BW_LAT_WEIGHT_HIGH:
                 return true;
         case _BW_LAT_MAX:
         default:
@@ -124,9 +124,10 @@ uint64_t bw_lat_level_weight(enum bw_lat_level l, uint64_t own, uint64_t gw) {
 
         if (l < BW_LAT_WEIGHT)
                 return own;
-        if (l >= BW_LAT_WEIGHT_MAX)
-                return BW_WEIGHT_MAX;
-        w = gw > 0 ? gw : own * 4;
+        if (l >= BW_LAT_WEIGHT_HIGH)
+                w = gw > own * 16 ? gw : own * 16;
+        else
+                w = gw > 0 ? gw : own * 4;
         if (w < own)
                 w = own;
         return w > BW_WEIGHT_MAX ? BW_WEIGHT_MAX : w;

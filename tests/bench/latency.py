@@ -88,7 +88,7 @@ MESSAGES_PER_RUN = 4 * 20 * 20 * 500     # groups × senders × receivers × loo
 SERVER = ["--workers=4", "--cost-us=200", "--gap-min-ms=1", "--gap-max-ms=5"]
 LATENCY_TARGET = "500us"
 # The warm-up covers bwgovd's climb: one rung per sample of the latency
-# group's wait (hold, weight, weight-max, slice, idle: about 5 s at Interval=1s).
+# group's wait (hold, weight, weight-high, slice, idle: about 5 s at Interval=1s).
 SIZES = {True: {"reps": 2, "warmup_s": 8.0, "duration_s": 10.0},       # --quick
          False: {"reps": 5, "warmup_s": 10.0, "duration_s": 30.0}}
 ANT_WARMUP_S = 2.0              # the antagonist runs this long before the server starts

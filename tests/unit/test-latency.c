@@ -27,7 +27,7 @@ static int sample(struct bw_lat_state *s, uint64_t t, uint64_t p99, const struct
 
 /* One rung up per missed sample, cheapest first, to the top and no further. */
 static void test_climb(void **state) {
-        static const enum bw_lat_level want[] = { BW_LAT_HOLD, BW_LAT_WEIGHT, BW_LAT_WEIGHT_MAX, BW_LAT_SLICE,
+        static const enum bw_lat_level want[] = { BW_LAT_HOLD, BW_LAT_WEIGHT, BW_LAT_WEIGHT_HIGH, BW_LAT_SLICE,
                                                   BW_LAT_IDLE, BW_LAT_IDLE };
         struct bw_lat_state s = { 0 };
 
@@ -43,7 +43,7 @@ static void test_climb(void **state) {
         assert_int_equal(sample(&s, 1, MS(4) + 1, &all), 1);
         assert_int_equal(s.level, BW_LAT_WEIGHT);
         assert_int_equal(sample(&s, 2, MS(4), &all), 1);
-        assert_int_equal(s.level, BW_LAT_WEIGHT_MAX);
+        assert_int_equal(s.level, BW_LAT_WEIGHT_HIGH);
         for (int l = 0; l < _BW_LAT_MAX; l++)
                 assert_int_equal(bw_lat_level_from_string(bw_lat_level_to_string((enum bw_lat_level) l)), l);
 }
@@ -57,15 +57,15 @@ static void test_skip(void **state) {
         assert_int_equal(sample(&s, 1, MS(2), &alone), 1);
         assert_int_equal(s.level, BW_LAT_WEIGHT);       /* nobody to hold back */
         assert_int_equal(sample(&s, 2, MS(2), &alone), 1);
-        assert_int_equal(s.level, BW_LAT_WEIGHT_MAX);
+        assert_int_equal(s.level, BW_LAT_WEIGHT_HIGH);
         assert_int_equal(sample(&s, 3, MS(9), &alone), 0);     /* nothing above without slices or best-effort */
 
-        s = (struct bw_lat_state) { .level = BW_LAT_WEIGHT_MAX };
+        s = (struct bw_lat_state) { .level = BW_LAT_WEIGHT_HIGH };
         assert_int_equal(sample(&s, 1, MS(2), &no_slice), 1);
         assert_int_equal(s.level, BW_LAT_IDLE);
         /* The best-effort unit went away: its rung too, at once. */
         assert_int_equal(sample(&s, 2, MS(2), &(struct bw_lat_caps) { .others = true }), -1);
-        assert_int_equal(s.level, BW_LAT_WEIGHT_MAX);
+        assert_int_equal(s.level, BW_LAT_WEIGHT_HIGH);
 }
 
 /* Down one rung after a run of samples met with margin; a sample within
@@ -128,8 +128,10 @@ static void test_guarantee_weight(void **state) {
         assert_int_equal(bw_lat_level_weight(BW_LAT_WEIGHT, 100, 900), 900);
         assert_int_equal(bw_lat_level_weight(BW_LAT_WEIGHT, 100, 0), 400);
         assert_int_equal(bw_lat_level_weight(BW_LAT_WEIGHT, 5000, 0), BW_WEIGHT_MAX);
-        assert_int_equal(bw_lat_level_weight(BW_LAT_WEIGHT_MAX, 100, 900), BW_WEIGHT_MAX);
-        assert_int_equal(bw_lat_level_weight(BW_LAT_IDLE, 100, 0), BW_WEIGHT_MAX);
+        assert_int_equal(bw_lat_level_weight(BW_LAT_WEIGHT_HIGH, 100, 900), 1600);
+        assert_int_equal(bw_lat_level_weight(BW_LAT_WEIGHT_HIGH, 100, 2500), 2500);
+        assert_int_equal(bw_lat_level_weight(BW_LAT_WEIGHT_HIGH, 1000, 0), BW_WEIGHT_MAX);
+        assert_int_equal(bw_lat_level_weight(BW_LAT_IDLE, 100, 0), 1600);
 
         assert_int_equal(bw_lat_slice_usec(MS(1)), 125);
         assert_int_equal(bw_lat_slice_usec(200), 100);
