@@ -84,8 +84,8 @@ enum bw_kernel_check {
  *   best-effort  may also be put below its contract: cpu.idle while a
  *                latency group misses its target. */
 enum bw_class {
-        BW_CLASS_LATENCY = 0,
-        BW_CLASS_THROUGHPUT,
+        BW_CLASS_THROUGHPUT = 0,
+        BW_CLASS_LATENCY,
         BW_CLASS_BEST_EFFORT,
         _BW_CLASS_MAX,
         _BW_CLASS_INVALID = -1,

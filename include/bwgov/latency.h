@@ -14,13 +14,19 @@
  *   weight      its cpu.weight is raised to what CPUGuarantee= asks for
  *               against its siblings (bw_lat_guarantee_weight()), or four
  *               times its own without one;
- *   weight-max  its cpu.weight at the maximum (10000; cpu.shares 262144);
+ *   weight-high sixteen times its own weight (or its guarantee weight, if
+ *               more), at most 10000 (cpu.shares 102400): not simply the
+ *               maximum, because a parent's weight is split over the CPUs by
+ *               its children's load, and a child with an extreme weight
+ *               leaves its siblings' CPUs little of the parent's weight
+ *               against the rest of the host;
  *   slice       its threads get a short EEVDF slice (6.12+, skipped before);
  *   idle        the best-effort units go into cpu.idle (skipped when there
  *               are none): the one lever that puts a unit below its contract.
  *
- * A sample is missed when its p99 is above the target, met with margin at
- * or below three quarters of it (or with no waits at all). The run of met
+ * A sample is missed when its p99 is above the target (two rungs at once
+ * when it is more than BW_LAT_FAR times the target), met with margin at or
+ * below three quarters of it (or with no waits at all). The run of met
  * samples a step down needs starts at BW_LAT_HOLD_MIN and doubles, up to
  * BW_LAT_HOLD_MAX, each time a step down is followed by a miss within twice
  * that run: a group that needs a lever keeps it instead of flapping. */
@@ -33,7 +39,7 @@ enum bw_lat_level {
         BW_LAT_NONE = 0,
         BW_LAT_HOLD,
         BW_LAT_WEIGHT,
-        BW_LAT_WEIGHT_MAX,
+        BW_LAT_WEIGHT_HIGH,
         BW_LAT_SLICE,
         BW_LAT_IDLE,
         _BW_LAT_MAX,
@@ -41,9 +47,10 @@ enum bw_lat_level {
 };
 
 #define BW_LAT_HOLD_MIN 8u
+#define BW_LAT_FAR      4u
 #define BW_LAT_HOLD_MAX 256u
 
-/* "none", "hold", "weight", "weight-max", "slice", "idle". */
+/* "none", "hold", "weight", "weight-high", "slice", "idle". */
 const char *bw_lat_level_to_string(enum bw_lat_level l);
 enum bw_lat_level bw_lat_level_from_string(const char *s);
 
@@ -86,7 +93,8 @@ uint64_t bw_lat_guarantee_weight(uint64_t guarantee, unsigned ncpus, uint64_t ot
 
 /* The weight of a rung for a group whose own (original) weight is own and
  * whose guarantee weight is gw (0 without CPUGuarantee=): weight -> gw or
- * 4 x own, weight-max and above -> BW_WEIGHT_MAX; below -> own. */
+ * 4 x own, weight-high and above -> the larger of gw and 16 x own (at most
+ * BW_WEIGHT_MAX); below -> own. */
 uint64_t bw_lat_level_weight(enum bw_lat_level l, uint64_t own, uint64_t gw);
 
 /* The EEVDF slice for a target: an eighth of it, within [100us, 3ms]. */

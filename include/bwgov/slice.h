@@ -33,11 +33,18 @@ int bw_slice_get(pid_t tid, uint64_t *ret_usec, bool *ret_fair);
  * is gone, another negative errno (EPERM). */
 int bw_slice_set(pid_t tid, uint64_t usec);
 
-/* Whether this kernel has custom slices: a fair task's sched_getattr()
- * reports a non-zero sched_runtime (6.12 and later). */
+/* Whether this kernel has custom slices: it is 6.12 or later (uname) and a
+ * fair task's sched_getattr() reports a non-zero sched_runtime. */
 bool bw_slice_supported(void);
 
 /* Parse a list of task ids, one per line (cgroup.threads, tasks), into a
  * sorted array without duplicates (*ret, free()). Returns 0, -EINVAL for a
  * malformed line, -ENOMEM. */
 int bw_slice_parse_tids(const char *buf, size_t len, pid_t **ret, size_t *ret_n);
+
+/* The threads of the cgroup at dirfd and of every cgroup below it (file:
+ * "cgroup.threads" on cgroup2, "tasks" on v1), at most max_depth levels
+ * down, sorted without duplicates (*ret, free()). A child that vanishes
+ * meanwhile is skipped. Returns 0, or a negative errno for the top
+ * directory's file (-ENOENT/-ENODEV when the cgroup vanished). */
+int bw_slice_cgroup_tids(int dirfd, const char *file, unsigned max_depth, pid_t **ret, size_t *ret_n);

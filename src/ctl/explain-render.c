@@ -4,6 +4,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "bwgov/macro.h"
 #include "bwgov/policy.h"
@@ -128,6 +129,36 @@ static void print_limits(FILE *f, json_t *d) {
         fprintf(f, LABEL "next sample in %s\n", "", fmt_span(a, ju64(d, "next_sample_usec")));
 }
 
+/* Latency protection and contention: Class=, the rung and why, the levers
+ * held ("Protection:" lines; nothing for a throughput unit left alone). */
+static void print_protection(FILE *f, json_t *p) {
+        json_t *pr = json_object_get(p, "protection"), *levers, *v;
+        const char *cls, *note, *key, *sep = "held: ";
+        bool latency;
+        char a[FMT_MAX];
+
+        if (!json_is_object(pr))
+                return;
+        cls = strq(jstr(pr, "class"));
+        note = strq(jstr(pr, "note"));
+        levers = json_object_get(pr, "levers");
+        latency = jhas(pr, "latency_target_usec");
+        if (strcmp(cls, "throughput") == 0 && note[0] == '\0' && json_object_size(levers) == 0)
+                return;
+        fprintf(f, LABEL "Class=%s%s%s\n", "Protection:", cls, latency ? " LatencyTarget=" : "",
+                latency ? fmt_span_fine(a, ju64(pr, "latency_target_usec")) : "");
+        if (note[0] != '\0')
+                fprintf(f, LABEL "%s\n", "", note);
+        if (json_object_size(levers) == 0)
+                return;
+        fprintf(f, LABEL, "");
+        json_object_foreach(levers, key, v) {
+                fprintf(f, "%s%s=%s", sep, key, strq(json_string_value(v)));
+                sep = ", ";
+        }
+        fprintf(f, "\n");
+}
+
 int explain_print(FILE *f, json_t *p, uint64_t now_realtime_usec, bool colour) {
         json_t *d = json_object_get(p, "decision");
         uint64_t t;
@@ -138,6 +169,7 @@ int explain_print(FILE *f, json_t *p, uint64_t now_realtime_usec, bool colour) {
                    colour ? ANSI_RESET : "", strq(jstr(p, "mode")), jbool(p, "paused") ? ", paused" : "");
         if (!json_is_object(d)) {
                 fprintf(f, "No decision yet: the unit's cgroup has not been found or read.\n");
+                print_protection(f, p);
                 return 0;
         }
         rule = jstr(d, "rule");
@@ -150,5 +182,6 @@ int explain_print(FILE *f, json_t *p, uint64_t now_realtime_usec, bool colour) {
         print_inputs(f, d);
         print_limits(f, d);
         fprintf(f, LABEL "%s\n", "Law:", strq(jstr(d, "explain")));
+        print_protection(f, p);
         return 0;
 }

@@ -228,6 +228,11 @@ static void print_show_config(json_t *cfg) {
                (int64_t) json_integer_value(json_object_get(cfg, "priority")));
         printf(LABEL "Interval=%s ActiveInterval=%s\n", "", fmt_span(a, ju64(cfg, "interval_usec")),
                fmt_span(b, ju64(cfg, "active_interval_usec")));
+        if (!jhas(cfg, "class"))
+                return;         /* a daemon without latency protection */
+        printf(LABEL "Class=%s LatencyTarget=%s CPUGuarantee=%s\n", "", jstr(cfg, "class"),
+               jhas(cfg, "latency_target_usec") ? fmt_span_fine(a, ju64(cfg, "latency_target_usec")) : "-",
+               jhas(cfg, "cpu_guarantee") ? fmt_percent(b, ju64(cfg, "cpu_guarantee")) : "-");
 }
 
 /* The cgroup's cpu.stat, as the daemon last read it. */

@@ -75,10 +75,44 @@ static json_t *reply_unit_not_found(const char *name) {
 
 /* ---- views -------------------------------------------------------------- */
 
+/* {"weight": "10000", "idle": "1", ...}: the levers held, in v2 syntax. */
+static json_t *levers_json(const struct governor_protection *p) {
+        json_t *o = json_object();
+        char v2[BW_LEVER_VALUE_MAX];
+
+        for (size_t l = 0; o && l < _BW_LEVER_MAX; l++) {
+                if (!p->levers[l] ||
+                    bw_lever_from_native(p->layout, (enum bw_lever) l, p->levers[l], v2, sizeof(v2)) < 0)
+                        continue;
+                if (json_object_set_new(o, bw_lever_to_string((enum bw_lever) l), json_string(v2)) < 0) {
+                        json_decref(o);
+                        return NULL;
+                }
+        }
+        return o;
+}
+
+static json_t *protection_json(const struct governor_protection *p) {
+        return json_pack("{s:s, s:o, s:o, s:s, s:o, s:o, s:o, s:b, s:s, s:o, s:o, s:o}",
+                         "class", strna(bw_class_to_string(p->cls)),
+                         "latency_target_usec",
+                         p->latency_target_usec > 0 ? jint(p->latency_target_usec) : json_null(),
+                         "guarantee", p->guarantee > 0 ? jint(p->guarantee) : json_null(),
+                         "level", strna(bw_lat_level_to_string(p->level)),
+                         "p99_usec", p->has_p99 ? jint(p->p99_usec) : json_null(),
+                         "samples", jint(p->samples),
+                         "missed", jint(p->missed),
+                         "held", (int) p->hold,
+                         "note", p->note ? p->note : "",
+                         "levers", levers_json(p),
+                         "slice_usec", p->slice_usec > 0 ? jint(p->slice_usec) : json_null(),
+                         "slice_threads", jint(p->slice_threads));
+}
+
 static json_t *unit_summary_json(const struct governor_unit *u) {
         const struct governor_unit_summary *s = &u->summary;
 
-        return json_pack("{s:s, s:o, s:s, s:s, s:b, s:b, s:b, s:b, s:o, s:o, s:o, s:o, s:o, s:o}",
+        return json_pack("{s:s, s:o, s:s, s:s, s:b, s:b, s:b, s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
                          "name", s->name,
                          "cgroup", jstring_or_null(s->cgroup),
                          "mode", bw_mode_to_string(s->mode),
@@ -92,7 +126,8 @@ static json_t *unit_summary_json(const struct governor_unit *u) {
                          "credit_usec", s->adopted ? jint(u->credit.credit_usec) : json_null(),
                          "credit_max_usec", jint(u->config.cfg.credit_max_usec),
                          "rule", jstring_or_null(s->has_rule ? bw_rule_to_string(s->rule) : NULL),
-                         "ticks", jint(s->ticks));
+                         "ticks", jint(s->ticks),
+                         "protection", protection_json(&s->prot));
 }
 
 /* The credit bucket and the headroom it pays for, from the last decision;
@@ -131,7 +166,7 @@ static json_t *unit_headroom_json(const struct governor_unit *u) {
 static json_t *unit_config_json(const struct governor_unit *u) {
         const struct bw_unit_config *cfg = &u->config.cfg;
 
-        return json_pack("{s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:o, s:o}",
+        return json_pack("{s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:o, s:o, s:s, s:o, s:o}",
                          "cgroup", jstring_or_null(cfg->cgroup),
                          "mode", bw_mode_to_string(u->summary.mode),
                          "cpu_quota", cfg->cpu_quota > 0 ? jint(cfg->cpu_quota) : json_null(),
@@ -143,7 +178,11 @@ static json_t *unit_config_json(const struct governor_unit *u) {
                          "target_wait_p99_usec", jint(cfg->target_wait_p99_usec),
                          "priority", (json_int_t) cfg->priority,
                          "interval_usec", jint(u->config.interval_usec),
-                         "active_interval_usec", jint(u->config.active_interval_usec));
+                         "active_interval_usec", jint(u->config.active_interval_usec),
+                         "class", strna(bw_class_to_string(bw_unit_class(cfg))),
+                         "latency_target_usec", bw_unit_latency_target_usec(cfg) > 0 ?
+                                 jint(bw_unit_latency_target_usec(cfg)) : json_null(),
+                         "cpu_guarantee", cfg->cpu_guarantee > 0 ? jint(cfg->cpu_guarantee) : json_null());
 }
 
 static json_t *unit_stat_json(const struct governor_unit *u) {
@@ -378,11 +417,12 @@ static json_t *method_explain(VarlinkCall *call, json_t *params, void *userdata)
                 return reply_unit_not_found(name);
         if (r < 0)
                 return NULL;
-        return varlink_reply(json_pack("{s:s, s:s, s:b, s:o}",
+        return varlink_reply(json_pack("{s:s, s:s, s:b, s:o, s:o}",
                                        "unit", s.name,
                                        "mode", bw_mode_to_string(s.mode),
                                        "paused", (int) s.paused,
-                                       "decision", has_decision ? decision_json(&d) : json_null()));
+                                       "decision", has_decision ? decision_json(&d) : json_null(),
+                                       "protection", protection_json(&s.prot)));
 }
 
 static json_t *method_get_latency(VarlinkCall *call, json_t *params, void *userdata) {

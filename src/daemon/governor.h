@@ -23,6 +23,8 @@
 #include "bwgov/history.h"
 #include "bwgov/kernelcheck.h"
 #include "bwgov/kreport.h"
+#include "bwgov/latency.h"
+#include "bwgov/lever.h"
 #include "bwgov/policy.h"
 #include "bwgov/rqstat-abi.h"
 
@@ -54,6 +56,23 @@ struct governor_status {
         size_t telemetry_tracked;       /* cgroups they count */
 };
 
+/* Latency protection and contention as they stand for one unit. */
+struct governor_protection {
+        enum bw_class cls;              /* Class= in effect */
+        uint64_t latency_target_usec;   /* LatencyTarget= in effect, 0 unless Class=latency */
+        uint64_t guarantee;             /* CPUGuarantee= after overcommit scaling, µs/s */
+        enum bw_lat_level level;        /* its rung (Class=latency) */
+        bool has_p99;
+        uint64_t p99_usec;              /* the latest window's run-queue wait p99 (interpolated) */
+        uint64_t samples, missed;       /* windows seen, and those over the target */
+        bool hold;                      /* headroom held at the contract for a latency unit */
+        const char *note;               /* what is done to it and why, "" when nothing */
+        enum bw_cg_layout layout;       /* of the values below */
+        const char *levers[_BW_LEVER_MAX];      /* native values held, NULL where nothing is held */
+        uint64_t slice_usec;            /* EEVDF slice its threads have from bwgovd, 0 none */
+        size_t slice_threads;
+};
+
 /* One line of `bwgovctl status`: who the unit is and what the kernel holds. */
 struct governor_unit_summary {
         const char *name;
@@ -69,6 +88,7 @@ struct governor_unit_summary {
         bool has_rule;
         enum bw_rule rule;              /* of the last decision */
         uint64_t ticks;
+        struct governor_protection prot;
 };
 
 /* The configured values, with the intervals in effect. */

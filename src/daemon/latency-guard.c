@@ -250,7 +250,7 @@ static void apply_latency_unit(struct latency_guard *g, Unit *u) {
         if (u->lat_guarantee > 0)
                 (void) bw_format_percent(u->lat_guarantee, gpct, sizeof(gpct));
         if (u->lat_weight_target > 0)
-                (void) snprintf(weight, sizeof(weight), ", cpu.weight %" PRIu64 " (own %" PRIu64 ")%s%s",
+                (void) snprintf(weight, sizeof(weight), ", weight %" PRIu64 " (own %" PRIu64 ")%s%s",
                                 u->lat_weight_target, u->lat_weight_own, gw > 0 ? " from CPUGuarantee=" : "",
                                 gw > 0 ? gpct : "");
         if (l == BW_LAT_NONE)

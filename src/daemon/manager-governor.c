@@ -69,7 +69,24 @@ static void unit_summary(const Manager *m, const Unit *u, struct governor_unit_s
                 .has_rule = u->has_last,
                 .rule = u->last.rule,
                 .ticks = u->ticks,
+                .prot = {
+                        .cls = bw_unit_class(&u->cfg),
+                        .latency_target_usec = bw_unit_latency_target_usec(&u->cfg),
+                        .guarantee = u->lat_guarantee,
+                        .level = u->lat.level,
+                        .has_p99 = u->lat.has_last,
+                        .p99_usec = u->lat.last_p99_usec,
+                        .samples = u->lat.n_samples,
+                        .missed = u->lat.n_missed,
+                        .hold = u->latency_hold,
+                        .note = u->lat_note,
+                        .layout = u->cg ? u->cg->layout : BW_CG_LAYOUT_UNKNOWN,
+                        .slice_usec = u->lv.slice_usec,
+                        .slice_threads = u->lv.n_threads,
+                },
         };
+        for (size_t l = 0; l < _BW_LEVER_MAX; l++)
+                ret->prot.levers[l] = u->lv.set[l];
 }
 
 static void unit_decision(const Unit *u, struct governor_decision *ret) {

@@ -96,6 +96,31 @@ static uint64_t v_usage(GU *u, bool *ok) {
         return u->stat.usage_usec;
 }
 static uint64_t v_shed(GU *u, bool *ok) { return u->shed_permille; }
+
+static uint64_t v_lat_level(const struct governor_unit *u, bool *ok) {
+        *ok = u->summary.prot.cls == BW_CLASS_LATENCY;
+        return (uint64_t) u->summary.prot.level;
+}
+
+static uint64_t v_lat_p99(const struct governor_unit *u, bool *ok) {
+        *ok = u->summary.prot.cls == BW_CLASS_LATENCY && u->summary.prot.has_p99;
+        return u->summary.prot.p99_usec;
+}
+
+static uint64_t v_lat_missed(const struct governor_unit *u, bool *ok) {
+        *ok = u->summary.prot.cls == BW_CLASS_LATENCY;
+        return u->summary.prot.missed;
+}
+
+static uint64_t v_lat_held(const struct governor_unit *u, bool *ok) {
+        const struct governor_protection *p = &u->summary.prot;
+        uint64_t n = p->hold ? 1 : 0;
+
+        for (size_t l = 0; l < _BW_LEVER_MAX; l++)
+                n += p->levers[l] ? 1 : 0;
+        *ok = true;
+        return n + (p->slice_usec > 0 ? 1 : 0);
+}
 static uint64_t v_quota(GU *u, bool *ok) {
         *ok = ADOPTED && CURRENT.quota_usec != BW_QUOTA_MAX;
         return CURRENT.quota_usec;
@@ -197,6 +222,15 @@ static const struct family families[] = {
           "CPU time used." },
         { "bwgov_shed_permille", "gauge", v_shed,
           "Share of the unit's headroom the last host shedding plan withdrew." },
+        { "bwgov_latency_level", "gauge", v_lat_level,
+          "Class=latency: the latency protection rung, 0 (none), 1 hold, 2 weight, 3 weight-high, 4 slice, 5 idle." },
+        { "bwgov_latency_wait_p99_usec", "gauge", v_lat_p99,
+          "Class=latency: run-queue wait p99 of the latest one-second window, microseconds." },
+        { "bwgov_latency_missed_total", "counter", v_lat_missed,
+          "Class=latency: windows whose run-queue wait p99 was over LatencyTarget=." },
+        { "bwgov_levers_held", "gauge", v_lat_held,
+          "Levers bwgov holds on the unit beyond its bandwidth: headroom held for a latency unit, weight, idle, "
+          "freezer, cpuset, thread slices." },
 };
 
 static void write_units(FILE *f, const struct governor_unit *units, size_t n) {

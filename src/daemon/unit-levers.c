@@ -16,7 +16,7 @@
 #include "log.h"
 #include "unit-levers.h"
 
-#define TIDS_MAX_BYTES (8u << 20)
+#define TIDS_MAX_DEPTH 16u
 
 static const char *lever_file(const struct lever_host *u, enum bw_lever l) {
         return bw_lever_file(u->cg->layout, l);
@@ -159,16 +159,13 @@ static void slice_put_back(const struct lever_host *u, const struct unit_slice_t
                 u->lv->slice_errors++;
 }
 
+/* The threads of the unit's cgroup and of every cgroup below it: a slice's
+ * are in its services. */
 static int read_tids(const struct lever_host *u, pid_t **ret, size_t *ret_n) {
-        _cleanup_free_ char *buf = NULL;
-        size_t len;
-        int dfd = u->cg->v2_dirfd >= 0 ? u->cg->v2_dirfd : u->cg->bw_dirfd, r;
+        bool v2 = u->cg->v2_dirfd >= 0;
 
-        r = bw_read_full_at(dfd, u->cg->v2_dirfd >= 0 ? "cgroup.threads" : "tasks", O_NOFOLLOW, TIDS_MAX_BYTES, &buf,
-                            &len);
-        if (r < 0)
-                return r;
-        return bw_slice_parse_tids(buf, len, ret, ret_n);
+        return bw_slice_cgroup_tids(v2 ? u->cg->v2_dirfd : u->cg->bw_dirfd, v2 ? "cgroup.threads" : "tasks",
+                                    TIDS_MAX_DEPTH, ret, ret_n);
 }
 
 static const struct unit_slice_thread *find_thread(const struct unit_levers *lv, pid_t tid) {

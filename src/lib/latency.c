@@ -21,7 +21,7 @@ static const char *const level_table[_BW_LAT_MAX] = {
         [BW_LAT_NONE] = "none",
         [BW_LAT_HOLD] = "hold",
         [BW_LAT_WEIGHT] = "weight",
-        [BW_LAT_WEIGHT_MAX] = "weight-max",
+        [BW_LAT_WEIGHT_HIGH] = "weight-high",
         [BW_LAT_SLICE] = "slice",
         [BW_LAT_IDLE] = "idle",
 };
@@ -39,7 +39,7 @@ static bool rung_exists(enum bw_lat_level l, const struct bw_lat_caps *c) {
                 return c->best_effort;
         case BW_LAT_NONE:
         case BW_LAT_WEIGHT:
-        case BW_LAT_WEIGHT_MAX:
+        case BW_LAT_WEIGHT_HIGH:
                 return true;
         case _BW_LAT_MAX:
         default:
@@ -88,6 +88,9 @@ int bw_lat_step(struct bw_lat_state *s, const struct bw_lat_sample *x, const str
                         s->hold *= 2;
                 s->down_usec = 0;
                 s->level = rung_above(s->level, caps);
+                /* Far over: the next rung too, within the same window. */
+                if (x->p99_usec > x->target_usec * BW_LAT_FAR)
+                        s->level = rung_above(s->level, caps);
         } else if (margin) {
                 if (++s->met >= s->hold && s->level > BW_LAT_NONE) {
                         s->level = rung_below(s->level, caps);
@@ -121,9 +124,10 @@ uint64_t bw_lat_level_weight(enum bw_lat_level l, uint64_t own, uint64_t gw) {
 
         if (l < BW_LAT_WEIGHT)
                 return own;
-        if (l >= BW_LAT_WEIGHT_MAX)
-                return BW_WEIGHT_MAX;
-        w = gw > 0 ? gw : own * 4;
+        if (l >= BW_LAT_WEIGHT_HIGH)
+                w = gw > own * 16 ? gw : own * 16;
+        else
+                w = gw > 0 ? gw : own * 4;
         if (w < own)
                 w = own;
         return w > BW_WEIGHT_MAX ? BW_WEIGHT_MAX : w;

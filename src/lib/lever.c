@@ -256,7 +256,8 @@ bool bw_lever_same(enum bw_lever l, const char *a, const char *b) {
         nb = trimmed_len(b, &sb);
         if (l == BW_LEVER_FREEZE) {
                 /* v1: FREEZING is on its way to FROZEN. */
-                bool fa = na >= 6 && strncmp(sa, "FREEZ", 5) == 0, fb = nb >= 6 && strncmp(sb, "FREEZ", 5) == 0;
+                bool fa = (na == 8 && strncmp(sa, "FREEZING", 8) == 0) || (na == 6 && strncmp(sa, "FROZEN", 6) == 0),
+                     fb = (nb == 8 && strncmp(sb, "FREEZING", 8) == 0) || (nb == 6 && strncmp(sb, "FROZEN", 6) == 0);
 
                 if (fa || fb)
                         return fa && fb;

@@ -2,13 +2,19 @@
 /* EEVDF custom slices through sched_getattr()/sched_setattr(), and the task
  * list of a cgroup. See slice.h. */
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
+#include "bwgov/fileio.h"
+#include "bwgov/kversion.h"
+#include "bwgov/macro.h"
 #include "bwgov/parse-util.h"
 #include "bwgov/slice.h"
 
@@ -78,9 +84,15 @@ int bw_slice_set(pid_t tid, uint64_t usec) {
 }
 
 bool bw_slice_supported(void) {
+        struct bw_kversion v, min = { .major = 6, .minor = 12 };
+        struct utsname u;
         uint64_t usec;
         bool is_fair;
 
+        /* Before 6.12 a fair task's sched_runtime is accepted and means
+         * nothing (some kernels report it back all the same). */
+        if (uname(&u) < 0 || bw_kversion_parse(u.release, &v) < 0 || bw_kversion_compare(&v, &min) < 0)
+                return false;
         return bw_slice_get(0, &usec, &is_fair) >= 0 && is_fair && usec > 0;
 }
 
@@ -140,6 +152,96 @@ int bw_slice_parse_tids(const char *buf, size_t len, pid_t **ret, size_t *ret_n)
                 if (k == 0 || v[k - 1] != v[i])
                         v[k++] = v[i];
         *ret = v;
+        *ret_n = k;
+        return 0;
+}
+
+#define TIDS_FILE_MAX (8u << 20)
+
+struct tid_vec {
+        pid_t *v;
+        size_t n, cap;
+};
+
+static int vec_add(struct tid_vec *t, const pid_t *v, size_t n) {
+        if (t->n + n > t->cap) {
+                size_t cap = t->cap ? t->cap : 64;
+                pid_t *nv;
+
+                while (cap < t->n + n)
+                        cap *= 2;
+                nv = reallocarray(t->v, cap, sizeof(*nv));
+                if (!nv)
+                        return -ENOMEM;
+                t->v = nv;
+                t->cap = cap;
+        }
+        memcpy(t->v + t->n, v, n * sizeof(*v));
+        t->n += n;
+        return 0;
+}
+
+static int collect(int dfd, const char *file, unsigned depth, struct tid_vec *t) {
+        _cleanup_free_ char *buf = NULL;
+        _cleanup_free_ pid_t *v = NULL;
+        struct dirent *de;
+        size_t len, n;
+        DIR *d;
+        int fd, r;
+
+        r = bw_read_full_at(dfd, file, O_NOFOLLOW, TIDS_FILE_MAX, &buf, &len);
+        if (r < 0)
+                return r;
+        r = bw_slice_parse_tids(buf, len, &v, &n);
+        if (r >= 0)
+                r = vec_add(t, v, n);
+        if (r < 0 || depth == 0)
+                return r;
+
+        fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return 0;
+        d = fdopendir(fd);
+        if (!d) {
+                close(fd);
+                return 0;
+        }
+        while ((de = readdir(d))) {
+                int child;
+
+                if (de->d_type != DT_DIR || de->d_name[0] == '.')
+                        continue;
+                child = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (child < 0)
+                        continue;
+                r = collect(child, file, depth - 1, t);
+                close(child);
+                if (r == -ENOMEM)
+                        break;
+                r = 0;          /* a child gone meanwhile, or not a cgroup */
+        }
+        closedir(d);
+        return r;
+}
+
+int bw_slice_cgroup_tids(int dfd, const char *file, unsigned max_depth, pid_t **ret, size_t *ret_n) {
+        struct tid_vec t = { 0 };
+        size_t k = 0;
+        int r;
+
+        if (dfd < 0 || !file || !ret || !ret_n)
+                return -EINVAL;
+        r = collect(dfd, file, max_depth, &t);
+        if (r < 0) {
+                free(t.v);
+                return r;
+        }
+        if (t.n > 1)
+                qsort(t.v, t.n, sizeof(*t.v), cmp_pid);
+        for (size_t i = 0; i < t.n; i++)
+                if (k == 0 || t.v[k - 1] != t.v[i])
+                        t.v[k++] = t.v[i];
+        *ret = t.v;
         *ret_n = k;
         return 0;
 }

@@ -2,7 +2,7 @@
 #pragma once
 
 /* Shared helpers of the benchmark workloads (bwgov-bursty, bwgov-reqserver,
- * bwgov-reqgen, bwgov-warmup, bwgov-phased): clocks, a seeded RNG, CPU burning
+ * bwgov-reqgen, bwgov-warmup, bwgov-phased, bwgov-wakeup): clocks, a seeded RNG, CPU burning
  * measured in thread CPU time, bounded sample stores with percentiles,
  * locale-free argument parsing, and the stop flag set on SIGTERM/SIGINT.
  *

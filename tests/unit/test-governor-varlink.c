@@ -307,13 +307,19 @@ static void test_replies(void **state) {
                 { "{\"method\":\"io.bwgov.Governor.GetUnit\",\"parameters\":{\"unit\":\"nope\"}}",
                   "{\"error\":\"io.bwgov.Governor.UnitNotFound\",\"parameters\":{\"unit\":\"nope\"}}" },
                 { "{\"method\":\"io.bwgov.Governor.Explain\",\"parameters\":{\"unit\":\"app.slice\"}}",
-                  "{\"parameters\":{\"unit\":\"app.slice\",\"mode\":\"elastic\",\"paused\":false,\"decision\":null}}" },
+                  "{\"parameters\":{\"unit\":\"app.slice\",\"mode\":\"elastic\",\"paused\":false,\"decision\":null,"
+                  "\"protection\":{\"class\":\"throughput\",\"latency_target_usec\":null,\"guarantee\":null,"
+                  "\"level\":\"none\",\"p99_usec\":null,\"samples\":0,\"missed\":0,\"held\":false,\"note\":\"\","
+                  "\"levers\":{},\"slice_usec\":null,\"slice_threads\":0}}}" },
                 { "{\"method\":\"io.bwgov.Governor.ListUnits\"}",
                   "{\"parameters\":{\"units\":[{\"name\":\"app.slice\",\"cgroup\":\"/app.slice\",\"mode\":\"elastic\","
                   "\"state\":\"resting\",\"present\":true,\"adopted\":true,\"paused\":false,\"boosted\":true,"
                   "\"baseline\":{\"quota_usec\":50000,\"period_usec\":100000,\"burst_usec\":0,\"has_burst\":false},"
                   "\"current\":{\"quota_usec\":100000,\"period_usec\":100000,\"burst_usec\":0,\"has_burst\":false},"
-                  "\"credit_usec\":1234,\"credit_max_usec\":30000000,\"rule\":\"steady\",\"ticks\":7}]}}" },
+                  "\"credit_usec\":1234,\"credit_max_usec\":30000000,\"rule\":\"steady\",\"ticks\":7,"
+                  "\"protection\":{\"class\":\"throughput\",\"latency_target_usec\":null,\"guarantee\":null,"
+                  "\"level\":\"none\",\"p99_usec\":null,\"samples\":0,\"missed\":0,\"held\":false,\"note\":\"\","
+                  "\"levers\":{},\"slice_usec\":null,\"slice_threads\":0}}]}}" },
                 /* The unit is looked up before the limit is checked. */
                 { "{\"method\":\"io.bwgov.Governor.GetHistory\",\"parameters\":{\"unit\":\"nope\",\"limit\":0}}",
                   "{\"error\":\"io.bwgov.Governor.UnitNotFound\",\"parameters\":{\"unit\":\"nope\"}}" },

@@ -72,6 +72,32 @@ static void test_quantile_empty_and_bounds(void **state) {
         assert_int_equal(r, 1024);
 }
 
+/* Interpolated inside the bucket: for a target between a bucket's ends. */
+static void test_quantile_interp(void **state) {
+        uint64_t slots[BW_RQ_SLOTS] = {0}, r = 7;
+
+        assert_int_equal(bw_rq_quantile_interp_usec(slots, 0, BW_RQ_P99, &r), -ENODATA);
+        assert_int_equal(r, 7);
+        slots[9] = 100;                                 /* [512, 1024) µs */
+        assert_int_equal(bw_rq_quantile_interp_usec(slots, 0, BW_RQ_P50, &r), 0);
+        assert_int_equal(r, 768);
+        assert_int_equal(bw_rq_quantile_interp_usec(slots, 0, BW_RQ_P99, &r), 0);
+        assert_int_equal(r, 1018);                      /* 512 + 512 x 0.99, rounded down */
+        assert_int_equal(bw_rq_quantile_interp_usec(slots, 700000, BW_RQ_P99, &r), 0);
+        assert_int_equal(r, 700);                       /* never above the max */
+        /* 990 waits of [0, 2) µs and 10 of [512, 1024): p99 is the top of
+         * the first bucket, p99.9 90 % into the other. */
+        slots[0] = 990;
+        slots[9] = 10;
+        assert_int_equal(bw_rq_quantile_interp_usec(slots, 0, BW_RQ_P99, &r), 0);
+        assert_int_equal(r, 2);
+        assert_int_equal(bw_rq_quantile_interp_usec(slots, 0, BW_RQ_P999, &r), 0);
+        assert_int_equal(r, 972);
+        /* The upper bound would say 1024: the interpolation never exceeds it. */
+        assert_int_equal(bw_rq_quantile_usec(slots, 0, BW_RQ_P999, &r), 0);
+        assert_int_equal(r, 1024);
+}
+
 static void test_quantile_single_bucket(void **state) {
         static const unsigned qs[] = { 1, BW_RQ_P50, BW_RQ_P90, BW_RQ_P99, BW_RQ_P999, 10000 };
         uint64_t slots[BW_RQ_SLOTS] = {0}, r;
@@ -414,6 +440,7 @@ int main(void) {
                 cmocka_unit_test(test_slot_range),
                 cmocka_unit_test(test_quantile_empty_and_bounds),
                 cmocka_unit_test(test_quantile_single_bucket),
+                cmocka_unit_test(test_quantile_interp),
                 cmocka_unit_test(test_quantile_last_bucket),
                 cmocka_unit_test(test_quantile_1000),
                 cmocka_unit_test(test_add),

@@ -34,6 +34,11 @@ static void test_roundtrip(void **unused) {
         assert_non_null(u);
         u->baseline = (struct bw_bandwidth) { BW_QUOTA_MAX, 100000, 0, false };
         u->paused = true;
+        assert_int_equal(bw_state_unit_set_lever(u, BW_LEVER_WEIGHT, "1024"), 0);
+        assert_int_equal(bw_state_unit_set_lever(u, BW_LEVER_CPUS, "0-3"), 0);
+        assert_int_equal(bw_state_unit_set_lever(u, BW_LEVER_IDLE, "1"), 0);
+        assert_int_equal(bw_state_unit_set_lever(u, BW_LEVER_IDLE, NULL), 0);  /* cleared again */
+        u->slice_usec = 125;
 
         assert_int_equal(bw_state_format(&s, &text), 0);
         assert_int_equal(bw_state_parse(text, strlen(text), &t), 0);
@@ -49,12 +54,20 @@ static void test_roundtrip(void **unused) {
         assert_false(u->has_pending);
         assert_int_equal(u->credit_usec, 12345678);
         assert_false(u->paused);
+        assert_false(bw_state_unit_has_levers(u));
+        assert_null(strstr(text, "\"slice_usec\": 0"));   /* written only when set */
 
         u = bw_state_find(&t, "box");
         assert_non_null(u);
         assert_string_equal(u->cgroup, "machine.slice/box");
         assert_true(u->baseline.quota_usec == BW_QUOTA_MAX);
         assert_true(u->paused);
+        assert_true(bw_state_unit_has_levers(u));
+        assert_string_equal(u->levers[BW_LEVER_WEIGHT], "1024");
+        assert_string_equal(u->levers[BW_LEVER_CPUS], "0-3");
+        assert_null(u->levers[BW_LEVER_IDLE]);
+        assert_null(u->levers[BW_LEVER_FREEZE]);
+        assert_int_equal(u->slice_usec, 125);
 
         bw_state_remove(&t, "web.slice");
         assert_int_equal(t.n_units, 1);
@@ -119,6 +132,13 @@ static void test_parse_rejects(void **unused) {
                 /* burst above quota: not a state the kernel can hold */
                 "{\"schema_version\": 1, \"units\": {\"a\": {\"cgroup\": \"a\", \"credit_usec\": 0,"
                 " \"baseline\": {\"quota_usec\": 10000, \"period_usec\": 100000, \"burst_usec\": 20000, \"has_burst\": true}}}}",
+                /* an unknown lever, a lever that is not a string, a negative slice */
+                "{\"schema_version\": 1, \"units\": {\"a\": {\"cgroup\": \"a\", \"credit_usec\": 0, \"levers\": {\"nice\": \"1\"},"
+                " \"baseline\": {\"quota_usec\": 10000, \"period_usec\": 100000, \"burst_usec\": 0, \"has_burst\": true}}}}",
+                "{\"schema_version\": 1, \"units\": {\"a\": {\"cgroup\": \"a\", \"credit_usec\": 0, \"levers\": {\"idle\": 1},"
+                " \"baseline\": {\"quota_usec\": 10000, \"period_usec\": 100000, \"burst_usec\": 0, \"has_burst\": true}}}}",
+                "{\"schema_version\": 1, \"units\": {\"a\": {\"cgroup\": \"a\", \"credit_usec\": 0, \"slice_usec\": -5,"
+                " \"baseline\": {\"quota_usec\": 10000, \"period_usec\": 100000, \"burst_usec\": 0, \"has_burst\": true}}}}",
                 /* negative credit */
                 "{\"schema_version\": 1, \"units\": {\"a\": {\"cgroup\": \"a\", \"credit_usec\": -1,"
                 " \"baseline\": {\"quota_usec\": 10000, \"period_usec\": 100000, \"burst_usec\": 0, \"has_burst\": true}}}}",

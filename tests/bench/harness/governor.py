@@ -263,10 +263,13 @@ def state_json(units, credit_usec=0):
 
 class Bwgovd:
     """bwgovd governing one cgroup or several (each unit is named after its
-    cgroup and gets a drop-in directory of its own)."""
+    cgroup and gets a drop-in directory of its own). credit_max_s and
+    quota_max_pct None leave CreditMax= and CPUQuotaMax= out (a unit without
+    a quota); extra_unit goes into every unit's drop-in, per_unit
+    ({unit: {key: value}}) into that unit's only."""
 
     def __init__(self, binary, workdir, unit, mode, credit_max_s, quota_max_pct, interval="1s",
-                 extra_unit=None, extra_global=None):
+                 extra_unit=None, extra_global=None, per_unit=None):
         self.binary = binary
         self.dir = workdir
         self.units = [unit] if isinstance(unit, str) else list(unit)
@@ -285,8 +288,12 @@ class Bwgovd:
                 f.write(f"{k}={v}\n")
         for u in self.units:
             with open(os.path.join(self.conf, u + ".d", "10-bench.conf"), "w") as f:
-                f.write(f"[Bandwidth]\nMode={mode}\nCreditMax={credit_max_s:g}s\nCPUQuotaMax={quota_max_pct:g}%\n")
-                for k, v in (extra_unit or {}).items():
+                f.write(f"[Bandwidth]\nMode={mode}\n")
+                if credit_max_s is not None:
+                    f.write(f"CreditMax={credit_max_s:g}s\n")
+                if quota_max_pct is not None:
+                    f.write(f"CPUQuotaMax={quota_max_pct:g}%\n")
+                for k, v in list((extra_unit or {}).items()) + list(((per_unit or {}).get(u) or {}).items()):
                     f.write(f"{k}={v}\n")
 
     @property

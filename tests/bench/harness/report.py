@@ -212,7 +212,7 @@ def scenario_table(sc, agg, records=()):
     return "\n".join(lines)
 
 
-def markdown(scenarios, agg, meta, targets_md, overhead_md, records=(), hackbench_md=""):
+def markdown(scenarios, agg, meta, targets_md, overhead_md, records=(), hackbench_md="", latency_md=""):
     out = [f"# bwgov benchmark ({'quick' if meta.get('quick') else 'full'})", "",
            f"{meta.get('date')} · kernel {meta.get('kernel')} · {meta.get('cpus')} CPUs · "
            f"cgroup layout {meta.get('layout')} · commit {meta.get('commit')} · "
@@ -248,6 +248,8 @@ def markdown(scenarios, agg, meta, targets_md, overhead_md, records=(), hackbenc
         out += ["## Overhead and scale (simulated kernel)", "", overhead_md, ""]
     if hackbench_md:
         out += ["## Run-queue telemetry overhead (hackbench, real kernel)", "", hackbench_md, ""]
+    if latency_md:
+        out += ["## Latency protection (issue 15 A): request server beside hackbench", "", latency_md, ""]
     if targets_md:
         out += ["## Targets (issue “Governor v2”)", "", "Each row from the medians of this run; "
                 "“–” where the run has no figure for it.", "", targets_md, ""]

@@ -5,8 +5,9 @@ the strace write analysis (identical writes), the callgrind dump parser,
 the contract window, the overload's expected credit, the host-protection
 ratios, bwgovd's configuration for several units and its seeded state, the
 targets on a synthetic aggregate, the Koordinator-style comparator against a
-fake cgroup directory, and the simulated kernel's files as bwgovd's parsers
-expect them.
+fake cgroup directory, the simulated kernel's files as bwgovd's parsers
+expect them, and the latency benchmark's summary (hackbench's throughput in
+a window, medians, the issue 15 A targets, bwgovd's ladder from its log).
 Prints TAP-less "ok"/"FAIL" lines; exit status 0 when everything passed."""
 
 import json
@@ -26,6 +27,7 @@ sys.path.insert(0, os.path.join(BENCH, "overhead"))
 from harness import analysis, governor, report, runner, scenarios, stats, targets  # noqa: E402
 from harness import telemetry  # noqa: E402
 import hackbench  # noqa: E402
+import latency  # noqa: E402
 import overhead  # noqa: E402
 
 failures = 0
@@ -180,6 +182,15 @@ def test_bwgovd_config(tmp):
           "[Governor]\nInterval=1s\nHostPressureLimit=0%\n")
     check("bwgovd: single unit still a string", governor.Bwgovd("/x", os.path.join(tmp, "gov1"), "bwgov-bench-1-3",
                                                                 "burst", 5.0, 150.0).units == ["bwgov-bench-1-3"])
+    d2 = os.path.join(tmp, "gov2")
+    governor.Bwgovd("/x", d2, ["bwgov-bench-l-lat", "bwgov-bench-l-ant"], "elastic", None, None,
+                    per_unit={"bwgov-bench-l-lat": {"Class": "latency", "LatencyTarget": "500us"},
+                              "bwgov-bench-l-ant": {"Class": "best-effort"}})
+    c2 = {u: open(os.path.join(d2, "conf", u + ".d", "10-bench.conf")).read()
+          for u in ("bwgov-bench-l-lat", "bwgov-bench-l-ant")}
+    check("bwgovd: per-unit keys, no quota keys", c2 == {
+        "bwgov-bench-l-lat": "[Bandwidth]\nMode=elastic\nClass=latency\nLatencyTarget=500us\n",
+        "bwgov-bench-l-ant": "[Bandwidth]\nMode=elastic\nClass=best-effort\n"}, c2)
     g.seed_state({"bwgov-bench-1-2-g0": {"cgroup": "bwgov-bench-1-2-g0", "quota_usec": 25000, "period_usec": 100000,
                                          "burst_usec": 0, "has_burst": True}})
     with open(os.path.join(d, "state", "state.json")) as f:
@@ -351,6 +362,71 @@ def test_hackbench():
     check("hackbench: skipped", hackbench.markdown({"skipped": "no BTF"}) == "Skipped: no BTF")
 
 
+def test_latency(tmp):
+    class _Ant(latency.Antagonist):
+        def __init__(self, runs):
+            self.runs = runs
+    a = _Ant([{"start": 0.5, "end": 1.6, "time_s": 1.0, "rc": 0},      # starts before the window
+              {"start": 1.6, "end": 2.7, "time_s": 1.0, "rc": 0},
+              {"start": 2.7, "end": 3.9, "time_s": 1.0, "rc": 0},
+              {"start": 3.9, "end": 5.5, "time_s": 1.0, "rc": 0}])     # ends after it
+    rate, inside, whole = a.throughput(1.0, 5.0)
+    check("latency: throughput over the runs wholly inside the window",
+          len(inside) == 2 and whole and abs(rate - latency.MESSAGES_PER_RUN) < 1e-6, (rate, inside))
+    rate, inside, whole = a.throughput(2.0, 3.5)
+    check("latency: no run inside: the runs mostly inside", not whole and len(inside) == 2, inside)
+    w = a.wall_throughput(1.6, 3.9)
+    check("latency: wall-clock throughput", abs(w - 2 * latency.MESSAGES_PER_RUN / 2.3) < 1e-6, w)
+    check("latency: hackbench Time parsed", latency.parse_time("Running in process mode\nTime: 0.987\n") == 0.987)
+    logf = os.path.join(tmp, "bwgovd.log")
+    with open(logf, "w") as f:
+        f.write('bwgovd: u: run-queue wait p99 16ms over LatencyTarget=500us: protection up to "hold"\n'
+                'bwgovd: u: 100us EEVDF slice for its 5 threads\n'
+                'bwgovd: u: run-queue wait p99 2.3ms over LatencyTarget=500us: protection up to "weight"\n'
+                'bwgovd: u: run-queue wait p99 200us within LatencyTarget=500us for 8 samples: protection down to '
+                '"hold"\n')
+    check("latency: bwgovd's ladder from its log", latency.ladder(logf) == ["hold", "weight", "hold"],
+          latency.ladder(logf))
+
+    def run(cfg, rep, p99, kmsg=None):
+        r = {"config": cfg, "rep": rep, "ok": True,
+             "result": {"wakeup_us": {"p50": 20, "p90": 50, "p99": p99, "p999": p99 * 2, "max": p99 * 3,
+                                      "mean": 30}, "over_1ms": 0, "requests": 1000, "slice_ns": [100000] * 4}}
+        if kmsg:
+            r["antagonist"] = {"msgs_per_s": kmsg * 1000, "runs_inside": 8, "cpu_s": 15}
+        if cfg.startswith("bwgovd"):
+            r["ladder"] = ["hold", "weight"]
+            r["knobs"] = {"events": [[4.1, "lat", "weight", 10240, 40960]]}
+        return r
+    runs = []
+    for rep, k in ((0, 1.0), (1, 1.2)):
+        runs += [run("alone", rep, 200 * k), run("cfs", rep, 4000 * k, 700), run("static", rep, 400 * k, 640),
+                 run("static-idle", rep, 350 * k, 600), run("bwgovd-throughput", rep, 500 * k, 600),
+                 run("bwgovd-best-effort", rep, 320 * k, 500), run("ant-alone", rep, 1, 800)]
+    runs[-1].pop("result")
+    runs.append({"config": "cfs", "rep": 2, "ok": False, "error": "RuntimeError: x"})
+    res = latency.summarise({"meta": {"configs": latency.ORDER, "reps": 2, "warmup_s": 8, "duration_s": 10,
+                                      "shares": 10240, "latency_target": "500us"}, "runs": runs})
+    ag = res["aggregates"]
+    check("latency: medians over repetitions", ag["alone"]["p99_us"]["median"] == 220
+          and ag["cfs"]["kmsg_per_s"]["median"] == 700 and ag["cfs"]["failed"] == 1, ag["alone"])
+    t = {x["target"]: x for x in res["targets"]}
+    be = next(x for x in res["targets"] if x["target"].startswith("bwgovd, antagonist Class=best-effort"))
+    check("latency: best-effort target (p99 ≤ 1.5× alone)", abs(be["figure"] - 352 / 220) < 1e-9
+          and be["met"] is False, be)
+    tp = [x for x in res["targets"] if x["target"].startswith("bwgovd, antagonist Class=throughput")]
+    check("latency: throughput targets (3× alone, 5× better than CFS, 80 % of CFS's throughput)",
+          [round(x["figure"], 3) for x in tp] == [2.5, 8.0, round(600 / 700, 3)]
+          and [x["met"] for x in tp] == [True, True, True], tp)
+    check("latency: reference rows are marked", all(x["reference"] for x in res["targets"]
+                                                    if x["target"].startswith("static")) and len(t) == 8)
+    md = latency.markdown(res)
+    check("latency: table", "| server alone | 20.0 | 220 [200–240]" in md and "ladder hold→weight" in md
+          and "lat weight 10240→40960 (+4.1 s)" in md and "| 86 % |" in md and "**not met**" in md
+          and "1 runs failed" in md and "(reference, by hand)" in md, md)
+    check("latency: skipped", latency.markdown({"skipped": "no hackbench"}) == "Skipped: no hackbench")
+
+
 def test_suite():
     q = {s.name: s for s in scenarios.suite(True)}
     six = scenarios.CONFIGS
@@ -446,6 +522,7 @@ def main():
         test_rq_window()
         test_rq_report()
         test_hackbench()
+        test_latency(tmp)
         test_suite()
         test_koordinator(tmp)
         test_simkernel(tmp)

@@ -1,0 +1,263 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Latency protection on real cgroups of this kernel (root; v2 or hybrid).
+
+Two governed groups: "lat" (LatencyTarget=, its weight set by hand to an
+odd value first) with a thread that wakes every millisecond, and "be"
+(Class=best-effort) with a CPU hog on every CPU. The checks:
+
+  - the ladder climbs to the top: lat's weight raised, its threads' EEVDF
+    slice shortened (6.12+), be in cpu.idle; explain and the metrics say so;
+  - pause restores lat's weight and slices and be's idle exactly, resume
+    climbs again;
+  - SIGKILL while everything is held, the load stopped, restart: the new
+    daemon puts back what the dead one left (state.json's "levers");
+  - reload without be's drop-in while it is idle: be back to cpu.idle 0;
+  - SIGTERM while held: everything back.
+Nothing here measures latency (tests/bench/latency.py does): it checks the
+mechanics, the exact restores, and that nothing else is touched.
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from live_governor import BWGOVCTL, BWGOVD, Cgroup, check, failures, mounts, skip  # noqa: E402
+
+PREFIX = f"bwgov-test-lp{os.getpid()}"
+
+
+def read(path):
+    with open(path) as f:
+        return f.read().strip()
+
+
+def write(path, v):
+    with open(path, "w") as f:
+        f.write(str(v))
+
+
+class Groups:
+    def __init__(self):
+        self.lat = Cgroup(PREFIX + "-lat")
+        # The waking thread runs in a child, as a service runs in a slice:
+        # the slices must reach it.
+        self.work = Cgroup(PREFIX + "-lat/work")
+        self.be = Cgroup(PREFIX + "-be")
+        self.v2 = self.lat.layout == "v2"
+        self.weight_file = "cpu.weight" if self.v2 else "cpu.shares"
+        # An odd weight, so a restore to the default would be caught.
+        self.weight0 = "137" if self.v2 else "1403"
+        write(os.path.join(self.lat.bw, self.weight_file), self.weight0)
+
+    def weight(self):
+        return read(os.path.join(self.lat.bw, self.weight_file))
+
+    def idle(self):
+        return read(os.path.join(self.be.bw, "cpu.idle"))
+
+    def slices(self):
+        """se.slice (ns) of the threads in lat's child, from /proc."""
+        out = []
+        for pid in read(os.path.join(self.work.bw, "cgroup.procs")).split():
+            try:
+                for tid in os.listdir(f"/proc/{pid}/task"):
+                    for line in open(f"/proc/{pid}/task/{tid}/sched"):
+                        if line.startswith("se.slice"):
+                            out.append(int(line.split(":")[1]))
+            except OSError:
+                pass
+        return out
+
+
+class Daemon:
+    def __init__(self, base, g):
+        self.base = base
+        for d in ("conf", "state", "run"):
+            os.makedirs(os.path.join(base, d), exist_ok=True)
+        self.conf(g, with_be=True)
+        self.proc = None
+
+    def conf(self, g, with_be):
+        c = os.path.join(self.base, "conf")
+        for name, body in ((g.lat.name, "LatencyTarget=300us\n"), (g.be.name, "Class=best-effort\n")):
+            d = os.path.join(c, name + ".d")
+            os.makedirs(d, exist_ok=True)
+            p = os.path.join(d, "10-live.conf")
+            if name == g.be.name and not with_be:
+                os.unlink(p)
+                os.rmdir(d)
+                continue
+            write(p, f"[Bandwidth]\nCgroup={name}\n{body}")
+
+    def start(self):
+        self.log = open(os.path.join(self.base, "bwgovd.log"), "a")
+        self.proc = subprocess.Popen([BWGOVD, "--config-dir", os.path.join(self.base, "conf"),
+                                      "--state-dir", os.path.join(self.base, "state"),
+                                      "--runtime-dir", os.path.join(self.base, "run"), "--log-level", "info"],
+                                     stdout=self.log, stderr=self.log, stdin=subprocess.DEVNULL)
+
+    def ctl(self, *args):
+        return subprocess.run([BWGOVCTL, *args, "--socket", os.path.join(self.base, "run", "io.bwgov.Governor")],
+                              capture_output=True, text=True, timeout=30)
+
+    def protection(self, unit):
+        p = self.ctl("explain", unit, "--json")
+        return json.loads(p.stdout)["protection"] if p.returncode == 0 else None
+
+    def state(self):
+        try:
+            return json.load(open(os.path.join(self.base, "state", "state.json")))
+        except (OSError, ValueError):
+            return {}
+
+    def stop(self, sig=signal.SIGTERM):
+        self.proc.send_signal(sig)
+        self.proc.wait(timeout=20)
+        self.log.close()
+
+
+def wait_for(cond, timeout):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():
+            return True
+        time.sleep(0.2)
+    return cond()
+
+
+def main():
+    if os.geteuid() != 0:
+        skip("needs root (creates cgroups)")
+    layout, _, _ = mounts()
+    if layout is None:
+        skip("no cpu controller mounted")
+    if subprocess.run([BWGOVD, "--version"], capture_output=True).returncode != 0:
+        skip("bwgovd not built")
+
+    g = Groups()
+    if not os.path.exists(os.path.join(g.be.bw, "cpu.idle")):
+        g.work.remove()
+        g.lat.remove()
+        g.be.remove()
+        skip("this kernel has no cpu.idle (before 5.15)")
+    base = tempfile.mkdtemp(prefix="bwgov-live-protect-")
+    d = Daemon(base, g)
+    loads = []
+    ncpu = os.cpu_count() or 1
+
+    def start_load():
+        loads.append(g.work.spawn(["sh", "-c", "while :; do sleep 0.001; done"], subprocess.DEVNULL))
+        for _ in range(ncpu * 2):
+            loads.append(g.be.spawn(["sh", "-c", "while :; do :; done"], subprocess.DEVNULL))
+
+    def stop_load():
+        for p in loads:
+            p.kill()
+            p.wait()
+        loads.clear()
+
+    try:
+        idle0 = g.idle()
+        check(idle0 == "0", f"be starts outside cpu.idle ({idle0})")
+        start_load()
+        d.start()
+        slice_ok = None
+
+        def at_top():
+            p = d.protection(g.lat.name)
+            return p is not None and p["level"] == "idle"
+        check(wait_for(at_top, 30), "the latency unit climbed to the top rung (idle) under a best-effort hog")
+        p = d.protection(g.lat.name) or {}
+        print(f"  protection: {p.get('note')}")
+        check(g.weight() != g.weight0 and int(g.weight()) > int(g.weight0),
+              f"lat's {g.weight_file} raised ({g.weight0} -> {g.weight()})")
+        check(g.idle() == "1", "be is in cpu.idle")
+        check("weight" in p.get("levers", {}), "explain lists the weight lever held")
+        bep = d.protection(g.be.name) or {}
+        check(bep.get("held") is True and bep.get("levers", {}).get("idle") == "1" and "cpu.idle" in bep.get("note", ""),
+              f"be's explain says it is held and idle ({bep.get('note')})")
+        if p.get("slice_usec"):
+            slice_ok = bool(g.slices()) and all(s == p["slice_usec"] * 1000 for s in g.slices())
+            check(slice_ok, f"lat's threads run with a {p['slice_usec']}us slice ({sorted(set(g.slices()))})")
+        else:
+            print("  (no EEVDF custom slices on this kernel: the slice rung is skipped)")
+        st = d.state().get("units", {})
+        check(st.get(g.lat.name, {}).get("levers", {}).get("weight") == g.weight0,
+              "state.json holds lat's original weight")
+        check(st.get(g.be.name, {}).get("levers", {}).get("idle") == "0", "state.json holds be's original idle")
+        def prom_level():
+            try:
+                return f'bwgov_latency_level{{unit="{g.lat.name}"}} 5' in open(os.path.join(base, "run",
+                                                                                      "metrics.prom")).read()
+            except OSError:
+                return False
+        check(wait_for(prom_level, 5), "metrics: bwgov_latency_level 5")
+
+        # Pause: all back, exactly.
+        check(d.ctl("pause", g.lat.name).returncode == 0, "bwgovctl pause lat")
+        check(wait_for(lambda: g.weight() == g.weight0 and g.idle() == "0", 3),
+              f"paused: lat's weight back to {g.weight0}, be out of cpu.idle")
+        if slice_ok is not None:
+            check(wait_for(lambda: all(s != p["slice_usec"] * 1000 for s in g.slices()), 3),
+                  "paused: lat's threads back to their slice")
+        check(d.ctl("resume", g.lat.name).returncode == 0, "bwgovctl resume lat")
+        check(wait_for(at_top, 30), "resumed: at the top rung again")
+
+        # SIGKILL with everything held; the load gone, a new daemon restores.
+        d.stop(signal.SIGKILL)
+        check(g.idle() == "1" and g.weight() != g.weight0, "SIGKILL leaves the levers in place")
+        stop_load()
+        start = time.monotonic()
+        d.start()
+        check(wait_for(lambda: g.weight() == g.weight0 and g.idle() == "0", 10),
+              f"restart after SIGKILL: lat's weight {g.weight()} (want {g.weight0}), be's idle {g.idle()} "
+              f"restored in {time.monotonic() - start:.1f}s")
+        check(wait_for(lambda: "levers" not in json.dumps(d.state()), 15), "state.json forgets the restored levers")
+
+        # Unconfigure be while idle.
+        start_load()
+        check(wait_for(at_top, 30), "with the load again: at the top rung")
+        d.conf(g, with_be=False)
+        check(d.ctl("reload").returncode == 0, "reload without be's drop-in")
+        check(wait_for(lambda: g.idle() == "0", 5), "be out of cpu.idle once unconfigured")
+        check(g.weight() != g.weight0, "lat still protected (nobody to hold: weight and slices)")
+
+        # SIGTERM while held.
+        d.stop(signal.SIGTERM)
+        check(d.proc.returncode == 0, f"bwgovd exits 0 on SIGTERM ({d.proc.returncode})")
+        log = open(os.path.join(base, "bwgovd.log")).read()
+        check(not any(w in log for w in ("AddressSanitizer", "LeakSanitizer", "runtime error")),
+              "no sanitizer report in bwgovd's log")
+        check(g.weight() == g.weight0, f"SIGTERM: lat's weight back to {g.weight0} ({g.weight()})")
+        if slice_ok is not None:
+            check(all(s != p["slice_usec"] * 1000 for s in g.slices()), "SIGTERM: lat's slices back")
+    finally:
+        stop_load()
+        if d.proc and d.proc.poll() is None:
+            d.proc.kill()
+            d.proc.wait()
+        write(os.path.join(g.lat.bw, g.weight_file), "100" if g.v2 else "1024")
+        try:
+            write(os.path.join(g.be.bw, "cpu.idle"), "0")
+        except OSError:
+            pass
+        time.sleep(0.3)
+        g.work.remove()
+        g.lat.remove()
+        g.be.remove()
+        print(f"(logs in {base})")
+
+    if failures:
+        print(f"FAILED: {len(failures)} failed checks")
+        return 1
+    print("all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,125 @@
+#!/bin/bash
+# Latency protection under systemd on cgroup v2: a Class=latency slice with a
+# service that wakes every millisecond and a Class=best-effort slice with a
+# CPU hog. bwgovd climbs its ladder (the latency slice's cpu.weight raised,
+# the best-effort slice in cpu.idle; no slice rung on 6.1), explain says so;
+# pause and resume, a SIGKILL (systemd restarts bwgovd, which puts back what
+# the dead one held once the load is gone), unconfigure, and stop each put
+# cpu.weight and cpu.idle back exactly.
+# shellcheck source-path=SCRIPTDIR/.. source=lib.sh
+. "${BWGOV_VM_LIB:?}"
+
+svc=bwgovd.service
+lat=bwgovlp-lat.slice
+be=bwgovlp-be.slice
+latload=bwgovlp-lat.service
+beload=bwgovlp-be.service
+weight0=137
+
+cleanup() {
+        systemctl start "$svc" 2>/dev/null
+        rm -rf "/etc/bwgov/$lat.d" "/etc/bwgov/$be.d"
+        systemctl reload "$svc" 2>/dev/null
+        for u in "$latload" "$beload"; do
+                systemctl stop "$u" 2>/dev/null
+                systemctl reset-failed "$u" 2>/dev/null
+        done
+        systemctl stop "$lat" "$be" 2>/dev/null
+        rm -f "/etc/systemd/system/$lat" "/etc/systemd/system/$be"
+        systemctl daemon-reload
+}
+
+start_load() {
+        systemd-run --quiet --unit="$latload" --slice="$lat" sh -c 'while :; do sleep 0.001; done' &&
+                systemd-run --quiet --unit="$beload" --slice="$be" stress-ng --cpu 4 --timeout 600
+}
+
+stop_load() {
+        systemctl stop "$latload" "$beload"
+        systemctl reset-failed "$latload" "$beload" 2>/dev/null
+        true
+}
+
+level_is() {
+        bwgovctl explain "$lat" --json | jq -e --arg l "$1" '.protection.level == $l'
+}
+
+restored() {
+        printf 'cpu.weight %s (want %s), cpu.idle %s\n' "$(cat "$latcg/cpu.weight")" "$weight0" \
+                "$(cat "$becg/cpu.idle")"
+        [[ $(cat "$latcg/cpu.weight") == "$weight0" && $(cat "$becg/cpu.idle") == 0 ]]
+}
+
+held() {
+        printf 'cpu.weight %s, cpu.idle %s\n' "$(cat "$latcg/cpu.weight")" "$(cat "$becg/cpu.idle")"
+        (($(cat "$latcg/cpu.weight") > weight0)) && [[ $(cat "$becg/cpu.idle") == 1 ]]
+}
+
+check "bwgovd is running" systemctl start "$svc" || fail_with_journal "$svc"
+# CPUWeight= gives the slice the odd weight bwgovd must give back.
+printf '[Slice]\nCPUWeight=%s\n' "$weight0" >"/etc/systemd/system/$lat"
+printf '[Slice]\n' >"/etc/systemd/system/$be"
+check "systemctl daemon-reload" systemctl daemon-reload
+check "start the slices" systemctl start "$lat" "$be"
+latcg=$(unit_cgroup "$lat")
+becg=$(unit_cgroup "$be")
+check_eq "the latency slice has CPUWeight=$weight0" "$weight0" cat "$latcg/cpu.weight"
+mkdir -p "/etc/bwgov/$lat.d" "/etc/bwgov/$be.d"
+printf '[Bandwidth]\nLatencyTarget=1ms\n' >"/etc/bwgov/$lat.d/10-test.conf"
+printf '[Bandwidth]\nClass=best-effort\n' >"/etc/bwgov/$be.d/10-test.conf"
+check "systemctl reload bwgovd" systemctl reload "$svc" || fail_with_journal "$svc"
+check "start a waking service in $lat and a CPU hog in $be" start_load
+
+check "the latency slice climbs to the top rung (idle)" wait_for 60 level_is idle || fail_with_journal "$svc" 80
+check "its cpu.weight is raised and the best-effort slice is in cpu.idle" held
+explained() {
+        local out
+        out=$(bwgovctl explain "$lat")
+        printf '%s\n' "$out"
+        grep -q 'Protection: *Class=latency LatencyTarget=1ms' <<<"$out" && grep -q 'lever "idle"' <<<"$out" &&
+                grep -q 'held: weight=' <<<"$out"
+}
+check "bwgovctl explain names the lever and why" explained
+be_explained() {
+        bwgovctl explain "$be" --json | jq -e '.protection.held and .protection.levers.idle == "1"'
+}
+check "bwgovctl explain: the best-effort slice is held and idle" be_explained
+no_slice() {
+        bwgovctl explain "$lat" --json | jq -e '.protection.slice_usec == null'
+}
+check "no EEVDF slice rung on this kernel ($(uname -r))" no_slice
+
+check "bwgovctl pause $lat" bwgovctl pause "$lat"
+check "paused: cpu.weight and cpu.idle back" wait_for 5 restored
+check "bwgovctl resume $lat" bwgovctl resume "$lat"
+check "resumed: at the top rung again" wait_for 60 level_is idle
+
+pid=$(systemctl show -P MainPID "$svc")
+check "kill -9 bwgovd while it holds the levers" kill -9 "$pid"
+check "the levers stay behind a dead daemon" held
+check "stop the load" stop_load
+restarted() {
+        local now
+        now=$(systemctl show -P MainPID "$svc")
+        [[ -n $now && $now != 0 && $now != "$pid" ]] && systemctl is-active --quiet "$svc"
+}
+check "systemd restarts bwgovd" wait_for 20 restarted || fail_with_journal "$svc"
+check "the new bwgovd puts back what the dead one held" wait_for 20 restored || fail_with_journal "$svc" 80
+no_levers() {
+        ! grep -q '"levers"' /var/lib/bwgov/state.json
+}
+check "state.json forgets the restored levers" wait_for 20 no_levers
+
+check "start the load again" start_load
+check "with the load: at the top rung" wait_for 60 level_is idle
+rm -rf "/etc/bwgov/$be.d"
+check "reload without the best-effort slice's drop-in" systemctl reload "$svc"
+be_back() {
+        [[ $(cat "$becg/cpu.idle") == 0 ]]
+}
+check "unconfigured: the best-effort slice out of cpu.idle" wait_for 10 be_back
+
+check "systemctl stop bwgovd while it holds the weight" systemctl stop "$svc"
+check_eq "stopped: the latency slice's cpu.weight is back" "$weight0" cat "$latcg/cpu.weight"
+stop_load
+cleanup
