@@ -35,7 +35,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
 from harness import cgroup as cgmod  # noqa: E402
-from harness.governor import Bwgovd, WriteTrace, parse_metrics  # noqa: E402
+from harness.governor import Bwgovd, WriteTrace, parse_metrics, proc_stats  # noqa: E402
 
 # name, kind, threads, rounds, Mops (full), working set KiB: PARSEC-like
 # shapes. Solo on this 2-CPU host each takes about 7 to 10 s (full).
@@ -197,13 +197,16 @@ def one_parallel(config, cgs, bins, scale, workdir):
         ok = gov.start(_NoTrace(trace_path), [], timeout=20.0, ready_metric="bwgov_baseline_burst_usec")
         if not ok:
             raise RuntimeError(f"bwgovd did not start: {' | '.join(gov.log_tail(5))}")
+    gov_cpu = None
     try:
         ends, makespan, out = run_apps(cgs, APPS, bins["bwgov-mix"], scale)
+        if gov and gov.pid:
+            gov_cpu = proc_stats(gov.pid)["cpu_s"]
     finally:
         if gov:
             gov.stop()
     problems = check_restored(cgs, before, config)
-    return {"config": config, "ends": ends, "makespan": makespan,
+    return {"config": config, "ends": ends, "makespan": makespan, "bwgovd_cpu_s": gov_cpu,
             "cpu_s": {n: o["cpu_s"] for n, o in out.items()}, "restore_problems": problems}
 
 
@@ -228,6 +231,33 @@ def solo(cgs, bins, scale):
 
 def median(xs):
     return statistics.median(xs) if xs else float("nan")
+
+
+def default_vs_cfs(results):
+    """bwgov's default against CFS, paired by repetition (the same solo
+    runs, adjacent in time): each pair's difference, their mean with a 95 %
+    interval (t distribution), and bwgovd's own CPU time, the one thing it
+    adds with Contention=share to groups it has no limit to govern."""
+    pairs = [(r["parallel"]["bwgov-default"]["makespan"], r["parallel"]["cfs"]["makespan"],
+              r["parallel"]["bwgov-default"].get("bwgovd_cpu_s")) for r in results
+             if "bwgov-default" in r["parallel"] and "cfs" in r["parallel"]]
+    if not pairs:
+        return []
+    d = [a - b for a, b, _ in pairs]
+    mean = statistics.mean(d)
+    # t quantiles (0.975) for n-1 degrees of freedom, n up to 12.
+    t = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26, 10: 2.23, 11: 2.20}
+    half = t.get(len(d) - 1, 2.0) * statistics.stdev(d) / len(d) ** 0.5 if len(d) > 1 else float("nan")
+    cpu = [c for _, _, c in pairs if c is not None]
+    ratio = statistics.median(a / b for a, b, _ in pairs)
+    worse = len(d) > 1 and mean - half > 0
+    return ["", f"bwgov default against CFS, {len(d)} paired repetition(s): makespan differences "
+            + ", ".join(f"{x:+.2f}" for x in d) + f" s; mean {mean:+.2f} s"
+            + (f" ± {half:.2f} (95 %)" if len(d) > 1 else "")
+            + f", median ratio {ratio:.3f}; bwgovd's own CPU time "
+            + (", ".join(f"{c:.3f}" for c in cpu) + " s per run" if cpu else "not measured")
+            + (". Worse than CFS beyond the noise." if worse else
+               ". Not worse than CFS beyond the noise." if len(d) > 1 else ".")]
 
 
 def markdown(results, meta):
@@ -256,14 +286,16 @@ def markdown(results, meta):
                      (f" | {SLIDES[c]} s |" if c in SLIDES else " | |"))
     lines += ["", "Per application: its slowdown, its time from the common start to its exit over its solo time. "
               "vs CFS: makespan over the CFS makespan (1.00 = the same)."]
+    lines += default_vs_cfs(results)
     probs = [p for r in results for x in r["parallel"].values() for p in x["restore_problems"]]
     lines.append("Levers after each bwgovd stop: " + ("all restored (nothing frozen, cpusets as before)." if not probs
                                                       else "NOT restored: " + "; ".join(probs)))
     return "\n".join(lines) + "\n", probs
 
 
-def run(bins, layout, out, quick, reps, workdir):
+def run(bins, layout, out, quick, reps, workdir, configs=None):
     """The benchmark: returns (markdown, problems)."""
+    configs = configs or CONFIGS
     scale = QUICK_SCALE if quick else 1.0
     cgs = []
     results = []
@@ -274,7 +306,7 @@ def run(bins, layout, out, quick, reps, workdir):
             cgs.append(cg)
         for rep in range(reps):
             r = {"solo": solo(cgs, bins, scale), "parallel": {}}
-            order = CONFIGS[rep % len(CONFIGS):] + CONFIGS[:rep % len(CONFIGS)]
+            order = configs[rep % len(configs):] + configs[:rep % len(configs)]
             for c in order:
                 wd = os.path.join(workdir, f"{c}-{rep}")
                 os.makedirs(wd, exist_ok=True)
@@ -304,7 +336,12 @@ def main(argv):
     ap.add_argument("--reps", type=int, default=None, help="repetitions (default 1 with --quick, else 2)")
     ap.add_argument("--build", default=os.path.join(REPO, "build-bench"))
     ap.add_argument("--out", default=None)
+    ap.add_argument("--configs", default=None,
+                    help="comma-separated subset of " + ",".join(CONFIGS) + " (default: all)")
     a = ap.parse_args(argv)
+    configs = a.configs.split(",") if a.configs else None
+    if configs and any(c not in CONFIGS for c in configs):
+        ap.error(f"--configs: expected names from {','.join(CONFIGS)}")
     if os.geteuid() != 0:
         print("SKIP: the contention benchmark creates cgroups and must run as root")
         return 77
@@ -325,7 +362,7 @@ def main(argv):
     signal.signal(signal.SIGINT, on_signal)
     out = os.path.abspath(a.out or f"bench-out-contention-{time.strftime('%Y%m%d-%H%M%S')}")
     os.makedirs(out, exist_ok=True)
-    md, probs = run(bins, layout, out, a.quick, a.reps or (1 if a.quick else 2), os.path.join(out, "raw"))
+    md, probs = run(bins, layout, out, a.quick, a.reps or (1 if a.quick else 2), os.path.join(out, "raw"), configs)
     print(md)
     return 1 if probs else 0
 
