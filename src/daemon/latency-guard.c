@@ -240,7 +240,9 @@ static void apply_latency_unit(struct latency_guard *g, Unit *u) {
                 (void) unit_lever_restore(u, UNIT_LEVER_WEIGHT, "latency-met");
                 u->lat_weight_target = 0;
         }
-        if (l >= BW_LAT_SLICE)
+        /* The rungs are ordered, but a skipped one holds nothing: no slice
+         * before 6.12, even at the rung above it. */
+        if (l >= BW_LAT_SLICE && g->ctx.slice_supported)
                 (void) unit_slice_apply(u, bw_lat_slice_usec(bw_unit_latency_target_usec(&u->cfg)));
         else if (u->lv.slice_usec > 0)
                 (void) unit_slice_apply(u, 0);
