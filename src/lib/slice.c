@@ -164,6 +164,8 @@ struct tid_vec {
 };
 
 static int vec_add(struct tid_vec *t, const pid_t *v, size_t n) {
+        if (n == 0)
+                return 0;       /* v may be NULL: nothing to copy */
         if (t->n + n > t->cap) {
                 size_t cap = t->cap ? t->cap : 64;
                 pid_t *nv;

@@ -42,11 +42,11 @@ caps() {
         local eff
         eff=$(awk '/^CapEff:/ { print $2 }' "/proc/$pid/status")
         printf 'CapEff %s\n' "$eff"
-        # CAP_DAC_OVERRIDE (1), CAP_SYS_RESOURCE (24), CAP_PERFMON (38) and
-        # CAP_BPF (39) at most.
-        (((0x$eff & ~((1 << 1) | (1 << 24) | (1 << 38) | (1 << 39))) == 0))
+        # CAP_DAC_OVERRIDE (1), CAP_SYS_NICE (23: latency protection's thread
+        # slices), CAP_SYS_RESOURCE (24), CAP_PERFMON (38) and CAP_BPF (39) at most.
+        (((0x$eff & ~((1 << 1) | (1 << 23) | (1 << 24) | (1 << 38) | (1 << 39))) == 0))
 }
-check "the daemon runs with at most CAP_DAC_OVERRIDE, CAP_SYS_RESOURCE, CAP_PERFMON and CAP_BPF" caps
+check "the daemon runs with at most CAP_DAC_OVERRIDE, CAP_SYS_NICE, CAP_SYS_RESOURCE, CAP_PERFMON and CAP_BPF" caps
 # shellcheck disable=SC2016 # an awk field
 check_eq "NoNewPrivileges is set on the daemon" 1 awk '/^NoNewPrivs:/ { print $2 }' "/proc/$pid/status"
 check "the daemon sees / read-only (ProtectSystem=strict)" \
