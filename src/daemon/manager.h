@@ -15,7 +15,7 @@
 #include "bwgov/kernelcheck.h"
 #include "bwgov/policy.h"
 #include "bwgov/state.h"
-#include "contention.h"
+#include "contention-sched.h"
 #include "governor.h"
 #include "sdintent.h"
 #include "latency-guard.h"
@@ -46,7 +46,7 @@ struct Manager {
 
         Unit **units;
         size_t n_units;
-        Contention *contention;         /* Contention= over the units (contention.h) */
+        Contention *contention;         /* Contention= over the units (contention-sched.h) */
 
         sd_event_source *host_timer;
         struct latency_guard latency;   /* latency protection (latency-guard.h) */

@@ -2,7 +2,7 @@
 /* Contention= in the daemon: the members (the throughput and best-effort
  * units taking part), their timer, their samples, and the plan of
  * src/lib/contention.c put in place through the units' levers
- * (contention.h). */
+ * (contention-sched.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -16,7 +16,7 @@
 #include "bwgov/parse-util.h"
 #include "bwgov/util.h"
 #include "clock.h"
-#include "contention.h"
+#include "contention-sched.h"
 #include "log.h"
 
 #define CPU_ONLINE_PATH "/sys/devices/system/cpu/online"
