@@ -127,10 +127,13 @@ void bw_rq_slot_range(unsigned slot, uint64_t *ret_lo_usec, uint64_t *ret_hi_use
         *ret_hi_usec = UINT64_C(2) << slot;
 }
 
-int bw_rq_quantile_usec(const uint64_t slots[static BW_RQ_SLOTS], uint64_t max_ns, unsigned q,
-                        uint64_t *ret_usec) {
-        __extension__ typedef unsigned __int128 u128;  /* sums of counts, times 10000 */
-        uint64_t lo, hi, cap;
+__extension__ typedef unsigned __int128 u128;  /* sums of counts, times 10000 */
+
+/* The bucket that holds the q-quantile: the first by which at least
+ * q/10000 of the samples are in (cum / total >= q / 10000). Returns its
+ * index with *ret_need = total x q and *ret_below = the samples before it
+ * x 10000; -EINVAL for q out of range, -ENODATA for an empty histogram. */
+static int quantile_slot(const uint64_t slots[static BW_RQ_SLOTS], unsigned q, u128 *ret_need, u128 *ret_below) {
         u128 total = 0, cum = 0;
 
         if (q < 1 || q > 10000)
@@ -139,48 +142,45 @@ int bw_rq_quantile_usec(const uint64_t slots[static BW_RQ_SLOTS], uint64_t max_n
                 total += slots[i];
         if (total == 0)
                 return -ENODATA;
-
-        /* The first bucket by which at least q/10000 of the samples are in:
-         * cum / total >= q / 10000. */
         for (unsigned i = 0; i < BW_RQ_SLOTS; i++) {
+                if ((cum + slots[i]) * 10000 >= total * q) {
+                        *ret_need = total * q;
+                        *ret_below = cum * 10000;
+                        return (int) i;
+                }
                 cum += slots[i];
-                if (cum * 10000 < total * q)
-                        continue;
-                bw_rq_slot_range(i, &lo, &hi);
-                cap = max_ns / NSEC_PER_USEC;
-                *ret_usec = max_ns > 0 && cap < hi ? cap : hi;
-                return 0;
         }
         return -EINVAL;                         /* not reached: cum ends at total */
 }
 
+int bw_rq_quantile_usec(const uint64_t slots[static BW_RQ_SLOTS], uint64_t max_ns, unsigned q,
+                        uint64_t *ret_usec) {
+        uint64_t lo, hi, cap = max_ns / NSEC_PER_USEC;
+        u128 need, below;
+        int i = quantile_slot(slots, q, &need, &below);
+
+        if (i < 0)
+                return i;
+        bw_rq_slot_range((unsigned) i, &lo, &hi);
+        *ret_usec = max_ns > 0 && cap < hi ? cap : hi;
+        return 0;
+}
+
 int bw_rq_quantile_interp_usec(const uint64_t slots[static BW_RQ_SLOTS], uint64_t max_ns, unsigned q,
                                uint64_t *ret_usec) {
-        __extension__ typedef unsigned __int128 u128;
         uint64_t lo, hi, cap = max_ns / NSEC_PER_USEC, v;
-        u128 total = 0, cum = 0, need;
+        u128 need, below;
+        int i = quantile_slot(slots, q, &need, &below);
 
-        if (q < 1 || q > 10000)
-                return -EINVAL;
-        for (size_t i = 0; i < BW_RQ_SLOTS; i++)
-                total += slots[i];
-        if (total == 0)
-                return -ENODATA;
-        need = total * q;       /* in samples x 10000 */
-        for (unsigned i = 0; i < BW_RQ_SLOTS; i++) {
-                if ((cum + slots[i]) * 10000 < need) {
-                        cum += slots[i];
-                        continue;
-                }
-                bw_rq_slot_range(i, &lo, &hi);
-                if (hi == UINT64_MAX)
-                        v = max_ns > 0 ? cap : lo;
-                else  /* lo + (hi - lo) * (need - cum) / slots[i], all x 10000 */
-                        v = lo + (uint64_t) ((u128) (hi - lo) * (need - cum * 10000) / ((u128) slots[i] * 10000));
-                *ret_usec = max_ns > 0 && cap < v ? cap : v;
-                return 0;
-        }
-        return -EINVAL;
+        if (i < 0)
+                return i;
+        bw_rq_slot_range((unsigned) i, &lo, &hi);
+        if (hi == UINT64_MAX)
+                v = max_ns > 0 ? cap : lo;
+        else    /* lo + (hi - lo) x (need - below) / slots[i], all x 10000 */
+                v = lo + (uint64_t) ((u128) (hi - lo) * (need - below) / ((u128) slots[i] * 10000));
+        *ret_usec = max_ns > 0 && cap < v ? cap : v;
+        return 0;
 }
 
 /* A counter as a JSON integer (json_int_t is signed: clamped). */
