@@ -30,19 +30,10 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from live_governor import BWGOVCTL, BWGOVD, Cgroup, check, failures, mounts, skip  # noqa: E402
+from live_governor import read_file as rd, write_file as wr  # noqa: E402
 
 NAMES = ["bwgov-test-cont-a", "bwgov-test-cont-b"]
 V1_CPUSET = "/sys/fs/cgroup/cpuset"
-
-
-def rd(p):
-    with open(p) as f:
-        return f.read().strip()
-
-
-def wr(p, v):
-    with open(p, "w") as f:
-        f.write(str(v))
 
 
 def cpulist(s):

@@ -52,6 +52,17 @@ def skip(why):
     sys.exit(77)
 
 
+def read_file(path):
+    """A cgroup (or any small) file's content, without its trailing newline."""
+    with open(path) as f:
+        return f.read().strip()
+
+
+def write_file(path, value):
+    with open(path, "w") as f:
+        f.write(str(value))
+
+
 def mounts():
     v2 = cpu = None
     with open("/proc/self/mountinfo") as f:

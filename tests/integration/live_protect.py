@@ -27,18 +27,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from live_governor import BWGOVCTL, BWGOVD, Cgroup, check, failures, mounts, skip  # noqa: E402
+from live_governor import read_file as read, write_file as write  # noqa: E402
 
 PREFIX = f"bwgov-test-lp{os.getpid()}"
-
-
-def read(path):
-    with open(path) as f:
-        return f.read().strip()
-
-
-def write(path, v):
-    with open(path, "w") as f:
-        f.write(str(v))
 
 
 class Groups:
