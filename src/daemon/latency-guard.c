@@ -225,21 +225,30 @@ static uint64_t own_weight(Unit *u) {
 static void apply_latency_unit(struct latency_guard *g, Unit *u) {
         enum bw_lat_level l = u->lat.level;
         char p99[32], target[32], val[32], gpct[32] = "", weight[96] = "";
-        uint64_t gw = 0;
+        uint64_t gw;
         unsigned nsib = 0;
 
         if (l >= BW_LAT_WEIGHT) {
-                u->lat_weight_own = own_weight(u);
-                if (u->lat_guarantee > 0 && bw_lever_sibling_weights(u->ctx->root, u->cg, &u->lat_siblings, &nsib) >= 0)
-                        gw = bw_lat_guarantee_weight(u->lat_guarantee, g->ctx.ncpus, u->lat_siblings,
-                                                     u->lat_weight_own);
-                u->lat_weight_target = bw_lat_level_weight(l, u->lat_weight_own, gw);
+                /* Once per window, not every tick: the siblings' weights
+                 * are a walk of the parent directory. */
+                if (u->lat_weight_target == 0 || u->lat_weight_samples != u->lat.n_samples) {
+                        u->lat_weight_own = own_weight(u);
+                        u->lat_guarantee_weight = 0;
+                        if (u->lat_guarantee > 0 &&
+                            bw_lever_sibling_weights(u->ctx->root, u->cg, &u->lat_siblings, &nsib) >= 0)
+                                u->lat_guarantee_weight = bw_lat_guarantee_weight(
+                                                u->lat_guarantee, g->ctx.ncpus, u->lat_siblings, u->lat_weight_own);
+                        u->lat_weight_target = bw_lat_level_weight(l, u->lat_weight_own, u->lat_guarantee_weight);
+                        u->lat_weight_samples = u->lat.n_samples;
+                }
                 (void) snprintf(val, sizeof(val), "%" PRIu64, u->lat_weight_target);
                 (void) unit_lever_set(u, UNIT_LEVER_WEIGHT, val);
-        } else if (unit_lever_is_set(u, UNIT_LEVER_WEIGHT)) {
-                (void) unit_lever_restore(u, UNIT_LEVER_WEIGHT, "latency-met");
-                u->lat_weight_target = 0;
+        } else {
+                if (unit_lever_is_set(u, UNIT_LEVER_WEIGHT))
+                        (void) unit_lever_restore(u, UNIT_LEVER_WEIGHT, "latency-met");
+                u->lat_weight_target = u->lat_guarantee_weight = 0;
         }
+        gw = u->lat_guarantee_weight;
         /* The rungs are ordered, but a skipped one holds nothing: no slice
          * before 6.12, even at the rung above it. */
         if (l >= BW_LAT_SLICE && g->ctx.slice_supported)

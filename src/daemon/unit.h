@@ -119,6 +119,8 @@ struct Unit {
         uint64_t lat_guarantee;         /* CPUGuarantee= after overcommit scaling, µs/s */
         uint64_t lat_weight_own;        /* its weight before the guard raised it (v2 units) */
         uint64_t lat_weight_target;     /* the weight the ladder asks for now (0: none) */
+        uint64_t lat_guarantee_weight;  /* ... from CPUGuarantee= against the siblings (0: none) */
+        uint64_t lat_weight_samples;    /* lat.n_samples when those were worked out */
         uint64_t lat_siblings;          /* summed weight of its siblings, last read */
         bool latency_hold;              /* throughput/best-effort: headroom held for a latency unit */
         char lat_note[256];             /* what latency protection does to this unit and why, for explain */
