@@ -5,6 +5,7 @@
  * sd_notify status), what spans units (the tree of governed cgroups, batched
  * writes) and startup and shutdown. One unit's life is unit.c, the state
  * file store.c. */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -30,7 +31,6 @@
 
 /* A unit missing from the tree is looked for again this often; cheap (a
  * few openat()s), and bounded by the number of absent units. */
-#define RESCAN_INTERVAL_USEC (5 * USEC_PER_SEC)
 
 /* The CPU used outside the governed groups is averaged over about this
  * long: the governed groups' samples and the host's come at different
@@ -44,7 +44,7 @@
 /* Capability bit of CAP_SYS_RESOURCE (linux/capability.h). */
 #define CAP_SYS_RESOURCE_BIT 24
 
-static void manager_adopt_all(Manager *m);
+static void on_units_due(struct bw_tick_entry *const *due, size_t n, uint64_t now, void *userdata);
 static void manager_update_outermost(Manager *m);
 
 static bool have_cap_sys_resource(void) {
@@ -74,8 +74,9 @@ static void on_unit_cgroup_changed(Unit *u, void *userdata) {
         Manager *m = userdata;
 
         m->units_generation++;
-        if (u->cg && u->adopted)
-                manager_update_outermost(m);
+        /* Worked out again once per Interval= (manager_update_outermost()),
+         * not per unit: ten thousand units appear at once at start. */
+        m->outermost_dirty = true;
 }
 
 /* cgroup v1 refuses a quota below a child's (tg_cfs_schedulable_down()):
@@ -110,11 +111,19 @@ static const struct unit_hooks unit_hooks = {
 
 /* ---- the unit table -------------------------------------------------------- */
 
+static int unit_name_cmp(const void *key, const void *entry) {
+        return strcmp(key, (*(Unit *const *) entry)->name);
+}
+
+static int unit_ptr_name_cmp(const void *a, const void *b) {
+        return strcmp((*(Unit *const *) a)->name, (*(Unit *const *) b)->name);
+}
+
+/* m->units is sorted by name (manager_sync_units()). */
 static Unit *manager_find_unit(Manager *m, const char *name) {
-        for (size_t i = 0; i < m->n_units; i++)
-                if (strcmp(m->units[i]->name, name) == 0)
-                        return m->units[i];
-        return NULL;
+        Unit **u = m->n_units > 0 ? bsearch(name, m->units, m->n_units, sizeof(Unit *), unit_name_cmp) : NULL;
+
+        return u ? *u : NULL;
 }
 
 static int manager_config_dirs(Manager *m, const char *const **ret, const char *buf[2]) {
@@ -149,46 +158,58 @@ int manager_load_config(Manager *m) {
 
 /* Bring the unit table in line with the configuration: new units are
  * created, dropped ones restored to their baseline and forgotten. */
+/* The units of the configuration, in its (name) order: kept ones
+ * reconfigured, new ones created (their first sample due at once, adopted
+ * in the ticker's batches), dropped ones restored and freed. One pass over
+ * both sorted lists, not a search per unit. */
 static int manager_sync_units(Manager *m) {
-        size_t i = 0;
+        _cleanup_free_ Unit **units = NULL;
+        size_t n = 0, i = 0;
         int r;
 
-        while (i < m->n_units) {
-                Unit *u = m->units[i];
-                const struct bw_unit_config *c = bw_config_find_unit(&m->config, u->name);
-
-                if (!c) {
-                        contention_unit_leaving(m->contention, u, "unconfigure");
-                        unit_unconfigure(u);
-                        unit_free(u);
-                        memmove(&m->units[i], &m->units[i + 1], (m->n_units - i - 1) * sizeof(Unit *));
-                        m->n_units--;
-                        continue;
-                }
-                r = unit_reconfigure(u, c);
-                if (r < 0)
-                        return r;
-                i++;
-        }
-
+        units = calloc(m->config.n_units > 0 ? m->config.n_units : 1, sizeof(Unit *));
+        if (!units)
+                return -ENOMEM;
         for (size_t k = 0; k < m->config.n_units; k++) {
                 const struct bw_unit_config *c = &m->config.units[k];
-                Unit *u, **n;
+                int cmp = 1;
 
-                if (manager_find_unit(m, c->name))
-                        continue;
-                r = unit_new(&m->unit_ctx, c, &u);
-                if (r < 0)
-                        return r;
-                n = realloc(m->units, (m->n_units + 1) * sizeof(Unit *));
-                if (!n) {
-                        unit_free(u);
-                        return -ENOMEM;
+                /* Units before c that the configuration no longer has. */
+                while (i < m->n_units && (cmp = strcmp(m->units[i]->name, c->name)) < 0) {
+                        contention_unit_leaving(m->contention, m->units[i], "unconfigure");
+                        unit_unconfigure(m->units[i]);
+                        unit_free(m->units[i]);
+                        m->units[i++] = NULL;
                 }
-                m->units = n;
-                m->units[m->n_units++] = u;
+                if (i < m->n_units && cmp == 0) {
+                        r = unit_reconfigure(m->units[i], c);
+                        units[n++] = m->units[i];
+                        m->units[i++] = NULL;
+                } else
+                        r = unit_new(&m->unit_ctx, c, &units[n++]);
+                if (r < 0)
+                        goto fail;
         }
+        for (; i < m->n_units; i++) {
+                contention_unit_leaving(m->contention, m->units[i], "unconfigure");
+                unit_unconfigure(m->units[i]);
+                m->units[i] = unit_free(m->units[i]);
+        }
+        free(m->units);
+        m->units = TAKE_PTR(units);
+        m->n_units = n;
+        m->outermost_dirty = true;
         return 0;
+fail:
+        /* Keep every unit: the ones moved over and the ones not reached. */
+        for (size_t k = 0; k < m->n_units; k++)
+                if (m->units[k])
+                        units[n++] = m->units[k];
+        free(m->units);
+        m->units = TAKE_PTR(units);
+        m->n_units = n;
+        qsort(m->units, m->n_units, sizeof(Unit *), unit_ptr_name_cmp);
+        return r;
 }
 
 static void manager_update_status(Manager *m) {
@@ -360,14 +381,8 @@ static int on_host_timer(sd_event_source *s, uint64_t usec, void *userdata) {
                 return 0;
         m->last_slow_host_usec = usec;
 
-        /* Units that are not present yet are looked for here, not on every
-         * unit tick: a cheap rescan instead of inotify on the whole tree. */
-        for (size_t i = 0; i < m->n_units; i++) {
-                Unit *u = m->units[i];
-                if (!u->cg && usec - u->last_tick_usec >= RESCAN_INTERVAL_USEC)
-                        (void) unit_tick(u, usec);
-        }
-
+        if (m->outermost_dirty)
+                manager_update_outermost(m);
         store_periodic(m->store, usec);
         manager_write_metrics(m);
         manager_update_status(m);
@@ -392,7 +407,6 @@ int manager_reload(Manager *m) {
                         log_error_errno(r, "Failed to apply the new configuration: %s", STRERROR(r));
                 else {
                         manager_apply_telemetry(m);
-                        manager_adopt_all(m);
                         contention_sync(m->contention);
                         log_info("Configuration reloaded: %zu units", m->n_units);
                 }
@@ -456,6 +470,9 @@ int manager_new(Manager **ret) {
         r = store_new(m->event, &m->state_saves, &m->store);
         if (r < 0)
                 goto fail;
+        r = ticker_new(m->event, on_units_due, m, &m->ticker);
+        if (r < 0)
+                goto fail;
 
         /* sd_event_add_signal requires the signals blocked. */
         {
@@ -491,6 +508,7 @@ int manager_new(Manager **ret) {
         m->ncpus = n > 0 ? (unsigned) n : 1;
         m->unit_ctx = (struct unit_context) {
                 .event = m->event,
+                .ticker = m->ticker,
                 .config = &m->config,
                 .store = m->store,
                 .ncpus = m->ncpus,
@@ -520,6 +538,7 @@ Manager *manager_free(Manager *m) {
         for (size_t i = 0; i < m->n_units; i++)
                 unit_free(m->units[i]);
         free(m->units);
+        ticker_free(m->ticker);
         contention_free(m->contention);
         telemetry_free(m->telemetry);
         sd_event_source_disable_unref(m->host_timer);
@@ -608,7 +627,6 @@ int manager_startup(Manager *m) {
         r = manager_sync_units(m);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up units: %s", STRERROR(r));
-        manager_adopt_all(m);
         r = contention_new(m->event, &m->config, (Unit *const *const *) &m->units, &m->n_units, m->ncpus,
                            &m->contention);
         if (r < 0)
@@ -692,6 +710,7 @@ static void manager_update_outermost(Manager *m) {
         byp = units_calloc(m, sizeof(*byp));
         if (!byp)
                 return;
+        m->outermost_dirty = false;
         for (size_t i = 0; i < m->n_units; i++) {
                 m->units[i]->has_governed_descendants = false;
                 if (m->units[i]->cgroup_path)
@@ -720,19 +739,17 @@ static void manager_update_outermost(Manager *m) {
         }
 }
 
-/* Adopt every unit whose cgroup is there and put the resting headroom and
- * burst in place as one batch (at start, and for units a reload adds),
- * before their timers take over; units not found yet are adopted by their
- * first tick. */
-static void manager_adopt_all(Manager *m) {
-        _cleanup_free_ struct planned_write *plan = NULL;
+/* Adopt the units of a batch whose cgroup is there and put their resting
+ * headroom and burst in place together, with one save of the intents for
+ * all of them (at start, and for units a reload adds), before their ticks
+ * take over. */
+static void manager_adopt_batch(Manager *m, Unit *const *units, size_t n_units) {
+        struct planned_write plan[TICKER_BATCH];
         size_t n = 0;
 
-        plan = units_calloc(m, sizeof(*plan));
-        if (!plan)
-                return;         /* the ticks adopt one by one */
-        for (size_t i = 0; i < m->n_units; i++) {
-                Unit *u = m->units[i];
+        assert(n_units <= TICKER_BATCH);
+        for (size_t i = 0; i < n_units; i++) {
+                Unit *u = units[i];
                 struct bw_bandwidth cur;
 
                 if (u->adopted || unit_resolve(u) <= 0)
@@ -750,9 +767,21 @@ static void manager_adopt_all(Manager *m) {
                         n++;
                 }
         }
-        manager_update_outermost(m);
         qsort(plan, n, sizeof(*plan), planned_write_cmp);
         manager_apply_planned(m, plan, n, "resting-headroom");
+}
+
+/* The ticker's batch: adopt the new ones together, then sample each. */
+static void on_units_due(struct bw_tick_entry *const *due, size_t n, uint64_t now, void *userdata) {
+        Manager *m = userdata;
+        Unit *units[TICKER_BATCH];
+
+        for (size_t i = 0; i < n; i++)
+                units[i] = due[i]->owner;
+        if (!m->stopping)
+                manager_adopt_batch(m, units, n);
+        for (size_t i = 0; i < n; i++)
+                unit_on_due(units[i], due[i]->due_usec, now);
 }
 
 void manager_shutdown(Manager *m) {

@@ -44,8 +44,10 @@ struct Manager {
         Telemetry *telemetry;           /* run-queue telemetry, NULL when there is none ... */
         char telemetry_reason[TELEMETRY_REASON_MAX];    /* ... and why */
 
-        Unit **units;
+        Ticker *ticker;                 /* the units' samples, in batches (ticker.h) */
+        Unit **units;                   /* sorted by name */
         size_t n_units;
+        bool outermost_dirty;           /* a cgroup opened or closed: Unit.outermost to work out again */
         Contention *contention;         /* Contention= over the units (contention-sched.h) */
 
         sd_event_source *host_timer;

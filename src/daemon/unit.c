@@ -115,29 +115,18 @@ void unit_detach_telemetry(Unit *u) {
 
 /* The law sized the headroom for that horizon: the timer keeps to it. */
 int unit_schedule(Unit *u, uint64_t from, uint64_t delay) {
-        int r;
-
-        r = sd_event_source_set_time_accuracy(u->timer, timer_accuracy_usec(delay));
-        if (r >= 0)
-                r = sd_event_source_set_time(u->timer, from + delay);
-        if (r >= 0)
-                r = sd_event_source_set_enabled(u->timer, SD_EVENT_ON);
-        if (r < 0)
-                return log_error_errno(r, "%s: failed to arm timer: %s", u->name, STRERROR(r));
-        return 0;
+        return ticker_schedule(u->ctx->ticker, &u->tick, from + delay);
 }
 
-static int on_unit_timer(sd_event_source *s, uint64_t usec, void *userdata) {
-        Unit *u = userdata;
-        int r;
+void unit_on_due(Unit *u, uint64_t due, uint64_t now) {
+        uint64_t interval = unit_interval(u);
 
-        /* Re-arm first, so a pass that fails early never stops the
-         * schedule; the decision then sets its own horizon. */
-        r = unit_schedule(u, usec, unit_interval(u));
-        if (r < 0)
-                return r;
-        (void) unit_tick(u, usec);
-        return 0;
+        /* Schedule first, so a pass that fails early never stops the
+         * schedule; the decision then sets its own horizon. One Interval=
+         * after the time it was due keeps the rhythm (not after the time
+         * it ran), unless that is past already. */
+        (void) unit_schedule(u, due + interval > now ? due : now, interval);
+        (void) unit_tick(u, now);
 }
 
 static int on_trigger(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
@@ -656,6 +645,7 @@ int unit_new(const struct unit_context *ctx, const struct bw_unit_config *cfg, U
         if (!u)
                 return -ENOMEM;
         u->ctx = ctx;
+        u->tick.owner = u;
         u->trigger_fd = -1;
         u->name = strdup(cfg->name);
         if (!u->name) {
@@ -666,7 +656,7 @@ int unit_new(const struct unit_context *ctx, const struct bw_unit_config *cfg, U
         if (r >= 0)
                 r = bw_history_new(ctx->config->global.history_size, &u->history);
         if (r >= 0)
-                r = sd_event_add_time_relative(ctx->event, &u->timer, CLOCK_MONOTONIC, 0, 0, on_unit_timer, u);
+                r = ticker_schedule(ctx->ticker, &u->tick, clock_now_usec(CLOCK_MONOTONIC));
         if (r < 0) {
                 unit_free(u);
                 return r;
@@ -680,7 +670,7 @@ Unit *unit_free(Unit *u) {
                 return NULL;
         unit_close_cgroup(u);
         unit_levers_done(&u->lv);
-        u->timer = sd_event_source_disable_unref(u->timer);
+        ticker_cancel(u->ctx->ticker, &u->tick);
         bw_history_free(u->history);
         bw_unit_config_done(&u->cfg);
         free(u->cgroup_path);
@@ -722,10 +712,7 @@ int unit_reconfigure(Unit *u, const struct bw_unit_config *cfg) {
          * after the last one, not at once. */
         next = u->last_tick_usec + unit_interval(u);
         (void) sd_event_now(u->ctx->event, CLOCK_MONOTONIC, &now);
-        if (u->last_tick_usec == 0 || next <= now)
-                (void) sd_event_source_set_time_relative(u->timer, 0);
-        else
-                (void) sd_event_source_set_time(u->timer, next);
+        (void) ticker_schedule(u->ctx->ticker, &u->tick, u->last_tick_usec == 0 || next <= now ? now : next);
         return 0;
 }
 

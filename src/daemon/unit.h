@@ -19,6 +19,7 @@
 #include "bwgov/policy.h"
 #include "sdintent.h"
 #include "store.h"
+#include "ticker.h"
 #include "bwgov/latency.h"
 #include "unit-levers.h"
 #include "unit-telemetry.h"
@@ -41,6 +42,7 @@ struct unit_hooks {
 /* What a unit sees. Owned by the manager; the pointers outlive the units. */
 struct unit_context {
         sd_event *event;
+        Ticker *ticker;                 /* every unit's next sample */
         const struct bw_config *config;
         struct bw_cg_root *root;
         Store *store;
@@ -63,7 +65,7 @@ struct Unit {
         struct bw_cg *cg;               /* open handle, NULL while absent */
         struct bw_unit_config cfg;      /* deep copy of the configured values */
 
-        sd_event_source *timer;
+        struct bw_tick_entry tick;      /* its next sample (owner: the unit) */
         sd_event_source *trigger_source;
         int trigger_fd;                 /* PSI trigger on cpu.pressure, -1 if none */
         uint64_t last_tick_usec;
@@ -177,6 +179,10 @@ bool unit_rest_plan(Unit *u, const struct bw_bandwidth *cur, struct bw_bandwidth
 /* On cgroup v1, lower u (a governed unit below ancestor, whose quota goes
  * down to quota_usec per period_usec) if it holds more. */
 void unit_lower_to(Unit *u, const char *ancestor, uint64_t quota_usec, uint64_t period_usec);
+
+/* The ticker found the unit due (its entry is out of the queue): schedule
+ * the next sample one Interval= after due, then tick. */
+void unit_on_due(Unit *u, uint64_t due, uint64_t now);
 
 /* Re-arm the unit's timer for delay after from. Returns 0 or a negative
  * errno (logged). */
