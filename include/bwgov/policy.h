@@ -173,8 +173,16 @@ struct bw_decision {
         uint64_t headroom_usec;         /* target quota above the baseline, per period */
         uint64_t headroom_max_usec;     /* the largest headroom now: CPUQuotaMax=, the ancestor, the host cap */
         unsigned level;                 /* 0..BW_POLICY_LEVELS: which fraction of headroom_max_usec */
-        char explain[256];              /* short human sentence, NUL-terminated */
 };
+
+#define BW_DECISION_EXPLAIN_MAX 256
+
+/* The decision as a short human sentence, for explain and the journal:
+ * written only when someone asks (formatting it on every tick of ten
+ * thousand units cost more than deciding). cur is what the kernel held
+ * when d was taken (its input's current). Returns buf. */
+const char *bw_decision_explain(const struct bw_decision *d, const struct bw_bandwidth *cur,
+                                char buf[static BW_DECISION_EXPLAIN_MAX]);
 
 /* Decide. Updates *s (sample, credit, memories; last change time when
  * ret->change is true, i.e. it assumes the daemon writes what it is told; the

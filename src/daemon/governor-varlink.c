@@ -256,6 +256,7 @@ static json_t *decision_inputs_json(const struct bw_decision *d) {
 
 static json_t *decision_json(const struct governor_decision *g) {
         const struct bw_decision *d = &g->d;
+        char explain[BW_DECISION_EXPLAIN_MAX];
 
         return json_pack("{s:o, s:s, s:s, s:s, s:o, s:o, s:b, s:b, s:b, s:b, s:o, s:o,"
                          " s:{s:o, s:o, s:I, s:I, s:o, s:o},"
@@ -263,7 +264,7 @@ static json_t *decision_json(const struct governor_decision *g) {
                          "realtime_usec", jint(g->realtime_usec),
                          "rule", strna(bw_rule_to_string(d->rule)),
                          "description", strna(bw_rule_description(d->rule)),
-                         "explain", d->explain,
+                         "explain", bw_decision_explain(d, &g->old, explain),
                          "old", bandwidth_json(&g->old),
                          "target", bandwidth_json(&d->target),
                          "would_change", (int) d->would_change,

@@ -688,22 +688,24 @@ static void schedule_next(struct decision *x) {
 
 /* ---- explain and finish -------------------------------------------------------- */
 
-static void explain(struct bw_decision *d, const struct bw_bandwidth *cur, const struct bw_policy_params *p) {
+const char *bw_decision_explain(const struct bw_decision *d, const struct bw_bandwidth *cur,
+                                char buf[static BW_DECISION_EXPLAIN_MAX]) {
         char qa[BW_QUOTA_STRING_MAX], qb[BW_QUOTA_STRING_MAX], rq[64] = "";
 
         /* The run-queue p99 is named when it made the group active. */
         if (d->rq_over_target)
                 snprintf(rq, sizeof(rq), ", run-queue p99 %" PRIu64 "ms %u%% throttled",
                          d->rq_wait_p99_usec / USEC_PER_MSEC, d->rq_throttled_permille / 10);
-        snprintf(d->explain, sizeof(d->explain),
+        snprintf(buf, BW_DECISION_EXPLAIN_MAX,
                  "%s%s: use %" PRIu64 "us/s thr %" PRIu64 "us/s credit %" PRIu64 "ms%s; level %u/%u%s%s; "
                  "quota %s->%s burst %" PRIu64 "->%" PRIu64 "; next sample in %" PRIu64 "ms",
-                 p->mode == BW_MODE_OBSERVE && d->would_change ? "would act, " : "",
+                 d->would_change && !d->change ? "would act, " : "",
                  bw_rule_to_string(d->rule), d->usage_rate, d->throttle_rate,
                  d->credit_after_usec / USEC_PER_MSEC, d->debt_usec > 0 ? " (in debt)" : "",
                  d->level, BW_POLICY_LEVELS, d->active ? ", active" : "", rq,
                  bw_quota_to_string(cur->quota_usec, qa), bw_quota_to_string(d->target.quota_usec, qb),
                  cur->burst_usec, d->target.burst_usec, d->next_tick_usec / USEC_PER_MSEC);
+        return buf;
 }
 
 /* Whether to write, the memories of this decision, the explanation. */
@@ -728,7 +730,6 @@ static void finish(struct decision *x, struct bw_decision *ret) {
                 s->n_changes++;
         }
         s->n_decisions++;
-        explain(d, cur, x->p);
         *ret = *d;
 }
 
