@@ -49,6 +49,7 @@ struct bw_cg {
                                  * -1 when the kernel has none (< 6.6) */
         int usage_fd;           /* v2 twin cpu.stat (HYBRID) or cpuacct.usage (V1); -1 in V2 */
         int pressure_fd;        /* cpu.pressure, -1 when unavailable */
+        int quota_fd;           /* the bandwidth tree's cpu.max (V2) or cpu.cfs_quota_us */
         struct bw_cg_write_stats stats;
 };
 
@@ -77,6 +78,17 @@ void bw_cg_free(struct bw_cg *cg);
  * usage file fills the 4 KiB read buffer, -EINVAL/-ENODATA from their
  * parsers, another negative errno from pread(). */
 int bw_cg_read_stat(struct bw_cg *cg, struct bw_cpu_stat *ret);
+
+/* The cheapest read that tells the usage: one file. V2: the whole cpu.stat
+ * (throttling included, without cpu.stat.local); HYBRID: the twin's
+ * cpu.stat, V1: cpuacct.usage (only the usage, user and system bits set in
+ * ret->seen). Returns 0, -EOPNOTSUPP when the cgroup has no usage file,
+ * -ENODEV/-ENOENT when it vanished, a parser's or pread()'s error. */
+int bw_cg_read_usage(struct bw_cg *cg, struct bw_cpu_stat *ret);
+
+/* The quota (and in V2 the period; 0 on v1, whose period is another file)
+ * from the held quota file: one pread. */
+int bw_cg_read_quota(struct bw_cg *cg, uint64_t *ret_quota_usec, uint64_t *ret_period_usec);
 
 /* Read cpu.pressure. -EOPNOTSUPP when the cgroup has none. */
 int bw_cg_read_pressure(struct bw_cg *cg, struct bw_psi *ret);

@@ -98,6 +98,22 @@ static void unit_close_cgroup(Unit *u) {
                 u->ctx->hooks->cgroup_changed(u, u->ctx->userdata);
 }
 
+/* The cgroup is gone: nothing of it is left to restore, and a cgroup of
+ * the same name later is a new one (systemd made it afresh, with its own
+ * cpu.max) to adopt afresh: its saved entry is forgotten, so a host where
+ * containers come and go keeps no trace of the ones that went. */
+static void unit_vanished(Unit *u) {
+        log_info("%s: cgroup %s vanished, forgetting it", u->name, u->cgroup_path ? u->cgroup_path : "?");
+        unit_close_cgroup(u);
+        u->adopted = false;
+        u->has_written = false;
+        u->has_last = false;
+        u->has_history_rule = false;
+        u->latency_hold = false;
+        store_forget(u->ctx->store, u->name);
+        store_mark(u->ctx->store);
+}
+
 void unit_attach_telemetry(Unit *u) {
         int r;
 
@@ -135,8 +151,7 @@ static int on_trigger(sd_event_source *s, int fd, uint32_t revents, void *userda
 
         if (revents & (EPOLLERR | EPOLLHUP)) {
                 /* POLLERR on a PSI trigger: the cgroup is gone. */
-                log_info("%s: cgroup %s went away", u->name, u->cgroup_path ? u->cgroup_path : "?");
-                unit_close_cgroup(u);
+                unit_vanished(u);
                 return 0;
         }
 
@@ -407,8 +422,7 @@ int unit_apply(Unit *u, const struct bw_bandwidth *seen, const struct bw_bandwid
 
         r = bw_cg_write_bandwidth(u->cg, target, &now);
         if (bw_cg_error_is_vanished(r)) {
-                log_info("%s: cgroup vanished", u->name);
-                unit_close_cgroup(u);
+                unit_vanished(u);
                 return r;
         }
         if (r < 0) {
@@ -468,8 +482,7 @@ static int unit_read_bandwidth(Unit *u, struct bw_bandwidth *ret) {
         int r = bw_cg_read_bandwidth(u->cg, ret);
 
         if (bw_cg_error_is_vanished(r)) {
-                log_info("%s: cgroup vanished", u->name);
-                unit_close_cgroup(u);
+                unit_vanished(u);
                 return 0;
         }
         if (r < 0)
@@ -519,7 +532,7 @@ static int unit_sample(Unit *u, const struct bw_bandwidth *cur, struct bw_policy
         *in = (struct bw_policy_input) { .now_usec = clock_now_usec(CLOCK_MONOTONIC) };
         r = bw_cg_read_stat(u->cg, &in->stat);
         if (bw_cg_error_is_vanished(r)) {
-                unit_close_cgroup(u);
+                unit_vanished(u);
                 return 0;
         }
         if (r < 0)

@@ -176,7 +176,8 @@ void bw_cg_free(struct bw_cg *cg) {
                 return;
 
         /* In V2 v2_dirfd is bw_dirfd. */
-        const int fds[] = { cg->bw_dirfd, cg->v2_dirfd, cg->stat_fd, cg->local_fd, cg->usage_fd, cg->pressure_fd };
+        const int fds[] = { cg->bw_dirfd, cg->v2_dirfd, cg->stat_fd, cg->local_fd, cg->usage_fd, cg->pressure_fd,
+                            cg->quota_fd };
 
         close_distinct(fds, ELEMENTSOF(fds));
         free(cg->path);
@@ -252,7 +253,7 @@ int bw_cg_open(const struct bw_cg_root *root, const char *path, struct bw_cg **r
         cg = calloc(1, sizeof(*cg));
         if (!cg)
                 return -ENOMEM;
-        cg->bw_dirfd = cg->v2_dirfd = cg->stat_fd = cg->local_fd = cg->usage_fd = cg->pressure_fd = -1;
+        cg->bw_dirfd = cg->v2_dirfd = cg->stat_fd = cg->local_fd = cg->usage_fd = cg->pressure_fd = cg->quota_fd = -1;
         cg->layout = root->layout;
         cg->path = strdup(rel);
         if (!cg->path)
@@ -269,6 +270,12 @@ int bw_cg_open(const struct bw_cg_root *root, const char *path, struct bw_cg **r
         if (faccessat(cg->bw_dirfd, root->layout == BW_CG_LAYOUT_V2 ? V2_MAX : V1_QUOTA,
                       F_OK, AT_SYMLINK_NOFOLLOW) < 0)
                 return errno == ENOENT ? -EOPNOTSUPP : -errno;
+        /* Held: read on every sample (an external write is seen at once),
+         * one pread instead of an open, read and close. */
+        fd = open_file(cg->bw_dirfd, root->layout == BW_CG_LAYOUT_V2 ? V2_MAX : V1_QUOTA);
+        if (fd < 0)
+                return fd;
+        cg->quota_fd = fd;
 
         fd = open_file(cg->bw_dirfd, CPU_STAT);
         if (fd < 0)
@@ -424,6 +431,41 @@ int bw_cg_read_stat(struct bw_cg *cg, struct bw_cpu_stat *ret) {
         return 0;
 }
 
+int bw_cg_read_usage(struct bw_cg *cg, struct bw_cpu_stat *ret) {
+        struct bw_cpu_stat st = { 0 };
+        char buf[CG_READ_MAX];
+        size_t len;
+        int r;
+
+        if (!cg || !ret)
+                return -EINVAL;
+        if (cg->layout == BW_CG_LAYOUT_V2) {
+                r = read_fd(cg->stat_fd, buf, sizeof(buf), &len);
+                if (r >= 0)
+                        r = bw_cpustat_parse_v2(buf, len, &st);
+        } else if (cg->usage_fd < 0)
+                return -EOPNOTSUPP;
+        else {
+                r = read_fd(cg->usage_fd, buf, sizeof(buf), &len);
+                if (r >= 0 && cg->layout == BW_CG_LAYOUT_HYBRID) {
+                        struct bw_cpu_stat twin;
+
+                        r = bw_cpustat_parse_v2(buf, len, &twin);
+                        st.usage_usec = twin.usage_usec;
+                        st.user_usec = twin.user_usec;
+                        st.system_usec = twin.system_usec;
+                        st.seen = twin.seen & (BW_CPUSTAT_USAGE|BW_CPUSTAT_USER|BW_CPUSTAT_SYSTEM);
+                } else if (r >= 0) {
+                        r = bw_cpuacct_usage_parse(buf, len, &st.usage_usec);
+                        st.seen = BW_CPUSTAT_USAGE;
+                }
+        }
+        if (r < 0)
+                return r;
+        *ret = st;
+        return 0;
+}
+
 int bw_cg_read_pressure(struct bw_cg *cg, struct bw_psi *ret) {
         char buf[CG_READ_MAX];
         size_t len;
@@ -506,6 +548,30 @@ static int read_quota_period(int dirfd, enum bw_cg_layout layout, uint64_t *ret_
         return 0;
 }
 
+int bw_cg_read_quota(struct bw_cg *cg, uint64_t *ret_quota_usec, uint64_t *ret_period_usec) {
+        char buf[CG_READ_MAX];
+        uint64_t quota, period = 0;
+        size_t len;
+        int r;
+
+        if (!cg || !ret_quota_usec || !ret_period_usec)
+                return -EINVAL;
+        if (cg->quota_fd < 0)
+                return -EBADF;
+        r = read_fd(cg->quota_fd, buf, sizeof(buf), &len);
+        if (r < 0)
+                return r;
+        if (cg->layout == BW_CG_LAYOUT_V2)
+                r = bw_cpumax_parse(buf, len, &quota, &period);
+        else
+                r = bw_cfs_quota_parse(buf, len, &quota);
+        if (r < 0)
+                return r;
+        *ret_quota_usec = quota;
+        *ret_period_usec = period;
+        return 0;
+}
+
 int bw_cg_read_bandwidth(struct bw_cg *cg, struct bw_bandwidth *ret) {
         struct bw_bandwidth bw = { 0 };
         int r;
@@ -513,7 +579,9 @@ int bw_cg_read_bandwidth(struct bw_cg *cg, struct bw_bandwidth *ret) {
         if (!cg || !ret)
                 return -EINVAL;
 
-        r = read_quota_period(cg->bw_dirfd, cg->layout, &bw.quota_usec, &bw.period_usec);
+        r = bw_cg_read_quota(cg, &bw.quota_usec, &bw.period_usec);
+        if (r >= 0 && cg->layout != BW_CG_LAYOUT_V2)
+                r = read_u64_at(cg->bw_dirfd, V1_PERIOD, bw_u64_parse, &bw.period_usec);
         if (r < 0)
                 return r;
 

@@ -1190,6 +1190,46 @@ static void test_vanished_local(void **state) {
         assert_int_equal(st.seen, 0xaaaaaaaa);
 }
 
+/* The light sample: the usage from one file, the quota from the held one
+ * (an external write seen without reopening). */
+static void test_read_usage_quota(void **state) {
+        _cleanup_tree_ char *v2 = tree_v2("50000 100000\n", "0\n");
+        _cleanup_tree_ char *hy = tree_hybrid("50000\n", "100000\n", "0\n", true);
+        _cleanup_tree_ char *nt = tree_hybrid("50000\n", "100000\n", "0\n", false);
+        _cleanup_(rootp) struct bw_cg_root *root2 = NULL, *rooth = NULL, *rootn = NULL;
+        _cleanup_(cgp) struct bw_cg *cg2 = NULL, *cgh = NULL, *cgn = NULL;
+        struct bw_cpu_stat st;
+        uint64_t q, p;
+
+        open_cg(v2, &root2, &cg2);
+        assert_int_equal(bw_cg_read_usage(cg2, &st), 0);
+        assert_int_equal(st.usage_usec, 5000000);
+        assert_int_equal(st.throttled_usec, 120000);     /* V2: the whole cpu.stat */
+        assert_true(st.seen & BW_CPUSTAT_THROTTLED);
+        assert_int_equal(bw_cg_read_quota(cg2, &q, &p), 0);
+        assert_int_equal(q, 50000);
+        assert_int_equal(p, 100000);
+        tree_put(v2, CG "/cpu.max", "max 50000\n");
+        assert_int_equal(bw_cg_read_quota(cg2, &q, &p), 0);
+        assert_int_equal(q, BW_QUOTA_MAX);
+        assert_int_equal(p, 50000);
+
+        open_cg(hy, &rooth, &cgh);
+        assert_int_equal(bw_cg_read_usage(cgh, &st), 0);
+        assert_int_equal(st.usage_usec, 7000000);
+        assert_int_equal(st.seen, BW_CPUSTAT_USAGE | BW_CPUSTAT_USER | BW_CPUSTAT_SYSTEM);
+        tree_put(hy, "cpu/" CG "/cpu.cfs_quota_us", "70000\n");
+        assert_int_equal(bw_cg_read_quota(cgh, &q, &p), 0);
+        assert_int_equal(q, 70000);
+        assert_int_equal(p, 0);                         /* v1: the period is another file */
+        vanish(hy, "unified/" CG);
+        assert_true(bw_cg_error_is_vanished(bw_cg_read_usage(cgh, &st)));
+
+        /* Hybrid without a twin: no usage file to read alone. */
+        open_cg(nt, &rootn, &cgn);
+        assert_int_equal(bw_cg_read_usage(cgn, &st), -EOPNOTSUPP);
+}
+
 /* ---- ancestors -------------------------------------------------------- */
 
 #define LEAF "top.slice/mid.slice/leaf.service"
@@ -1772,6 +1812,7 @@ int main(void) {
                 cmocka_unit_test(test_read_local_bad),
                 cmocka_unit_test(test_vanished),
                 cmocka_unit_test(test_vanished_local),
+                cmocka_unit_test(test_read_usage_quota),
                 cmocka_unit_test(test_ancestor_quota),
                 cmocka_unit_test(test_ancestor_quota_top_level),
                 cmocka_unit_test(test_ancestor_quota_errors),
