@@ -71,6 +71,8 @@ struct Manager {
         uint64_t last_slow_host_usec;   /* last rescan/metrics pass (every Interval=) */
 
         uint64_t ticks;
+        bool fd_limit_said;
+        unsigned trigger_closes_left;   /* per host pass (unit.h, samples) */
         uint64_t reloads;
         uint64_t reload_failures;
         uint64_t state_saves;           /* counted by the store */
@@ -101,5 +103,17 @@ int manager_set_paused(Manager *m, const char *name, bool paused);
 void manager_counts(const Manager *m, struct governor_counts *ret);
 /* The governor API (governor.h) over a Manager: userdata is the Manager. */
 extern const struct governor_ops manager_governor_ops;
+/* The units' table (manager-units.c). Take the configuration's units:
+ * reconfigure kept ones, create new ones (due at once), unconfigure and
+ * free dropped ones; m->units stays sorted by name. Returns 0 or a negative
+ * errno (every unit kept). */
+int manager_sync_units(Manager *m);
+/* Which units have no governed unit above them, which have some below. */
+void manager_update_outermost(Manager *m);
+/* Restore every adopted unit's baseline, the intents saved together. */
+void manager_restore_all(Manager *m, const char *why);
+/* The ticker's callback (ticker.h): adopt a batch's new units together,
+ * then sample each. */
+void manager_units_due(struct bw_tick_entry *const *due, size_t n, uint64_t now, void *userdata);
 /* Restore every baseline that we changed; save the state. */
 void manager_shutdown(Manager *m);

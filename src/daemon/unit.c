@@ -19,7 +19,6 @@
 #include "bwgov/util.h"
 #include "clock.h"
 #include "log.h"
-#include "psi-trigger.h"
 #include "unit.h"
 
 /* Where we look for service and scope units below the root: systemd nests
@@ -30,12 +29,6 @@
  * a shedding plan that met one is tried again this much later. */
 #define TOO_SOON_RETRY_USEC (60 * USEC_PER_MSEC)
 
-/* An ancestor's quota is read again this often (unit_ancestor_quota()). */
-#define ANCESTOR_REFRESH_USEC (10 * USEC_PER_SEC)
-
-/* PSI triggers can fire in bursts; the law needs one sample per event, not
- * dozens: a second tick closer than this to the last one is not run. */
-#define TRIGGER_MIN_SPACING_USEC (100 * USEC_PER_MSEC)
 
 /* ---- small helpers ------------------------------------------------------ */
 
@@ -83,10 +76,7 @@ static int unit_record(Unit *u, unsigned flags) {
 static void unit_close_cgroup(Unit *u) {
         bool was_open = u->cg;
 
-        u->trigger_source = sd_event_source_disable_unref(u->trigger_source);
-        if (u->trigger_fd >= 0)
-                close(u->trigger_fd);
-        u->trigger_fd = -1;
+        unit_trigger_close(u);
         unit_telemetry_detach(&u->rq, *u->ctx->telemetry);
         unit_levers_forget(u);
         u->lat_has_window = false;
@@ -94,6 +84,8 @@ static void unit_close_cgroup(Unit *u) {
         u->cg = NULL;
         u->has_last_stat = false;
         u->has_ancestor = false;
+        u->quiet = false;
+        u->quiet_samples = 0;
         if (was_open)
                 u->ctx->hooks->cgroup_changed(u, u->ctx->userdata);
 }
@@ -102,7 +94,7 @@ static void unit_close_cgroup(Unit *u) {
  * the same name later is a new one (systemd made it afresh, with its own
  * cpu.max) to adopt afresh: its saved entry is forgotten, so a host where
  * containers come and go keeps no trace of the ones that went. */
-static void unit_vanished(Unit *u) {
+void unit_vanished(Unit *u) {
         log_info("%s: cgroup %s vanished, forgetting it", u->name, u->cgroup_path ? u->cgroup_path : "?");
         unit_close_cgroup(u);
         u->adopted = false;
@@ -145,43 +137,6 @@ void unit_on_due(Unit *u, uint64_t due, uint64_t now) {
         (void) unit_tick(u, now);
 }
 
-static int on_trigger(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-        Unit *u = userdata;
-        uint64_t now;
-
-        if (revents & (EPOLLERR | EPOLLHUP)) {
-                /* POLLERR on a PSI trigger: the cgroup is gone. */
-                unit_vanished(u);
-                return 0;
-        }
-
-        (void) sd_event_now(u->ctx->event, CLOCK_MONOTONIC, &now);
-        if (now - u->last_tick_usec < TRIGGER_MIN_SPACING_USEC)
-                return 0;
-        log_debug("%s: pressure trigger fired", u->name);
-        (void) unit_tick(u, now);
-        return 0;
-}
-
-/* A PSI trigger (psi-trigger.h) wakes the unit when it is throttled. */
-static void unit_setup_trigger(Unit *u) {
-        int fd, r;
-
-        if (!u->cg || u->cg->v2_dirfd < 0 || u->trigger_fd >= 0)
-                return;
-        fd = psi_trigger_open(u->cg->v2_dirfd, u->name, u->cfg.target_pressure,
-                              u->ctx->config->global.pressure_window_usec, u->ctx->can_trigger_any_window);
-        if (fd < 0)
-                return;
-        r = sd_event_add_io(u->ctx->event, &u->trigger_source, fd, EPOLLPRI, on_trigger, u);
-        if (r < 0) {
-                close(fd);
-                log_warning_errno(r, "%s: cannot watch PSI trigger: %s", u->name, STRERROR(r));
-                return;
-        }
-        u->trigger_fd = fd;
-}
-
 int unit_resolve(Unit *u) {
         _cleanup_free_ char *path = NULL;
         int r;
@@ -206,6 +161,15 @@ int unit_resolve(Unit *u) {
         r = bw_cg_open(u->ctx->root, path, &u->cg);
         if (bw_cg_error_is_vanished(r))
                 return 0;
+        if (r == -EMFILE || r == -ENFILE) {
+                /* One line for the host, not one per unit and tick. */
+                if (!*u->ctx->fd_limit_said)
+                        log_error_errno(r, "Out of file descriptors (%s) opening cgroup %s: units whose cgroups "
+                                        "cannot be opened stay ungoverned until some close; raise LimitNOFILE= "
+                                        "of bwgovd.service", STRERROR(r), path);
+                *u->ctx->fd_limit_said = true;
+                return r;
+        }
         if (r < 0)
                 return log_warning_errno(r, "%s: cannot open cgroup %s: %s", u->name, path, STRERROR(r));
 
@@ -213,35 +177,9 @@ int unit_resolve(Unit *u) {
         u->cgroup_path = TAKE_PTR(path);
         log_info("%s: governing cgroup %s (%s)", u->name, u->cgroup_path[0] ? u->cgroup_path : "/",
                  bw_cg_layout_to_string(u->cg->layout));
-        unit_setup_trigger(u);
         unit_attach_telemetry(u);
         u->ctx->hooks->cgroup_changed(u, u->ctx->userdata);
         return 1;
-}
-
-/* The nearest limited ancestor's quota in this unit's period, or
- * BW_QUOTA_MAX: the headroom never goes above it. Walking up is a few
- * open/read/close per ancestor, more than the whole sample costs: it is
- * read again every ANCESTOR_REFRESH_USEC, and at once for a new cgroup. */
-static uint64_t unit_ancestor_quota(Unit *u, uint64_t now) {
-        _cleanup_free_ char *path = NULL;
-        uint64_t q;
-        int r;
-
-        if (u->has_ancestor && now - u->ancestor_read_usec < ANCESTOR_REFRESH_USEC)
-                return u->ancestor_quota_usec;
-        r = bw_cg_read_ancestor_quota(u->ctx->root, u->cg, u->params.baseline.period_usec, &q, &path);
-        if (r < 0) {
-                log_debug_errno(r, "%s: cannot read the ancestors' quotas: %s", u->name, STRERROR(r));
-                return u->has_ancestor ? u->ancestor_quota_usec : BW_QUOTA_MAX;
-        }
-        if (r > 0 && (!u->has_ancestor || u->ancestor_quota_usec != q))
-                log_info("%s: nearest limited ancestor %s allows %" PRIu64 "us per %" PRIu64 "us period: "
-                         "the headroom stays under it", u->name, path, q, u->params.baseline.period_usec);
-        u->has_ancestor = true;
-        u->ancestor_quota_usec = r > 0 ? q : BW_QUOTA_MAX;
-        u->ancestor_read_usec = now;
-        return u->ancestor_quota_usec;
 }
 
 /* ---- baseline: adopt, re-base, restore -------------------------------- */
@@ -433,6 +371,9 @@ int unit_apply(Unit *u, const struct bw_bandwidth *seen, const struct bw_bandwid
         u->has_written = !bw_bandwidth_equal(&now, &u->baseline);
         if (u->has_written)
                 u->written = now;
+        /* The last sample's idea of cpu.max is stale: the next one is full. */
+        u->quiet = false;
+        u->quiet_samples = 0;
         if (now.quota_usec != before.quota_usec || now.period_usec != before.period_usec)
                 u->ctx->hooks->quota_changed(u, u->ctx->userdata);
         if (r > 0) {
@@ -524,38 +465,6 @@ static int unit_follow(Unit *u, struct bw_bandwidth *cur, uint64_t now) {
         return 0;
 }
 
-/* Step 2: the sample the law decides on. Returns 1, 0 when the cgroup
- * vanished (closed), or a negative errno (logged). */
-static int unit_sample(Unit *u, const struct bw_bandwidth *cur, struct bw_policy_input *in) {
-        int r;
-
-        *in = (struct bw_policy_input) { .now_usec = clock_now_usec(CLOCK_MONOTONIC) };
-        r = bw_cg_read_stat(u->cg, &in->stat);
-        if (bw_cg_error_is_vanished(r)) {
-                unit_vanished(u);
-                return 0;
-        }
-        if (r < 0)
-                return log_warning_errno(r, "%s: cannot read cpu.stat: %s", u->name, STRERROR(r));
-        u->last_stat = in->stat;
-        u->has_last_stat = true;
-
-        if (u->cg->pressure_fd >= 0 && bw_cg_read_pressure(u->cg, &in->psi) >= 0)
-                in->has_psi = true;
-
-        in->current = *cur;
-        in->ancestor_quota_usec = unit_ancestor_quota(u, in->now_usec);
-        /* A shedding plan applies once: the law keeps the cap it leaves. */
-        in->shed_permille = u->shed_pending;
-        u->shed_pending = 0;
-        /* Latency protection holds the headroom like host pressure does. */
-        in->host_over_limit = *u->ctx->host_over_limit || u->latency_hold;
-        r = unit_telemetry_sample(&u->rq, *u->ctx->telemetry, in->now_usec, in);
-        if (r < 0)
-                log_debug_errno(r, "%s: cannot read the run-queue telemetry: %s", u->name, STRERROR(r));
-        return 1;
-}
-
 /* Step 3: the law. A paused unit is still observed (explain and history
  * keep working), but nothing is written and no hold-off starts. */
 static int unit_decide(Unit *u, const struct bw_policy_input *in, struct bw_decision *ret) {
@@ -624,18 +533,22 @@ int unit_tick(Unit *u, uint64_t now) {
         r = unit_resolve(u);
         if (r <= 0)
                 return r;
-        r = unit_read_bandwidth(u, &cur);
-        if (r <= 0)
-                return r;
-        r = unit_follow(u, &cur, now);
-        if (r < 0)
-                return r;
-        if (u->params.mode != unit_mode(u))
-                unit_update_params(u);
-
-        r = unit_sample(u, &cur, &in);
-        if (r <= 0)
-                return r;
+        r = unit_sample_light(u, &cur, &in);
+        if (r == -ENODEV)
+                return 0;
+        if (r <= 0) {
+                r = unit_read_bandwidth(u, &cur);
+                if (r <= 0)
+                        return r;
+                r = unit_follow(u, &cur, now);
+                if (r < 0)
+                        return r;
+                if (u->params.mode != unit_mode(u))
+                        unit_update_params(u);
+                r = unit_sample(u, &cur, &in);
+                if (r <= 0)
+                        return r;
+        }
         r = unit_decide(u, &in, &d);
         if (r < 0)
                 return r;
@@ -643,6 +556,7 @@ int unit_tick(Unit *u, uint64_t now) {
                 applied = unit_apply(u, &cur, &d.target, bw_rule_to_string(d.rule)) > 0;
         unit_reschedule(u, &in, &d);
         unit_remember(u, &cur, &d, applied);
+        unit_sample_after(u, &in, &d);
         /* The credit bucket: saved with the next save, not on every tick. */
         (void) unit_record(u, 0);
         return 0;

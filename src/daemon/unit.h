@@ -53,6 +53,8 @@ struct unit_context {
         const bool *host_over_limit;    /* the last host sample's verdict (the manager's) */
         Telemetry *const *telemetry;    /* the run-queue telemetry, NULL when there is none (the manager's) */
         uint64_t *ticks;                /* decisions taken over all units (the manager's counter) */
+        bool *fd_limit_said;            /* the one log line for running out of file descriptors */
+        unsigned *trigger_closes_left;  /* PSI trigger closes allowed until the next host pass (unit.h, samples) */
         const struct unit_hooks *hooks;
         void *userdata;                 /* for the hooks */
 };
@@ -109,6 +111,13 @@ struct Unit {
         uint64_t decisions_applied;
         struct bw_cpu_stat last_stat;
         bool has_last_stat;
+        uint64_t sample_usage_usec;     /* usage the last sample added, UINT64_MAX: unknown */
+        struct bw_psi last_psi;         /* the last full sample's pressure (light samples reuse it) */
+        bool has_last_psi;
+        bool quiet;                     /* the last decision found it quiet: light samples (unit.h, samples) */
+        uint64_t quiet_samples;         /* consecutive quiet decisions */
+        uint64_t light_samples;         /* light samples taken */
+        uint64_t near_usec;             /* when a sample last found it near its quota (its PSI trigger) */
         struct unit_telemetry rq;       /* run-queue telemetry of the cgroup, while open */
 
         struct unit_levers lv;          /* weight, idle, freezer, cpuset, slices (unit-levers.h) */
@@ -180,6 +189,10 @@ bool unit_rest_plan(Unit *u, const struct bw_bandwidth *cur, struct bw_bandwidth
  * down to quota_usec per period_usec) if it holds more. */
 void unit_lower_to(Unit *u, const char *ancestor, uint64_t quota_usec, uint64_t period_usec);
 
+/* The cgroup is gone: close it and forget the unit's saved entry; a cgroup
+ * of the same name later is adopted afresh. */
+void unit_vanished(Unit *u);
+
 /* The ticker found the unit due (its entry is out of the queue): schedule
  * the next sample one Interval= after due, then tick. */
 void unit_on_due(Unit *u, uint64_t due, uint64_t now);
@@ -242,6 +255,14 @@ static inline bool unit_lever_is_set(const Unit *u, enum unit_lever l) {
         return u->lv.set[l] != NULL;
 }
 
+/* Some lever or a thread slice is held on the unit. */
+static inline bool unit_levers_any(const Unit *u) {
+        for (size_t l = 0; l < _BW_LEVER_MAX; l++)
+                if (u->lv.set[l])
+                        return true;
+        return u->lv.slice_usec > 0;
+}
+
 static inline int unit_slice_apply(Unit *u, uint64_t slice_usec) {
         struct lever_host h = unit_lever_host(u);
 
@@ -265,3 +286,50 @@ static inline void unit_levers_recover(Unit *u, const struct bw_state_unit *su) 
 
         levers_recover(&h, su);
 }
+
+/* ---- samples (unit-sample.c) ---------------------------------------------- */
+
+/* What a unit reads before its law decides, and how much of it.
+ *
+ * A full sample reads cpu.stat (and the twin's usage, cpu.stat.local),
+ * cpu.pressure and the bandwidth files. Most governed groups, most of the
+ * time, are quiet: at rest, far below their quota, never throttled. Their
+ * samples between two full ones (every UNIT_QUIET_FULL_EVERY) are light:
+ * the usage from one file and the quota from its held file, nothing else.
+ * What a light sample assumes is checked by it: a quota written by someone
+ * else, usage that could have been throttled (more than the quota less
+ * what the CPUs' runtime slices may hold back, within one tick: only then
+ * can a period have run dry), throttling seen in a V2 cpu.stat or a
+ * shedding plan each end the quiet at once, and a full sample is taken
+ * instead.
+ *
+ * PSI triggers wake a unit the moment it stalls, between samples. Each
+ * costs the kernel a poll and its close waits for an RCU grace period
+ * (9 ms here: a thousand of them made a stop take ten seconds), so only
+ * groups near their quota hold one: opened when a sample finds the group
+ * near (spending, throttled, or using half its baseline), closed after
+ * UNIT_TRIGGER_LINGER_USEC far from it, a few closes per second at most. */
+
+#define UNIT_QUIET_FULL_EVERY 10
+#define UNIT_TRIGGER_LINGER_USEC (60 * USEC_PER_SEC)
+/* The kernel hands out runtime in 5 ms slices per CPU (sched_cfs_bandwidth_slice_us). */
+#define UNIT_RUNTIME_SLICE_USEC (5 * USEC_PER_MSEC)
+
+/* The full sample the law decides on. Returns 1, 0 when the cgroup
+ * vanished (forgotten), or a negative errno (logged). */
+int unit_sample(Unit *u, const struct bw_bandwidth *cur, struct bw_policy_input *in);
+
+/* A light sample of a quiet unit, with *cur what the kernel holds. Returns
+ * 1 when taken, 0 when a full one is needed, -ENODEV when the cgroup
+ * vanished (forgotten). */
+int unit_sample_light(Unit *u, struct bw_bandwidth *cur, struct bw_policy_input *in);
+
+/* After the decision: is the unit quiet, should it hold a trigger. */
+void unit_sample_after(Unit *u, const struct bw_policy_input *in, const struct bw_decision *d);
+
+/* The nearest limited ancestor's quota in the unit's period, or
+ * BW_QUOTA_MAX (read again every 10 s, at once for a new cgroup). */
+uint64_t unit_ancestor_quota(Unit *u, uint64_t now);
+
+/* Close the unit's PSI trigger, if it holds one. */
+void unit_trigger_close(Unit *u);

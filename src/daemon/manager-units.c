@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The manager's table of units (see manager.h): kept in step with the
+ * configuration, adopted in the ticker's batches, restored together, and
+ * which of them contain others. */
+#include <assert.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "manager.h"
+
+static int unit_ptr_name_cmp(const void *a, const void *b) {
+        return strcmp((*(Unit *const *) a)->name, (*(Unit *const *) b)->name);
+}
+
+/* The units of the configuration, in its (name) order: kept ones
+ * reconfigured, new ones created (their first sample due at once, adopted
+ * in the ticker's batches), dropped ones restored and freed. One pass over
+ * both sorted lists, not a search per unit. */
+int manager_sync_units(Manager *m) {
+        _cleanup_free_ Unit **units = NULL;
+        size_t n = 0, i = 0;
+        int r;
+
+        units = calloc(m->config.n_units > 0 ? m->config.n_units : 1, sizeof(Unit *));
+        if (!units)
+                return -ENOMEM;
+        for (size_t k = 0; k < m->config.n_units; k++) {
+                const struct bw_unit_config *c = &m->config.units[k];
+                int cmp = 1;
+
+                /* Units before c that the configuration no longer has. */
+                while (i < m->n_units && (cmp = strcmp(m->units[i]->name, c->name)) < 0) {
+                        contention_unit_leaving(m->contention, m->units[i], "unconfigure");
+                        unit_unconfigure(m->units[i]);
+                        unit_free(m->units[i]);
+                        m->units[i++] = NULL;
+                }
+                if (i < m->n_units && cmp == 0) {
+                        r = unit_reconfigure(m->units[i], c);
+                        units[n++] = m->units[i];
+                        m->units[i++] = NULL;
+                } else
+                        r = unit_new(&m->unit_ctx, c, &units[n++]);
+                if (r < 0)
+                        goto fail;
+        }
+        for (; i < m->n_units; i++) {
+                contention_unit_leaving(m->contention, m->units[i], "unconfigure");
+                unit_unconfigure(m->units[i]);
+                m->units[i] = unit_free(m->units[i]);
+        }
+        free(m->units);
+        m->units = TAKE_PTR(units);
+        m->n_units = n;
+        m->outermost_dirty = true;
+        return 0;
+fail:
+        /* Keep every unit: the ones moved over and the ones not reached. */
+        for (size_t k = 0; k < m->n_units; k++)
+                if (m->units[k])
+                        units[n++] = m->units[k];
+        free(m->units);
+        m->units = TAKE_PTR(units);
+        m->n_units = n;
+        qsort(m->units, m->n_units, sizeof(Unit *), unit_ptr_name_cmp);
+        return r;
+}
+
+/* An array with room for one entry per unit (at least one). */
+static void *units_calloc(const Manager *m, size_t size) {
+        return calloc(m->n_units > 0 ? m->n_units : 1, size);
+}
+
+struct planned_write {
+        Unit *u;
+        struct bw_bandwidth cur, target;
+};
+
+/* Parents before their children (cgroup v1 refuses a child's quota above
+ * its parent's): by cgroup path, a prefix sorts first. */
+static int planned_write_cmp(const void *a, const void *b) {
+        const struct planned_write *x = a, *y = b;
+
+        return strcmp(x->u->cgroup_path, y->u->cgroup_path);
+}
+
+/* Write many units at once: the intents of all the writes are saved in one
+ * go before the first write, not in one whole-file save per unit, which
+ * with a thousand units made adoption quadratic and a stop outlast
+ * systemd's timeout. unit_apply() then finds each intent saved. */
+static void manager_apply_planned(Manager *m, struct planned_write *plan, size_t n, const char *why) {
+        for (size_t i = 0; i < n; i++)
+                (void) store_intent(m->store, plan[i].u->name, &plan[i].target, false);
+        if (n > 1 && store_save(m->store) < 0)
+                log_warning("Writing %zu unit(s) without their intents saved together", n);
+        for (size_t i = 0; i < n; i++)
+                (void) unit_apply(plan[i].u, &plan[i].cur, &plan[i].target, why);
+}
+
+void manager_restore_all(Manager *m, const char *why) {
+        _cleanup_free_ struct planned_write *plan = NULL;
+        size_t n = 0;
+
+        plan = units_calloc(m, sizeof(*plan));
+        if (!plan) {
+                for (size_t i = 0; i < m->n_units; i++)
+                        unit_restore_baseline(m->units[i], why);
+                return;
+        }
+        for (size_t i = 0; i < m->n_units; i++) {
+                plan[n].u = m->units[i];
+                if (unit_restore_plan(plan[n].u, &plan[n].cur, &plan[n].target) > 0)
+                        n++;
+        }
+        manager_apply_planned(m, plan, n, why);
+}
+
+static int unit_path_cmp(const void *a, const void *b) {
+        return strcmp((*(Unit *const *) a)->cgroup_path, (*(Unit *const *) b)->cgroup_path);
+}
+
+/* Which units have no governed unit above them (the host brake sums their
+ * usage: a slice's includes its services'), and which have governed units
+ * below them (their quota caps those). Units sorted by path and a lookup
+ * of each ancestor: n log n, not n^2. */
+void manager_update_outermost(Manager *m) {
+        _cleanup_free_ Unit **byp = NULL;
+        size_t n = 0;
+
+        byp = units_calloc(m, sizeof(*byp));
+        if (!byp)
+                return;
+        m->outermost_dirty = false;
+        for (size_t i = 0; i < m->n_units; i++) {
+                m->units[i]->has_governed_descendants = false;
+                if (m->units[i]->cgroup_path)
+                        byp[n++] = m->units[i];
+        }
+        qsort(byp, n, sizeof(*byp), unit_path_cmp);
+
+        for (size_t i = 0; i < m->n_units; i++) {
+                Unit *u = m->units[i];
+                _cleanup_free_ char *up = NULL;
+                char *slash;
+
+                u->outermost = true;
+                if (!u->cgroup_path || !(up = strdup(u->cgroup_path)))
+                        continue;
+                while ((slash = strrchr(up, '/'))) {
+                        Unit key = { .cgroup_path = up }, *kp = &key, **found;
+
+                        *slash = '\0';
+                        found = bsearch(&kp, byp, n, sizeof(*byp), unit_path_cmp);
+                        if (found) {
+                                u->outermost = false;
+                                (*found)->has_governed_descendants = true;
+                        }
+                }
+        }
+}
+
+/* Adopt the units of a batch whose cgroup is there and put their resting
+ * headroom and burst in place together, with one save of the intents for
+ * all of them (at start, and for units a reload adds), before their ticks
+ * take over. */
+static void manager_adopt_batch(Manager *m, Unit *const *units, size_t n_units) {
+        struct planned_write plan[TICKER_BATCH];
+        size_t n = 0;
+
+        assert(n_units <= TICKER_BATCH);
+        for (size_t i = 0; i < n_units; i++) {
+                Unit *u = units[i];
+                struct bw_bandwidth cur;
+
+                if (u->adopted || unit_resolve(u) <= 0)
+                        continue;
+                if (bw_cg_read_bandwidth(u->cg, &cur) < 0 || unit_adopt(u, &cur) < 0)
+                        continue;
+                if (u->params.mode != unit_mode(u))
+                        unit_update_params(u);
+                /* unit_adopt() may have put CPUQuota= in place. */
+                if (bw_cg_read_bandwidth(u->cg, &cur) < 0)
+                        continue;
+                if (unit_rest_plan(u, &cur, &plan[n].target)) {
+                        plan[n].u = u;
+                        plan[n].cur = cur;
+                        n++;
+                }
+        }
+        qsort(plan, n, sizeof(*plan), planned_write_cmp);
+        manager_apply_planned(m, plan, n, "resting-headroom");
+}
+
+/* The ticker's batch: adopt the new ones together, then sample each. */
+void manager_units_due(struct bw_tick_entry *const *due, size_t n, uint64_t now, void *userdata) {
+        Manager *m = userdata;
+        Unit *units[TICKER_BATCH];
+
+        for (size_t i = 0; i < n; i++)
+                units[i] = due[i]->owner;
+        if (!m->stopping)
+                manager_adopt_batch(m, units, n);
+        for (size_t i = 0; i < n; i++)
+                unit_on_due(units[i], due[i]->due_usec, now);
+}
+

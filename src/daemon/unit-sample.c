@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* A unit's samples, full and light, and its PSI trigger (see unit-sample.h). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "bwgov/util.h"
+#include "clock.h"
+#include "log.h"
+#include "psi-trigger.h"
+#include "unit.h"
+
+/* PSI triggers can fire in bursts; the law needs one sample per event, not
+ * dozens: a second tick closer than this to the last one is not run. */
+#define TRIGGER_MIN_SPACING_USEC (100 * USEC_PER_MSEC)
+
+/* An ancestor's quota is read again this often (unit_ancestor_quota()). */
+#define ANCESTOR_REFRESH_USEC (10 * USEC_PER_SEC)
+
+/* ---- the PSI trigger ------------------------------------------------------ */
+
+static int on_trigger(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Unit *u = userdata;
+        uint64_t now;
+
+        if (revents & (EPOLLERR | EPOLLHUP)) {
+                /* POLLERR on a PSI trigger: the cgroup is gone. */
+                unit_vanished(u);
+                return 0;
+        }
+
+        (void) sd_event_now(u->ctx->event, CLOCK_MONOTONIC, &now);
+        if (now - u->last_tick_usec < TRIGGER_MIN_SPACING_USEC)
+                return 0;
+        log_debug("%s: pressure trigger fired", u->name);
+        (void) unit_tick(u, now);
+        return 0;
+}
+
+/* A PSI trigger (psi-trigger.h) wakes the unit when it is throttled. */
+static void unit_trigger_open(Unit *u) {
+        int fd, r;
+
+        if (!u->cg || u->cg->v2_dirfd < 0 || u->trigger_fd >= 0)
+                return;
+        fd = psi_trigger_open(u->cg->v2_dirfd, u->name, u->cfg.target_pressure,
+                              u->ctx->config->global.pressure_window_usec, u->ctx->can_trigger_any_window);
+        if (fd < 0)
+                return;
+        r = sd_event_add_io(u->ctx->event, &u->trigger_source, fd, EPOLLPRI, on_trigger, u);
+        if (r < 0) {
+                close(fd);
+                log_warning_errno(r, "%s: cannot watch PSI trigger: %s", u->name, STRERROR(r));
+                return;
+        }
+        u->trigger_fd = fd;
+}
+
+void unit_trigger_close(Unit *u) {
+        u->trigger_source = sd_event_source_disable_unref(u->trigger_source);
+        if (u->trigger_fd >= 0)
+                close(u->trigger_fd);   /* waits for an RCU grace period */
+        u->trigger_fd = -1;
+}
+
+/* ---- samples ---------------------------------------------------------------- */
+
+/* The nearest limited ancestor's quota in this unit's period, or
+ * BW_QUOTA_MAX: the headroom never goes above it. Walking up is a few
+ * open/read/close per ancestor, more than the whole sample costs: it is
+ * read again every ANCESTOR_REFRESH_USEC, and at once for a new cgroup. */
+uint64_t unit_ancestor_quota(Unit *u, uint64_t now) {
+        _cleanup_free_ char *path = NULL;
+        uint64_t q;
+        int r;
+
+        if (u->has_ancestor && now - u->ancestor_read_usec < ANCESTOR_REFRESH_USEC)
+                return u->ancestor_quota_usec;
+        r = bw_cg_read_ancestor_quota(u->ctx->root, u->cg, u->params.baseline.period_usec, &q, &path);
+        if (r < 0) {
+                log_debug_errno(r, "%s: cannot read the ancestors' quotas: %s", u->name, STRERROR(r));
+                return u->has_ancestor ? u->ancestor_quota_usec : BW_QUOTA_MAX;
+        }
+        if (r > 0 && (!u->has_ancestor || u->ancestor_quota_usec != q))
+                log_info("%s: nearest limited ancestor %s allows %" PRIu64 "us per %" PRIu64 "us period: "
+                         "the headroom stays under it", u->name, path, q, u->params.baseline.period_usec);
+        u->has_ancestor = true;
+        u->ancestor_quota_usec = r > 0 ? q : BW_QUOTA_MAX;
+        u->ancestor_read_usec = now;
+        return u->ancestor_quota_usec;
+}
+
+/* The usage the sample adds since the last one (UINT64_MAX: unknown), and
+ * the sample kept as the last one. */
+static void unit_take_stat(Unit *u, const struct bw_cpu_stat *st) {
+        bool both = u->has_last_stat && (st->seen & u->last_stat.seen & BW_CPUSTAT_USAGE) &&
+                st->usage_usec >= u->last_stat.usage_usec;
+
+        u->sample_usage_usec = both ? st->usage_usec - u->last_stat.usage_usec : UINT64_MAX;
+        u->last_stat = *st;
+        u->has_last_stat = true;
+}
+
+/* What full and light samples share. */
+static void unit_sample_common(Unit *u, struct bw_policy_input *in) {
+        /* A shedding plan applies once: the law keeps the cap it leaves. */
+        in->shed_permille = u->shed_pending;
+        u->shed_pending = 0;
+        /* Latency protection holds the headroom like host pressure does. */
+        in->host_over_limit = *u->ctx->host_over_limit || u->latency_hold;
+}
+
+int unit_sample(Unit *u, const struct bw_bandwidth *cur, struct bw_policy_input *in) {
+        int r;
+
+        *in = (struct bw_policy_input) { .now_usec = clock_now_usec(CLOCK_MONOTONIC) };
+        r = bw_cg_read_stat(u->cg, &in->stat);
+        if (bw_cg_error_is_vanished(r)) {
+                unit_vanished(u);
+                return 0;
+        }
+        if (r < 0)
+                return log_warning_errno(r, "%s: cannot read cpu.stat: %s", u->name, STRERROR(r));
+        unit_take_stat(u, &in->stat);
+
+        if (u->cg->pressure_fd >= 0 && bw_cg_read_pressure(u->cg, &in->psi) >= 0)
+                in->has_psi = true;
+        u->last_psi = in->psi;
+        u->has_last_psi = in->has_psi;
+
+        in->current = *cur;
+        in->ancestor_quota_usec = unit_ancestor_quota(u, in->now_usec);
+        unit_sample_common(u, in);
+        r = unit_telemetry_sample(&u->rq, *u->ctx->telemetry, in->now_usec, in);
+        if (r < 0)
+                log_debug_errno(r, "%s: cannot read the run-queue telemetry: %s", u->name, STRERROR(r));
+        return 1;
+}
+
+/* The usage within one sample could not have run a period dry: not even
+ * the whole of it in one period, with every CPU's slice handed out on top. */
+static bool unit_usage_cannot_throttle(const Unit *u, uint64_t usage_usec, uint64_t quota_usec) {
+        return quota_usec == BW_QUOTA_MAX ||
+                (usage_usec != UINT64_MAX &&
+                 usage_usec + (uint64_t) u->ctx->ncpus * UNIT_RUNTIME_SLICE_USEC < quota_usec);
+}
+
+int unit_sample_light(Unit *u, struct bw_bandwidth *cur, struct bw_policy_input *in) {
+        struct bw_cpu_stat st, fresh;
+        uint64_t quota, period, usage;
+        int r;
+
+        if (!u->quiet || u->quiet_samples % UNIT_QUIET_FULL_EVERY == 0 || !u->has_last_stat ||
+            !u->has_last || u->shed_pending > 0 || unit_mode(u) != u->params.mode)
+                return 0;
+        *in = (struct bw_policy_input) { .now_usec = clock_now_usec(CLOCK_MONOTONIC) };
+        r = bw_cg_read_usage(u->cg, &fresh);
+        if (bw_cg_error_is_vanished(r)) {
+                unit_vanished(u);
+                return -ENODEV;
+        }
+        if (r < 0 || !(fresh.seen & BW_CPUSTAT_USAGE) || fresh.usage_usec < u->last_stat.usage_usec)
+                return 0;
+        /* Someone wrote cpu.max: a full sample re-bases. */
+        *cur = u->last_current;
+        if (bw_cg_read_quota(u->cg, &quota, &period) < 0 || quota != cur->quota_usec ||
+            (period != 0 && period != cur->period_usec))
+                return 0;
+        usage = fresh.usage_usec - u->last_stat.usage_usec;
+        if (!unit_usage_cannot_throttle(u, usage, cur->quota_usec))
+                return 0;
+        st = u->last_stat;
+        if (fresh.seen & BW_CPUSTAT_THROTTLED) {
+                /* V2: the whole cpu.stat; throttling ends the quiet. */
+                if (fresh.nr_throttled != st.nr_throttled)
+                        return 0;
+                fresh.seen |= st.seen & BW_CPUSTAT_LOCAL_THROTTLED;
+                fresh.local_throttled_usec = st.local_throttled_usec;
+                st = fresh;
+        } else {
+                st.usage_usec = fresh.usage_usec;
+                st.user_usec = fresh.user_usec;
+                st.system_usec = fresh.system_usec;
+        }
+        in->stat = st;
+        unit_take_stat(u, &st);
+        in->psi = u->last_psi;
+        in->has_psi = u->has_last_psi;
+        in->current = *cur;
+        in->ancestor_quota_usec = u->has_ancestor ? u->ancestor_quota_usec : BW_QUOTA_MAX;
+        unit_sample_common(u, in);
+        u->light_samples++;
+        return 1;
+}
+
+/* ---- after the decision ------------------------------------------------------ */
+
+static bool unit_quiet(const Unit *u, const struct bw_policy_input *in, const struct bw_decision *d) {
+        return u->adopted && u->cg && !d->change && !d->active && d->spend_rate == 0 && d->throttle_rate == 0 &&
+                d->rule != BW_RULE_TOO_SOON && bw_unit_class(&u->cfg) != BW_CLASS_LATENCY && !u->latency_hold &&
+                !unit_levers_any(u) && u->shed_pending == 0 &&
+                unit_usage_cannot_throttle(u, u->sample_usage_usec, in->current.quota_usec);
+}
+
+/* Near its quota: spending, throttled, or using half its baseline. */
+static bool unit_near(const Unit *u, const struct bw_decision *d) {
+        const struct bw_bandwidth *b = &u->params.baseline;
+
+        return d->active || d->spend_rate > 0 || d->throttle_rate > 0 ||
+                (b->quota_usec != BW_QUOTA_MAX && b->period_usec > 0 &&
+                 d->usage_rate * 2 >= u64_muldiv(b->quota_usec, USEC_PER_SEC, b->period_usec));
+}
+
+void unit_sample_after(Unit *u, const struct bw_policy_input *in, const struct bw_decision *d) {
+        if (d->rule == BW_RULE_TOO_SOON || !u->cg)
+                return;
+        if (unit_quiet(u, in, d)) {
+                u->quiet = true;
+                u->quiet_samples++;
+        } else {
+                u->quiet = false;
+                u->quiet_samples = 0;
+        }
+        if (unit_near(u, d)) {
+                u->near_usec = in->now_usec;
+                unit_trigger_open(u);
+        } else if (u->trigger_fd >= 0 && in->now_usec - u->near_usec >= UNIT_TRIGGER_LINGER_USEC &&
+                   *u->ctx->trigger_closes_left > 0) {
+                (*u->ctx->trigger_closes_left)--;
+                log_debug("%s: far from its quota for %" PRIu64 "s, closing its PSI trigger", u->name,
+                          UNIT_TRIGGER_LINGER_USEC / USEC_PER_SEC);
+                unit_trigger_close(u);
+        }
+}
