@@ -79,12 +79,10 @@ void bw_cg_free(struct bw_cg *cg);
  * parsers, another negative errno from pread(). */
 int bw_cg_read_stat(struct bw_cg *cg, struct bw_cpu_stat *ret);
 
-/* The cheapest read that tells the usage: one file. V2: the whole cpu.stat
- * (throttling included, without cpu.stat.local); HYBRID: the twin's
- * cpu.stat, V1: cpuacct.usage (only the usage, user and system bits set in
- * ret->seen). Returns 0, -EOPNOTSUPP when the cgroup has no usage file,
- * -ENODEV/-ENOENT when it vanished, a parser's or pread()'s error. */
-int bw_cg_read_usage(struct bw_cg *cg, struct bw_cpu_stat *ret);
+/* bw_cg_read_stat() without cpu.stat.local: throttling and usage, for the
+ * light samples of quiet groups (their throttling unchanged, the local
+ * share cannot have changed either). */
+int bw_cg_read_stat_light(struct bw_cg *cg, struct bw_cpu_stat *ret);
 
 /* The quota (and in V2 the period; 0 on v1, whose period is another file)
  * from the held quota file: one pread. */

@@ -92,17 +92,6 @@ uint64_t unit_ancestor_quota(Unit *u, uint64_t now) {
         return u->ancestor_quota_usec;
 }
 
-/* The usage the sample adds since the last one (UINT64_MAX: unknown), and
- * the sample kept as the last one. */
-static void unit_take_stat(Unit *u, const struct bw_cpu_stat *st) {
-        bool both = u->has_last_stat && (st->seen & u->last_stat.seen & BW_CPUSTAT_USAGE) &&
-                st->usage_usec >= u->last_stat.usage_usec;
-
-        u->sample_usage_usec = both ? st->usage_usec - u->last_stat.usage_usec : UINT64_MAX;
-        u->last_stat = *st;
-        u->has_last_stat = true;
-}
-
 /* What full and light samples share. */
 static void unit_sample_common(Unit *u, struct bw_policy_input *in) {
         /* A shedding plan applies once: the law keeps the cap it leaves. */
@@ -123,7 +112,8 @@ int unit_sample(Unit *u, const struct bw_bandwidth *cur, struct bw_policy_input 
         }
         if (r < 0)
                 return log_warning_errno(r, "%s: cannot read cpu.stat: %s", u->name, STRERROR(r));
-        unit_take_stat(u, &in->stat);
+        u->last_stat = in->stat;
+        u->has_last_stat = true;
 
         if (u->cg->pressure_fd >= 0 && bw_cg_read_pressure(u->cg, &in->psi) >= 0)
                 in->has_psi = true;
@@ -139,53 +129,33 @@ int unit_sample(Unit *u, const struct bw_bandwidth *cur, struct bw_policy_input 
         return 1;
 }
 
-/* The usage within one sample could not have run a period dry: not even
- * the whole of it in one period, with every CPU's slice handed out on top. */
-static bool unit_usage_cannot_throttle(const Unit *u, uint64_t usage_usec, uint64_t quota_usec) {
-        return quota_usec == BW_QUOTA_MAX ||
-                (usage_usec != UINT64_MAX &&
-                 usage_usec + (uint64_t) u->ctx->ncpus * UNIT_RUNTIME_SLICE_USEC < quota_usec);
-}
-
 int unit_sample_light(Unit *u, struct bw_bandwidth *cur, struct bw_policy_input *in) {
-        struct bw_cpu_stat st, fresh;
-        uint64_t quota, period, usage;
+        struct bw_cpu_stat st;
+        uint64_t quota, period;
         int r;
 
         if (!u->quiet || u->quiet_samples % UNIT_QUIET_FULL_EVERY == 0 || !u->has_last_stat ||
             !u->has_last || u->shed_pending > 0 || unit_mode(u) != u->params.mode)
                 return 0;
         *in = (struct bw_policy_input) { .now_usec = clock_now_usec(CLOCK_MONOTONIC) };
-        r = bw_cg_read_usage(u->cg, &fresh);
+        r = bw_cg_read_stat_light(u->cg, &st);
         if (bw_cg_error_is_vanished(r)) {
                 unit_vanished(u);
                 return -ENODEV;
         }
-        if (r < 0 || !(fresh.seen & BW_CPUSTAT_USAGE) || fresh.usage_usec < u->last_stat.usage_usec)
+        /* Throttled since: the full sample reads cpu.stat.local and PSI. */
+        if (r < 0 || st.seen != (u->last_stat.seen & ~BW_CPUSTAT_LOCAL_THROTTLED) ||
+            st.nr_throttled != u->last_stat.nr_throttled || st.throttled_usec != u->last_stat.throttled_usec)
                 return 0;
         /* Someone wrote cpu.max: a full sample re-bases. */
         *cur = u->last_current;
         if (bw_cg_read_quota(u->cg, &quota, &period) < 0 || quota != cur->quota_usec ||
             (period != 0 && period != cur->period_usec))
                 return 0;
-        usage = fresh.usage_usec - u->last_stat.usage_usec;
-        if (!unit_usage_cannot_throttle(u, usage, cur->quota_usec))
-                return 0;
-        st = u->last_stat;
-        if (fresh.seen & BW_CPUSTAT_THROTTLED) {
-                /* V2: the whole cpu.stat; throttling ends the quiet. */
-                if (fresh.nr_throttled != st.nr_throttled)
-                        return 0;
-                fresh.seen |= st.seen & BW_CPUSTAT_LOCAL_THROTTLED;
-                fresh.local_throttled_usec = st.local_throttled_usec;
-                st = fresh;
-        } else {
-                st.usage_usec = fresh.usage_usec;
-                st.user_usec = fresh.user_usec;
-                st.system_usec = fresh.system_usec;
-        }
+        st.seen |= u->last_stat.seen & BW_CPUSTAT_LOCAL_THROTTLED;
+        st.local_throttled_usec = u->last_stat.local_throttled_usec;
         in->stat = st;
-        unit_take_stat(u, &st);
+        u->last_stat = st;
         in->psi = u->last_psi;
         in->has_psi = u->has_last_psi;
         in->current = *cur;
@@ -197,11 +167,10 @@ int unit_sample_light(Unit *u, struct bw_bandwidth *cur, struct bw_policy_input 
 
 /* ---- after the decision ------------------------------------------------------ */
 
-static bool unit_quiet(const Unit *u, const struct bw_policy_input *in, const struct bw_decision *d) {
+static bool unit_quiet(const Unit *u, const struct bw_decision *d) {
         return u->adopted && u->cg && !d->change && !d->active && d->spend_rate == 0 && d->throttle_rate == 0 &&
                 d->rule != BW_RULE_TOO_SOON && bw_unit_class(&u->cfg) != BW_CLASS_LATENCY && !u->latency_hold &&
-                !unit_levers_any(u) && u->shed_pending == 0 &&
-                unit_usage_cannot_throttle(u, u->sample_usage_usec, in->current.quota_usec);
+                !unit_levers_any(u) && u->shed_pending == 0;
 }
 
 /* Near its quota: spending, throttled, or using half its baseline. */
@@ -216,7 +185,7 @@ static bool unit_near(const Unit *u, const struct bw_decision *d) {
 void unit_sample_after(Unit *u, const struct bw_policy_input *in, const struct bw_decision *d) {
         if (d->rule == BW_RULE_TOO_SOON || !u->cg)
                 return;
-        if (unit_quiet(u, in, d)) {
+        if (unit_quiet(u, d)) {
                 u->quiet = true;
                 u->quiet_samples++;
         } else {

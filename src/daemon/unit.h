@@ -111,7 +111,6 @@ struct Unit {
         uint64_t decisions_applied;
         struct bw_cpu_stat last_stat;
         bool has_last_stat;
-        uint64_t sample_usage_usec;     /* usage the last sample added, UINT64_MAX: unknown */
         struct bw_psi last_psi;         /* the last full sample's pressure (light samples reuse it) */
         bool has_last_psi;
         bool quiet;                     /* the last decision found it quiet: light samples (unit.h, samples) */
@@ -292,16 +291,16 @@ static inline void unit_levers_recover(Unit *u, const struct bw_state_unit *su) 
 /* What a unit reads before its law decides, and how much of it.
  *
  * A full sample reads cpu.stat (and the twin's usage, cpu.stat.local),
- * cpu.pressure and the bandwidth files. Most governed groups, most of the
- * time, are quiet: at rest, far below their quota, never throttled. Their
- * samples between two full ones (every UNIT_QUIET_FULL_EVERY) are light:
- * the usage from one file and the quota from its held file, nothing else.
- * What a light sample assumes is checked by it: a quota written by someone
- * else, usage that could have been throttled (more than the quota less
- * what the CPUs' runtime slices may hold back, within one tick: only then
- * can a period have run dry), throttling seen in a V2 cpu.stat or a
- * shedding plan each end the quiet at once, and a full sample is taken
- * instead.
+ * cpu.pressure, the bandwidth files, the run-queue telemetry, systemd's
+ * CPUQuota=. Most governed groups, most of the time, are quiet: at rest,
+ * not spending credit, never throttled. Their samples between two full
+ * ones (every UNIT_QUIET_FULL_EVERY) are light: cpu.stat (throttling and
+ * usage) and the quota from its held file, nothing else. Throttling since
+ * the last sample, a quota written by someone else, a shedding plan or a
+ * write of ours each make it a full sample at once; pressure matters to the
+ * law only with throttling, so skipping it while there is none loses
+ * nothing. A period or burst written alone by someone else waits for the
+ * next full sample.
  *
  * PSI triggers wake a unit the moment it stalls, between samples. Each
  * costs the kernel a poll and its close waits for an RCU grace period
@@ -312,8 +311,6 @@ static inline void unit_levers_recover(Unit *u, const struct bw_state_unit *su) 
 
 #define UNIT_QUIET_FULL_EVERY 10
 #define UNIT_TRIGGER_LINGER_USEC (60 * USEC_PER_SEC)
-/* The kernel hands out runtime in 5 ms slices per CPU (sched_cfs_bandwidth_slice_us). */
-#define UNIT_RUNTIME_SLICE_USEC (5 * USEC_PER_MSEC)
 
 /* The full sample the law decides on. Returns 1, 0 when the cgroup
  * vanished (forgotten), or a negative errno (logged). */

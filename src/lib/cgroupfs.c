@@ -240,7 +240,7 @@ static int read_local(struct bw_cg *cg, struct bw_cpu_stat *st) {
         return 0;
 }
 
-int bw_cg_read_stat(struct bw_cg *cg, struct bw_cpu_stat *ret) {
+static int read_stat(struct bw_cg *cg, bool local, struct bw_cpu_stat *ret) {
         struct bw_cpu_stat st = { 0 };
         char buf[CG_READ_MAX];
         size_t len;
@@ -257,7 +257,7 @@ int bw_cg_read_stat(struct bw_cg *cg, struct bw_cpu_stat *ret) {
                 r = bw_cpustat_parse_v2(buf, len, &st);
                 if (r < 0)
                         return r;
-                r = read_local(cg, &st);
+                r = local ? read_local(cg, &st) : 0;
                 if (r < 0)
                         return r;
                 *ret = st;
@@ -291,7 +291,7 @@ int bw_cg_read_stat(struct bw_cg *cg, struct bw_cpu_stat *ret) {
                 }
         }
 
-        r = read_local(cg, &st);
+        r = local ? read_local(cg, &st) : 0;
         if (r < 0)
                 return r;
 
@@ -299,39 +299,12 @@ int bw_cg_read_stat(struct bw_cg *cg, struct bw_cpu_stat *ret) {
         return 0;
 }
 
-int bw_cg_read_usage(struct bw_cg *cg, struct bw_cpu_stat *ret) {
-        struct bw_cpu_stat st = { 0 };
-        char buf[CG_READ_MAX];
-        size_t len;
-        int r;
+int bw_cg_read_stat(struct bw_cg *cg, struct bw_cpu_stat *ret) {
+        return read_stat(cg, true, ret);
+}
 
-        if (!cg || !ret)
-                return -EINVAL;
-        if (cg->layout == BW_CG_LAYOUT_V2) {
-                r = read_fd(cg->stat_fd, buf, sizeof(buf), &len);
-                if (r >= 0)
-                        r = bw_cpustat_parse_v2(buf, len, &st);
-        } else if (cg->usage_fd < 0)
-                return -EOPNOTSUPP;
-        else {
-                r = read_fd(cg->usage_fd, buf, sizeof(buf), &len);
-                if (r >= 0 && cg->layout == BW_CG_LAYOUT_HYBRID) {
-                        struct bw_cpu_stat twin;
-
-                        r = bw_cpustat_parse_v2(buf, len, &twin);
-                        st.usage_usec = twin.usage_usec;
-                        st.user_usec = twin.user_usec;
-                        st.system_usec = twin.system_usec;
-                        st.seen = twin.seen & (BW_CPUSTAT_USAGE|BW_CPUSTAT_USER|BW_CPUSTAT_SYSTEM);
-                } else if (r >= 0) {
-                        r = bw_cpuacct_usage_parse(buf, len, &st.usage_usec);
-                        st.seen = BW_CPUSTAT_USAGE;
-                }
-        }
-        if (r < 0)
-                return r;
-        *ret = st;
-        return 0;
+int bw_cg_read_stat_light(struct bw_cg *cg, struct bw_cpu_stat *ret) {
+        return read_stat(cg, false, ret);
 }
 
 int bw_cg_read_pressure(struct bw_cg *cg, struct bw_psi *ret) {

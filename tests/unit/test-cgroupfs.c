@@ -1190,22 +1190,25 @@ static void test_vanished_local(void **state) {
         assert_int_equal(st.seen, 0xaaaaaaaa);
 }
 
-/* The light sample: the usage from one file, the quota from the held one
- * (an external write seen without reopening). */
-static void test_read_usage_quota(void **state) {
+/* The light sample: cpu.stat without cpu.stat.local, the quota from the
+ * held file (an external write seen without reopening). */
+static void test_read_light_quota(void **state) {
         _cleanup_tree_ char *v2 = tree_v2("50000 100000\n", "0\n");
         _cleanup_tree_ char *hy = tree_hybrid("50000\n", "100000\n", "0\n", true);
-        _cleanup_tree_ char *nt = tree_hybrid("50000\n", "100000\n", "0\n", false);
-        _cleanup_(rootp) struct bw_cg_root *root2 = NULL, *rooth = NULL, *rootn = NULL;
-        _cleanup_(cgp) struct bw_cg *cg2 = NULL, *cgh = NULL, *cgn = NULL;
+        _cleanup_(rootp) struct bw_cg_root *root2 = NULL, *rooth = NULL;
+        _cleanup_(cgp) struct bw_cg *cg2 = NULL, *cgh = NULL;
         struct bw_cpu_stat st;
         uint64_t q, p;
 
+        tree_put(v2, CG "/cpu.stat.local", "throttled_usec 777\n");
         open_cg(v2, &root2, &cg2);
-        assert_int_equal(bw_cg_read_usage(cg2, &st), 0);
+        assert_int_equal(bw_cg_read_stat_light(cg2, &st), 0);
         assert_int_equal(st.usage_usec, 5000000);
-        assert_int_equal(st.throttled_usec, 120000);     /* V2: the whole cpu.stat */
-        assert_true(st.seen & BW_CPUSTAT_THROTTLED);
+        assert_int_equal(st.throttled_usec, 120000);
+        assert_false(st.seen & BW_CPUSTAT_LOCAL_THROTTLED);
+        assert_int_equal(bw_cg_read_stat(cg2, &st), 0);
+        assert_true(st.seen & BW_CPUSTAT_LOCAL_THROTTLED);
+        assert_int_equal(st.local_throttled_usec, 777);
         assert_int_equal(bw_cg_read_quota(cg2, &q, &p), 0);
         assert_int_equal(q, 50000);
         assert_int_equal(p, 100000);
@@ -1215,19 +1218,15 @@ static void test_read_usage_quota(void **state) {
         assert_int_equal(p, 50000);
 
         open_cg(hy, &rooth, &cgh);
-        assert_int_equal(bw_cg_read_usage(cgh, &st), 0);
-        assert_int_equal(st.usage_usec, 7000000);
-        assert_int_equal(st.seen, BW_CPUSTAT_USAGE | BW_CPUSTAT_USER | BW_CPUSTAT_SYSTEM);
+        assert_int_equal(bw_cg_read_stat_light(cgh, &st), 0);
+        assert_int_equal(st.usage_usec, 7000000);       /* the twin's */
+        assert_int_equal(st.nr_throttled, 25);          /* v1 cpu.stat */
         tree_put(hy, "cpu/" CG "/cpu.cfs_quota_us", "70000\n");
         assert_int_equal(bw_cg_read_quota(cgh, &q, &p), 0);
         assert_int_equal(q, 70000);
         assert_int_equal(p, 0);                         /* v1: the period is another file */
-        vanish(hy, "unified/" CG);
-        assert_true(bw_cg_error_is_vanished(bw_cg_read_usage(cgh, &st)));
-
-        /* Hybrid without a twin: no usage file to read alone. */
-        open_cg(nt, &rootn, &cgn);
-        assert_int_equal(bw_cg_read_usage(cgn, &st), -EOPNOTSUPP);
+        vanish(hy, "cpu/" CG);
+        assert_true(bw_cg_error_is_vanished(bw_cg_read_stat_light(cgh, &st)));
 }
 
 /* ---- ancestors -------------------------------------------------------- */
@@ -1812,7 +1811,7 @@ int main(void) {
                 cmocka_unit_test(test_read_local_bad),
                 cmocka_unit_test(test_vanished),
                 cmocka_unit_test(test_vanished_local),
-                cmocka_unit_test(test_read_usage_quota),
+                cmocka_unit_test(test_read_light_quota),
                 cmocka_unit_test(test_ancestor_quota),
                 cmocka_unit_test(test_ancestor_quota_top_level),
                 cmocka_unit_test(test_ancestor_quota_errors),
