@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,30 @@ static void fmt_usec(uint64_t usec, char *buf, size_t n) {
                 (void) snprintf(buf, n, "%" PRIu64 "us", usec);
 }
 
+static void *mfree(void *p) {
+        free(p);
+        return NULL;
+}
+
+/* The unit's note for explain: allocated when there is one, replaced only
+ * when it changes. */
+_printf_(2, 3) static void set_note(Unit *u, const char *fmt, ...) {
+        char buf[256];
+        va_list ap;
+
+        if (!fmt) {
+                u->lat_note = mfree(u->lat_note);
+                return;
+        }
+        va_start(ap, fmt);
+        (void) vsnprintf(buf, sizeof(buf), fmt, ap);
+        va_end(ap);
+        if (u->lat_note && strcmp(u->lat_note, buf) == 0)
+                return;
+        free(u->lat_note);
+        u->lat_note = strdup(buf);      /* NULL on ENOMEM: no note */
+}
+
 void latency_guard_release(Unit *u, const char *why) {
         if (u->lv.slice_usec > 0)
                 (void) unit_slice_apply(u, 0);
@@ -48,7 +73,8 @@ void latency_guard_release(Unit *u, const char *why) {
         u->lat_weight_target = 0;
         u->lat = (struct bw_lat_state) { 0 };
         u->lat_has_window = false;
-        u->lat_note[0] = '\0';
+        u->lat_window_start = mfree(u->lat_window_start);
+        set_note(u, NULL);
 }
 
 /* ---- sampling ---------------------------------------------------------------- */
@@ -58,12 +84,15 @@ static bool window_open(Unit *u, Telemetry *t, uint64_t now) {
         struct bw_psi psi;
 
         u->lat_window_usec = now;
-        if (t && u->rq.cgroup_id != 0)
-                u->lat_has_window = telemetry_read(t, u->rq.cgroup_id, &u->lat_window_start) >= 0;
-        else if (u->cg->pressure_fd >= 0 && bw_cg_read_pressure(u->cg, &psi) >= 0) {
+        if (t && u->rq.cgroup_id != 0) {
+                if (!u->lat_window_start)
+                        u->lat_window_start = malloc(sizeof(*u->lat_window_start));
+                u->lat_has_window = u->lat_window_start &&
+                        telemetry_read(t, u->rq.cgroup_id, u->lat_window_start) >= 0;
+        } else if (u->cg->pressure_fd >= 0 && bw_cg_read_pressure(u->cg, &psi) >= 0) {
                 u->lat_psi_some_usec = psi.some.total_usec;
                 u->lat_has_window = true;
-                u->lat_window_start = (struct bw_rq_counters) { 0 };
+                u->lat_window_start = mfree(u->lat_window_start);
         } else
                 u->lat_has_window = false;
         return u->lat_has_window;
@@ -84,9 +113,9 @@ static int window_sample(Unit *u, Telemetry *t, uint64_t now, struct bw_lat_samp
         if (dt < LATENCY_WINDOW_USEC)
                 return 0;
         *ret = (struct bw_lat_sample) { .now_usec = now, .target_usec = bw_unit_latency_target_usec(&u->cfg) };
-        if (t && u->rq.cgroup_id != 0) {
+        if (t && u->rq.cgroup_id != 0 && u->lat_window_start) {
                 r = telemetry_read(t, u->rq.cgroup_id, &c);
-                if (r < 0 || bw_rq_delta(&c, &u->lat_window_start, &d) < 0) {
+                if (r < 0 || bw_rq_delta(&c, u->lat_window_start, &d) < 0) {
                         window_open(u, t, now);
                         return r < 0 ? r : 0;
                 }
@@ -265,11 +294,10 @@ static void apply_latency_unit(struct latency_guard *g, Unit *u) {
                                 u->lat_weight_target, u->lat_weight_own, gw > 0 ? " from CPUGuarantee=" : "",
                                 gw > 0 ? gpct : "");
         if (l == BW_LAT_NONE)
-                (void) snprintf(u->lat_note, sizeof(u->lat_note), "latency: p99 %s, LatencyTarget=%s met; no lever",
+                set_note(u, "latency: p99 %s, LatencyTarget=%s met; no lever",
                                 u->lat.has_last ? p99 : "-", target);
         else
-                (void) snprintf(u->lat_note, sizeof(u->lat_note),
-                                "latency: p99 %s %s LatencyTarget=%s (%" PRIu64 " of %" PRIu64 " samples missed); "
+                set_note(u, "latency: p99 %s %s LatencyTarget=%s (%" PRIu64 " of %" PRIu64 " samples missed); "
                                 "lever \"%s\"%s%s",
                                 p99, u->lat.last_missed ? "over" : "within", target, u->lat.n_missed,
                                 u->lat.n_samples, bw_lat_level_to_string(l), weight,
@@ -292,9 +320,9 @@ static void apply_other_unit(Unit *u, const struct census *c) {
         else if (unit_lever_is_set(u, UNIT_LEVER_IDLE))
                 (void) unit_lever_restore(u, UNIT_LEVER_IDLE, "latency-met");
         if (!hold)
-                u->lat_note[0] = '\0';
+                set_note(u, NULL);
         else
-                (void) snprintf(u->lat_note, sizeof(u->lat_note), "latency: %s for %s (LatencyTarget= missed)",
+                set_note(u, "latency: %s for %s (LatencyTarget= missed)",
                                 idle ? "in cpu.idle and headroom held at the contract" :
                                        "headroom held at the contract",
                                 w->name);

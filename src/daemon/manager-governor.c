@@ -79,7 +79,7 @@ static void unit_summary(const Manager *m, const Unit *u, struct governor_unit_s
                         .samples = u->lat.n_samples,
                         .missed = u->lat.n_missed,
                         .hold = u->latency_hold,
-                        .note = u->lat_note,
+                        .note = u->lat_note ? u->lat_note : "",
                         .layout = u->cg ? u->cg->layout : BW_CG_LAYOUT_UNKNOWN,
                         .slice_usec = u->lv.slice_usec,
                         .slice_threads = u->lv.n_threads,
@@ -130,11 +130,12 @@ static void unit_snapshot(const Manager *m, const Unit *u, struct governor_unit 
                 .has_stat = u->has_last_stat,
                 .stat = u->last_stat,
                 .shed_permille = u->shed_permille,
-                .has_rq = u->rq.has_last,
-                .rq = u->rq.last,
+                .has_rq = u->rq.c && u->rq.c->has_last,
                 .history_entries = bw_history_count(u->history),
                 .history_capacity = bw_history_capacity(u->history),
         };
+        if (ret->has_rq)
+                ret->rq = u->rq.c->last;
         unit_summary(m, u, &ret->summary);
         unit_decision(u, &ret->decision);
 }
@@ -220,9 +221,11 @@ static int get_latency(void *userdata, const char *name, struct governor_latency
                         return r;
                 l.available = true;
                 l.since_realtime_usec = u->rq.since_realtime_usec;
-                l.has_window = u->rq.has_window;
-                l.window = u->rq.window;
-                l.window_usec = u->rq.window_usec;
+                l.has_window = u->rq.c && u->rq.c->has_window;
+                if (l.has_window) {
+                        l.window = u->rq.c->window;
+                        l.window_usec = u->rq.c->window_usec;
+                }
         }
         *ret = l;
         return 0;

@@ -4,6 +4,7 @@
  * wait p99 and throttled share go into the law's input. */
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -12,6 +13,7 @@
 #include "unit-telemetry.h"
 
 int unit_telemetry_attach(struct unit_telemetry *ut, Telemetry *t, int v2_dirfd) {
+        struct unit_telemetry_counts *c;
         uint64_t id;
         int r;
 
@@ -20,12 +22,18 @@ int unit_telemetry_attach(struct unit_telemetry *ut, Telemetry *t, int v2_dirfd)
         r = telemetry_cgroup_id(v2_dirfd, &id);
         if (r < 0)
                 return r;
+        c = calloc(1, sizeof(*c));
+        if (!c)
+                return -ENOMEM;
         r = telemetry_track(t, id);
-        if (r < 0)
+        if (r < 0) {
+                free(c);
                 return r;
+        }
         *ut = (struct unit_telemetry) {
                 .cgroup_id = id,
                 .since_realtime_usec = clock_now_usec(CLOCK_REALTIME),
+                .c = c,
         };
         return 0;
 }
@@ -33,40 +41,42 @@ int unit_telemetry_attach(struct unit_telemetry *ut, Telemetry *t, int v2_dirfd)
 void unit_telemetry_detach(struct unit_telemetry *ut, Telemetry *t) {
         if (t && ut->cgroup_id != 0)
                 (void) telemetry_untrack(t, ut->cgroup_id);
+        free(ut->c);
         *ut = (struct unit_telemetry) {0};
 }
 
 int unit_telemetry_sample(struct unit_telemetry *ut, Telemetry *t, uint64_t now_usec,
                           struct bw_policy_input *in) {
+        struct unit_telemetry_counts *c = ut->c;
         struct bw_rq_counters now;
         uint64_t p99;
         int r;
 
         in->has_rq = false;
-        if (!t || ut->cgroup_id == 0)
+        if (!t || ut->cgroup_id == 0 || !c)
                 return 0;
         r = telemetry_read(t, ut->cgroup_id, &now);
         if (r < 0)
                 return r;
-        if (ut->has_last && bw_rq_delta(&now, &ut->last, &ut->window) > 0) {
+        if (c->has_last && bw_rq_delta(&now, &c->last, &c->window) > 0) {
                 /* The maps were loaded again (grown): counting started anew
                  * at some point since the last sample, unknown when. */
                 ut->since_realtime_usec = clock_now_usec(CLOCK_REALTIME);
-                ut->has_window = false;
-        } else if (ut->has_last) {
-                ut->window_usec = now_usec - ut->last_usec;
-                ut->has_window = true;
+                c->has_window = false;
+        } else if (c->has_last) {
+                c->window_usec = now_usec - c->last_usec;
+                c->has_window = true;
         }
-        ut->last = now;
-        ut->last_usec = now_usec;
-        ut->has_last = true;
+        c->last = now;
+        c->last_usec = now_usec;
+        c->has_last = true;
 
-        if (!ut->has_window || bw_rq_quantile_usec(ut->window.wait_slots, ut->window.wait_max_ns, BW_RQ_P99,
+        if (!c->has_window || bw_rq_quantile_usec(c->window.wait_slots, c->window.wait_max_ns, BW_RQ_P99,
                                                    &p99) < 0)
                 return 0;
         in->has_rq = true;
         in->rq_wait_p99_usec = p99;
-        in->rq_throttled_permille = ut->window.wait_ns > 0 ?
-                (unsigned) (ut->window.throttled_wait_ns * 1000 / ut->window.wait_ns) : 0;
+        in->rq_throttled_permille = c->window.wait_ns > 0 ?
+                (unsigned) (c->window.throttled_wait_ns * 1000 / c->window.wait_ns) : 0;
         return 0;
 }

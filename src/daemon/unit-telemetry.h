@@ -13,15 +13,21 @@
 #include "bwgov/rqstat-abi.h"
 #include "telemetry.h"
 
-struct unit_telemetry {
-        uint64_t cgroup_id;             /* tracked under this id; 0 when not tracked */
-        uint64_t since_realtime_usec;   /* CLOCK_REALTIME when it was first tracked */
+struct unit_telemetry_counts {
         bool has_last;
         struct bw_rq_counters last;     /* cumulative, at the last sample */
         uint64_t last_usec;             /* CLOCK_MONOTONIC of that sample */
         bool has_window;
         struct bw_rq_counters window;   /* last minus the one before */
         uint64_t window_usec;
+};
+
+/* The counters are allocated while the cgroup is tracked: a kilobyte per
+ * unit that ten thousand units without telemetry do not need. */
+struct unit_telemetry {
+        uint64_t cgroup_id;             /* tracked under this id; 0 when not tracked */
+        uint64_t since_realtime_usec;   /* CLOCK_REALTIME when it was first tracked */
+        struct unit_telemetry_counts *c;        /* non-NULL while tracked */
 };
 
 /* The cgroup was opened (v2_dirfd: its cgroup2 directory, -1 when the host

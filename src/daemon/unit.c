@@ -599,6 +599,8 @@ Unit *unit_free(Unit *u) {
         unit_levers_done(&u->lv);
         ticker_cancel(u->ctx->ticker, &u->tick);
         bw_history_free(u->history);
+        free(u->lat_window_start);
+        free(u->lat_note);
         bw_unit_config_done(&u->cfg);
         free(u->cgroup_path);
         free(u->name);

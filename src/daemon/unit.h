@@ -123,7 +123,7 @@ struct Unit {
         /* Latency protection (latency-guard.h). */
         struct bw_lat_state lat;        /* Class=latency: the ladder */
         bool lat_has_window;
-        struct bw_rq_counters lat_window_start;        /* counters at the start of the guard's window */
+        struct bw_rq_counters *lat_window_start;       /* counters at the start of the guard's window (allocated) */
         uint64_t lat_window_usec;
         uint64_t lat_psi_some_usec;     /* without telemetry: cpu.pressure some at the window's start */
         uint64_t lat_guarantee;         /* CPUGuarantee= after overcommit scaling, µs/s */
@@ -133,7 +133,7 @@ struct Unit {
         uint64_t lat_weight_samples;    /* lat.n_samples when those were worked out */
         uint64_t lat_siblings;          /* summed weight of its siblings, last read */
         bool latency_hold;              /* throughput/best-effort: headroom held for a latency unit */
-        char lat_note[256];             /* what latency protection does to this unit and why, for explain */
+        char *lat_note;                 /* what latency protection does to it and why (explain), NULL: nothing */
 };
 
 /* A unit for cfg (deep-copied), its timer armed to tick at once. Returns 0
