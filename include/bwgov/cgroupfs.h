@@ -50,8 +50,32 @@ struct bw_cg {
         int usage_fd;           /* v2 twin cpu.stat (HYBRID) or cpuacct.usage (V1); -1 in V2 */
         int pressure_fd;        /* cpu.pressure, -1 when unavailable */
         int quota_fd;           /* the bandwidth tree's cpu.max (V2) or cpu.cfs_quota_us */
+        unsigned released;      /* BW_CG_FILE_* closed by bw_cg_release(), opened again when read */
+        unsigned pinned;        /* BW_CG_FILE_* that cannot be opened again (kept) */
         struct bw_cg_write_stats stats;
 };
+
+/* The files of a cgroup that are held open between reads (the directories
+ * always are). */
+enum {
+        BW_CG_FILE_STAT     = 1 << 0,
+        BW_CG_FILE_LOCAL    = 1 << 1,
+        BW_CG_FILE_USAGE    = 1 << 2,
+        BW_CG_FILE_PRESSURE = 1 << 3,
+        BW_CG_FILE_QUOTA    = 1 << 4,
+        _BW_CG_FILE_ALL     = 1 << 5,
+};
+
+/* Close the given files of an open cgroup (ten thousand cgroups do not fit
+ * under a file descriptor limit of 20 000 with every file held); the next
+ * read of one opens it again beneath the held directory. Returns how many
+ * were closed. A file whose directory is not held (a v1 cpuacct hierarchy
+ * apart from the cpu one) stays open. */
+unsigned bw_cg_release(struct bw_cg *cg, unsigned files);
+/* The cgroup has the file (held or released). */
+bool bw_cg_has(const struct bw_cg *cg, unsigned file);
+/* File descriptors the cgroup holds now. */
+unsigned bw_cg_nfds(const struct bw_cg *cg);
 
 /* Open the cgroup PATH under root, refusing anything that escapes the root
  * (openat2 RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS|RESOLVE_NO_MAGICLINKS when the

@@ -89,7 +89,7 @@ static bool window_open(Unit *u, Telemetry *t, uint64_t now) {
                         u->lat_window_start = malloc(sizeof(*u->lat_window_start));
                 u->lat_has_window = u->lat_window_start &&
                         telemetry_read(t, u->rq.cgroup_id, u->lat_window_start) >= 0;
-        } else if (u->cg->pressure_fd >= 0 && bw_cg_read_pressure(u->cg, &psi) >= 0) {
+        } else if (bw_cg_has(u->cg, BW_CG_FILE_PRESSURE) && bw_cg_read_pressure(u->cg, &psi) >= 0) {
                 u->lat_psi_some_usec = psi.some.total_usec;
                 u->lat_has_window = true;
                 u->lat_window_start = mfree(u->lat_window_start);
@@ -121,7 +121,7 @@ static int window_sample(Unit *u, Telemetry *t, uint64_t now, struct bw_lat_samp
                 }
                 ret->has_waits = bw_rq_waits(&d) > 0 &&
                         bw_rq_quantile_interp_usec(d.wait_slots, d.wait_max_ns, P99, &ret->p99_usec) >= 0;
-        } else if (u->cg->pressure_fd >= 0 && bw_cg_read_pressure(u->cg, &psi) >= 0) {
+        } else if (bw_cg_has(u->cg, BW_CG_FILE_PRESSURE) && bw_cg_read_pressure(u->cg, &psi) >= 0) {
                 /* Without telemetry: the stall per 100 ms of wall time. */
                 uint64_t stall = psi.some.total_usec >= u->lat_psi_some_usec ?
                         psi.some.total_usec - u->lat_psi_some_usec : 0;

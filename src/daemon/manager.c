@@ -394,7 +394,12 @@ static int on_terminate(sd_event_source *s, const struct signalfd_siginfo *si, v
         return sd_event_exit(m->event, 0);
 }
 
+/* File descriptors the daemon keeps for itself: a varlink connection
+ * each (at most 256), BPF maps and programs, state and metrics files. */
+#define FDS_RESERVED 384
+
 int manager_new(Manager **ret) {
+        size_t fd_budget;
         Manager *m;
         long n;
         int r;
@@ -444,6 +449,11 @@ int manager_new(Manager **ret) {
                         rl.rlim_cur = rl.rlim_max;
                         (void) setrlimit(RLIMIT_NOFILE, &rl);
                 }
+                /* What the units may hold: the rest is the daemon's own
+                 * (varlink clients, BPF maps, the state and metrics files). */
+                if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+                        rl.rlim_cur = 1024;
+                fd_budget = rl.rlim_cur > 2 * FDS_RESERVED ? rl.rlim_cur - FDS_RESERVED : rl.rlim_cur / 2;
         }
 
         n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -461,6 +471,9 @@ int manager_new(Manager **ret) {
                 .ticks = &m->ticks,
                 .trigger_closes_left = &m->trigger_closes_left,
                 .fd_limit_said = &m->fd_limit_said,
+                .fds_held = &m->fds_held,
+                .fd_budget = fd_budget,
+                .fd_tight = &m->fd_tight,
                 .hooks = &unit_hooks,
                 .userdata = m,
         };

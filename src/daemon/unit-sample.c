@@ -111,11 +111,11 @@ int unit_sample(Unit *u, const struct bw_bandwidth *cur, struct bw_policy_input 
                 return 0;
         }
         if (r < 0)
-                return log_warning_errno(r, "%s: cannot read cpu.stat: %s", u->name, STRERROR(r));
+                return unit_fd_error(u, r, "cpu.stat");
         u->last_stat = in->stat;
         u->has_last_stat = true;
 
-        if (u->cg->pressure_fd >= 0 && bw_cg_read_pressure(u->cg, &in->psi) >= 0)
+        if (bw_cg_has(u->cg, BW_CG_FILE_PRESSURE) && bw_cg_read_pressure(u->cg, &in->psi) >= 0)
                 in->has_psi = true;
         u->last_psi = in->psi;
         u->has_last_psi = in->has_psi;

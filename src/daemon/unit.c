@@ -73,6 +73,14 @@ static int unit_record(Unit *u, unsigned flags) {
 
 /* ---- the cgroup and its trigger ------------------------------------------ */
 
+/* The file descriptors the unit holds, in the manager's count. */
+static void unit_count_fds(Unit *u) {
+        unsigned n = (u->cg ? bw_cg_nfds(u->cg) : 0) + (u->trigger_fd >= 0 ? 1 : 0);
+
+        *u->ctx->fds_held = *u->ctx->fds_held + n - u->nfds;
+        u->nfds = n;
+}
+
 static void unit_close_cgroup(Unit *u) {
         bool was_open = u->cg;
 
@@ -86,6 +94,7 @@ static void unit_close_cgroup(Unit *u) {
         u->has_ancestor = false;
         u->quiet = false;
         u->quiet_samples = 0;
+        unit_count_fds(u);
         if (was_open)
                 u->ctx->hooks->cgroup_changed(u, u->ctx->userdata);
 }
@@ -104,6 +113,39 @@ void unit_vanished(Unit *u) {
         u->latency_hold = false;
         store_forget(u->ctx->store, u->name);
         store_mark(u->ctx->store);
+}
+
+int unit_fd_error(Unit *u, int r, const char *what) {
+        if (r != -EMFILE && r != -ENFILE)
+                return log_warning_errno(r, "%s: cannot read %s: %s", u->name, what, STRERROR(r));
+        /* One line for the host, not one per unit and tick. */
+        if (!*u->ctx->fd_limit_said)
+                log_error_errno(r, "Out of file descriptors (%s) opening %s of %s: units whose cgroup files cannot "
+                                "be opened are not sampled until some close; raise LimitNOFILE= of bwgovd.service",
+                                STRERROR(r), what, u->name);
+        *u->ctx->fd_limit_said = true;
+        return r;
+}
+
+/* Near the file descriptor limit (ten thousand cgroups with every file
+ * held need more than a limit of 20 000): after its sample a unit keeps
+ * only what its next sample reads, a quiet one nothing but its
+ * directories; the files are opened again when read. Tight from 90 % of
+ * the budget until the count is back under 60 %. */
+static void unit_fd_economy(Unit *u) {
+        const struct unit_context *c = u->ctx;
+        unsigned files = BW_CG_FILE_LOCAL | BW_CG_FILE_PRESSURE;
+
+        if (*c->fds_held > c->fd_budget / 10 * 9)
+                *c->fd_tight = true;
+        else if (*c->fds_held < c->fd_budget / 10 * 6)
+                *c->fd_tight = false;
+        if (!u->cg || !*c->fd_tight)
+                return;
+        if (u->quiet)
+                files |= BW_CG_FILE_STAT | BW_CG_FILE_USAGE | BW_CG_FILE_QUOTA;
+        if (bw_cg_release(u->cg, files) > 0)
+                unit_count_fds(u);
 }
 
 void unit_attach_telemetry(Unit *u) {
@@ -161,15 +203,8 @@ int unit_resolve(Unit *u) {
         r = bw_cg_open(u->ctx->root, path, &u->cg);
         if (bw_cg_error_is_vanished(r))
                 return 0;
-        if (r == -EMFILE || r == -ENFILE) {
-                /* One line for the host, not one per unit and tick. */
-                if (!*u->ctx->fd_limit_said)
-                        log_error_errno(r, "Out of file descriptors (%s) opening cgroup %s: units whose cgroups "
-                                        "cannot be opened stay ungoverned until some close; raise LimitNOFILE= "
-                                        "of bwgovd.service", STRERROR(r), path);
-                *u->ctx->fd_limit_said = true;
-                return r;
-        }
+        if (r == -EMFILE || r == -ENFILE)
+                return unit_fd_error(u, r, path);
         if (r < 0)
                 return log_warning_errno(r, "%s: cannot open cgroup %s: %s", u->name, path, STRERROR(r));
 
@@ -427,7 +462,7 @@ static int unit_read_bandwidth(Unit *u, struct bw_bandwidth *ret) {
                 return 0;
         }
         if (r < 0)
-                return log_warning_errno(r, "%s: cannot read bandwidth: %s", u->name, STRERROR(r));
+                return unit_fd_error(u, r, "its bandwidth");
         return 1;
 }
 
@@ -520,7 +555,7 @@ static void unit_remember(Unit *u, const struct bw_bandwidth *cur, const struct 
         }
 }
 
-int unit_tick(Unit *u, uint64_t now) {
+static int unit_tick_pass(Unit *u, uint64_t now) {
         struct bw_policy_input in;
         struct bw_decision d;
         struct bw_bandwidth cur;
@@ -560,6 +595,14 @@ int unit_tick(Unit *u, uint64_t now) {
         /* The credit bucket: saved with the next save, not on every tick. */
         (void) unit_record(u, 0);
         return 0;
+}
+
+int unit_tick(Unit *u, uint64_t now) {
+        int r = unit_tick_pass(u, now);
+
+        unit_count_fds(u);
+        unit_fd_economy(u);
+        return r;
 }
 
 /* ---- life ----------------------------------------------------------------- */

@@ -54,6 +54,9 @@ struct unit_context {
         Telemetry *const *telemetry;    /* the run-queue telemetry, NULL when there is none (the manager's) */
         uint64_t *ticks;                /* decisions taken over all units (the manager's counter) */
         bool *fd_limit_said;            /* the one log line for running out of file descriptors */
+        size_t *fds_held;               /* by all units' cgroups and triggers (the manager's count) */
+        size_t fd_budget;               /* what they may hold: RLIMIT_NOFILE less the daemon's own */
+        bool *fd_tight;                 /* near the budget: units release what they can */
         unsigned *trigger_closes_left;  /* PSI trigger closes allowed until the next host pass (unit.h, samples) */
         const struct unit_hooks *hooks;
         void *userdata;                 /* for the hooks */
@@ -117,6 +120,7 @@ struct Unit {
         uint64_t quiet_samples;         /* consecutive quiet decisions */
         uint64_t light_samples;         /* light samples taken */
         uint64_t near_usec;             /* when a sample last found it near its quota (its PSI trigger) */
+        unsigned nfds;                  /* file descriptors held, as in the manager's count */
         struct unit_telemetry rq;       /* run-queue telemetry of the cgroup, while open */
 
         struct unit_levers lv;          /* weight, idle, freezer, cpuset, slices (unit-levers.h) */
@@ -187,6 +191,10 @@ bool unit_rest_plan(Unit *u, const struct bw_bandwidth *cur, struct bw_bandwidth
 /* On cgroup v1, lower u (a governed unit below ancestor, whose quota goes
  * down to quota_usec per period_usec) if it holds more. */
 void unit_lower_to(Unit *u, const char *ancestor, uint64_t quota_usec, uint64_t period_usec);
+
+/* A read or open failed: log it (r), or once for the host when the file
+ * descriptors ran out. Returns r. */
+int unit_fd_error(Unit *u, int r, const char *what);
 
 /* The cgroup is gone: close it and forget the unit's saved entry; a cgroup
  * of the same name later is adopted afresh. */

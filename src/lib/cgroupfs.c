@@ -7,13 +7,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/openat2.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <linux/magic.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <libcgroup.h>
@@ -195,6 +193,8 @@ int bw_cg_open(const struct bw_cg_root *root, const char *path, struct bw_cg **r
                                 r = open_file_optional(afd, CPUACCT_USAGE, &cg->usage_fd);
                                 if (r < 0)
                                         return r;
+                                /* Its directory is not kept: no reopening. */
+                                cg->pinned |= BW_CG_FILE_USAGE;
                         } else if (afd != -ENOENT)
                                 return afd;
                 }
@@ -209,6 +209,87 @@ int bw_cg_open(const struct bw_cg_root *root, const char *path, struct bw_cg **r
         return 0;
 }
 
+/* ---- held and released files ------------------------------------------------- */
+
+static int *file_slot(struct bw_cg *cg, unsigned file) {
+        switch (file) {
+        case BW_CG_FILE_STAT:     return &cg->stat_fd;
+        case BW_CG_FILE_LOCAL:    return &cg->local_fd;
+        case BW_CG_FILE_USAGE:    return &cg->usage_fd;
+        case BW_CG_FILE_PRESSURE: return &cg->pressure_fd;
+        case BW_CG_FILE_QUOTA:    return &cg->quota_fd;
+        default:                  return NULL;
+        }
+}
+
+/* Where a released file is opened again from. */
+static int file_reopen(struct bw_cg *cg, unsigned file) {
+        switch (file) {
+        case BW_CG_FILE_STAT:
+                return open_file(cg->bw_dirfd, CPU_STAT);
+        case BW_CG_FILE_LOCAL:
+                return open_file(cg->bw_dirfd, CPU_STAT_LOCAL);
+        case BW_CG_FILE_USAGE:
+                return cg->layout == BW_CG_LAYOUT_HYBRID ? open_file(cg->v2_dirfd, CPU_STAT) :
+                        open_file(cg->bw_dirfd, CPUACCT_USAGE);
+        case BW_CG_FILE_PRESSURE:
+                return open_file(cg->v2_dirfd, CPU_PRESSURE);
+        case BW_CG_FILE_QUOTA:
+                return open_file(cg->bw_dirfd, cg->layout == BW_CG_LAYOUT_V2 ? V2_MAX : V1_QUOTA);
+        default:
+                return -EINVAL;
+        }
+}
+
+/* The file's fd, opened again if it was released; -1 when the cgroup has
+ * no such file, a negative errno when reopening failed (-ENOENT: the
+ * cgroup vanished). */
+static int file_fd(struct bw_cg *cg, unsigned file) {
+        int *slot = file_slot(cg, file), fd;
+
+        if (*slot >= 0 || !(cg->released & file))
+                return *slot;
+        fd = file_reopen(cg, file);
+        if (fd < 0)
+                return fd;
+        cg->released &= ~file;
+        *slot = fd;
+        return fd;
+}
+
+unsigned bw_cg_release(struct bw_cg *cg, unsigned files) {
+        unsigned n = 0;
+
+        files &= ~cg->pinned;
+        for (unsigned f = 1; f < _BW_CG_FILE_ALL; f <<= 1) {
+                int *slot = file_slot(cg, f);
+
+                if (!(files & f) || !slot || *slot < 0 || *slot == cg->bw_dirfd || *slot == cg->v2_dirfd)
+                        continue;
+                close(*slot);
+                *slot = -1;
+                cg->released |= f;
+                n++;
+        }
+        return n;
+}
+
+bool bw_cg_has(const struct bw_cg *cg, unsigned file) {
+        int *slot = file_slot((struct bw_cg *) cg, file);
+
+        return slot && (*slot >= 0 || (cg->released & file));
+}
+
+unsigned bw_cg_nfds(const struct bw_cg *cg) {
+        const int fds[] = { cg->bw_dirfd, cg->v2_dirfd != cg->bw_dirfd ? cg->v2_dirfd : -1, cg->stat_fd,
+                            cg->local_fd, cg->usage_fd, cg->pressure_fd, cg->quota_fd };
+        unsigned n = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(fds); i++)
+                n += fds[i] >= 0;
+        return n;
+}
+
 /* Add cpu.stat.local to *st when the cgroup has one. The file is optional:
  * content the parser refuses, or too much of it, leaves
  * BW_CPUSTAT_LOCAL_THROTTLED clear rather than failing the sample; errors
@@ -217,12 +298,14 @@ static int read_local(struct bw_cg *cg, struct bw_cpu_stat *st) {
         char buf[CG_READ_MAX];
         size_t len;
         uint64_t usec;
-        int r;
+        int fd, r;
 
-        if (cg->local_fd < 0)
+        fd = file_fd(cg, BW_CG_FILE_LOCAL);
+        if (fd == -1)
                 return 0;
-
-        r = read_fd(cg->local_fd, buf, sizeof(buf), &len);
+        if (fd < 0)
+                return fd;
+        r = read_fd(fd, buf, sizeof(buf), &len);
         if (r == -EFBIG)
                 return 0;
         if (r < 0)
@@ -244,12 +327,15 @@ static int read_stat(struct bw_cg *cg, bool local, struct bw_cpu_stat *ret) {
         struct bw_cpu_stat st = { 0 };
         char buf[CG_READ_MAX];
         size_t len;
-        int r;
+        int fd, r;
 
         if (!cg || !ret)
                 return -EINVAL;
 
-        r = read_fd(cg->stat_fd, buf, sizeof(buf), &len);
+        fd = file_fd(cg, BW_CG_FILE_STAT);
+        if (fd < 0)
+                return fd == -1 ? -EBADF : fd;
+        r = read_fd(fd, buf, sizeof(buf), &len);
         if (r < 0)
                 return r;
 
@@ -268,8 +354,11 @@ static int read_stat(struct bw_cg *cg, bool local, struct bw_cpu_stat *ret) {
         if (r < 0)
                 return r;
 
-        if (cg->usage_fd >= 0) {
-                r = read_fd(cg->usage_fd, buf, sizeof(buf), &len);
+        fd = file_fd(cg, BW_CG_FILE_USAGE);
+        if (fd < -1)
+                return fd;
+        if (fd >= 0) {
+                r = read_fd(fd, buf, sizeof(buf), &len);
                 if (r < 0)
                         return r;
 
@@ -310,14 +399,16 @@ int bw_cg_read_stat_light(struct bw_cg *cg, struct bw_cpu_stat *ret) {
 int bw_cg_read_pressure(struct bw_cg *cg, struct bw_psi *ret) {
         char buf[CG_READ_MAX];
         size_t len;
-        int r;
+        int fd, r;
 
         if (!cg || !ret)
                 return -EINVAL;
-        if (cg->pressure_fd < 0)
+        fd = file_fd(cg, BW_CG_FILE_PRESSURE);
+        if (fd == -1)
                 return -EOPNOTSUPP;
-
-        r = read_fd(cg->pressure_fd, buf, sizeof(buf), &len);
+        if (fd < 0)
+                return fd;
+        r = read_fd(fd, buf, sizeof(buf), &len);
         if (r < 0)
                 return r;
 
@@ -393,13 +484,14 @@ int bw_cg_read_quota(struct bw_cg *cg, uint64_t *ret_quota_usec, uint64_t *ret_p
         char buf[CG_READ_MAX];
         uint64_t quota, period = 0;
         size_t len;
-        int r;
+        int fd, r;
 
         if (!cg || !ret_quota_usec || !ret_period_usec)
                 return -EINVAL;
-        if (cg->quota_fd < 0)
-                return -EBADF;
-        r = read_fd(cg->quota_fd, buf, sizeof(buf), &len);
+        fd = file_fd(cg, BW_CG_FILE_QUOTA);
+        if (fd < 0)
+                return fd == -1 ? -EBADF : fd;
+        r = read_fd(fd, buf, sizeof(buf), &len);
         if (r < 0)
                 return r;
         if (cg->layout == BW_CG_LAYOUT_V2)

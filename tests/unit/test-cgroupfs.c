@@ -1229,6 +1229,48 @@ static void test_read_light_quota(void **state) {
         assert_true(bw_cg_error_is_vanished(bw_cg_read_stat_light(cgh, &st)));
 }
 
+/* Released files are opened again when read; a cgroup gone meanwhile is
+ * reported as vanished by the reopen. */
+static void test_release(void **state) {
+        _cleanup_tree_ char *v2 = tree_v2("50000 100000\n", "0\n");
+        _cleanup_tree_ char *hy = tree_hybrid("50000\n", "100000\n", "0\n", true);
+        _cleanup_(rootp) struct bw_cg_root *root2 = NULL, *rooth = NULL;
+        _cleanup_(cgp) struct bw_cg *cg2 = NULL, *cgh = NULL;
+        struct bw_cpu_stat st;
+        struct bw_bandwidth bw;
+        struct bw_psi psi;
+        unsigned all = _BW_CG_FILE_ALL - 1, n0;
+
+        tree_put(v2, CG "/cpu.stat.local", "throttled_usec 5\n");
+        open_cg(v2, &root2, &cg2);
+        n0 = bw_cg_nfds(cg2);
+        assert_int_equal(n0, 5);                        /* dir, quota, stat, local, pressure */
+        assert_int_equal(bw_cg_release(cg2, all), 4);
+        assert_int_equal(bw_cg_nfds(cg2), 1);
+        assert_true(bw_cg_has(cg2, BW_CG_FILE_PRESSURE));
+        assert_false(bw_cg_has(cg2, BW_CG_FILE_USAGE));  /* V2: cpu.stat has it */
+        assert_int_equal(bw_cg_release(cg2, all), 0);
+        assert_int_equal(bw_cg_read_stat(cg2, &st), 0);
+        assert_int_equal(st.local_throttled_usec, 5);
+        assert_int_equal(bw_cg_read_bandwidth(cg2, &bw), 0);
+        assert_int_equal(bw.quota_usec, 50000);
+        assert_int_equal(bw_cg_read_pressure(cg2, &psi), 0);
+        assert_int_equal(bw_cg_nfds(cg2), n0);
+        assert_int_equal(bw_cg_release(cg2, BW_CG_FILE_STAT | BW_CG_FILE_QUOTA), 2);
+        vanish(v2, CG);
+        assert_true(bw_cg_error_is_vanished(bw_cg_read_stat(cg2, &st)));
+        assert_true(bw_cg_error_is_vanished(bw_cg_read_bandwidth(cg2, &bw)));
+
+        /* Hybrid: the twin's usage and pressure beneath the v2 directory. */
+        open_cg(hy, &rooth, &cgh);
+        n0 = bw_cg_nfds(cgh);
+        assert_int_equal(bw_cg_release(cgh, all), n0 - 2);
+        assert_int_equal(bw_cg_read_stat_light(cgh, &st), 0);
+        assert_int_equal(st.usage_usec, 7000000);
+        assert_int_equal(bw_cg_read_pressure(cgh, &psi), 0);
+        assert_int_equal(psi.full.total_usec, 6543);
+}
+
 /* ---- ancestors -------------------------------------------------------- */
 
 #define LEAF "top.slice/mid.slice/leaf.service"
@@ -1812,6 +1854,7 @@ int main(void) {
                 cmocka_unit_test(test_vanished),
                 cmocka_unit_test(test_vanished_local),
                 cmocka_unit_test(test_read_light_quota),
+                cmocka_unit_test(test_release),
                 cmocka_unit_test(test_ancestor_quota),
                 cmocka_unit_test(test_ancestor_quota_top_level),
                 cmocka_unit_test(test_ancestor_quota_errors),
