@@ -176,7 +176,7 @@ static const struct key_def governor_keys[_GK_MAX] = {
                                         .expected = "a time span between 100ms and 1min, like 1s"),
         [GK_METRICS_INTERVAL] = GKEY("MetricsInterval", VT_TIMESPAN, metrics_interval_usec,
                                      .min = BW_METRICS_INTERVAL_MIN_USEC, .max = BW_METRICS_INTERVAL_MAX_USEC,
-                                     .expected = "a time span between 1s and 1h, like 10s"),
+                                     .expected = "a time span between 100ms and 1h, like 10s"),
 };
 
 enum {

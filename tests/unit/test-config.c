@@ -756,14 +756,14 @@ static void test_error_messages(void **state) {
                 { "etc/bwgov.conf", "[Governor]\nPressureWindow=100ms\n",
                   "ROOT/etc/bwgov.conf:2: PressureWindow: value out of range, expected a time span between 500ms "
                   "and 10s, like 2s" },
-                { "etc/bwgov.conf", "[Governor]\nMetricsInterval=500ms\n",
-                  "ROOT/etc/bwgov.conf:2: MetricsInterval: value out of range, expected a time span between 1s and "
-                  "1h, like 10s" },
+                { "etc/bwgov.conf", "[Governor]\nMetricsInterval=50ms\n",
+                  "ROOT/etc/bwgov.conf:2: MetricsInterval: value out of range, expected a time span between 100ms "
+                  "and 1h, like 10s" },
                 { "etc/bwgov.conf", "[Governor]\nMetricsInterval=61min\n",
-                  "ROOT/etc/bwgov.conf:2: MetricsInterval: value out of range, expected a time span between 1s and "
-                  "1h, like 10s" },
+                  "ROOT/etc/bwgov.conf:2: MetricsInterval: value out of range, expected a time span between 100ms "
+                  "and 1h, like 10s" },
                 { "etc/bwgov.conf", "[Governor]\nMetricsInterval=often\n",
-                  "ROOT/etc/bwgov.conf:2: MetricsInterval: expected a time span between 1s and 1h, like 10s" },
+                  "ROOT/etc/bwgov.conf:2: MetricsInterval: expected a time span between 100ms and 1h, like 10s" },
                 { "etc/bwgov.conf", "[Governor]\nKernelCheck=yes\n",
                   "ROOT/etc/bwgov.conf:2: KernelCheck: expected one of off, warn, strict" },
                 { "etc/bwgov.conf", "[Governor]\nRestoreOnExit=maybe\n",
