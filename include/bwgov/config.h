@@ -54,6 +54,8 @@
 #define BW_HISTORY_SIZE_MAX         65536
 #define BW_CONTENTION_INTERVAL_MIN_USEC UINT64_C(100000)    /* ContentionInterval= 100ms */
 #define BW_CONTENTION_INTERVAL_MAX_USEC UINT64_C(60000000)  /* ContentionInterval= 1min */
+#define BW_METRICS_INTERVAL_MIN_USEC UINT64_C(100000)       /* MetricsInterval= 100ms, as Interval= */
+#define BW_METRICS_INTERVAL_MAX_USEC UINT64_C(3600000000)   /* MetricsInterval= 1h */
 #define BW_LATENCY_TARGET_MIN_USEC  UINT64_C(10)            /* LatencyTarget= 10us */
 #define BW_LATENCY_TARGET_DEFAULT_USEC UINT64_C(5000)       /* LatencyTarget= of Class=latency when unset */
 #define BW_PRIORITY_MIN             (-1000)
@@ -126,6 +128,7 @@ struct bw_global_config {
                                               * default 250ms, [100ms, 1h] */
         enum bw_contention contention;       /* Contention=, default share */
         uint64_t contention_interval_usec;   /* ContentionInterval=, gang slot, default 1s, [100ms, 1min] */
+        uint64_t metrics_interval_usec;      /* MetricsInterval=, metrics.prom rewritten, default 10s, [100ms, 1h] */
 };
 
 /* [Bandwidth] in <unit>.d drop-ins. has_* tells whether a key was set. */

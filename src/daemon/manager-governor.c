@@ -144,8 +144,11 @@ static int list_units(void *userdata, struct governor_unit **ret, size_t *ret_n)
         const Manager *m = userdata;
         struct governor_unit *units = NULL;
 
+        /* Not calloc(): unit_snapshot() sets every element whole, and
+         * clearing ~1.7 KiB per unit first was a third of this function's
+         * cost (metrics.prom asks for every unit). */
         if (m->n_units > 0) {
-                units = calloc(m->n_units, sizeof(*units));
+                units = reallocarray(NULL, m->n_units, sizeof(*units));
                 if (!units)
                         return -ENOMEM;
         }

@@ -3,6 +3,7 @@
  * configuration, adopted in the ticker's batches, restored together, and
  * which of them contain others. */
 #include <assert.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@ static int unit_ptr_name_cmp(const void *a, const void *b) {
 int manager_sync_units(Manager *m) {
         _cleanup_free_ Unit **units = NULL;
         size_t n = 0, i = 0;
+        bool changed = false;
         int r;
 
         units = calloc(m->config.n_units > 0 ? m->config.n_units : 1, sizeof(Unit *));
@@ -36,22 +38,28 @@ int manager_sync_units(Manager *m) {
                         unit_unconfigure(m->units[i]);
                         unit_free(m->units[i]);
                         m->units[i++] = NULL;
+                        changed = true;
                 }
                 if (i < m->n_units && cmp == 0) {
                         r = unit_reconfigure(m->units[i], c);
                         units[n++] = m->units[i];
                         m->units[i++] = NULL;
-                } else
+                } else {
                         r = unit_new(&m->unit_ctx, c, &units[n++]);
+                        changed = true;
+                }
                 if (r < 0)
                         goto fail;
         }
         for (; i < m->n_units; i++) {
+                changed = true;
                 contention_unit_leaving(m->contention, m->units[i], "unconfigure");
                 unit_unconfigure(m->units[i]);
                 m->units[i] = unit_free(m->units[i]);
         }
         free(m->units);
+        if (changed)
+                metrics_mark_changed(&m->metrics);
         m->units = TAKE_PTR(units);
         m->n_units = n;
         m->outermost_dirty = true;

@@ -72,6 +72,7 @@ static void on_unit_cgroup_changed(Unit *u, void *userdata) {
         Manager *m = userdata;
 
         m->units_generation++;
+        metrics_mark_changed(&m->metrics);
         /* Worked out again once per Interval= (manager_update_outermost()),
          * not per unit: ten thousand units appear at once at start. */
         m->outermost_dirty = true;
@@ -101,8 +102,15 @@ static void on_unit_quota_changed(Unit *u, void *userdata) {
                         m->units[i]->has_ancestor = false;
 }
 
+static void on_unit_adopted(Unit *u, void *userdata) {
+        Manager *m = userdata;
+
+        metrics_mark_changed(&m->metrics);
+}
+
 static const struct unit_hooks unit_hooks = {
         .cgroup_changed = on_unit_cgroup_changed,
+        .adopted = on_unit_adopted,
         .lowering = on_unit_lowering,
         .quota_changed = on_unit_quota_changed,
 };
@@ -150,8 +158,6 @@ int manager_load_config(Manager *m) {
         return 0;
 }
 
-/* Bring the unit table in line with the configuration: new units are
- * created, dropped ones restored to their baseline and forgotten. */
 static void manager_update_status(Manager *m) {
         struct governor_counts c;
 
@@ -160,10 +166,11 @@ static void manager_update_status(Manager *m) {
                           c.present, c.units, c.boosted, c.spending);
 }
 
-static void manager_write_metrics(Manager *m) {
+static void manager_write_metrics(Manager *m, uint64_t now) {
         const Governor g = { &manager_governor_ops, m };
 
         (void) metrics_write(&g, m->runtime_dir);
+        metrics_mark_written(&m->metrics, now);
 }
 
 /* ---- the host timer ------------------------------------------------------ */
@@ -296,8 +303,9 @@ static uint64_t host_interval(Manager *m) {
 }
 
 /* Every ActiveInterval=: host pressure, the brake and shedding (one file
- * each, cheap). Every Interval=: rescan for absent units, metrics, status,
- * the periodic state save. */
+ * each, cheap). Every Interval=: rescan for absent units, status, the
+ * periodic state save, and metrics when due (MetricsInterval=, or a unit
+ * came, went, was adopted, paused or resumed). */
 static int on_host_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         Manager *m = userdata;
         int r;
@@ -326,7 +334,9 @@ static int on_host_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         if (m->outermost_dirty)
                 manager_update_outermost(m);
         store_periodic(m->store, usec);
-        manager_write_metrics(m);
+        if (metrics_due(&m->metrics, usec, m->config.global.metrics_interval_usec,
+                        m->config.global.interval_usec / 2))
+                manager_write_metrics(m, usec);
         manager_update_status(m);
         return 0;
 }
@@ -378,6 +388,7 @@ int manager_set_paused(Manager *m, const char *name, bool paused) {
         if (u->paused == paused)
                 return 0;
         unit_set_paused(u, paused);
+        metrics_mark_changed(&m->metrics);
         contention_sync(m->contention);
         return 1;
 }
@@ -614,5 +625,5 @@ void manager_shutdown(Manager *m) {
         if (m->config.global.restore_on_exit)
                 manager_restore_all(m, "stop");
         (void) store_save(m->store);
-        manager_write_metrics(m);
+        manager_write_metrics(m, clock_now_usec(CLOCK_MONOTONIC));
 }

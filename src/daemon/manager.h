@@ -19,6 +19,7 @@
 #include "governor.h"
 #include "sdintent.h"
 #include "latency-guard.h"
+#include "metrics.h"
 #include "store.h"
 #include "telemetry.h"
 #include "unit.h"
@@ -69,6 +70,7 @@ struct Manager {
         uint64_t host_units_generation; /* ... at the last host sample */
         bool host_over_limit;           /* bw_host_over_limit() at the last host sample */
         uint64_t last_slow_host_usec;   /* last rescan/metrics pass (every Interval=) */
+        struct metrics_clock metrics;   /* when metrics.prom is due (MetricsInterval=, structural changes) */
 
         uint64_t ticks;
         bool fd_limit_said;

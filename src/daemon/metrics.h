@@ -1,9 +1,58 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
 #include "governor.h"
+
+/* The bytes of a rendering. Appends grow it; with fd >= 0 it is instead
+ * written out to fd whenever it fills up (metrics_write()), so its size
+ * stays one chunk whatever the number of units. The first error (-ENOMEM,
+ * a failed write) is kept in error and every later append is dropped. */
+struct metrics_buf {
+        char *data;
+        size_t len;
+        size_t cap;
+        int fd;                 /* where full chunks go; -1: keep everything in data */
+        int error;              /* 0 or the first negative errno */
+};
+
+#define METRICS_BUF_INIT { .fd = -1 }
+
+/* Frees data; the buffer is METRICS_BUF_INIT again (fd kept). */
+void metrics_buf_done(struct metrics_buf *b);
+
+/* Append the whole text of metrics.prom, from one get_status() and one
+ * list_units() of g, to b (after what b already holds). Returns 0, or the
+ * error of one of g's operations, or b->error (-ENOMEM, a write error of
+ * b->fd). */
+int metrics_render(const Governor *g, struct metrics_buf *b);
 
 /* Write <runtime_dir>/metrics.prom in the Prometheus text format from the
  * governor's snapshots, replaced atomically (node_exporter textfile
  * collector style). Returns 0 or a negative errno (logged at debug). */
 int metrics_write(const Governor *g, const char *runtime_dir);
+
+/* When metrics.prom is due: at the first pass, then once interval_usec
+ * (MetricsInterval=) has passed since the last write, or at the first
+ * pass after a structural change (a unit added or removed, a cgroup that
+ * appeared or vanished, an adoption, a pause or resume). The daemon asks
+ * at each Interval= pass; slack_usec (half an Interval=) keeps a pass that
+ * comes a little early from putting the write off by a whole pass. */
+struct metrics_clock {
+        bool written;           /* at least once */
+        bool changed;           /* a structural change since the last write */
+        uint64_t last_usec;     /* CLOCK_MONOTONIC of the last write */
+};
+
+static inline void metrics_mark_changed(struct metrics_clock *c) {
+        c->changed = true;
+}
+
+bool metrics_due(const struct metrics_clock *c, uint64_t now_usec, uint64_t interval_usec, uint64_t slack_usec);
+
+/* The file was written (or tried: a failure waits for the next due time
+ * like a success) at now_usec. */
+void metrics_mark_written(struct metrics_clock *c, uint64_t now_usec);

@@ -262,6 +262,7 @@ int unit_adopt(Unit *u, const struct bw_bandwidth *cur) {
         if (unit_record(u, STORE_SETTLED | STORE_SOON) < 0)
                 return log_oom();
         u->adopted = true;
+        u->ctx->hooks->adopted(u, u->ctx->userdata);
 
         /* CPUQuota= names the contract: put it in place unless the kernel
          * already holds it (or a boost of ours above it). */

@@ -30,6 +30,8 @@ typedef struct Unit Unit;
 struct unit_hooks {
         /* u's cgroup was opened or closed. */
         void (*cgroup_changed)(Unit *u, void *userdata);
+        /* u was adopted (unit_adopt()). */
+        void (*adopted)(Unit *u, void *userdata);
         /* u's quota is about to go down to quota_usec per period_usec: on
          * cgroup v1 the governed cgroups below it that hold more must go
          * down first (unit_lower_to()). */

@@ -150,6 +150,7 @@ enum {
         GK_TELEMETRY,
         GK_CONTENTION,
         GK_CONTENTION_INTERVAL,
+        GK_METRICS_INTERVAL,
         _GK_MAX,
 };
 
@@ -173,6 +174,9 @@ static const struct key_def governor_keys[_GK_MAX] = {
                                         .min = BW_CONTENTION_INTERVAL_MIN_USEC,
                                         .max = BW_CONTENTION_INTERVAL_MAX_USEC,
                                         .expected = "a time span between 100ms and 1min, like 1s"),
+        [GK_METRICS_INTERVAL] = GKEY("MetricsInterval", VT_TIMESPAN, metrics_interval_usec,
+                                     .min = BW_METRICS_INTERVAL_MIN_USEC, .max = BW_METRICS_INTERVAL_MAX_USEC,
+                                     .expected = "a time span between 100ms and 1h, like 10s"),
 };
 
 enum {
@@ -235,6 +239,7 @@ static const struct bw_global_config global_defaults = {
         .telemetry = true,
         .contention = BW_CONTENTION_SHARE,
         .contention_interval_usec = USEC_PER_SEC,
+        .metrics_interval_usec = 10 * USEC_PER_SEC,
 };
 
 static const struct bw_unit_config unit_defaults = {

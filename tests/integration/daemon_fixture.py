@@ -235,7 +235,7 @@ class Daemon:
 
 class DaemonTest(unittest.TestCase):
     units = {"app.slice": dict(quota=50000, burst=0, conf="")}
-    global_conf = "[Governor]\nInterval=100ms\n"
+    global_conf = "[Governor]\nInterval=100ms\nMetricsInterval=100ms\n"
 
     def setUp(self):
         if not os.path.exists(BWGOVD):
@@ -362,7 +362,7 @@ class TestObserve(DaemonTest):
 
 
 class TestHostShedding(DaemonTest):
-    global_conf = "[Governor]\nInterval=100ms\nHostPressureLimit=40%\n"
+    global_conf = "[Governor]\nInterval=100ms\nMetricsInterval=100ms\nHostPressureLimit=40%\n"
     units = {
         "low.slice": dict(quota=50000, burst=0, conf="Priority=-10\nCreditMax=600s\n"),
         "high.slice": dict(quota=50000, burst=0, conf="Priority=10\nCreditMax=600s\n"),
@@ -430,7 +430,7 @@ class TestHostBrakeNeedsOthers(DaemonTest):
     # PSI cannot tell whose tasks wait: a governed group with more runnable
     # threads than CPUs, alone, stalls the host by itself. Only work outside
     # the governed groups that wants the CPU can be deprived of it.
-    global_conf = "[Governor]\nInterval=100ms\nHostPressureLimit=40%\n"
+    global_conf = "[Governor]\nInterval=100ms\nMetricsInterval=100ms\nHostPressureLimit=40%\n"
     units = {"app.slice": dict(quota=50000, burst=0, conf="CreditMax=600s\n")}
 
     def test_pressure_without_other_work_does_not_shed(self):

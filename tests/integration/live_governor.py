@@ -194,9 +194,11 @@ class Daemon:
             os.makedirs(os.path.join(base, d), exist_ok=True)
         # This test compares the law against static limits; host protection
         # is tested on fixtures and in the benchmark. Another tenant of a
-        # shared CI machine must not brake the headroom under test.
+        # shared CI machine must not brake the headroom under test. The
+        # test reads adoption, writes and credit from metrics.prom: every
+        # second, not every MetricsInterval= (10 s).
         with open(os.path.join(base, "conf", "bwgov.conf"), "w") as f:
-            f.write("[Governor]\nHostPressureLimit=0%\n")
+            f.write("[Governor]\nHostPressureLimit=0%\nMetricsInterval=1s\n")
         for cg, conf in units.items():
             d = os.path.join(base, "conf", self.units[cg] + ".d")
             os.makedirs(d, exist_ok=True)

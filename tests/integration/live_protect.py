@@ -70,6 +70,9 @@ class Daemon:
         self.base = base
         for d in ("conf", "state", "run"):
             os.makedirs(os.path.join(base, d), exist_ok=True)
+        # The latency level is looked for in metrics.prom within seconds:
+        # rewritten every second, not every MetricsInterval= (10 s).
+        write(os.path.join(base, "conf", "bwgov.conf"), "[Governor]\nMetricsInterval=1s\n")
         self.conf(g, with_be=True)
         self.proc = None
 

@@ -33,7 +33,7 @@ UNITS = {
     "web.slice": dict(quota="max", burst=0, conf=""),
     "gone.slice": dict(quota=None, burst=0, conf="CreditMax=10s\n"),
 }
-GLOBAL_CONF = "[Governor]\nInterval=100ms\n"
+GLOBAL_CONF = "[Governor]\nInterval=100ms\nMetricsInterval=100ms\n"
 
 
 class StaticDaemon:

@@ -304,6 +304,7 @@ static void assert_global_defaults(const struct bw_global_config *g) {
         assert_int_equal(g->history_size, 256);
         assert_int_equal(g->active_interval_usec, MSEC(250));
         assert_true(g->telemetry);
+        assert_int_equal(g->metrics_interval_usec, SEC(10));
 }
 
 static void assert_unit_defaults(const struct bw_unit_config *u) {
@@ -755,6 +756,14 @@ static void test_error_messages(void **state) {
                 { "etc/bwgov.conf", "[Governor]\nPressureWindow=100ms\n",
                   "ROOT/etc/bwgov.conf:2: PressureWindow: value out of range, expected a time span between 500ms "
                   "and 10s, like 2s" },
+                { "etc/bwgov.conf", "[Governor]\nMetricsInterval=50ms\n",
+                  "ROOT/etc/bwgov.conf:2: MetricsInterval: value out of range, expected a time span between 100ms "
+                  "and 1h, like 10s" },
+                { "etc/bwgov.conf", "[Governor]\nMetricsInterval=61min\n",
+                  "ROOT/etc/bwgov.conf:2: MetricsInterval: value out of range, expected a time span between 100ms "
+                  "and 1h, like 10s" },
+                { "etc/bwgov.conf", "[Governor]\nMetricsInterval=often\n",
+                  "ROOT/etc/bwgov.conf:2: MetricsInterval: expected a time span between 100ms and 1h, like 10s" },
                 { "etc/bwgov.conf", "[Governor]\nKernelCheck=yes\n",
                   "ROOT/etc/bwgov.conf:2: KernelCheck: expected one of off, warn, strict" },
                 { "etc/bwgov.conf", "[Governor]\nRestoreOnExit=maybe\n",
@@ -934,7 +943,7 @@ static void test_known_keys(void **state) {
                 "Governor.Interval=2s", "Governor.Mode=burst", "Governor.HostPressureLimit=50%",
                 "Governor.PressureWindow=4s", "Governor.KernelCheck=strict", "Governor.RestoreOnExit=no",
                 "Governor.HistorySize=10", "Governor.ActiveInterval=500ms", "Governor.Telemetry=no",
-                "Governor.Contention=gang", "Governor.ContentionInterval=500ms",
+                "Governor.Contention=gang", "Governor.ContentionInterval=500ms", "Governor.MetricsInterval=1min",
                 "Bandwidth.Mode=observe",
                 "Bandwidth.CPUQuota=150%",
                 "Bandwidth.CPUQuotaMax=350%", "Bandwidth.CPUBurstMax=25ms", "Bandwidth.CreditMax=2min",
@@ -966,7 +975,7 @@ static void test_known_keys(void **state) {
                 strcat(strncmp(keys[n], "Governor.", 9) == 0 ? gov : bw, values[n] + strlen(keys[n]));
                 strcat(strncmp(keys[n], "Governor.", 9) == 0 ? gov : bw, "\n");
         }
-        assert_int_equal(n, 26);
+        assert_int_equal(n, 27);
         assert_int_equal(n, ELEMENTSOF(values));
 
         tree_init(&t);
@@ -984,6 +993,7 @@ static void test_known_keys(void **state) {
         assert_false(c.global.telemetry);
         assert_int_equal(c.global.contention, BW_CONTENTION_GANG);
         assert_int_equal(c.global.contention_interval_usec, MSEC(500));
+        assert_int_equal(c.global.metrics_interval_usec, SEC(60));
         u = bw_config_find_unit(&c, "all.slice");
         assert_non_null(u);
         assert_true(u->has_mode);
@@ -1313,7 +1323,7 @@ static void test_shipped_files(void **state) {
         }
         assert_int_equal(fclose(f), 0);
         assert_int_equal(fclose(mem), 0);
-        assert_int_equal(n_keys, 9); /* every [Governor] key */
+        assert_int_equal(n_keys, 10); /* the [Governor] keys it shows */
 
         snprintf(path, sizeof(path), "%s/conf/web.slice.d-example.conf", src);
         f = fopen(path, "re");

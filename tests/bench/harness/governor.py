@@ -284,6 +284,10 @@ class Bwgovd:
             os.makedirs(d, exist_ok=True)
         with open(os.path.join(self.conf, "bwgov.conf"), "w") as f:
             f.write(f"[Governor]\nInterval={interval}\n")
+            # Adoption, writes and credit are read from metrics.prom: keep
+            # it rewritten every Interval=, not every MetricsInterval= (10 s).
+            if "MetricsInterval" not in (extra_global or {}):
+                f.write(f"MetricsInterval={interval}\n")
             for k, v in (extra_global or {}).items():
                 f.write(f"{k}={v}\n")
         for u in self.units:

@@ -179,7 +179,7 @@ def test_bwgovd_config(tmp):
     check("bwgovd: each unit's drop-in", all(c == "[Bandwidth]\nMode=elastic\nCreditMax=5s\nCPUQuotaMax=75%\n"
                                               for c in confs.values()), confs)
     check("bwgovd: global keys", open(os.path.join(d, "conf", "bwgov.conf")).read() ==
-          "[Governor]\nInterval=1s\nHostPressureLimit=0%\n")
+          "[Governor]\nInterval=1s\nMetricsInterval=1s\nHostPressureLimit=0%\n")
     check("bwgovd: single unit still a string", governor.Bwgovd("/x", os.path.join(tmp, "gov1"), "bwgov-bench-1-3",
                                                                 "burst", 5.0, 150.0).units == ["bwgov-bench-1-3"])
     d2 = os.path.join(tmp, "gov2")

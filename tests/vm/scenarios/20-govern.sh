@@ -26,9 +26,10 @@ check "bwgovd is running" systemctl start "$svc" || fail_with_journal "$svc"
 
 # Host-level CPU pressure under TCG is an emulation artefact (hundreds of ms/s
 # with one busy vCPU); shedding would withdraw every boost while this scenario
-# looks for one. HostPressureLimit=0% turns shedding off.
+# looks for one. HostPressureLimit=0% turns shedding off. The metrics
+# checked below are rewritten every second, not every MetricsInterval=10s.
 mkdir -p /etc/bwgov/bwgov.conf.d
-printf '[Governor]\nHostPressureLimit=0%%\n' >/etc/bwgov/bwgov.conf.d/50-vm-test.conf
+printf '[Governor]\nHostPressureLimit=0%%\nMetricsInterval=1s\n' >/etc/bwgov/bwgov.conf.d/50-vm-test.conf
 
 printf '[Slice]\nCPUQuota=50%%\n' >"/etc/systemd/system/$slice"
 check "systemctl daemon-reload" systemctl daemon-reload

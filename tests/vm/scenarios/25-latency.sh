@@ -11,9 +11,12 @@ svc=bwgovd.service
 slice=bwgovlat.slice
 load=bwgovlat-load.service
 dropin=/etc/bwgov/$slice.d
+# The histogram is looked for in metrics.prom once the load has run: rewritten
+# every second, not every MetricsInterval=10s.
+metrics_conf=/etc/bwgov/bwgov.conf.d/50-vm-latency-metrics.conf
 
 cleanup() {
-        rm -rf "$dropin"
+        rm -rf "$dropin" "$metrics_conf"
         systemctl reload "$svc" 2>/dev/null
         systemctl stop "$load" 2>/dev/null
         systemctl reset-failed "$load" 2>/dev/null
@@ -33,7 +36,8 @@ printf '[Slice]\nCPUQuota=20%%\n' >"/etc/systemd/system/$slice"
 check "systemctl daemon-reload" systemctl daemon-reload
 check "start $slice (CPUQuota=20%)" systemctl start "$slice"
 cg=$(unit_cgroup "$slice")
-mkdir -p "$dropin"
+mkdir -p "$dropin" "${metrics_conf%/*}"
+printf '[Governor]\nMetricsInterval=1s\n' >"$metrics_conf"
 # Observe: decide, never write, so the 20 % stays and the group is throttled.
 printf '[Bandwidth]\nMode=observe\n' >"$dropin/10-test.conf"
 check "systemctl reload bwgovd" systemctl reload "$svc" || fail_with_journal "$svc"
