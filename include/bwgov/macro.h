@@ -17,6 +17,14 @@
 #define _cleanup_(f) __attribute__((cleanup(f)))
 #define _pure_ __attribute__((pure))
 #define _printf_(a, b) __attribute__((format(printf, a, b)))
+#define STRINGIFY_(x) #x
+#define STRINGIFY(x) STRINGIFY_(x)
+
+/* free(p); p = NULL in one expression: p = mfree(p). */
+static inline void *mfree(void *p) {
+        free(p);
+        return NULL;
+}
 
 static inline void freep(void *p) {
         free(*(void **) p);

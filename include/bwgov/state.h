@@ -55,11 +55,24 @@ struct bw_state_unit {
         /* Not serialised: the pending intent is in the file already (set
          * by the caller after a successful save, cleared when it changes). */
         bool pending_saved;
+        /* Not serialised: the entry's text in the last formatted document
+         * and the fields it was made from. bw_state_format() formats again
+         * only entries whose fields changed since (a save of ten thousand
+         * entries is then a copy of their texts, not ten thousand JSON
+         * objects built and dumped). */
+        char *text;
+        struct bw_state_fields {
+                struct bw_bandwidth baseline, written, pending;
+                uint64_t credit_usec, debt_usec, slice_usec;
+                bool has_written, has_pending, paused;
+        } text_of;
 };
 
 struct bw_state {
         struct bw_state_unit *units;    /* sorted by name (strcmp) */
         size_t n_units;
+        size_t n_allocated;
+        size_t formatted;               /* entries the last bw_state_format() formatted anew */
 };
 
 /* Parse a state document. Returns 0; -EINVAL for malformed JSON or a wrong
@@ -71,12 +84,14 @@ int bw_state_parse(const char *buf, size_t len, struct bw_state *ret);
  * one over 16 MiB, another negative errno for I/O errors. */
 int bw_state_load(int dirfd, const char *name, struct bw_state *ret);
 
-/* Serialise to a malloc'd NUL-terminated string. */
-int bw_state_format(const struct bw_state *s, char **ret);
+/* Serialise to a malloc'd NUL-terminated string: one line per entry
+ * (compact, keys sorted), each formatted again only when its fields
+ * changed since the last call (s->formatted says how many were). */
+int bw_state_format(struct bw_state *s, char **ret);
 
 /* Atomic replace: write NAME.tmp.XXXXXX in dirfd, fsync, rename over NAME,
  * fsync the directory. On failure the old file is intact. */
-int bw_state_save(int dirfd, const char *name, const struct bw_state *s);
+int bw_state_save(int dirfd, const char *name, struct bw_state *s);
 
 void bw_state_done(struct bw_state *s);
 

@@ -40,11 +40,6 @@ static void fmt_usec(uint64_t usec, char *buf, size_t n) {
                 (void) snprintf(buf, n, "%" PRIu64 "us", usec);
 }
 
-static void *mfree(void *p) {
-        free(p);
-        return NULL;
-}
-
 /* The unit's note for explain: allocated when there is one, replaced only
  * when it changes. */
 _printf_(2, 3) static void set_note(Unit *u, const char *fmt, ...) {

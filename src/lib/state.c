@@ -57,6 +57,7 @@ enum bw_ownership bw_state_classify(const struct bw_state_unit *u, const struct 
 static void unit_done(struct bw_state_unit *u) {
         free(u->name);
         free(u->cgroup);
+        free(u->text);
         for (size_t l = 0; l < _BW_LEVER_MAX; l++)
                 free(u->levers[l]);
 }
@@ -73,6 +74,7 @@ int bw_state_unit_set_lever(struct bw_state_unit *u, enum bw_lever l, const char
         }
         free(u->levers[l]);
         u->levers[l] = c;
+        u->text = mfree(u->text);       /* the levers are not in text_of */
         return 0;
 }
 
@@ -87,6 +89,7 @@ void bw_state_done(struct bw_state *s) {
         if (!s)
                 return;
         array_done_and_free(s->units, s->n_units, unit_done);
+        s->n_allocated = 0;
 }
 
 /* Entries are kept sorted by name: lookups are a binary search, not a
@@ -137,12 +140,17 @@ struct bw_state_unit *bw_state_add(struct bw_state *s, const char *name, const c
                 unit_done(&u);
                 return NULL;
         }
-        n = realloc(s->units, (s->n_units + 1) * sizeof(*n));
-        if (!n) {
-                unit_done(&u);
-                return NULL;
+        if (s->n_units == s->n_allocated) {
+                size_t a = s->n_allocated ? s->n_allocated * 2 : 16;
+
+                n = reallocarray(s->units, a, sizeof(*n));
+                if (!n) {
+                        unit_done(&u);
+                        return NULL;
+                }
+                s->units = n;
+                s->n_allocated = a;
         }
-        s->units = n;
         memmove(&s->units[i + 1], &s->units[i], (s->n_units - i) * sizeof(*n));
         s->units[i] = u;
         s->n_units++;
@@ -332,42 +340,103 @@ int bw_state_parse(const char *buf, size_t len, struct bw_state *ret) {
         return 0;
 }
 
-int bw_state_format(const struct bw_state *s, char **ret) {
-        json_t *root, *units;
+static struct bw_state_fields fields_of(const struct bw_state_unit *u) {
+        struct bw_state_fields f;
+
+        /* Zeroed first: compared with memcmp(), padding included. */
+        memset(&f, 0, sizeof(f));
+        f.baseline = u->baseline;
+        f.has_written = u->has_written;
+        if (u->has_written)
+                f.written = u->written;
+        f.has_pending = u->has_pending;
+        if (u->has_pending)
+                f.pending = u->pending;
+        f.credit_usec = u->credit_usec;
+        f.debt_usec = u->debt_usec;
+        f.paused = u->paused;
+        f.slice_usec = u->slice_usec;
+        return f;
+}
+
+/* One entry as `"name": {...}` (compact, keys sorted). */
+static int unit_format(const struct bw_state_unit *u, char **ret) {
+        _cleanup_free_ char *name = NULL, *body = NULL;
+        json_t *o, *n;
+        char *text;
+
+        o = json_pack("{s:s, s:o, s:o, s:o, s:I, s:I, s:b}",
+                      "cgroup", u->cgroup,
+                      "baseline", bandwidth_to_json(&u->baseline),
+                      "written", u->has_written ? bandwidth_to_json(&u->written) : json_null(),
+                      "pending", u->has_pending ? bandwidth_to_json(&u->pending) : json_null(),
+                      "credit_usec", (json_int_t) u->credit_usec,
+                      "debt_usec", (json_int_t) u->debt_usec,
+                      "paused", u->paused);
+        if (!o || levers_to_json(u, o) < 0) {
+                json_decref(o);
+                return -ENOMEM;
+        }
+        body = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+        json_decref(o);
+        n = json_string(u->name);
+        if (n)
+                name = json_dumps(n, JSON_ENCODE_ANY);
+        json_decref(n);
+        if (!body || !name || asprintf(&text, "%s: %s", name, body) < 0)
+                return -ENOMEM;
+        *ret = text;
+        return 0;
+}
+
+/* The document: one line per entry, each entry's text formatted only
+ * when its fields changed since it was last. */
+int bw_state_format(struct bw_state *s, char **ret) {
+        static const char head[] = "{\n  \"schema_version\": " STRINGIFY(STATE_SCHEMA_VERSION) ",\n  \"units\": {";
+        static const char tail[] = "\n  }\n}";
+        size_t len = sizeof(head) - 1 + sizeof(tail) - 1 + 1, at;
         char *out;
 
-        root = json_object();
-        units = json_object();
-        if (!root || !units)
-                goto oom;
-        json_object_set_new(root, "schema_version", json_integer(STATE_SCHEMA_VERSION));
-        json_object_set_new(root, "units", units);
-
+        s->formatted = 0;
         for (size_t i = 0; i < s->n_units; i++) {
-                const struct bw_state_unit *u = &s->units[i];
-                json_t *o;
+                struct bw_state_unit *u = &s->units[i];
+                struct bw_state_fields f = fields_of(u);
 
-                o = json_pack("{s:s, s:o, s:o, s:o, s:I, s:I, s:b}",
-                              "cgroup", u->cgroup,
-                              "baseline", bandwidth_to_json(&u->baseline),
-                              "written", u->has_written ? bandwidth_to_json(&u->written) : json_null(),
-                              "pending", u->has_pending ? bandwidth_to_json(&u->pending) : json_null(),
-                              "credit_usec", (json_int_t) u->credit_usec,
-                              "debt_usec", (json_int_t) u->debt_usec,
-                              "paused", u->paused);
-                if (!o || json_object_set_new(units, u->name, o) < 0 || levers_to_json(u, o) < 0)
-                        goto oom;
+                if (!u->text || memcmp(&f, &u->text_of, sizeof(f)) != 0) {
+                        char *t;
+
+                        if (unit_format(u, &t) < 0)
+                                return -ENOMEM;
+                        free(u->text);
+                        u->text = t;
+                        u->text_of = f;
+                        s->formatted++;
+                }
+                len += strlen(u->text) + 6;     /* ",\n    " */
         }
-
-        out = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);
-        json_decref(root);
+        out = malloc(len);
         if (!out)
                 return -ENOMEM;
+        memcpy(out, head, sizeof(head) - 1);
+        at = sizeof(head) - 1;
+        for (size_t i = 0; i < s->n_units; i++) {
+                size_t n = strlen(s->units[i].text);
+
+                memcpy(out + at, i > 0 ? ",\n    " : "\n    ", i > 0 ? 6 : 5);
+                at += i > 0 ? 6 : 5;
+                memcpy(out + at, s->units[i].text, n);
+                at += n;
+        }
+        if (s->n_units == 0) {
+                memcpy(out + at, "}\n}", 3);
+                at += 3;
+        } else {
+                memcpy(out + at, tail, sizeof(tail) - 1);
+                at += sizeof(tail) - 1;
+        }
+        out[at] = '\0';
         *ret = out;
         return 0;
-oom:
-        json_decref(root);
-        return -ENOMEM;
 }
 
 int bw_state_load(int dirfd, const char *name, struct bw_state *ret) {
@@ -383,7 +452,7 @@ int bw_state_load(int dirfd, const char *name, struct bw_state *ret) {
         return bw_state_parse(buf, len, ret);
 }
 
-int bw_state_save(int dirfd, const char *name, const struct bw_state *s) {
+int bw_state_save(int dirfd, const char *name, struct bw_state *s) {
         _cleanup_free_ char *text = NULL, *tmp = NULL;
         _cleanup_close_ int fd = -1;
         size_t len, done = 0;

@@ -257,6 +257,67 @@ static void test_save_load_atomic(void **unused) {
         bw_state_done(&t);
 }
 
+/* A save formats again only the entries whose fields changed; the text
+ * stays the document parse() reads back. */
+static void test_format_incremental(void **unused) {
+        struct bw_state s = {0}, t = {0};
+        struct bw_state_unit *u;
+        char name[32], *text = NULL;
+
+        for (unsigned i = 0; i < 100; i++) {
+                snprintf(name, sizeof(name), "u%03u.service", i);
+                u = bw_state_add(&s, name, NULL);
+                assert_non_null(u);
+                u->baseline = base;
+                u->credit_usec = i;
+        }
+        u = bw_state_add(&s, "we\"ird\\name\n.scope", NULL);       /* escapes */
+        assert_non_null(u);
+        u->baseline = base;
+        assert_int_equal(bw_state_format(&s, &text), 0);
+        assert_int_equal(s.formatted, 101);
+        text = mfree(text);
+
+        /* Nothing changed: nothing formatted, the same text. */
+        assert_int_equal(bw_state_format(&s, &text), 0);
+        assert_int_equal(s.formatted, 0);
+        text = mfree(text);
+
+        /* Two changed, one added, one removed, one lever set. */
+        bw_state_find(&s, "u007.service")->credit_usec = 777;
+        u = bw_state_find(&s, "u008.service");
+        u->has_pending = true;
+        u->pending = boosted;
+        u = bw_state_add(&s, "new.service", NULL);
+        assert_non_null(u);
+        u->baseline = base;
+        bw_state_remove(&s, "u009.service");
+        assert_int_equal(bw_state_unit_set_lever(bw_state_find(&s, "u010.service"), BW_LEVER_WEIGHT, "100"), 0);
+        assert_int_equal(bw_state_format(&s, &text), 0);
+        assert_int_equal(s.formatted, 4);
+
+        assert_int_equal(bw_state_parse(text, strlen(text), &t), 0);
+        assert_int_equal(t.n_units, 101);
+        assert_int_equal(bw_state_find(&t, "u007.service")->credit_usec, 777);
+        assert_int_equal(bw_state_find(&t, "u006.service")->credit_usec, 6);
+        assert_true(bw_state_find(&t, "u008.service")->has_pending);
+        assert_int_equal(bw_state_find(&t, "u008.service")->pending.quota_usec, 120000);
+        assert_null(bw_state_find(&t, "u009.service"));
+        assert_non_null(bw_state_find(&t, "new.service"));
+        assert_non_null(bw_state_find(&t, "we\"ird\\name\n.scope"));
+        assert_string_equal(bw_state_find(&t, "u010.service")->levers[BW_LEVER_WEIGHT], "100");
+        free(text);
+        bw_state_done(&t);
+
+        /* Empty: still a document. */
+        bw_state_done(&s);
+        assert_int_equal(bw_state_format(&s, &text), 0);
+        assert_int_equal(bw_state_parse(text, strlen(text), &t), 0);
+        assert_int_equal(t.n_units, 0);
+        free(text);
+        bw_state_done(&t);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_roundtrip),
@@ -264,6 +325,7 @@ int main(void) {
                 cmocka_unit_test(test_parse_rejects),
                 cmocka_unit_test(test_classify),
                 cmocka_unit_test(test_save_load_atomic),
+                cmocka_unit_test(test_format_incremental),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
