@@ -2,8 +2,12 @@
 #pragma once
 
 /* A bounded per-cgroup ring of decisions, for `bwgovctl history` and
- * `explain`. One allocation per ring, O(1) push; when full, a push
- * overwrites the oldest entry. Not thread-safe (the daemon is one thread). */
+ * `explain`. O(1) push (amortised); when full, a push overwrites the oldest
+ * entry. Its memory grows with what is recorded (4, 8, 16 ... entries, up
+ * to the capacity), nothing before the first push: a ring costs at most
+ * 48 + capacity × sizeof(struct bw_history_entry) (112) bytes. If growing
+ * fails for want of memory, the push overwrites the oldest of what is
+ * allocated. Not thread-safe (the daemon is one thread). */
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -41,6 +45,7 @@ int bw_history_resize(struct bw_history **h, size_t capacity);
 void bw_history_push(struct bw_history *h, const struct bw_history_entry *e);
 
 size_t bw_history_count(const struct bw_history *h);         /* entries held, <= capacity */
+size_t bw_history_allocated_bytes(const struct bw_history *h);  /* the ring's memory now */
 size_t bw_history_capacity(const struct bw_history *h);
 uint64_t bw_history_pushed(const struct bw_history *h);      /* pushes ever; minus count = dropped */
 

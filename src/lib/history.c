@@ -2,28 +2,35 @@
 /* The decision ring of one cgroup and the selection GetHistory makes from it
  * (contracts in include/bwgov/history.h). */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bwgov/history.h"
 
+/* A ring over `allocated` slots that grows on push, 4, 8, 16 ... up to
+ * the capacity: a quiet unit records a handful of transitions, and ten
+ * thousand rings of 256 entries up front were 28 MiB. */
 struct bw_history {
         size_t capacity;
+        size_t allocated;
         size_t count;
         size_t head;                    /* index of the next write */
         uint64_t pushed;
-        struct bw_history_entry entries[];
+        struct bw_history_entry *entries;
 };
+
+#define HISTORY_FIRST 4
 
 int bw_history_new(size_t capacity, struct bw_history **ret) {
         struct bw_history *h;
 
         if (capacity == 0 || !ret)
                 return -EINVAL;
-        if (capacity > (SIZE_MAX - sizeof(struct bw_history)) / sizeof(struct bw_history_entry))
+        if (capacity > SIZE_MAX / sizeof(struct bw_history_entry))
                 return -ENOMEM;
 
-        h = calloc(1, sizeof(struct bw_history) + capacity * sizeof(struct bw_history_entry));
+        h = calloc(1, sizeof(struct bw_history));
         if (!h)
                 return -ENOMEM;
         h->capacity = capacity;
@@ -32,15 +39,48 @@ int bw_history_new(size_t capacity, struct bw_history **ret) {
 }
 
 void bw_history_free(struct bw_history *h) {
+        if (!h)
+                return;
+        free(h->entries);
         free(h);
 }
 
+/* Room for one more without overwriting: the entries oldest first into a
+ * larger array. Returns false when full or out of memory. */
+static bool history_grow(struct bw_history *h) {
+        struct bw_history_entry *n;
+        size_t a;
+
+        if (h->allocated >= h->capacity)
+                return false;
+        a = h->allocated > 0 ? h->allocated * 2 : HISTORY_FIRST;
+        if (a > h->capacity)
+                a = h->capacity;
+        n = calloc(a, sizeof(*n));
+        if (!n)
+                return false;
+        for (size_t i = 0; i < h->count; i++)
+                n[i] = *bw_history_oldest(h, i);
+        free(h->entries);
+        h->entries = n;
+        h->allocated = a;
+        h->head = h->count % a;
+        return true;
+}
+
 void bw_history_push(struct bw_history *h, const struct bw_history_entry *e) {
-        h->entries[h->head] = *e;
-        h->head = (h->head + 1) % h->capacity;
-        if (h->count < h->capacity)
-                h->count++;
         h->pushed++;
+        /* Out of memory: keep overwriting the oldest of what there is. */
+        if (h->count == h->allocated && !history_grow(h) && h->allocated == 0)
+                return;
+        h->entries[h->head] = *e;
+        h->head = (h->head + 1) % h->allocated;
+        if (h->count < h->allocated)
+                h->count++;
+}
+
+size_t bw_history_allocated_bytes(const struct bw_history *h) {
+        return h ? sizeof(*h) + h->allocated * sizeof(struct bw_history_entry) : 0;
 }
 
 size_t bw_history_count(const struct bw_history *h) {
@@ -58,8 +98,8 @@ uint64_t bw_history_pushed(const struct bw_history *h) {
 const struct bw_history_entry *bw_history_oldest(const struct bw_history *h, size_t i) {
         if (!h || i >= h->count)
                 return NULL;
-        /* The oldest entry sits at head - count (mod capacity). */
-        return &h->entries[(h->head + h->capacity - h->count + i) % h->capacity];
+        /* The oldest entry sits at head - count (mod allocated). */
+        return &h->entries[(h->head + h->allocated - h->count + i) % h->allocated];
 }
 
 const struct bw_history_entry *bw_history_newest(const struct bw_history *h, size_t i) {

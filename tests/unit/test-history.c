@@ -206,6 +206,40 @@ static void test_select(void **state) {
         }
 }
 
+/* Memory follows what is recorded: nothing before the first push, growth
+ * in steps up to the capacity, order kept across every step and wrap. */
+static void test_lazy_growth(void **state) {
+        struct bw_history *h = NULL;
+        size_t last = 0;
+
+        assert_int_equal(bw_history_new(100, &h), 0);
+        assert_int_equal(bw_history_capacity(h), 100);
+        assert_true(bw_history_allocated_bytes(h) < sizeof(struct bw_history_entry));
+        for (uint64_t i = 1; i <= 250; i++) {
+                struct bw_history_entry e = entry(i);
+                size_t now;
+
+                bw_history_push(h, &e);
+                now = bw_history_allocated_bytes(h);
+                assert_true(now >= last);
+                assert_true(now <= 100 * sizeof(struct bw_history_entry) + 64);
+                last = now;
+                assert_int_equal(bw_history_count(h), i < 100 ? i : 100);
+                assert_int_equal(bw_history_newest(h, 0)->realtime_usec, i);
+                assert_int_equal(bw_history_oldest(h, 0)->realtime_usec, i <= 100 ? 1 : i - 99);
+                if (i == 3)     /* still the first step */
+                        assert_true(now < 8 * sizeof(struct bw_history_entry));
+        }
+        assert_int_equal(bw_history_pushed(h), 250);
+        /* Shrink after growth: the newest kept, in order. */
+        assert_int_equal(bw_history_resize(&h, 10), 0);
+        assert_int_equal(bw_history_count(h), 10);
+        for (size_t i = 0; i < 10; i++)
+                assert_int_equal(bw_history_oldest(h, i)->realtime_usec, 241 + i);
+        assert_int_equal(bw_history_pushed(h), 250);
+        bw_history_free(h);
+}
+
 static void test_select_invalid(void **state) {
         const struct bw_history_query q = { false, 0 };
         struct bw_history_entry *entries;
@@ -223,6 +257,7 @@ int main(void) {
                 cmocka_unit_test(test_wrap_order),
                 cmocka_unit_test(test_capacity_one),
                 cmocka_unit_test(test_resize),
+                cmocka_unit_test(test_lazy_growth),
                 cmocka_unit_test(test_from_decision),
                 cmocka_unit_test(test_select),
                 cmocka_unit_test(test_select_invalid),
