@@ -74,6 +74,8 @@ enum {
 unsigned bw_cg_release(struct bw_cg *cg, unsigned files);
 /* The cgroup has the file (held or released). */
 bool bw_cg_has(const struct bw_cg *cg, unsigned file);
+/* The file is open now (not released). */
+bool bw_cg_holds(const struct bw_cg *cg, unsigned file);
 /* File descriptors the cgroup holds now. */
 unsigned bw_cg_nfds(const struct bw_cg *cg);
 

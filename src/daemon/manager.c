@@ -484,7 +484,6 @@ int manager_new(Manager **ret) {
                 .fd_limit_said = &m->fd_limit_said,
                 .fds_held = &m->fds_held,
                 .fd_budget = fd_budget,
-                .fd_tight = &m->fd_tight,
                 .hooks = &unit_hooks,
                 .userdata = m,
         };

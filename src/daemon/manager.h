@@ -75,7 +75,6 @@ struct Manager {
         uint64_t ticks;
         bool fd_limit_said;
         size_t fds_held;                /* by the units (unit.h) */
-        bool fd_tight;
         unsigned trigger_closes_left;   /* per host pass (unit.h, samples) */
         uint64_t reloads;
         uint64_t reload_failures;

@@ -43,10 +43,15 @@ static int on_trigger(sd_event_source *s, int fd, uint32_t revents, void *userda
 static void unit_trigger_open(Unit *u) {
         int fd, r;
 
-        if (!u->cg || u->cg->v2_dirfd < 0 || u->trigger_fd >= 0)
+        if (!u->cg || u->cg->v2_dirfd < 0 || u->trigger_fd >= 0 || u->trigger_refused)
                 return;
         fd = psi_trigger_open(u->cg->v2_dirfd, u->name, u->cfg.target_pressure,
                               u->ctx->config->global.pressure_window_usec, u->ctx->can_trigger_any_window);
+        /* Not cgroup2 (a fixture), or a kernel that refuses the trigger:
+         * not asked again on every sample while the cgroup is open; out of
+         * file descriptors: tried again. */
+        if (fd < 0 && fd != -EMFILE && fd != -ENFILE)
+                u->trigger_refused = true;
         if (fd < 0)
                 return;
         r = sd_event_add_io(u->ctx->event, &u->trigger_source, fd, EPOLLPRI, on_trigger, u);
@@ -147,10 +152,12 @@ int unit_sample_light(Unit *u, struct bw_bandwidth *cur, struct bw_policy_input 
         if (r < 0 || st.seen != (u->last_stat.seen & ~BW_CPUSTAT_LOCAL_THROTTLED) ||
             st.nr_throttled != u->last_stat.nr_throttled || st.throttled_usec != u->last_stat.throttled_usec)
                 return 0;
-        /* Someone wrote cpu.max: a full sample re-bases. */
+        /* Someone wrote cpu.max: a full sample re-bases. (Short of file
+         * descriptors, the quota file is not held: the full samples see it.) */
         *cur = u->last_current;
-        if (bw_cg_read_quota(u->cg, &quota, &period) < 0 || quota != cur->quota_usec ||
-            (period != 0 && period != cur->period_usec))
+        if (bw_cg_holds(u->cg, BW_CG_FILE_QUOTA) &&
+            (bw_cg_read_quota(u->cg, &quota, &period) < 0 || quota != cur->quota_usec ||
+             (period != 0 && period != cur->period_usec)))
                 return 0;
         st.seen |= u->last_stat.seen & BW_CPUSTAT_LOCAL_THROTTLED;
         st.local_throttled_usec = u->last_stat.local_throttled_usec;

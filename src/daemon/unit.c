@@ -94,6 +94,7 @@ static void unit_close_cgroup(Unit *u) {
         u->has_ancestor = false;
         u->quiet = false;
         u->quiet_samples = 0;
+        u->trigger_refused = false;
         unit_count_fds(u);
         if (was_open)
                 u->ctx->hooks->cgroup_changed(u, u->ctx->userdata);
@@ -128,22 +129,21 @@ int unit_fd_error(Unit *u, int r, const char *what) {
 }
 
 /* Near the file descriptor limit (ten thousand cgroups with every file
- * held need more than a limit of 20 000): after its sample a unit keeps
- * only what its next sample reads, a quiet one nothing but its
- * directories; the files are opened again when read. Tight from 90 % of
- * the budget until the count is back under 60 %. */
+ * held need more than a limit of 20 000), after its sample a unit keeps
+ * less, in steps: over 70 % of the budget, what only full samples read
+ * (cpu.stat.local, cpu.pressure) and a quiet unit's quota file (its light
+ * samples then leave the quota to the full ones, one in ten); over 95 %, a
+ * quiet unit its cpu.stat too (opened again for each sample). The
+ * directories stay. */
 static void unit_fd_economy(Unit *u) {
         const struct unit_context *c = u->ctx;
-        unsigned files = BW_CG_FILE_LOCAL | BW_CG_FILE_PRESSURE;
+        unsigned files = 0;
 
-        if (*c->fds_held > c->fd_budget / 10 * 9)
-                *c->fd_tight = true;
-        else if (*c->fds_held < c->fd_budget / 10 * 6)
-                *c->fd_tight = false;
-        if (!u->cg || !*c->fd_tight)
+        if (!u->cg || *c->fds_held <= c->fd_budget / 100 * 70)
                 return;
-        if (u->quiet)
-                files |= BW_CG_FILE_STAT | BW_CG_FILE_USAGE | BW_CG_FILE_QUOTA;
+        files = BW_CG_FILE_LOCAL | BW_CG_FILE_PRESSURE | (u->quiet ? BW_CG_FILE_QUOTA : 0);
+        if (u->quiet && *c->fds_held > c->fd_budget / 100 * 95)
+                files |= BW_CG_FILE_STAT | BW_CG_FILE_USAGE;
         if (bw_cg_release(u->cg, files) > 0)
                 unit_count_fds(u);
 }
@@ -526,7 +526,9 @@ static int unit_decide(Unit *u, const struct bw_policy_input *in, struct bw_deci
 static void unit_reschedule(Unit *u, const struct bw_policy_input *in, const struct bw_decision *d) {
         if (d->next_tick_usec > 0) {
                 u->deadline_usec = in->now_usec + d->next_tick_usec;
-                if (u->cg)
+                /* Already due within the horizon (the ticker's rhythm): a
+                 * move would only cost the heap a sift. */
+                if (u->cg && !(bw_tick_entry_queued(&u->tick) && u->tick.due_usec <= u->deadline_usec))
                         (void) unit_schedule(u, in->now_usec, d->next_tick_usec);
         } else if (u->cg && u->deadline_usec > 0)
                 (void) unit_schedule(u, in->now_usec, u64_sat_sub(u->deadline_usec, in->now_usec));

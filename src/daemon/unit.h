@@ -58,7 +58,6 @@ struct unit_context {
         bool *fd_limit_said;            /* the one log line for running out of file descriptors */
         size_t *fds_held;               /* by all units' cgroups and triggers (the manager's count) */
         size_t fd_budget;               /* what they may hold: RLIMIT_NOFILE less the daemon's own */
-        bool *fd_tight;                 /* near the budget: units release what they can */
         unsigned *trigger_closes_left;  /* PSI trigger closes allowed until the next host pass (unit.h, samples) */
         const struct unit_hooks *hooks;
         void *userdata;                 /* for the hooks */
@@ -75,6 +74,7 @@ struct Unit {
         struct bw_tick_entry tick;      /* its next sample (owner: the unit) */
         sd_event_source *trigger_source;
         int trigger_fd;                 /* PSI trigger on cpu.pressure, -1 if none */
+        bool trigger_refused;           /* the open cgroup cannot have one (not asked again) */
         uint64_t last_tick_usec;
         uint64_t deadline_usec;         /* the latest sample the last decision's horizon allows */
         uint64_t last_sdintent_usec;    /* systemd's CPUQuota= is asked at most once per Interval= */

@@ -280,6 +280,12 @@ bool bw_cg_has(const struct bw_cg *cg, unsigned file) {
         return slot && (*slot >= 0 || (cg->released & file));
 }
 
+bool bw_cg_holds(const struct bw_cg *cg, unsigned file) {
+        int *slot = file_slot((struct bw_cg *) cg, file);
+
+        return slot && *slot >= 0;
+}
+
 unsigned bw_cg_nfds(const struct bw_cg *cg) {
         const int fds[] = { cg->bw_dirfd, cg->v2_dirfd != cg->bw_dirfd ? cg->v2_dirfd : -1, cg->stat_fd,
                             cg->local_fd, cg->usage_fd, cg->pressure_fd, cg->quota_fd };

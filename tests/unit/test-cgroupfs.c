@@ -1248,6 +1248,7 @@ static void test_release(void **state) {
         assert_int_equal(bw_cg_release(cg2, all), 4);
         assert_int_equal(bw_cg_nfds(cg2), 1);
         assert_true(bw_cg_has(cg2, BW_CG_FILE_PRESSURE));
+        assert_false(bw_cg_holds(cg2, BW_CG_FILE_PRESSURE));
         assert_false(bw_cg_has(cg2, BW_CG_FILE_USAGE));  /* V2: cpu.stat has it */
         assert_int_equal(bw_cg_release(cg2, all), 0);
         assert_int_equal(bw_cg_read_stat(cg2, &st), 0);
@@ -1255,6 +1256,7 @@ static void test_release(void **state) {
         assert_int_equal(bw_cg_read_bandwidth(cg2, &bw), 0);
         assert_int_equal(bw.quota_usec, 50000);
         assert_int_equal(bw_cg_read_pressure(cg2, &psi), 0);
+        assert_true(bw_cg_holds(cg2, BW_CG_FILE_PRESSURE));
         assert_int_equal(bw_cg_nfds(cg2), n0);
         assert_int_equal(bw_cg_release(cg2, BW_CG_FILE_STAT | BW_CG_FILE_QUOTA), 2);
         vanish(v2, CG);
