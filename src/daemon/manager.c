@@ -255,7 +255,9 @@ static void manager_plan_shedding(Manager *m, uint64_t now) {
         size_t n_shed = 0, n_new = 0;
         int r;
 
-        if (m->n_units == 0)
+        /* Under the limit and nothing withdrawn: no plan to make (four
+         * passes a second over ten thousand units otherwise). */
+        if (m->n_units == 0 || (!m->host_over_limit && !m->shedding))
                 return;
 
         units = calloc(m->n_units, sizeof(*units));
@@ -273,6 +275,7 @@ static void manager_plan_shedding(Manager *m, uint64_t now) {
                 log_warning_errno(r, "Shedding plan failed: %s", STRERROR(r));
                 return;
         }
+        m->shedding = false;    /* until a unit is found withdrawn below */
         for (size_t i = 0; i < m->n_units; i++) {
                 Unit *u = m->units[i];
 
@@ -283,6 +286,7 @@ static void manager_plan_shedding(Manager *m, uint64_t now) {
                 }
                 u->shed_permille = shed[i];
                 if (shed[i] > 0) {
+                        m->shedding = true;
                         /* Within this short tick, not at the unit's next one. */
                         u->shed_pending = shed[i];
                         (void) unit_schedule(u, now, 0);

@@ -69,6 +69,7 @@ struct Manager {
         uint64_t units_generation;      /* grows whenever a unit's cgroup opens or closes */
         uint64_t host_units_generation; /* ... at the last host sample */
         bool host_over_limit;           /* bw_host_over_limit() at the last host sample */
+        bool shedding;                  /* the last plan withdrew headroom from some unit */
         uint64_t last_slow_host_usec;   /* last rescan/metrics pass (every Interval=) */
         struct metrics_clock metrics;   /* when metrics.prom is due (MetricsInterval=, structural changes) */
 

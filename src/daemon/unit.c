@@ -526,9 +526,11 @@ static int unit_decide(Unit *u, const struct bw_policy_input *in, struct bw_deci
 static void unit_reschedule(Unit *u, const struct bw_policy_input *in, const struct bw_decision *d) {
         if (d->next_tick_usec > 0) {
                 u->deadline_usec = in->now_usec + d->next_tick_usec;
-                /* Already due within the horizon (the ticker's rhythm): a
-                 * move would only cost the heap a sift. */
-                if (u->cg && !(bw_tick_entry_queued(&u->tick) && u->tick.due_usec <= u->deadline_usec))
+                /* Already due within the horizon (the ticker's rhythm, which
+                 * runs units up to TICKER_EARLY_USEC early): a move would
+                 * only cost the heap a sift. */
+                if (u->cg && !(bw_tick_entry_queued(&u->tick) &&
+                               u->tick.due_usec <= u->deadline_usec + TICKER_EARLY_USEC))
                         (void) unit_schedule(u, in->now_usec, d->next_tick_usec);
         } else if (u->cg && u->deadline_usec > 0)
                 (void) unit_schedule(u, in->now_usec, u64_sat_sub(u->deadline_usec, in->now_usec));
