@@ -3,7 +3,7 @@
 
 /* A bounded per-cgroup ring of decisions, for `bwgovctl history` and
  * `explain`. O(1) push (amortised); when full, a push overwrites the oldest
- * entry. Its memory grows with what is recorded (4, 8, 16 ... entries, up
+ * entry. Its memory grows with what is recorded (2, 4, 8 ... entries, up
  * to the capacity), nothing before the first push: a ring costs at most
  * 48 + capacity × sizeof(struct bw_history_entry) (112) bytes. If growing
  * fails for want of memory, the push overwrites the oldest of what is

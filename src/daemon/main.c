@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -154,6 +155,13 @@ int main(int argc, char *argv[]) {
         int r;
 
         log_setup();
+        /* The snapshots of every unit (metrics, ListUnits) are large and
+         * short-lived: always mmap()ed and given back when freed. glibc
+         * would otherwise raise its threshold to their size after the
+         * first and keep them in the heap for good (megabytes at ten
+         * thousand units). Setting it turns that adjustment off. */
+        (void) mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+        (void) mallopt(M_TRIM_THRESHOLD, 256 * 1024);
 
         r = manager_new(&m);
         if (r < 0) {

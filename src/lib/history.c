@@ -8,7 +8,7 @@
 
 #include "bwgov/history.h"
 
-/* A ring over `allocated` slots that grows on push, 4, 8, 16 ... up to
+/* A ring over `allocated` slots that grows on push, 2, 4, 8 ... up to
  * the capacity: a quiet unit records a handful of transitions, and ten
  * thousand rings of 256 entries up front were 28 MiB. */
 struct bw_history {
@@ -20,7 +20,7 @@ struct bw_history {
         struct bw_history_entry *entries;
 };
 
-#define HISTORY_FIRST 4
+#define HISTORY_FIRST 2
 
 int bw_history_new(size_t capacity, struct bw_history **ret) {
         struct bw_history *h;
