@@ -52,6 +52,7 @@ struct bw_cg {
         int quota_fd;           /* the bandwidth tree's cpu.max (V2) or cpu.cfs_quota_us */
         unsigned released;      /* BW_CG_FILE_* closed by bw_cg_release(), opened again when read */
         unsigned pinned;        /* BW_CG_FILE_* that cannot be opened again (kept) */
+        bool kernfs;            /* on cgroupfs: a removed cgroup's reads fail by themselves */
         struct bw_cg_write_stats stats;
 };
 
@@ -109,6 +110,10 @@ int bw_cg_read_stat(struct bw_cg *cg, struct bw_cpu_stat *ret);
  * light samples of quiet groups (their throttling unchanged, the local
  * share cannot have changed either). */
 int bw_cg_read_stat_light(struct bw_cg *cg, struct bw_cpu_stat *ret);
+
+/* The burst file: *ret_has false when the kernel has none (the cgroup
+ * being there). */
+int bw_cg_read_burst(struct bw_cg *cg, uint64_t *ret_usec, bool *ret_has);
 
 /* The quota (and in V2 the period; 0 on v1, whose period is another file)
  * from the held quota file: one pread. */

@@ -20,22 +20,7 @@
 #include "bwgov/fileio.h"
 #include "bwgov/macro.h"
 
-/* Every cgroup file bwgov reads is a few hundred bytes; one page is plenty and
- * a full buffer is treated as truncation rather than parsed. */
-#define CG_READ_MAX 4096
-/* A formatted value written to a bandwidth file: "max 1000000" or a u64. */
-#define VALUE_MAX   64
-
-/* File names, per layout. */
-#define V2_MAX         "cpu.max"
-#define V2_BURST       "cpu.max.burst"
-#define V1_QUOTA       "cpu.cfs_quota_us"
-#define V1_PERIOD      "cpu.cfs_period_us"
-#define V1_BURST       "cpu.cfs_burst_us"
-#define CPU_STAT       "cpu.stat"
-#define CPU_STAT_LOCAL "cpu.stat.local"
-#define CPU_PRESSURE   "cpu.pressure"
-#define CPUACCT_USAGE  "cpuacct.usage"
+#include "cgroupfs-files.h"
 
 void bw_cg_free(struct bw_cg *cg) {
         if (!cg)
@@ -58,7 +43,7 @@ static void bw_cg_freep(struct bw_cg **cg) {
  * is reported as -EFBIG, not parsed half. An unlinked file (st_nlink 0, what a
  * removed directory leaves behind on ordinary filesystems; kernfs fails the
  * read with ENODEV itself) counts as vanished. */
-static int read_fd(int fd, char *buf, size_t size, size_t *ret_len) {
+static int read_fd(const struct bw_cg *cg, int fd, char *buf, size_t size, size_t *ret_len) {
         struct stat st;
         ssize_t n;
 
@@ -68,6 +53,11 @@ static int read_fd(int fd, char *buf, size_t size, size_t *ret_len) {
         if ((size_t) n >= size)
                 return -EFBIG;
 
+        /* On kernfs the read itself failed (a syscall less per read). */
+        if (cg->kernfs) {
+                *ret_len = (size_t) n;
+                return 0;
+        }
         if (fstat(fd, &st) < 0)
                 return -errno;
         if (st.st_nlink == 0)
@@ -129,6 +119,12 @@ int bw_cg_open(const struct bw_cg_root *root, const char *path, struct bw_cg **r
         if (fd < 0)
                 return fd;
         cg->bw_dirfd = fd;
+        {
+                struct statfs sfs;
+
+                cg->kernfs = fstatfs(fd, &sfs) >= 0 &&
+                        (sfs.f_type == CGROUP_SUPER_MAGIC || sfs.f_type == CGROUP2_SUPER_MAGIC);
+        }
 
         /* Without its bandwidth file the directory is not governable: the cpu
          * controller is not enabled for it (v2) or this is not a cpu
@@ -311,7 +307,7 @@ static int read_local(struct bw_cg *cg, struct bw_cpu_stat *st) {
                 return 0;
         if (fd < 0)
                 return fd;
-        r = read_fd(fd, buf, sizeof(buf), &len);
+        r = read_fd(cg, fd, buf, sizeof(buf), &len);
         if (r == -EFBIG)
                 return 0;
         if (r < 0)
@@ -341,7 +337,7 @@ static int read_stat(struct bw_cg *cg, bool local, struct bw_cpu_stat *ret) {
         fd = file_fd(cg, BW_CG_FILE_STAT);
         if (fd < 0)
                 return fd == -1 ? -EBADF : fd;
-        r = read_fd(fd, buf, sizeof(buf), &len);
+        r = read_fd(cg, fd, buf, sizeof(buf), &len);
         if (r < 0)
                 return r;
 
@@ -364,7 +360,7 @@ static int read_stat(struct bw_cg *cg, bool local, struct bw_cpu_stat *ret) {
         if (fd < -1)
                 return fd;
         if (fd >= 0) {
-                r = read_fd(fd, buf, sizeof(buf), &len);
+                r = read_fd(cg, fd, buf, sizeof(buf), &len);
                 if (r < 0)
                         return r;
 
@@ -414,7 +410,7 @@ int bw_cg_read_pressure(struct bw_cg *cg, struct bw_psi *ret) {
                 return -EOPNOTSUPP;
         if (fd < 0)
                 return fd;
-        r = read_fd(fd, buf, sizeof(buf), &len);
+        r = read_fd(cg, fd, buf, sizeof(buf), &len);
         if (r < 0)
                 return r;
 
@@ -436,7 +432,7 @@ static int read_u64_at(int dirfd, const char *name, int (*parse)(const char *, s
 }
 
 /* Read an optional burst file: *ret_has false when the kernel lacks it. */
-static int read_burst(struct bw_cg *cg, uint64_t *ret_usec, bool *ret_has) {
+int bw_cg_read_burst(struct bw_cg *cg, uint64_t *ret_usec, bool *ret_has) {
         uint64_t v;
         int r;
 
@@ -497,7 +493,7 @@ int bw_cg_read_quota(struct bw_cg *cg, uint64_t *ret_quota_usec, uint64_t *ret_p
         fd = file_fd(cg, BW_CG_FILE_QUOTA);
         if (fd < 0)
                 return fd == -1 ? -EBADF : fd;
-        r = read_fd(fd, buf, sizeof(buf), &len);
+        r = read_fd(cg, fd, buf, sizeof(buf), &len);
         if (r < 0)
                 return r;
         if (cg->layout == BW_CG_LAYOUT_V2)
@@ -524,7 +520,7 @@ int bw_cg_read_bandwidth(struct bw_cg *cg, struct bw_bandwidth *ret) {
         if (r < 0)
                 return r;
 
-        r = read_burst(cg, &bw.burst_usec, &bw.has_burst);
+        r = bw_cg_read_burst(cg, &bw.burst_usec, &bw.has_burst);
         if (r < 0)
                 return r;
 
@@ -608,198 +604,4 @@ int bw_cg_read_ancestor_quota(const struct bw_cg_root *root, const struct bw_cg 
         if (ret_path)
                 *ret_path = TAKE_PTR(path);
         return 1;
-}
-
-/* A fixture tree standing in for cgroupfs (--cgroup-root, tests) is made of
- * regular files: trim what a longer old value left behind NAME's new LEN
- * bytes, so it reads back like the kernel's file would. Never on cgroupfs,
- * where each write() is a whole new value. */
-static int fixture_trim(int dirfd, const char *name, size_t len) {
-        _cleanup_close_ int fd = -EBADF;
-        struct statfs sfs;
-
-        if (fstatfs(dirfd, &sfs) < 0 || sfs.f_type == CGROUP_SUPER_MAGIC || sfs.f_type == CGROUP2_SUPER_MAGIC)
-                return 0;
-
-        fd = openat(dirfd, name, O_WRONLY|O_CLOEXEC|O_NOFOLLOW|O_NOCTTY);
-        if (fd < 0)
-                return -errno;
-        if (ftruncate(fd, (off_t) len) < 0)
-                return -errno;
-        return 0;
-}
-
-/* One write of one formatted value of LEN bytes to NAME in the cgroup's
- * bandwidth directory, counted in stats.writes (a negative LEN is the
- * formatter's error, passed on). No read-modify here: callers decide. */
-static int cg_write(struct bw_cg *cg, const char *name, const char *buf, int len) {
-        int r;
-
-        if (len < 0)
-                return len;
-
-        r = bw_write_at(cg->bw_dirfd, name, O_NOFOLLOW, buf, (size_t) len);
-        if (r < 0)
-                return r;
-        r = fixture_trim(cg->bw_dirfd, name, (size_t) len);
-        if (r < 0)
-                return r;
-
-        cg->stats.writes++;
-        return 0;
-}
-
-static int write_burst(struct bw_cg *cg, uint64_t burst_usec) {
-        char buf[VALUE_MAX];
-
-        return cg_write(cg, cg->layout == BW_CG_LAYOUT_V2 ? V2_BURST : V1_BURST, buf,
-                        bw_u64_format(burst_usec, buf, sizeof(buf)));
-}
-
-static int write_v1_quota(struct bw_cg *cg, uint64_t quota_usec) {
-        char buf[VALUE_MAX];
-
-        return cg_write(cg, V1_QUOTA, buf, bw_cfs_quota_format(quota_usec, buf, sizeof(buf)));
-}
-
-static int write_v1_period(struct bw_cg *cg, uint64_t period_usec) {
-        char buf[VALUE_MAX];
-
-        return cg_write(cg, V1_PERIOD, buf, bw_u64_format(period_usec, buf, sizeof(buf)));
-}
-
-/* v1 hierarchies require a child's quota/period ratio to stay within its
- * parent's at every write. Of the two possible intermediate states, take the
- * one with the lower ratio: quota first leaves new_q/old_p, period first
- * leaves old_q/new_p; new_q/old_p <= old_q/new_p <=> new_q*new_p <= old_q*old_p.
- * "max" is unlimited: going to max, write the quota first (nothing is below
- * unlimited to violate); coming from max, write the period first. */
-static bool v1_quota_first(const struct bw_bandwidth *cur, const struct bw_bandwidth *t) {
-        __extension__ typedef unsigned __int128 u128;
-
-        if (t->quota_usec == BW_QUOTA_MAX)
-                return true;
-        if (cur->quota_usec == BW_QUOTA_MAX)
-                return false;
-
-        return (u128) t->quota_usec * t->period_usec <= (u128) cur->quota_usec * cur->period_usec;
-}
-
-/* Step 2 of bw_cg_write_bandwidth(): quota and period. Sets *ret_written if
- * any file was written. */
-static int write_quota_period(struct bw_cg *cg, const struct bw_bandwidth *cur,
-                              const struct bw_bandwidth *t, bool *ret_written) {
-        bool q = cur->quota_usec != t->quota_usec, p = cur->period_usec != t->period_usec;
-        int r;
-
-        *ret_written = q || p;
-
-        if (cg->layout == BW_CG_LAYOUT_V2) {
-                char buf[VALUE_MAX];
-
-                if (!q && !p) {
-                        cg->stats.skipped++;
-                        return 0;
-                }
-                return cg_write(cg, V2_MAX, buf, bw_cpumax_format(t->quota_usec, t->period_usec, buf, sizeof(buf)));
-        }
-
-        cg->stats.skipped += !q + !p;
-
-        if (q && p && v1_quota_first(cur, t)) {
-                r = write_v1_quota(cg, t->quota_usec);
-                if (r < 0)
-                        return r;
-                q = false;
-        }
-        if (p) {
-                r = write_v1_period(cg, t->period_usec);
-                if (r < 0)
-                        return r;
-        }
-        return q ? write_v1_quota(cg, t->quota_usec) : 0;
-}
-
-int bw_cg_write_bandwidth(struct bw_cg *cg, const struct bw_bandwidth *target, struct bw_bandwidth *ret_now) {
-        struct bw_bandwidth cur, t;
-        uint64_t writes_before, burst_now;
-        bool burst_done = false, quota_written;
-        int r;
-
-        if (!cg || !target)
-                return -EINVAL;
-
-        t = *target;
-        r = bw_bandwidth_validate(&t);
-        if (r < 0)
-                return r;
-
-        r = bw_cg_read_bandwidth(cg, &cur);
-        if (r < 0)
-                return r;
-
-        if (!cur.has_burst && t.burst_usec != 0)
-                return -EOPNOTSUPP;
-
-        writes_before = cg->stats.writes;
-
-        /* 1. Burst down first: the new, lower value fits under the current
-         *    quota and under the target one. */
-        if (cur.has_burst && t.burst_usec < cur.burst_usec) {
-                r = write_burst(cg, t.burst_usec);
-                if (r < 0)
-                        return r;
-                burst_done = true;
-        }
-        burst_now = burst_done ? t.burst_usec : cur.burst_usec;
-
-        /* 2. Quota and period. The burst in place now is <= both the old
-         *    and the new quota, so every intermediate state is valid. */
-        r = write_quota_period(cg, &cur, &t, &quota_written);
-        if (r < 0)
-                return r;
-
-        /* 3. Kernels before 6.10 scale the burst down by 1000 on every cpu.max
-         *    write: read it back and put back what belongs there. */
-        if (cur.has_burst && quota_written) {
-                uint64_t b;
-                bool has;
-
-                r = read_burst(cg, &b, &has);
-                if (r < 0)
-                        return r;
-
-                if (has && b != burst_now) {
-                        if (burst_done || burst_now == t.burst_usec) {
-                                r = write_burst(cg, t.burst_usec);
-                                if (r < 0)
-                                        return r;
-                                cg->stats.burst_repairs++;
-                                burst_done = true;
-                        }
-                        burst_now = b;
-                }
-        }
-
-        /* 4. Burst up last, once the quota has room for it. */
-        if (cur.has_burst && !burst_done) {
-                if (burst_now != t.burst_usec) {
-                        r = write_burst(cg, t.burst_usec);
-                        if (r < 0)
-                                return r;
-                } else
-                        cg->stats.skipped++;
-        }
-
-        if (ret_now) {
-                if (cg->stats.writes == writes_before)
-                        *ret_now = cur;
-                else {
-                        r = bw_cg_read_bandwidth(cg, ret_now);
-                        if (r < 0)
-                                return r;
-                }
-        }
-
-        return (int) (cg->stats.writes - writes_before);
 }
