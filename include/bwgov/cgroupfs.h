@@ -110,6 +110,10 @@ int bw_cg_read_stat(struct bw_cg *cg, struct bw_cpu_stat *ret);
  * light samples of quiet groups (their throttling unchanged, the local
  * share cannot have changed either). */
 int bw_cg_read_stat_light(struct bw_cg *cg, struct bw_cpu_stat *ret);
+/* Only the usage, where it is a file of its own (HYBRID: the twin's
+ * cpu.stat, V1: cpuacct.usage; ret->seen has the usage, user and system
+ * bits). -EOPNOTSUPP in V2 (cpu.stat has both) or without a usage file. */
+int bw_cg_read_usage(struct bw_cg *cg, struct bw_cpu_stat *ret);
 
 /* The burst file: *ret_has false when the kernel has none (the cgroup
  * being there). */

@@ -134,6 +134,37 @@ int unit_sample(Unit *u, const struct bw_bandwidth *cur, struct bw_policy_input 
         return 1;
 }
 
+/* The kernel hands out runtime to each CPU in slices of 5 ms
+ * (sched_cfs_bandwidth_slice_us). */
+#define RUNTIME_SLICE_USEC (5 * USEC_PER_MSEC)
+
+/* Throttling and usage for a light sample. Where the usage is a file of
+ * its own (a hybrid or v1 host), the throttling file is skipped when the
+ * usage since the last sample could not have run a period dry: not even
+ * all of it within one period, with every CPU's slice handed out on top
+ * (an idle group, the common case, reads one file instead of two). */
+static int unit_read_light(Unit *u, struct bw_cpu_stat *ret) {
+        uint64_t quota = u->last_current.quota_usec;
+        struct bw_cpu_stat st;
+        int r;
+
+        r = bw_cg_read_usage(u->cg, &st);
+        if (r == -EOPNOTSUPP)
+                return bw_cg_read_stat_light(u->cg, ret);
+        if (r < 0)
+                return r;
+        if (!(st.seen & BW_CPUSTAT_USAGE) || st.usage_usec < u->last_stat.usage_usec ||
+            (quota != BW_QUOTA_MAX &&
+             st.usage_usec - u->last_stat.usage_usec + (uint64_t) u->ctx->ncpus * RUNTIME_SLICE_USEC >= quota))
+                return bw_cg_read_stat_light(u->cg, ret);
+        *ret = u->last_stat;
+        ret->seen &= ~BW_CPUSTAT_LOCAL_THROTTLED;
+        ret->usage_usec = st.usage_usec;
+        ret->user_usec = st.user_usec;
+        ret->system_usec = st.system_usec;
+        return 0;
+}
+
 int unit_sample_light(Unit *u, struct bw_bandwidth *cur, struct bw_policy_input *in) {
         struct bw_cpu_stat st;
         uint64_t quota, period;
@@ -143,7 +174,7 @@ int unit_sample_light(Unit *u, struct bw_bandwidth *cur, struct bw_policy_input 
             !u->has_last || u->shed_pending > 0 || unit_mode(u) != u->params.mode)
                 return 0;
         *in = (struct bw_policy_input) { .now_usec = clock_now_usec(CLOCK_MONOTONIC) };
-        r = bw_cg_read_stat_light(u->cg, &st);
+        r = unit_read_light(u, &st);
         if (bw_cg_error_is_vanished(r)) {
                 unit_vanished(u);
                 return -ENODEV;

@@ -325,6 +325,39 @@ static int read_local(struct bw_cg *cg, struct bw_cpu_stat *st) {
         return 0;
 }
 
+/* The usage file of a v1 bandwidth tree (the twin's cpu.stat in HYBRID,
+ * cpuacct.usage in V1) into st: 0 (nothing set without one) or an error. */
+static int read_usage(struct bw_cg *cg, struct bw_cpu_stat *st) {
+        struct bw_cpu_stat twin;
+        char buf[CG_READ_MAX];
+        size_t len;
+        int fd, r;
+
+        fd = file_fd(cg, BW_CG_FILE_USAGE);
+        if (fd < -1)
+                return fd;
+        if (fd < 0)
+                return 0;
+        r = read_fd(cg, fd, buf, sizeof(buf), &len);
+        if (r < 0)
+                return r;
+        if (cg->layout != BW_CG_LAYOUT_HYBRID) {
+                r = bw_cpuacct_usage_parse(buf, len, &st->usage_usec);
+                if (r < 0)
+                        return r;
+                st->seen |= BW_CPUSTAT_USAGE;
+                return 0;
+        }
+        r = bw_cpustat_parse_v2(buf, len, &twin);
+        if (r < 0)
+                return r;
+        st->usage_usec = twin.usage_usec;
+        st->user_usec = twin.user_usec;
+        st->system_usec = twin.system_usec;
+        st->seen |= twin.seen & (BW_CPUSTAT_USAGE|BW_CPUSTAT_USER|BW_CPUSTAT_SYSTEM);
+        return 0;
+}
+
 static int read_stat(struct bw_cg *cg, bool local, struct bw_cpu_stat *ret) {
         struct bw_cpu_stat st = { 0 };
         char buf[CG_READ_MAX];
@@ -356,31 +389,9 @@ static int read_stat(struct bw_cg *cg, bool local, struct bw_cpu_stat *ret) {
         if (r < 0)
                 return r;
 
-        fd = file_fd(cg, BW_CG_FILE_USAGE);
-        if (fd < -1)
-                return fd;
-        if (fd >= 0) {
-                r = read_fd(cg, fd, buf, sizeof(buf), &len);
-                if (r < 0)
-                        return r;
-
-                if (cg->layout == BW_CG_LAYOUT_HYBRID) {
-                        struct bw_cpu_stat twin;
-
-                        r = bw_cpustat_parse_v2(buf, len, &twin);
-                        if (r < 0)
-                                return r;
-                        st.usage_usec = twin.usage_usec;
-                        st.user_usec = twin.user_usec;
-                        st.system_usec = twin.system_usec;
-                        st.seen |= twin.seen & (BW_CPUSTAT_USAGE|BW_CPUSTAT_USER|BW_CPUSTAT_SYSTEM);
-                } else {
-                        r = bw_cpuacct_usage_parse(buf, len, &st.usage_usec);
-                        if (r < 0)
-                                return r;
-                        st.seen |= BW_CPUSTAT_USAGE;
-                }
-        }
+        r = read_usage(cg, &st);
+        if (r < 0)
+                return r;
 
         r = local ? read_local(cg, &st) : 0;
         if (r < 0)
@@ -396,6 +407,21 @@ int bw_cg_read_stat(struct bw_cg *cg, struct bw_cpu_stat *ret) {
 
 int bw_cg_read_stat_light(struct bw_cg *cg, struct bw_cpu_stat *ret) {
         return read_stat(cg, false, ret);
+}
+
+int bw_cg_read_usage(struct bw_cg *cg, struct bw_cpu_stat *ret) {
+        struct bw_cpu_stat st = { 0 };
+        int r;
+
+        if (!cg || !ret)
+                return -EINVAL;
+        if (cg->layout == BW_CG_LAYOUT_V2 || !bw_cg_has(cg, BW_CG_FILE_USAGE))
+                return -EOPNOTSUPP;
+        r = read_usage(cg, &st);
+        if (r < 0)
+                return r;
+        *ret = st;
+        return 0;
 }
 
 int bw_cg_read_pressure(struct bw_cg *cg, struct bw_psi *ret) {
