@@ -15,12 +15,13 @@
  * (1 for µs and counts, NSEC_PER_USEC for v1's nanoseconds). */
 struct cpustat_key {
         const char *name;
+        size_t len;                     /* strlen(name) */
         unsigned bit;
         size_t offset;
         uint64_t divisor;
 };
 
-#define KEY(n, b, field, div) { n, b, offsetof(struct bw_cpu_stat, field), div }
+#define KEY(n, b, field, div) { n, sizeof(n) - 1, b, offsetof(struct bw_cpu_stat, field), div }
 
 static const struct cpustat_key keys_v2[] = {
         KEY("usage_usec",     BW_CPUSTAT_USAGE,        usage_usec,     1),
@@ -106,14 +107,16 @@ static int parse_line(const char *line, size_t n, void *userdata) {
         klen = (size_t) (sp - line);
         value = sp + 1;
         vlen = n - klen - 1;
-        if (!is_token(line, klen) || !is_token(value, vlen))
+        if (!is_token(line, klen))
                 return -EINVAL;
 
         for (size_t i = 0; i < ps->table->n_keys; i++) {
-                if (strlen(keys[i].name) != klen || memcmp(keys[i].name, line, klen) != 0)
+                if (keys[i].len != klen || memcmp(keys[i].name, line, klen) != 0)
                         continue;
 
-                if (ps->st.seen & keys[i].bit)
+                /* A known key's value is digits only, which is a token
+                 * (checked by the number's parser, not twice). */
+                if (ps->st.seen & keys[i].bit || vlen == 0)
                         return -EINVAL;
 
                 r = bw_u64_parse(value, vlen, &v);
@@ -125,7 +128,8 @@ static int parse_line(const char *line, size_t n, void *userdata) {
                 return 0;
         }
 
-        return 0; /* unknown key: newer kernel, ignore */
+        /* Unknown key: newer kernel, ignore; but only a well-formed line. */
+        return is_token(value, vlen) ? 0 : -EINVAL;
 }
 
 /* Sets the kernel prints together must be complete or absent. */

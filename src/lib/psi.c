@@ -64,16 +64,17 @@ static int parse_avg(const char *s, size_t n, uint32_t *ret) {
 static int parse_field(const char *s, size_t n, unsigned *seen, struct bw_psi_line *l) {
         static const struct {
                 const char *prefix;
+                size_t plen;
                 unsigned bit;
         } fields[] = {
-                { "avg10=",  FIELD_AVG10  },
-                { "avg60=",  FIELD_AVG60  },
-                { "avg300=", FIELD_AVG300 },
-                { "total=",  FIELD_TOTAL  },
+                { "avg10=",  6, FIELD_AVG10  },
+                { "avg60=",  6, FIELD_AVG60  },
+                { "avg300=", 7, FIELD_AVG300 },
+                { "total=",  6, FIELD_TOTAL  },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(fields); i++) {
-                size_t plen = strlen(fields[i].prefix), vlen;
+                size_t plen = fields[i].plen, vlen;
                 const char *v;
                 int r;
 

@@ -39,9 +39,11 @@ import re
 import resource
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -256,14 +258,119 @@ def read_shim(path, t_from_ns, t_to_ns):
     return busy
 
 
-def native_run(fx, bwgovd, window, adopt_timeout, stop_timeout=60):
+class Probe:
+    """What systemd and an operator would see while the daemon adopts, runs
+    and stops: a fake service manager (NOTIFY_SOCKET, WATCHDOG_USEC) that
+    records READY=1 and every WATCHDOG=1, and `bwgovctl status` run every
+    50 ms with its latency. Phases are marked by time."""
+
+    WATCHDOG_USEC = 2000000
+
+    def __init__(self, tmpdir, bwgovctl, socket_path):
+        self.sock_path = os.path.join(tmpdir, "notify.sock")
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(self.sock_path)
+        self.sock.settimeout(0.2)
+        self.ctl, self.socket_path = bwgovctl, socket_path
+        self.ready_at = None
+        self.watchdog = []
+        self.status = []                # (t, seconds, rc)
+        self.done = False
+        self.paused = False             # no status calls (while CPU is measured)
+        self.t0 = time.monotonic()
+        self.threads = [threading.Thread(target=self._notify, daemon=True),
+                        threading.Thread(target=self._poll, daemon=True)]
+
+    def env(self):
+        return {"NOTIFY_SOCKET": self.sock_path, "WATCHDOG_USEC": str(self.WATCHDOG_USEC)}
+
+    def start(self):
+        self.t0 = time.monotonic()
+        for t in self.threads:
+            t.start()
+
+    def _notify(self):
+        while not self.done:
+            try:
+                msg = self.sock.recv(4096).decode(errors="replace")
+            except (socket.timeout, OSError):
+                continue
+            now = time.monotonic() - self.t0
+            if "WATCHDOG=1" in msg.split("\n"):
+                self.watchdog.append(now)
+            if "READY=1" in msg.split("\n") and self.ready_at is None:
+                self.ready_at = now
+
+    def _poll(self):
+        while not self.done:
+            if self.ctl and not self.paused and os.path.exists(self.socket_path):
+                t = time.monotonic()
+                try:
+                    rc = subprocess.run([self.ctl, "--socket", self.socket_path, "status"], capture_output=True,
+                                        timeout=30).returncode
+                except subprocess.TimeoutExpired:
+                    rc = -1
+                self.status.append((t - self.t0, time.monotonic() - t, rc))
+            time.sleep(0.05)
+
+    def stop(self):
+        self.done = True
+        for t in self.threads:
+            t.join(timeout=35)
+        self.sock.close()
+
+    def summary(self, t_from, t_to):
+        """Status latency and watchdog gaps within [t_from, t_to] (seconds
+        since start)."""
+        lat = [x[1] for x in self.status if t_from <= x[0] <= t_to]
+        failed = sum(1 for x in self.status if t_from <= x[0] <= t_to and x[2] != 0)
+        pings = [t_from] + [w for w in self.watchdog if t_from <= w <= t_to] + [t_to]
+        gaps = [b - a for a, b in zip(pings, pings[1:])]
+        return {"status_calls": len(lat), "status_failed": failed,
+                "status_max_ms": round(max(lat) * 1e3, 1) if lat else None,
+                "status_p99_ms": round(pct(lat, 0.99) * 1e3, 1) if lat else None,
+                "watchdog_pings": len(pings) - 2,
+                "watchdog_max_gap_s": round(max(gaps), 2) if gaps else None}
+
+
+def restored(fx):
+    """Cgroups of the simulated tree not back at what simkernel create
+    wrote (cpu.max "50000 100000", cpu.max.burst 0)."""
+    bad = []
+    for i in range(fx.n):
+        d = os.path.join(fx.cg, simkernel.cgroup_name(i))
+        try:
+            with open(os.path.join(d, "cpu.max")) as f:
+                q, per = f.read().split()
+            with open(os.path.join(d, "cpu.max.burst")) as f:
+                b = int(f.read().split()[0])
+            if int(q) != 50000 or int(per) != 100000 or b != 0:
+                bad.append(simkernel.cgroup_name(i))
+        except (OSError, ValueError):
+            bad.append(simkernel.cgroup_name(i))
+    return bad
+
+
+def metrics_at(path):
+    """(metrics(path), unit_writes(path), mtime) of one version of the file."""
+    try:
+        mt = os.stat(path).st_mtime
+    except OSError:
+        mt = None
+    return metrics(path), unit_writes(path), mt
+
+
+def native_run(fx, bwgovd, window, adopt_timeout, stop_timeout=60, bwgovctl=None):
     run, args = fx.daemon_args("native")
     shim = build_shim(fx.dir)
     shim_out = os.path.join(fx.dir, "looptime.txt")
+    probe = Probe(fx.dir, bwgovctl, os.path.join(run, "io.bwgov.Governor"))
     env = dict(os.environ)
+    env.update(probe.env())
     if shim:
         env.update(LD_PRELOAD=shim, LOOPTIME_OUT=shim_out)
     logf = open(os.path.join(fx.dir, "native.log"), "w")
+    probe.start()
     t0 = time.monotonic()
     d = subprocess.Popen([bwgovd] + args, stdout=subprocess.DEVNULL, stderr=logf, env=env)
     res = {"mode": "native", "tick_latency_from": "looptime.so (epoll_wait shim)" if shim else None}
@@ -272,17 +379,30 @@ def native_run(fx, bwgovd, window, adopt_timeout, stop_timeout=60):
         ok, took, (adopted, _, _) = wait_adopted(os.path.join(fx.dir, "native.log"), d,
                                                  os.path.join(run, "metrics.prom"), fx.n, adopt_timeout)
         res.update({"adopted": adopted, "adopt_s": round(took, 2), "adopt_cpu_s": cpu_s(pid),
-                    "adopt_complete": ok})
+                    "adopt_complete": ok, "ready_s": probe.ready_at and round(probe.ready_at, 2)})
+        res["during_adoption"] = probe.summary(0, took)
         if not ok:
             res["vmrss_kib"] = status(pid, "VmRSS")
             res["vmhwm_kib"] = status(pid, "VmHWM")
             res["stop_s"] = stop(d, timeout=stop_timeout)
             return res
+        # A few status calls while it runs, then none: the CPU window
+        # measures the daemon, not its answers to the probe.
         time.sleep(1.5)                                   # first decisions after priming
+        probe.paused = True
+        time.sleep(0.5)
         mp = os.path.join(run, "metrics.prom")
-        c0, w0, m0, (_, wr0, tk0), uw0 = cpu_s(pid), time.monotonic(), time.monotonic_ns(), metrics(mp), unit_writes(mp)
+        c0, w0, m0 = cpu_s(pid), time.monotonic(), time.monotonic_ns()
+        (_, wr0, tk0), uw0, mt0 = metrics_at(mp)
         time.sleep(window)
-        c1, w1, m1, (_, wr1, tk1), uw1 = cpu_s(pid), time.monotonic(), time.monotonic_ns(), metrics(mp), unit_writes(mp)
+        c1, w1, m1 = cpu_s(pid), time.monotonic(), time.monotonic_ns()
+        (_, wr1, tk1), uw1, mt1 = metrics_at(mp)
+        res["fds"] = len(os.listdir(f"/proc/{pid}/fd"))
+        probe.paused = False
+        time.sleep(1.0)
+        # The counters are as of the metrics file's writes (every
+        # MetricsInterval=): rates over the time between those two writes.
+        span = (mt1 - mt0) if mt0 and mt1 and mt1 > mt0 else None
         plan = simkernel.demand_plan(fx.n, SIM_BUSY, SIM_CYCLE, SIM_SEED)
         steady_units = [simkernel.cgroup_name(i) for i, (busy, _) in enumerate(plan) if not busy]
         steady_writes = sum(uw1.get(u, 0) - uw0.get(u, 0) for u in steady_units)
@@ -291,14 +411,20 @@ def native_run(fx, bwgovd, window, adopt_timeout, stop_timeout=60):
             "cpu_pct_one_core": round(100.0 * (c1 - c0) / (w1 - w0), 3),
             "cpu_s_window": round(c1 - c0, 3),
             "vmrss_kib": status(pid, "VmRSS"), "vmhwm_kib": status(pid, "VmHWM"),
+            "counter_span_s": span and round(span, 2),
             "writes_window": wr1 - wr0, "unit_ticks_window": tk1 - tk0,
-            "cpu_us_per_unit_tick": round(1e6 * (c1 - c0) / (tk1 - tk0), 1) if tk1 > tk0 else None,
-            "writes_per_min_per_cgroup": round((wr1 - wr0) / fx.n / ((w1 - w0) / 60), 4),
-            "writes_per_min_steady_cgroup": (round(steady_writes / len(steady_units) / ((w1 - w0) / 60), 4)
-                                             if steady_units else None),
+            "cpu_us_per_unit_tick": (round(1e6 * (c1 - c0) / (w1 - w0) / ((tk1 - tk0) / span), 1)
+                                     if span and tk1 > tk0 else None),
+            "writes_per_min_per_cgroup": round((wr1 - wr0) / fx.n / (span / 60), 4) if span else None,
+            "writes_per_min_steady_cgroup": (round(steady_writes / len(steady_units) / (span / 60), 4)
+                                             if steady_units and span else None),
             "startup_wall_s": round(time.monotonic() - t0, 2),
         })
+        t_stop = time.monotonic() - probe.t0
         res["stop_s"] = stop(d, timeout=stop_timeout)
+        res["during_stop"] = probe.summary(t_stop, time.monotonic() - probe.t0)
+        res["during_run"] = probe.summary(took, t_stop)
+        res["not_restored"] = len(restored(fx))
         busy = read_shim(shim_out, m0, m1) if shim else None
         if busy is not None:
             res["wakeups_per_s"] = round(len(busy) / (w1 - w0), 1)
@@ -308,6 +434,7 @@ def native_run(fx, bwgovd, window, adopt_timeout, stop_timeout=60):
         return res
     finally:
         stop(d, timeout=stop_timeout)
+        probe.stop()
         logf.close()
         try:
             with open(os.path.join(fx.dir, "native.log")) as f:
@@ -357,37 +484,49 @@ def parse_callgrind(path):
     return total, {k: {"calls": v[0], "incl": v[1]} for k, v in callees.items()}
 
 
-PARTS = {"policy": "bw_policy_decide",
-         "state saves": "manager_save_state",
+# Phases, per cgroup per tick: the unit-side ones per unit tick, the host
+# timer's (metrics) per host pass over the n units.
+PARTS = {"reads": ("bw_cg_read_stat", "bw_cg_read_stat_light", "bw_cg_read_usage", "bw_cg_read_quota",
+                   "bw_cg_read_bandwidth", "bw_cg_read_pressure"),
+         "policy": "bw_policy_decide",
+         "history and state record": ("bw_history_push", "store_record_unit"),
+         "scheduling": ("ticker_schedule", "unit_schedule"),
+         "state saves": ("store_save",),
          "metrics": "metrics_write",
-         "reads": ("bw_cg_read_stat", "bw_cg_read_bandwidth", "bw_cg_read_pressure"),
          "writes": "bw_cg_write_bandwidth"}
+HOST_PARTS = ("metrics",)
 
 
 def per_cgroup_tick(total, callees, n):
-    """Instructions per cgroup per tick: the units' timers per call, the host
-    timer (metrics, host pressure, periodic state save) per call spread over
-    the n units it serves each interval, and the event loop's remaining
-    instructions per unit tick. Under valgrind the daemon runs slower than
-    the clock, so host-timer work per unit tick would be overcounted by a
-    plain total / unit ticks. Parts: instructions per cgroup per tick of
-    policy, state saves, metrics, file reads and writes."""
-    u = callees.get("on_unit_timer")
+    """Instructions per cgroup per tick: everything outside the host timer
+    (the units' samples, decisions, writes, the ticker and the event loop)
+    per unit tick, plus the host timer (host pressure, shedding, latency
+    guard, metrics, the periodic state save) per pass spread over the n
+    units it serves. Under valgrind the daemon runs slower than the clock,
+    so host-timer work per unit tick would be overcounted by a plain
+    total / unit ticks. Works with the ticker (manager_units_due ->
+    unit_tick) and with the older per-unit timers (on_unit_timer ->
+    unit_tick). Parts: instructions per cgroup per tick of each phase
+    (inclusive, so they overlap the totals, not each other); "event loop
+    and other" is what is left of the unit side."""
+    t = callees.get("unit_tick")
     h = callees.get("on_host_timer") or {"calls": 0, "incl": 0}
-    if not u or not u["calls"]:
+    if not t or not t["calls"]:
         return None, {}
-    unit = u["incl"] / u["calls"]
+    unit_side = max(0, total - h["incl"])
+    unit = unit_side / t["calls"]
     host = h["incl"] / h["calls"] / n if h["calls"] else 0.0
-    loop = max(0, total - u["incl"] - h["incl"]) / u["calls"]
-    parts = {"unit timer": round(unit), "host timer / n": round(host), "event loop": round(loop)}
+    parts = {"unit side": round(unit), "host timer / n": round(host),
+             "unit tick": round(t["incl"] / t["calls"])}
     for label, fns in PARTS.items():
         fns = (fns,) if isinstance(fns, str) else fns
         ir = sum((callees.get(fn) or {}).get("incl", 0) for fn in fns)
-        if label == "metrics":
+        if label in HOST_PARTS:
             parts[label] = round(ir / h["calls"] / n) if h["calls"] else 0
         else:
-            parts[label] = round(ir / u["calls"])
-    return round(unit + host + loop), parts
+            parts[label] = round(ir / t["calls"])
+    parts["event loop and other"] = max(0, round(unit - t["incl"] / t["calls"]))
+    return round(unit + host), parts
 
 
 def callgrind_run(fx, bwgovd, ticks, adopt_timeout):
@@ -429,22 +568,32 @@ def callgrind_run(fx, bwgovd, ticks, adopt_timeout):
         logf.close()
 
 
-def run_size(n, bwgovd, base, window, ticks, adopt_timeout, do_callgrind=True, stop_timeout=60):
+def default_bwgovctl(bwgovd):
+    """BUILD/src/ctl/bwgovctl next to BUILD/src/daemon/bwgovd, if built."""
+    p = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(bwgovd))), "ctl", "bwgovctl")
+    return p if os.access(p, os.X_OK) else None
+
+
+def run_size(n, bwgovd, base, window, ticks, adopt_timeout, do_callgrind=True, stop_timeout=60, bwgovctl=None):
+    """One size: native run (with the watchdog and status probe), then
+    callgrind. The daemon gets RLIMIT_NOFILE's soft limit raised to the
+    hard one, as under systemd with LimitNOFILE=; where the hard limit is
+    below what every held file would need, it releases files (bwgovd(8),
+    FILE DESCRIPTORS)."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     need = FDS_PER_CGROUP * n + 32
-    res = {"cgroups": n, "fds_needed": need, "rlimit_nofile": [soft, hard], "fd_limited": need > soft}
-    if need > soft:
-        try:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, need)), hard))
-        except (ValueError, OSError):
-            pass
-        res["fd_limited"] = need > resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    res = {"cgroups": n, "fds_all_held": need, "rlimit_nofile": [soft, hard], "fd_limited": need > hard}
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    except (ValueError, OSError):
+        pass
+    bwgovctl = bwgovctl or default_bwgovctl(bwgovd)
     log(f"{n} cgroups: building the fixture")
     fx = Fixture(n, base)
     try:
         fx.start_sim()
         log(f"{n} cgroups: native run")
-        res["native"] = native_run(fx, bwgovd, window, adopt_timeout, stop_timeout)
+        res["native"] = native_run(fx, bwgovd, window, adopt_timeout, stop_timeout, bwgovctl)
         if do_callgrind and shutil.which("valgrind") and res["native"].get("adopt_complete"):
             log(f"{n} cgroups: callgrind run")
             res["callgrind"] = callgrind_run(fx, bwgovd, ticks, adopt_timeout * 4)
@@ -456,43 +605,53 @@ def run_size(n, bwgovd, base, window, ticks, adopt_timeout, do_callgrind=True, s
 
 
 def markdown(results):
-    hdr = ["cgroups", "adoption (s, CPU s)", "instructions / cgroup / tick", "CPU % of one core",
-           "RSS · peak (VmRSS · VmHWM)", "tick busy p50 / max (ms)", "writes / min / cgroup (all · steady-load ones)", "notes"]
+    hdr = ["cgroups", "instructions / cgroup / tick", "CPU % of one core", "RSS · peak (VmRSS · VmHWM)",
+           "adoption (s)", "stop (s), all restored", "status max (ms) adopting · running · stopping",
+           "watchdog max gap (s)", "notes"]
     lines = ["| " + " | ".join(hdr) + " |", "|" + "---|" * len(hdr)]
     for r in results:
         nat = r.get("native") or {}
         cg = r.get("callgrind") or {}
         notes = []
         if r.get("fd_limited"):
-            notes.append(f"needs ~{r['fds_needed']} fds, RLIMIT_NOFILE {r['rlimit_nofile'][1]}")
+            notes.append(f"every file held would need ~{r['fds_all_held']} fds, hard limit {r['rlimit_nofile'][1]}: "
+                         f"{nat.get('fds')} held")
         if nat.get("emfile_warnings"):
-            notes.append(f"{nat['emfile_warnings']} EMFILE warnings")
+            notes.append(f"{nat['emfile_warnings']} EMFILE lines")
         if nat and not nat.get("adopt_complete"):
             notes.append(f"adoption incomplete: {nat.get('adopted')}/{r['cgroups']} after {nat.get('adopt_s')} s")
-        if cg.get("parts"):
-            pp = cg["parts"]
-            top = sorted(((v, k) for k, v in pp.items() if k in PARTS), reverse=True)
-            notes.append("of which " + ", ".join(f"{k} {v:,}" for v, k in top if v))
         if nat.get("cpu_us_per_unit_tick") is not None:
             notes.append(f"{nat['cpu_us_per_unit_tick']:g} µs CPU per unit tick")
-        if nat and "stop_s" in nat and nat["stop_s"] is None:
-            notes.append("did not exit within the SIGTERM timeout (killed)")
-        elif nat.get("stop_s") and nat["stop_s"] > 2:
-            notes.append(f"{nat['stop_s']} s to exit after SIGTERM")
+        if nat.get("writes_per_min_steady_cgroup") is not None:
+            notes.append(f"{nat['writes_per_min_steady_cgroup']:.3f} writes/min per steady cgroup")
         if cg.get("error"):
             notes.append(cg["error"])
-        tb = nat.get("tick_busy_ms") or {}
-        adopt = (f"{nat.get('adopt_s')} s, {nat.get('adopt_cpu_s')}" if nat.get("adopt_s") is not None else "–")
+        st = [(nat.get(k) or {}).get("status_max_ms") for k in ("during_adoption", "during_run", "during_stop")]
+        gaps = [(nat.get(k) or {}).get("watchdog_max_gap_s") for k in ("during_adoption", "during_run", "during_stop")]
+        gaps = [g for g in gaps if g is not None]
+        stop_s = nat.get("stop_s")
         lines.append("| " + " | ".join([
-            str(r["cgroups"]), adopt,
+            str(r["cgroups"]),
             f"{cg['instructions_per_cgroup_tick']:,}" if cg.get("instructions_per_cgroup_tick") else "–",
             f"{nat['cpu_pct_one_core']:.2f}" if nat.get("cpu_pct_one_core") is not None else "–",
             (f"{nat['vmrss_kib'] / 1024:.1f} · {nat['vmhwm_kib'] / 1024:.1f} MiB"
              if nat.get("vmhwm_kib") and nat.get("vmrss_kib") else "–"),
-            f"{tb.get('p50')} / {tb.get('max')}" if tb else "–",
-            (f"{nat['writes_per_min_per_cgroup']:.3f} · {nat.get('writes_per_min_steady_cgroup') or 0:.3f}"
-             if nat.get("writes_per_min_per_cgroup") is not None else "–"),
+            f"{nat.get('adopt_s')}" if nat.get("adopt_s") is not None else "–",
+            ("killed" if stop_s is None and "stop_s" in nat else f"{stop_s}") +
+            (f", {'yes' if nat.get('not_restored') == 0 else str(nat.get('not_restored')) + ' not'}"
+             if "not_restored" in nat else ""),
+            " · ".join("–" if x is None else f"{x:g}" for x in st),
+            f"{max(gaps):g}" if gaps else "–",
             "; ".join(notes) or "–"]) + " |")
+    phases = [k for k in ("unit side", "host timer / n", "unit tick", "reads", "policy", "history and state record",
+                          "scheduling", "writes", "state saves", "metrics", "event loop and other")]
+    rows = [r for r in results if (r.get("callgrind") or {}).get("parts")]
+    if rows:
+        lines += ["", "Instructions per cgroup per tick by phase (inclusive; the first two add up to the total):", "",
+                  "| cgroups | " + " | ".join(phases) + " |", "|" + "---|" * (len(phases) + 1)]
+        for r in rows:
+            pp = r["callgrind"]["parts"]
+            lines.append(f"| {r['cgroups']} | " + " | ".join(f"{pp.get(k, 0):,}" for k in phases) + " |")
     return "\n".join(lines)
 
 
@@ -500,17 +659,21 @@ def main(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bwgovd", required=True)
     ap.add_argument("--sizes", default="10,100,1000,10000")
-    ap.add_argument("--window", type=float, default=10.0, help="native measurement window, seconds")
-    ap.add_argument("--callgrind-ticks", type=float, default=3.0, help="seconds of instrumentation")
-    ap.add_argument("--callgrind-max", type=int, default=1000, help="largest size run under callgrind")
+    ap.add_argument("--window", type=float, default=21.0,
+                    help="native measurement window, seconds (≥ 2 × MetricsInterval=, whose file has the counters)")
+    ap.add_argument("--callgrind-ticks", type=float, default=21.0,
+                    help="seconds of instrumentation (≥ 21: two periodic state saves and two metrics writes)")
+    ap.add_argument("--callgrind-max", type=int, default=10000, help="largest size run under callgrind")
+    ap.add_argument("--bwgovctl", help="bwgovctl for the status probe (default: next to --bwgovd in the build)")
     ap.add_argument("--adopt-timeout", type=float, default=60.0)
     ap.add_argument("--tmp", default="/dev/shm" if os.path.isdir("/dev/shm") else None)
     ap.add_argument("--out")
     a = ap.parse_args(argv)
     results = []
     for n in [int(x) for x in a.sizes.split(",") if x]:
-        results.append(run_size(n, a.bwgovd, a.tmp, a.window, a.callgrind_ticks, a.adopt_timeout,
-                                do_callgrind=n <= a.callgrind_max))
+        results.append(run_size(n, a.bwgovd, a.tmp, a.window, a.callgrind_ticks,
+                                a.adopt_timeout * (4 if n > 1000 else 1),
+                                do_callgrind=n <= a.callgrind_max, bwgovctl=a.bwgovctl))
         log(json.dumps(results[-1]))
     if a.out:
         with open(a.out, "w") as f:

@@ -1,0 +1,366 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""bwgovd at scale on this host's real cgroups (issue 16): what the
+simulated kernel of overhead.py cannot show (kernfs reads, PSI triggers,
+the BPF telemetry, cgroups that come and go).
+
+idle: --count N cgroups bwgov-bench-rcg-<i>, each with a 50 % quota and a
+drop-in (Mode=elastic), governed by one bwgovd (Interval=1s): adoption time,
+CPU % of one core over --window once adopted, VmRSS/VmHWM and file
+descriptors, then SIGTERM: time to exit and every cgroup back at exactly
+the quota, period and burst it had before.
+
+churn: a pool of --pool configured names whose cgroups are created and
+removed at --rate per second for --duration seconds (each lives 2 to 8 s)
+while bwgovd governs them. Sampled every second: RSS and open fds. At the
+end: growth (the last third against the second, after warm-up), how long
+each new cgroup waited until bwgovd said "governing cgroup" for it (its
+stderr at --log-level=info, timestamped as it is read), whether any fd of
+the daemon still points into a removed cgroup, and whether state.json still
+has an entry for a cgroup that no longer exists.
+
+Only cgroups named bwgov-bench-rcg-* are created, and all are removed at
+the end (also on SIGINT/SIGTERM). Needs root and a cpu controller;
+exits 77 (skip) with the reason otherwise.
+
+  realcg.py --bwgovd BUILD/src/daemon/bwgovd [--count 1000] [--window 30]
+            [--churn] [--rate 50] [--duration 300] [--quick] [--out FILE.json]
+"""
+
+import argparse
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+PREFIX = "bwgov-bench-rcg-"
+SKIP = 77
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def log(msg):
+    print(f"[realcg] {msg}", file=sys.stderr, flush=True)
+
+
+class Tree:
+    """Where a governed cgroup lives on this host: v2 (cpu.max in the v2
+    directory) or hybrid (v1 cpu for the bandwidth, a v2 twin of the same
+    name for usage and pressure)."""
+
+    def __init__(self):
+        if os.path.exists("/sys/fs/cgroup/cgroup.controllers") and \
+                "cpu" in open("/sys/fs/cgroup/cgroup.controllers").read().split():
+            self.kind, self.dirs = "v2", ["/sys/fs/cgroup"]
+        elif os.path.exists("/sys/fs/cgroup/cpu/cpu.cfs_quota_us"):
+            self.kind = "hybrid"
+            self.dirs = ["/sys/fs/cgroup/cpu"] + (["/sys/fs/cgroup/unified"]
+                                                  if os.path.isdir("/sys/fs/cgroup/unified") else [])
+        else:
+            self.kind, self.dirs = None, []
+        self.made = set()
+
+    def files(self):
+        if self.kind == "v2":
+            return {"cpu.max": "50000 100000", "cpu.max.burst": "0"}
+        return {"cpu.cfs_quota_us": "50000", "cpu.cfs_period_us": "100000", "cpu.cfs_burst_us": "0"}
+
+    def create(self, name):
+        for d in self.dirs:
+            os.mkdir(os.path.join(d, name))
+        self.made.add(name)
+        bw = self.dirs[0]
+        for f, v in self.files().items():
+            if os.path.exists(os.path.join(bw, name, f)):
+                with open(os.path.join(bw, name, f), "w") as fh:
+                    fh.write(v)
+
+    def remove(self, name):
+        for d in reversed(self.dirs):
+            try:
+                os.rmdir(os.path.join(d, name))
+            except FileNotFoundError:
+                pass
+        self.made.discard(name)
+
+    def values(self, name):
+        out = {}
+        for f in self.files():
+            try:
+                with open(os.path.join(self.dirs[0], name, f)) as fh:
+                    out[f] = fh.read().strip()
+            except OSError:
+                pass
+        return out
+
+    def cleanup(self):
+        for name in list(self.made):
+            try:
+                self.remove(name)
+            except OSError as e:
+                log(f"cannot remove {name}: {e}")
+
+
+def write_conf(base, names, interval="1s"):
+    conf = os.path.join(base, "conf")
+    os.makedirs(conf, exist_ok=True)
+    with open(os.path.join(conf, "bwgov.conf"), "w") as f:
+        f.write(f"[Governor]\nInterval={interval}\n")
+    for n in names:
+        d = os.path.join(conf, n + ".d")
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, "10-bench.conf"), "w") as f:
+            f.write(f"[Bandwidth]\nCgroup={n}\nMode=elastic\n")
+    return conf
+
+
+class Daemon:
+    def __init__(self, bwgovd, base):
+        self.base = base
+        self.lines = []                 # (monotonic, line)
+        self.proc = subprocess.Popen(
+            [bwgovd, "--config-dir", os.path.join(base, "conf"), "--state-dir", os.path.join(base, "state"),
+             "--runtime-dir", os.path.join(base, "run"), "--log-level", "info"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, errors="replace")
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        for line in self.proc.stderr:
+            self.lines.append((time.monotonic(), line.rstrip("\n")))
+
+    @property
+    def pid(self):
+        return self.proc.pid
+
+    def cpu_s(self):
+        with open(f"/proc/{self.pid}/stat") as f:
+            rest = f.read().rsplit(")", 1)[1].split()
+        return (int(rest[11]) + int(rest[12])) / CLK_TCK
+
+    def status(self, key):
+        with open(f"/proc/{self.pid}/status") as f:
+            for line in f:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1])
+        return None
+
+    def fd_targets(self):
+        out = []
+        d = f"/proc/{self.pid}/fd"
+        for fd in os.listdir(d):
+            try:
+                out.append(os.readlink(os.path.join(d, fd)))
+            except OSError:
+                pass
+        return out
+
+    def count(self, needle):
+        return sum(1 for _, line in list(self.lines) if needle in line)
+
+    def stop(self, timeout=60):
+        t = time.monotonic()
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            return None
+        self.reader.join(timeout=5)
+        return round(time.monotonic() - t, 3)
+
+
+def idle(a, tree, base):
+    names = [f"{PREFIX}{i}" for i in range(a.count)]
+    log(f"creating {a.count} cgroups ({tree.kind})")
+    t = time.monotonic()
+    for n in names:
+        tree.create(n)
+    created_s = time.monotonic() - t
+    before = {n: tree.values(n) for n in names}
+    write_conf(base, names)
+    d = Daemon(a.bwgovd, base)
+    t0 = time.monotonic()
+    res = {"cgroups": a.count, "layout": tree.kind, "create_s": round(created_s, 2)}
+    while time.monotonic() - t0 < a.adopt_timeout and d.proc.poll() is None:
+        if d.count(": governing cgroup ") >= a.count and d.count("resting-headroom") >= a.count:
+            break
+        time.sleep(0.05)
+    res["adopt_s"] = round(time.monotonic() - t0, 2)
+    res["adopted"] = d.count("resting-headroom")
+    time.sleep(3)
+    c0, w0 = d.cpu_s(), time.monotonic()
+    time.sleep(a.window)
+    c1, w1 = d.cpu_s(), time.monotonic()
+    res.update({"window_s": round(w1 - w0, 1), "cpu_pct_one_core": round(100 * (c1 - c0) / (w1 - w0), 3),
+                "vmrss_kib": d.status("VmRSS"), "vmhwm_kib": d.status("VmHWM"),
+                "rss_anon_kib": d.status("RssAnon"), "fds": len(d.fd_targets())})
+    res["stop_s"] = d.stop()
+    bad = [n for n in names if tree.values(n) != before[n]]
+    res["not_restored"] = len(bad)
+    res["not_restored_examples"] = bad[:3]
+    log(json.dumps(res))
+    for n in names:
+        tree.remove(n)
+    return res
+
+
+def churn(a, tree, base):
+    pool = [f"{PREFIX}c{i}" for i in range(a.pool)]
+    write_conf(base, pool)
+    d = Daemon(a.bwgovd, base)
+    rnd = random.Random(1)
+    alive = {}                          # name -> (created monotonic, dies at)
+    created = []                        # (name, created monotonic)
+    removed = []                        # (name, removed monotonic)
+    samples = []                        # (t, rss_kib, fds)
+    t0 = time.monotonic()
+    next_create = t0
+    next_sample = t0
+    free = list(pool)
+    rnd.shuffle(free)
+    log(f"churn: {a.rate}/s for {a.duration:.0f} s over a pool of {a.pool} names")
+    while time.monotonic() - t0 < a.duration and d.proc.poll() is None:
+        now = time.monotonic()
+        for n, (_, dies) in list(alive.items()):
+            if dies <= now:
+                tree.remove(n)
+                del alive[n]
+                removed.append((n, time.monotonic()))
+                free.append(n)
+        while next_create <= now and free:
+            n = free.pop(0)
+            tree.create(n)
+            t = time.monotonic()
+            alive[n] = (t, t + rnd.uniform(2, 8))
+            created.append((n, t))
+            next_create += 1.0 / a.rate
+        if now >= next_sample:
+            samples.append((now - t0, d.status("VmRSS"), len(d.fd_targets())))
+            next_sample += 1.0
+        time.sleep(0.005)
+    time.sleep(2.5)                     # > one Interval= after the last removal
+    res = {"rate": a.rate, "duration_s": a.duration, "pool": a.pool, "created": len(created),
+           "removed": len(removed), "alive_at_end": len(alive)}
+    # Forgotten: no fd into a removed cgroup; no state entry for one.
+    gone = {n for n, _ in removed} - set(alive)
+    targets = d.fd_targets()
+    res["fds_into_removed"] = sum(1 for t in targets if any(f"/{n}/" in t + "/" for n in gone))
+    try:
+        with open(os.path.join(base, "state", "state.json")) as f:
+            st = json.load(f).get("units", {})
+        res["state_entries_of_removed"] = sum(1 for n in gone if n in st)
+        res["state_entries"] = len(st)
+    except (OSError, ValueError) as e:
+        res["state_error"] = str(e)
+    # Governed within one Interval=: the first "governing cgroup" line
+    # for a name after each creation.
+    delays = []
+    missed = 0
+    by_name = {}
+    for t, line in list(d.lines):
+        if ": governing cgroup " in line:
+            name = line.split(": governing cgroup ", 1)[0].split()[-1]
+            by_name.setdefault(name, []).append(t)
+    for n, tc in created:
+        ts = [t for t in by_name.get(n, []) if t >= tc - 0.01]
+        died = next((tr for nr, tr in removed if nr == n and tr >= tc), None)
+        if ts and (died is None or ts[0] <= died):
+            delays.append(ts[0] - tc)
+        elif died is None or died - tc > 1.2:
+            missed += 1
+    delays.sort()
+    res["governed"] = len(delays)
+    res["not_governed_while_alive_over_1_2s"] = missed
+    if delays:
+        res["governed_delay_s"] = {"p50": round(delays[len(delays) // 2], 3),
+                                   "p99": round(delays[int(len(delays) * 0.99) - 1], 3),
+                                   "max": round(delays[-1], 3)}
+    # Growth: the last third against the second (the first is warm-up).
+    k = len(samples) // 3
+    if k >= 2:
+        mid, last = samples[k:2 * k], samples[2 * k:]
+        res["rss_kib_mid_last"] = [max(s[1] for s in mid), max(s[1] for s in last)]
+        res["fds_mid_last"] = [max(s[2] for s in mid), max(s[2] for s in last)]
+    res["samples"] = samples
+    res["stop_s"] = d.stop()
+    for n in list(alive):
+        tree.remove(n)
+    log(json.dumps({k: v for k, v in res.items() if k != "samples"}))
+    return res
+
+
+def markdown(results):
+    out = []
+    i = results.get("idle")
+    if i:
+        out += ["| real cgroups | layout | adoption (s) | CPU % of one core idle | RSS · peak · anon (MiB) | fds | "
+                "SIGTERM to exit (s) | restored exactly |", "|---|---|---|---|---|---|---|---|",
+                f"| {i['cgroups']} | {i['layout']} | {i['adopt_s']} | {i['cpu_pct_one_core']:.2f} | "
+                f"{i['vmrss_kib'] / 1024:.1f} · {i['vmhwm_kib'] / 1024:.1f} · {(i.get('rss_anon_kib') or 0) / 1024:.1f} | "
+                f"{i['fds']} | {i['stop_s']} | {'all' if i['not_restored'] == 0 else str(i['not_restored']) + ' not'} |"]
+    c = results.get("churn")
+    if c:
+        g = c.get("governed_delay_s") or {}
+        out += ["", "| churn | created · removed | governed after (s) p50 / p99 / max | missed | RSS KiB mid → last | "
+                "fds mid → last | fds into removed | state entries of removed |", "|---|---|---|---|---|---|---|---|",
+                f"| {c['rate']}/s for {c['duration_s']:.0f} s | {c['created']} · {c['removed']} | "
+                f"{g.get('p50')} / {g.get('p99')} / {g.get('max')} | {c['not_governed_while_alive_over_1_2s']} | "
+                f"{' → '.join(map(str, c.get('rss_kib_mid_last', [])))} | "
+                f"{' → '.join(map(str, c.get('fds_mid_last', [])))} | {c['fds_into_removed']} | "
+                f"{c.get('state_entries_of_removed')} |"]
+    return "\n".join(out)
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bwgovd", required=True)
+    ap.add_argument("--count", type=int, default=1000, help="idle cgroups (0: no idle run)")
+    ap.add_argument("--window", type=float, default=30.0, help="seconds of CPU measurement once adopted")
+    ap.add_argument("--adopt-timeout", type=float, default=120.0)
+    ap.add_argument("--churn", action="store_true", help="also run the churn test")
+    ap.add_argument("--rate", type=float, default=50.0, help="cgroups created (and removed) per second")
+    ap.add_argument("--duration", type=float, default=300.0, help="seconds of churn")
+    ap.add_argument("--pool", type=int, default=0, help="configured names (default 10 × rate)")
+    ap.add_argument("--quick", action="store_true", help="CI variant: 30 s of churn, 10 s window")
+    ap.add_argument("--out", help="write the results as JSON")
+    a = ap.parse_args(argv)
+    if a.quick:
+        a.duration = min(a.duration, 30.0)
+        a.window = min(a.window, 10.0)
+    a.pool = a.pool or int(a.rate * 10)
+    if os.geteuid() != 0:
+        print("SKIP: needs root to create cgroups", file=sys.stderr)
+        return SKIP
+    tree = Tree()
+    if not tree.kind:
+        print("SKIP: no cpu controller (cgroup v2 with cpu, or a v1 cpu hierarchy)", file=sys.stderr)
+        return SKIP
+
+    def on_signal(signo, frame):
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGTERM, on_signal)
+    base = tempfile.mkdtemp(prefix="bwgov-bench-realcg-")
+    results = {}
+    try:
+        if a.count > 0:
+            results["idle"] = idle(a, tree, os.path.join(base, "idle"))
+        if a.churn:
+            results["churn"] = churn(a, tree, os.path.join(base, "churn"))
+    finally:
+        tree.cleanup()
+        subprocess.run(["rm", "-rf", base])
+    if a.out:
+        with open(a.out, "w") as f:
+            json.dump(results, f, indent=1)
+    print(markdown(results))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
