@@ -83,6 +83,8 @@ int store_save(Store *s) {
         if (s->dir_fd < 0)
                 return 0;
         r = bw_state_save(s->dir_fd, STATE_FILE, &s->state);
+        log_debug("Saved %s/%s: %zu of %zu entries formatted anew", s->dir, STATE_FILE, s->state.formatted,
+                  s->state.n_units);
         if (r < 0)
                 return log_error_errno(r, "Failed to save %s/%s: %s", s->dir, STATE_FILE, STRERROR(r));
         if (s->saves)

@@ -329,6 +329,9 @@ def main(argv):
     ap.add_argument("--pool", type=int, default=0, help="configured names (default 10 × rate)")
     ap.add_argument("--quick", action="store_true", help="CI variant: 30 s of churn, 10 s window")
     ap.add_argument("--out", help="write the results as JSON")
+    ap.add_argument("--check", action="store_true",
+                    help="exit 1 unless every cgroup was restored, the daemon stopped on SIGTERM, and under churn "
+                         "every new cgroup was governed and every removed one forgotten")
     a = ap.parse_args(argv)
     if a.quick:
         a.duration = min(a.duration, 30.0)
@@ -359,7 +362,21 @@ def main(argv):
         with open(a.out, "w") as f:
             json.dump(results, f, indent=1)
     print(markdown(results))
-    return 0
+    return 1 if a.check and failures(results) else 0
+
+
+def failures(results):
+    out = []
+    i = results.get("idle") or {}
+    if i and (i.get("not_restored") != 0 or i.get("stop_s") is None or i.get("adopted", 0) < i.get("cgroups", 0)):
+        out.append("idle: not all adopted, restored, or stopped")
+    c = results.get("churn") or {}
+    if c and (c.get("fds_into_removed") or c.get("state_entries_of_removed") or
+              c.get("not_governed_while_alive_over_1_2s") or c.get("stop_s") is None or not c.get("governed")):
+        out.append("churn: a removed cgroup not forgotten or a new one not governed")
+    for f in out:
+        print(f"FAIL: {f}", file=sys.stderr)
+    return out
 
 
 if __name__ == "__main__":
