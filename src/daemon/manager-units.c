@@ -103,8 +103,12 @@ static void manager_apply_planned(Manager *m, struct planned_write *plan, size_t
                 (void) store_intent(m->store, plan[i].u->name, &plan[i].target, false);
         if (n > 1 && store_save(m->store) < 0)
                 log_warning("Writing %zu unit(s) without their intents saved together", n);
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < n; i++) {
                 (void) unit_apply(plan[i].u, &plan[i].cur, &plan[i].target, why);
+                /* Stopping: the files are not needed again. */
+                if (m->stopping && plan[i].u->cg)
+                        (void) bw_cg_release(plan[i].u->cg, _BW_CG_FILE_ALL - 1);
+        }
 }
 
 void manager_restore_all(Manager *m, const char *why) {
@@ -121,6 +125,10 @@ void manager_restore_all(Manager *m, const char *why) {
                 plan[n].u = m->units[i];
                 if (unit_restore_plan(plan[n].u, &plan[n].cur, &plan[n].target) > 0)
                         n++;
+                /* Reading opened its quota file: given back (stopping, ten
+                 * thousand of them would not fit). */
+                if (m->stopping && m->units[i]->cg)
+                        (void) bw_cg_release(m->units[i]->cg, _BW_CG_FILE_ALL - 1);
         }
         manager_apply_planned(m, plan, n, why);
 }
@@ -175,7 +183,7 @@ void manager_update_outermost(Manager *m) {
  * take over. */
 static void manager_adopt_batch(Manager *m, Unit *const *units, size_t n_units) {
         struct planned_write plan[TICKER_BATCH];
-        size_t n = 0;
+        size_t n = 0, adopted = 0;
 
         assert(n_units <= TICKER_BATCH);
         for (size_t i = 0; i < n_units; i++) {
@@ -186,6 +194,7 @@ static void manager_adopt_batch(Manager *m, Unit *const *units, size_t n_units) 
                         continue;
                 if (bw_cg_read_bandwidth(u->cg, &cur) < 0 || unit_adopt(u, &cur) < 0)
                         continue;
+                adopted++;
                 if (u->params.mode != unit_mode(u))
                         unit_update_params(u);
                 /* unit_adopt() may have put CPUQuota= in place. */
@@ -199,6 +208,10 @@ static void manager_adopt_batch(Manager *m, Unit *const *units, size_t n_units) 
         }
         qsort(plan, n, sizeof(*plan), planned_write_cmp);
         manager_apply_planned(m, plan, n, "resting-headroom");
+        /* New cgroups hold all their files: the plan again before their
+         * samples release what it does not keep. */
+        if (adopted > 0)
+                manager_plan_fds(m);
 }
 
 /* The ticker's batch: adopt the new ones together, then sample each. */
@@ -214,3 +227,41 @@ void manager_units_due(struct bw_tick_entry *const *due, size_t n, uint64_t now,
                 unit_on_due(units[i], due[i]->due_usec, now);
 }
 
+
+/* The cgroup files the units keep between samples. Each open cgroup holds
+ * its directories (two on a hybrid host) whatever the plan; the files its
+ * light samples read (cpu.stat, the twin's usage, the quota) come next,
+ * then what only full samples read (cpu.stat.local, cpu.pressure). The
+ * plan takes the largest set that fits 85 % of the budget for every unit,
+ * else the first file for the share of units that fits: a stable choice
+ * (by each unit's fixed rank), not units taking turns. */
+void manager_plan_fds(Manager *m) {
+        size_t dirs = 0, open = 0, triggers = 0, avail, budget = m->unit_ctx.fd_budget / 20 * 17;
+        unsigned light = BW_CG_FILE_STAT | BW_CG_FILE_USAGE | BW_CG_FILE_QUOTA, per_light = 2;
+
+        for (size_t i = 0; i < m->n_units; i++) {
+                const Unit *u = m->units[i];
+
+                if (!u->cg)
+                        continue;
+                open++;
+                dirs += u->cg->v2_dirfd >= 0 && u->cg->v2_dirfd != u->cg->bw_dirfd ? 2 : 1;
+                triggers += u->trigger_fd >= 0;
+                if (u->cg->layout != BW_CG_LAYOUT_V2)
+                        per_light = 3;
+        }
+        avail = budget > dirs + triggers ? budget - dirs - triggers : 0;
+        m->fd_share = 1000;
+        if (open == 0 || avail >= open * (per_light + 2))
+                m->fd_keep = _BW_CG_FILE_ALL - 1;
+        else if (avail >= open * per_light)
+                m->fd_keep = light;
+        else {
+                m->fd_keep = BW_CG_FILE_STAT | BW_CG_FILE_USAGE;
+                m->fd_share = (unsigned) (avail * 1000 / (open * (per_light - 1)));
+                if (m->fd_share > 1000)
+                        m->fd_share = 1000;
+        }
+        log_debug("Units hold %zu file descriptors (budget %zu): keeping 0x%x for %u/1000 of %zu cgroups",
+                  m->fds_held, m->unit_ctx.fd_budget, m->fd_keep, m->fd_share, open);
+}

@@ -338,6 +338,7 @@ static int on_host_timer(sd_event_source *s, uint64_t usec, void *userdata) {
 
         if (m->outermost_dirty)
                 manager_update_outermost(m);
+        manager_plan_fds(m);
         store_periodic(m->store, usec);
         if (metrics_due(&m->metrics, usec, m->config.global.metrics_interval_usec,
                         m->config.global.interval_usec / 2))
@@ -416,7 +417,7 @@ static int on_terminate(sd_event_source *s, const struct signalfd_siginfo *si, v
 
 /* File descriptors the daemon keeps for itself: a varlink connection
  * each (at most 256), BPF maps and programs, state and metrics files. */
-#define FDS_RESERVED 384
+#define FDS_RESERVED 512
 
 int manager_new(Manager **ret) {
         size_t fd_budget;
@@ -437,6 +438,8 @@ int manager_new(Manager **ret) {
         r = store_new(m->event, &m->state_saves, &m->store);
         if (r < 0)
                 goto fail;
+        m->fd_keep = _BW_CG_FILE_ALL - 1;
+        m->fd_share = 1000;
         r = ticker_new(m->event, manager_units_due, m, &m->ticker);
         if (r < 0)
                 goto fail;
@@ -492,6 +495,8 @@ int manager_new(Manager **ret) {
                 .trigger_closes_left = &m->trigger_closes_left,
                 .fd_limit_said = &m->fd_limit_said,
                 .fds_held = &m->fds_held,
+                .fd_keep = &m->fd_keep,
+                .fd_share = &m->fd_share,
                 .fd_budget = fd_budget,
                 .hooks = &unit_hooks,
                 .userdata = m,
@@ -625,6 +630,11 @@ int manager_run(Manager *m) {
 void manager_shutdown(Manager *m) {
         m->stopping = true;     /* saves below, not deferred to a loop that is over */
         store_stop(m->store);
+        /* Room for the restore's opens and saves: the samples are over, so
+         * the cgroups keep only their directories. */
+        for (size_t i = 0; i < m->n_units; i++)
+                if (m->units[i]->cg)
+                        (void) bw_cg_release(m->units[i]->cg, _BW_CG_FILE_ALL - 1);
         contention_restore_all(m->contention, "stop");
         /* Levers are put back whatever RestoreOnExit= says: nothing stays
          * frozen, idle or pinned behind a daemon that is gone. */

@@ -76,6 +76,8 @@ struct Manager {
         uint64_t ticks;
         bool fd_limit_said;
         size_t fds_held;                /* by the units (unit.h) */
+        unsigned fd_keep;               /* the plan (manager_plan_fds()) */
+        unsigned fd_share;
         unsigned trigger_closes_left;   /* per host pass (unit.h, samples) */
         uint64_t reloads;
         uint64_t reload_failures;
@@ -114,6 +116,9 @@ extern const struct governor_ops manager_governor_ops;
 int manager_sync_units(Manager *m);
 /* Which units have no governed unit above them, which have some below. */
 void manager_update_outermost(Manager *m);
+/* Which cgroup files the units keep open between samples, so that they
+ * stay within the file descriptor budget (every Interval=). */
+void manager_plan_fds(Manager *m);
 /* Restore every adopted unit's baseline, the intents saved together. */
 void manager_restore_all(Manager *m, const char *why);
 /* The ticker's callback (ticker.h): adopt a batch's new units together,

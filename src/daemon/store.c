@@ -21,6 +21,7 @@ struct Store {
         sd_event *event;
         char *dir;                      /* for messages */
         int dir_fd;                     /* -1 until store_open() */
+        int spare_fd;                   /* given up for a save that ran out of file descriptors */
         struct bw_state state;
         sd_event_source *save_source;   /* one-shot timer: saves a dirty state (store_mark()) */
         bool dirty;                     /* memory differs from the file (see store_mark()) */
@@ -35,6 +36,10 @@ int store_new(sd_event *event, uint64_t *saves_counter, Store **ret) {
         if (!s)
                 return -ENOMEM;
         *s = (Store) { .event = sd_event_ref(event), .dir_fd = -1, .saves = saves_counter };
+        /* Out of file descriptors (units hold thousands), a save, which
+         * the write-ahead needs before every write, must still go through:
+         * this one is closed for it and opened again after. */
+        s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
         *ret = s;
         return 0;
 }
@@ -47,6 +52,8 @@ Store *store_free(Store *s) {
         bw_state_done(&s->state);
         if (s->dir_fd >= 0)
                 close(s->dir_fd);
+        if (s->spare_fd >= 0)
+                close(s->spare_fd);
         free(s->dir);
         free(s);
         return NULL;
@@ -83,6 +90,11 @@ int store_save(Store *s) {
         if (s->dir_fd < 0)
                 return 0;
         r = bw_state_save(s->dir_fd, STATE_FILE, &s->state);
+        if ((r == -EMFILE || r == -ENFILE) && s->spare_fd >= 0) {
+                s->spare_fd = safe_close(s->spare_fd);
+                r = bw_state_save(s->dir_fd, STATE_FILE, &s->state);
+                s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        }
         log_debug("Saved %s/%s: %zu of %zu entries formatted anew", s->dir, STATE_FILE, s->state.formatted,
                   s->state.n_units);
         if (r < 0)

@@ -128,23 +128,22 @@ int unit_fd_error(Unit *u, int r, const char *what) {
         return r;
 }
 
-/* Near the file descriptor limit (ten thousand cgroups with every file
- * held need more than a limit of 20 000), after its sample a unit keeps
- * less, in steps: over 70 % of the budget, what only full samples read
- * (cpu.stat.local, cpu.pressure) and a quiet unit's quota file (its light
- * samples then leave the quota to the full ones, one in ten); over 95 %, a
- * quiet unit its cpu.stat too (opened again for each sample). The
- * directories stay. */
+/* After its sample a unit keeps the files the manager's plan allows
+ * (manager_plan_fds()): all of them while they fit; near the descriptor
+ * limit (ten thousand cgroups with every file held need more than 20 000)
+ * what its light samples read, then only its first one, and at last that
+ * one for a share of the units. The rest are opened again when read. A
+ * quiet unit's light samples leave the quota to its full ones when the
+ * quota file is not kept. */
 static void unit_fd_economy(Unit *u) {
         const struct unit_context *c = u->ctx;
-        unsigned files = 0;
+        unsigned keep = *c->fd_keep;
 
-        if (!u->cg || *c->fds_held <= c->fd_budget / 100 * 70)
+        if (!u->cg || keep == _BW_CG_FILE_ALL - 1)
                 return;
-        files = BW_CG_FILE_LOCAL | BW_CG_FILE_PRESSURE | (u->quiet ? BW_CG_FILE_QUOTA : 0);
-        if (u->quiet && *c->fds_held > c->fd_budget / 100 * 95)
-                files |= BW_CG_FILE_STAT | BW_CG_FILE_USAGE;
-        if (bw_cg_release(u->cg, files) > 0)
+        if (u->fd_rank >= *c->fd_share)
+                keep = 0;
+        if (bw_cg_release(u->cg, (_BW_CG_FILE_ALL - 1) & ~keep) > 0)
                 unit_count_fds(u);
 }
 
@@ -621,6 +620,7 @@ int unit_new(const struct unit_context *ctx, const struct bw_unit_config *cfg, U
                 return -ENOMEM;
         u->ctx = ctx;
         u->tick.owner = u;
+        u->fd_rank = (unsigned) (((uintptr_t) u >> 4) * 2654435761u % 1000);
         u->trigger_fd = -1;
         u->name = strdup(cfg->name);
         if (!u->name) {

@@ -58,6 +58,8 @@ struct unit_context {
         bool *fd_limit_said;            /* the one log line for running out of file descriptors */
         size_t *fds_held;               /* by all units' cgroups and triggers (the manager's count) */
         size_t fd_budget;               /* what they may hold: RLIMIT_NOFILE less the daemon's own */
+        const unsigned *fd_keep;        /* BW_CG_FILE_* a unit keeps open after its sample ... */
+        const unsigned *fd_share;       /* ... if its fd_rank is below this (permille), else none */
         unsigned *trigger_closes_left;  /* PSI trigger closes allowed until the next host pass (unit.h, samples) */
         const struct unit_hooks *hooks;
         void *userdata;                 /* for the hooks */
@@ -123,6 +125,7 @@ struct Unit {
         uint64_t light_samples;         /* light samples taken */
         uint64_t near_usec;             /* when a sample last found it near its quota (its PSI trigger) */
         unsigned nfds;                  /* file descriptors held, as in the manager's count */
+        unsigned fd_rank;               /* 0..999, fixed: which units keep files when only some can */
         struct unit_telemetry rq;       /* run-queue telemetry of the cgroup, while open */
 
         struct unit_levers lv;          /* weight, idle, freezer, cpuset, slices (unit-levers.h) */
