@@ -329,14 +329,18 @@ void latency_guard_tick(struct latency_guard *g, Unit *const *units, size_t n, u
         take_census(units, n, g->ctx.slice_supported, &c);
         /* Nothing to protect, nothing held: the common case costs a scan. */
         if (c.n_latency == 0) {
+                g->idle = true;
                 for (size_t i = 0; i < n; i++)
                         if (units[i]->latency_hold || units[i]->lv.set[BW_LEVER_IDLE] ||
                             units[i]->lv.set[BW_LEVER_WEIGHT] || units[i]->lv.slice_usec > 0 ||
-                            units[i]->lat.level > BW_LAT_NONE)
+                            units[i]->lat.level > BW_LAT_NONE) {
                                 latency_guard_release(units[i], "no-latency-unit");
+                                g->idle = false;
+                        }
                 g->scaled = false;
                 return;
         }
+        g->idle = false;
         scale_guarantees(g, units, n);
         for (size_t i = 0; i < n; i++)
                 if (latency_guard_eligible(units[i]) && unit_class(units[i]) == BW_CLASS_LATENCY)

@@ -29,6 +29,7 @@ struct latency_guard {
         struct latency_guard_context ctx;
         bool scaled;                    /* the last overcommit check scaled the guarantees */
         uint64_t scaled_sum;            /* what they added up to then */
+        bool idle;                      /* the last pass found no latency unit and nothing held */
 };
 
 /* One pass over units[0..n) at now (CLOCK_MONOTONIC). */

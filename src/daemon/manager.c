@@ -329,7 +329,12 @@ static int on_host_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         m->trigger_closes_left = 2;
         manager_sample_host(m);
         manager_plan_shedding(m, usec);
-        latency_guard_tick(&m->latency, m->units, m->n_units, usec);
+        /* No latency unit and nothing held, and no cgroup came or went nor
+         * a reload since: the pass over every unit would find the same. */
+        if (!m->latency.idle || m->latency_generation != m->units_generation) {
+                latency_guard_tick(&m->latency, m->units, m->n_units, usec);
+                m->latency_generation = m->units_generation;
+        }
 
         if (m->last_slow_host_usec != 0 && usec - m->last_slow_host_usec + host_interval(m) / 2 <
             m->config.global.interval_usec)
@@ -359,6 +364,7 @@ int manager_reload(Manager *m) {
         (void) sd_notifyf(false, "RELOADING=1\nSTATUS=Reloading configuration\nMONOTONIC_USEC=%" PRIu64, now);
 
         m->reloads++;
+        m->latency.idle = false;        /* a class may have changed */
         r = manager_load_config(m);
         if (r < 0) {
                 m->reload_failures++;
@@ -399,6 +405,7 @@ int manager_set_paused(Manager *m, const char *name, bool paused) {
                 return 0;
         unit_set_paused(u, paused);
         metrics_mark_changed(&m->metrics);
+        m->latency.idle = false;        /* a paused latency unit is back */
         contention_sync(m->contention);
         return 1;
 }

@@ -67,8 +67,15 @@ static int unit_record(Unit *u, unsigned flags) {
                 .debt_usec = u->pstate.credit.debt_usec,
                 .paused = u->paused,
         };
+        int ret;
 
-        return store_record_unit(u->ctx->store, u->name, &r, flags);
+        ret = store_record_unit(u->ctx->store, u->name, &r, flags);
+        if (ret >= 0) {
+                u->recorded_credit_usec = r.credit_usec;
+                u->recorded_debt_usec = r.debt_usec;
+                u->recorded = true;
+        }
+        return ret;
 }
 
 /* ---- the cgroup and its trigger ------------------------------------------ */
@@ -113,6 +120,7 @@ void unit_vanished(Unit *u) {
         u->has_history_rule = false;
         u->latency_hold = false;
         store_forget(u->ctx->store, u->name);
+        u->recorded = false;
         store_mark(u->ctx->store);
 }
 
@@ -596,8 +604,12 @@ static int unit_tick_pass(Unit *u, uint64_t now) {
         unit_reschedule(u, &in, &d);
         unit_remember(u, &cur, &d, applied);
         unit_sample_after(u, &in, &d);
-        /* The credit bucket: saved with the next save, not on every tick. */
-        (void) unit_record(u, 0);
+        /* The credit bucket: saved with the next save, not on every tick;
+         * mirrored only when it moved (a full bucket stays full). Whatever
+         * else the entry holds is recorded where it changes. */
+        if (!u->recorded || u->recorded_credit_usec != u->pstate.credit.credit_usec ||
+            u->recorded_debt_usec != u->pstate.credit.debt_usec)
+                (void) unit_record(u, 0);
         return 0;
 }
 

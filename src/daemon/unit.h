@@ -126,6 +126,9 @@ struct Unit {
         uint64_t near_usec;             /* when a sample last found it near its quota (its PSI trigger) */
         unsigned nfds;                  /* file descriptors held, as in the manager's count */
         unsigned fd_rank;               /* 0..999, fixed: which units keep files when only some can */
+        bool recorded;                  /* mirrored into the store since adoption ... */
+        uint64_t recorded_credit_usec;  /* ... with this credit and debt */
+        uint64_t recorded_debt_usec;
         struct unit_telemetry rq;       /* run-queue telemetry of the cgroup, while open */
 
         struct unit_levers lv;          /* weight, idle, freezer, cpuset, slices (unit-levers.h) */

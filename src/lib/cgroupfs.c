@@ -43,7 +43,7 @@ static void bw_cg_freep(struct bw_cg **cg) {
  * is reported as -EFBIG, not parsed half. An unlinked file (st_nlink 0, what a
  * removed directory leaves behind on ordinary filesystems; kernfs fails the
  * read with ENODEV itself) counts as vanished. */
-static int read_fd(const struct bw_cg *cg, int fd, char *buf, size_t size, size_t *ret_len) {
+static int read_fd(const struct bw_cg *cg, int fd, bool check_unlinked, char *buf, size_t size, size_t *ret_len) {
         struct stat st;
         ssize_t n;
 
@@ -53,8 +53,9 @@ static int read_fd(const struct bw_cg *cg, int fd, char *buf, size_t size, size_
         if ((size_t) n >= size)
                 return -EFBIG;
 
-        /* On kernfs the read itself failed (a syscall less per read). */
-        if (cg->kernfs) {
+        /* On kernfs the read itself failed (a syscall less per read); the
+         * light samples of a fixture tree leave the check to the full ones. */
+        if (cg->kernfs || !check_unlinked) {
                 *ret_len = (size_t) n;
                 return 0;
         }
@@ -307,7 +308,7 @@ static int read_local(struct bw_cg *cg, struct bw_cpu_stat *st) {
                 return 0;
         if (fd < 0)
                 return fd;
-        r = read_fd(cg, fd, buf, sizeof(buf), &len);
+        r = read_fd(cg, fd, true, buf, sizeof(buf), &len);
         if (r == -EFBIG)
                 return 0;
         if (r < 0)
@@ -327,7 +328,7 @@ static int read_local(struct bw_cg *cg, struct bw_cpu_stat *st) {
 
 /* The usage file of a v1 bandwidth tree (the twin's cpu.stat in HYBRID,
  * cpuacct.usage in V1) into st: 0 (nothing set without one) or an error. */
-static int read_usage(struct bw_cg *cg, struct bw_cpu_stat *st) {
+static int read_usage(struct bw_cg *cg, bool check, struct bw_cpu_stat *st) {
         struct bw_cpu_stat twin;
         char buf[CG_READ_MAX];
         size_t len;
@@ -338,7 +339,7 @@ static int read_usage(struct bw_cg *cg, struct bw_cpu_stat *st) {
                 return fd;
         if (fd < 0)
                 return 0;
-        r = read_fd(cg, fd, buf, sizeof(buf), &len);
+        r = read_fd(cg, fd, check, buf, sizeof(buf), &len);
         if (r < 0)
                 return r;
         if (cg->layout != BW_CG_LAYOUT_HYBRID) {
@@ -370,7 +371,7 @@ static int read_stat(struct bw_cg *cg, bool local, struct bw_cpu_stat *ret) {
         fd = file_fd(cg, BW_CG_FILE_STAT);
         if (fd < 0)
                 return fd == -1 ? -EBADF : fd;
-        r = read_fd(cg, fd, buf, sizeof(buf), &len);
+        r = read_fd(cg, fd, local, buf, sizeof(buf), &len);
         if (r < 0)
                 return r;
 
@@ -389,7 +390,7 @@ static int read_stat(struct bw_cg *cg, bool local, struct bw_cpu_stat *ret) {
         if (r < 0)
                 return r;
 
-        r = read_usage(cg, &st);
+        r = read_usage(cg, local, &st);
         if (r < 0)
                 return r;
 
@@ -417,7 +418,7 @@ int bw_cg_read_usage(struct bw_cg *cg, struct bw_cpu_stat *ret) {
                 return -EINVAL;
         if (cg->layout == BW_CG_LAYOUT_V2 || !bw_cg_has(cg, BW_CG_FILE_USAGE))
                 return -EOPNOTSUPP;
-        r = read_usage(cg, &st);
+        r = read_usage(cg, false, &st);
         if (r < 0)
                 return r;
         *ret = st;
@@ -436,7 +437,7 @@ int bw_cg_read_pressure(struct bw_cg *cg, struct bw_psi *ret) {
                 return -EOPNOTSUPP;
         if (fd < 0)
                 return fd;
-        r = read_fd(cg, fd, buf, sizeof(buf), &len);
+        r = read_fd(cg, fd, true, buf, sizeof(buf), &len);
         if (r < 0)
                 return r;
 
@@ -508,7 +509,7 @@ static int read_quota_period(int dirfd, enum bw_cg_layout layout, uint64_t *ret_
         return 0;
 }
 
-int bw_cg_read_quota(struct bw_cg *cg, uint64_t *ret_quota_usec, uint64_t *ret_period_usec) {
+static int read_quota(struct bw_cg *cg, bool check, uint64_t *ret_quota_usec, uint64_t *ret_period_usec) {
         char buf[CG_READ_MAX];
         uint64_t quota, period = 0;
         size_t len;
@@ -519,7 +520,7 @@ int bw_cg_read_quota(struct bw_cg *cg, uint64_t *ret_quota_usec, uint64_t *ret_p
         fd = file_fd(cg, BW_CG_FILE_QUOTA);
         if (fd < 0)
                 return fd == -1 ? -EBADF : fd;
-        r = read_fd(cg, fd, buf, sizeof(buf), &len);
+        r = read_fd(cg, fd, check, buf, sizeof(buf), &len);
         if (r < 0)
                 return r;
         if (cg->layout == BW_CG_LAYOUT_V2)
@@ -533,6 +534,10 @@ int bw_cg_read_quota(struct bw_cg *cg, uint64_t *ret_quota_usec, uint64_t *ret_p
         return 0;
 }
 
+int bw_cg_read_quota(struct bw_cg *cg, uint64_t *ret_quota_usec, uint64_t *ret_period_usec) {
+        return read_quota(cg, false, ret_quota_usec, ret_period_usec);
+}
+
 int bw_cg_read_bandwidth(struct bw_cg *cg, struct bw_bandwidth *ret) {
         struct bw_bandwidth bw = { 0 };
         int r;
@@ -540,7 +545,7 @@ int bw_cg_read_bandwidth(struct bw_cg *cg, struct bw_bandwidth *ret) {
         if (!cg || !ret)
                 return -EINVAL;
 
-        r = bw_cg_read_quota(cg, &bw.quota_usec, &bw.period_usec);
+        r = read_quota(cg, true, &bw.quota_usec, &bw.period_usec);
         if (r >= 0 && cg->layout != BW_CG_LAYOUT_V2)
                 r = read_u64_at(cg->bw_dirfd, V1_PERIOD, bw_u64_parse, &bw.period_usec);
         if (r < 0)

@@ -1225,8 +1225,11 @@ static void test_read_light_quota(void **state) {
         assert_int_equal(bw_cg_read_quota(cgh, &q, &p), 0);
         assert_int_equal(q, 70000);
         assert_int_equal(p, 0);                         /* v1: the period is another file */
+        /* On a fixture tree (regular files, readable after unlink) only the
+         * full read notices a removed cgroup; kernfs fails every read. */
         vanish(hy, "cpu/" CG);
-        assert_true(bw_cg_error_is_vanished(bw_cg_read_stat_light(cgh, &st)));
+        assert_int_equal(bw_cg_read_stat_light(cgh, &st), 0);
+        assert_true(bw_cg_error_is_vanished(bw_cg_read_stat(cgh, &st)));
 }
 
 /* Released files are opened again when read; a cgroup gone meanwhile is

@@ -50,7 +50,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SIMKERNEL = os.path.join(HERE, "simkernel.py")
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 FDS_PER_CGROUP = 3
-SIM_BUSY, SIM_CYCLE, SIM_SEED = 0.05, 40.0, 1
+SIM_BUSY, SIM_CYCLE, SIM_SEED, SIM_TICK = 0.05, 40.0, 1, 0.5
 
 sys.path.insert(0, HERE)
 import simkernel  # noqa: E402
@@ -175,7 +175,11 @@ class Fixture:
 
     def start_sim(self):
         self.sim_out = open(os.path.join(self.dir, "sim.json"), "w")
+        # Counters move every SIM_TICK s: with whole seconds, a 1 s sample
+        # sees 0 or 2 steps of a steady 0.3 CPU now and then (0.6 CPU: over
+        # its 0.5 baseline, spending), an aliasing no kernel counter has.
         self.sim = subprocess.Popen([sys.executable, SIMKERNEL, "run", "--root", self.cg, "--count", str(self.n),
+                                     "--tick", str(SIM_TICK),
                                      "--busy", str(SIM_BUSY), "--cycle", str(SIM_CYCLE), "--seed", str(SIM_SEED)],
                                     stdout=self.sim_out)
 
