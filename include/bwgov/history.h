@@ -46,6 +46,8 @@ void bw_history_push(struct bw_history *h, const struct bw_history_entry *e);
 
 size_t bw_history_count(const struct bw_history *h);         /* entries held, <= capacity */
 size_t bw_history_allocated_bytes(const struct bw_history *h);  /* the ring's memory now */
+/* Drop every entry and the memory they took (pushed() keeps counting). */
+void bw_history_clear(struct bw_history *h);
 size_t bw_history_capacity(const struct bw_history *h);
 uint64_t bw_history_pushed(const struct bw_history *h);      /* pushes ever; minus count = dropped */
 

@@ -122,6 +122,9 @@ void unit_vanished(Unit *u) {
         store_forget(u->ctx->store, u->name);
         u->recorded = false;
         store_mark(u->ctx->store);
+        /* Its decisions went with it: a new cgroup starts a new history
+         * (the ring's memory too, so churn does not add up). */
+        bw_history_clear(u->history);
 }
 
 int unit_fd_error(Unit *u, int r, const char *what) {

@@ -325,7 +325,7 @@ static inline void unit_levers_recover(Unit *u, const struct bw_state_unit *su) 
  * near (spending, throttled, or using half its baseline), closed after
  * UNIT_TRIGGER_LINGER_USEC far from it, a few closes per second at most. */
 
-#define UNIT_QUIET_FULL_EVERY 10
+#define UNIT_QUIET_FULL_EVERY 20
 #define UNIT_TRIGGER_LINGER_USEC (60 * USEC_PER_SEC)
 
 /* The full sample the law decides on. Returns 1, 0 when the cgroup

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "bwgov/history.h"
+#include "bwgov/macro.h"
 
 /* A ring over `allocated` slots that grows on push, 2, 4, 8 ... up to
  * the capacity: a quiet unit records a handful of transitions, and ten
@@ -77,6 +78,13 @@ void bw_history_push(struct bw_history *h, const struct bw_history_entry *e) {
         h->head = (h->head + 1) % h->allocated;
         if (h->count < h->allocated)
                 h->count++;
+}
+
+void bw_history_clear(struct bw_history *h) {
+        if (!h)
+                return;
+        h->entries = mfree(h->entries);
+        h->allocated = h->count = h->head = 0;
 }
 
 size_t bw_history_allocated_bytes(const struct bw_history *h) {

@@ -3,6 +3,7 @@
  * lifetime, the error list, loading it from a file, and the SHA-256 check
  * of the files it lists. The parser is kmanifest-parse.c. */
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <openssl/evp.h>
@@ -196,6 +197,46 @@ int bw_kmanifest_open_dir(const char *path) {
         return fd < 0 ? -errno : fd;
 }
 
+/* OpenSSL's SHA-256, loaded the first time a file is checked: linked,
+ * libcrypto's relocations alone kept 1.4 MiB resident in every bwgovd,
+ * which needs it only for the kernel check. */
+static struct {
+        void *handle;
+        EVP_MD_CTX *(*md_ctx_new)(void);
+        void (*md_ctx_free)(EVP_MD_CTX *ctx);
+        const EVP_MD *(*sha256)(void);
+        int (*digest_init)(EVP_MD_CTX *ctx, const EVP_MD *type, ENGINE *impl);
+        int (*digest_update)(EVP_MD_CTX *ctx, const void *d, size_t cnt);
+        int (*digest_final)(EVP_MD_CTX *ctx, unsigned char *md, unsigned *s);
+} crypto;
+
+static int crypto_load(void) {
+        static const char *const sonames[] = { "libcrypto.so.3", "libcrypto.so" };
+        void *h = NULL;
+
+        if (crypto.handle)
+                return 0;
+        for (size_t i = 0; i < ELEMENTSOF(sonames) && !h; i++)
+                h = dlopen(sonames[i], RTLD_NOW | RTLD_LOCAL);
+        if (!h)
+                return -EOPNOTSUPP;
+        /* POSIX's way to a function pointer from dlsym() under -Wpedantic. */
+        *(void **) &crypto.md_ctx_new = dlsym(h, "EVP_MD_CTX_new");
+        *(void **) &crypto.md_ctx_free = dlsym(h, "EVP_MD_CTX_free");
+        *(void **) &crypto.sha256 = dlsym(h, "EVP_sha256");
+        *(void **) &crypto.digest_init = dlsym(h, "EVP_DigestInit_ex");
+        *(void **) &crypto.digest_update = dlsym(h, "EVP_DigestUpdate");
+        *(void **) &crypto.digest_final = dlsym(h, "EVP_DigestFinal_ex");
+        if (!crypto.md_ctx_new || !crypto.md_ctx_free || !crypto.sha256 || !crypto.digest_init ||
+            !crypto.digest_update || !crypto.digest_final) {
+                dlclose(h);
+                crypto.md_ctx_new = NULL;
+                return -EOPNOTSUPP;
+        }
+        crypto.handle = h;
+        return 0;
+}
+
 static int sha256_fd(int fd, char ret_hex[static 65]) {
         EVP_MD_CTX *ctx;
         unsigned char md[EVP_MAX_MD_SIZE];
@@ -204,10 +245,13 @@ static int sha256_fd(int fd, char ret_hex[static 65]) {
         ssize_t n;
         int r = 0;
 
-        ctx = EVP_MD_CTX_new();
+        r = crypto_load();
+        if (r < 0)
+                return r;
+        ctx = crypto.md_ctx_new();
         if (!ctx)
                 return -ENOMEM;
-        if (EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1) {
+        if (crypto.digest_init(ctx, crypto.sha256(), NULL) != 1) {
                 r = -EIO;
                 goto finish;
         }
@@ -221,19 +265,19 @@ static int sha256_fd(int fd, char ret_hex[static 65]) {
                 }
                 if (n == 0)
                         break;
-                if (EVP_DigestUpdate(ctx, buf, (size_t) n) != 1) {
+                if (crypto.digest_update(ctx, buf, (size_t) n) != 1) {
                         r = -EIO;
                         goto finish;
                 }
         }
-        if (EVP_DigestFinal_ex(ctx, md, &md_len) != 1 || md_len != 32) {
+        if (crypto.digest_final(ctx, md, &md_len) != 1 || md_len != 32) {
                 r = -EIO;
                 goto finish;
         }
         for (unsigned i = 0; i < md_len; i++)
                 snprintf(ret_hex + 2 * i, 3, "%02x", md[i]);
 finish:
-        EVP_MD_CTX_free(ctx);
+        crypto.md_ctx_free(ctx);
         return r;
 }
 

@@ -237,6 +237,16 @@ static void test_lazy_growth(void **state) {
         for (size_t i = 0; i < 10; i++)
                 assert_int_equal(bw_history_oldest(h, i)->realtime_usec, 241 + i);
         assert_int_equal(bw_history_pushed(h), 250);
+        bw_history_clear(h);
+        assert_int_equal(bw_history_count(h), 0);
+        assert_null(bw_history_newest(h, 0));
+        assert_true(bw_history_allocated_bytes(h) < sizeof(struct bw_history_entry));
+        {
+                struct bw_history_entry e = entry(999);
+
+                bw_history_push(h, &e);
+                assert_int_equal(bw_history_oldest(h, 0)->realtime_usec, 999);
+        }
         bw_history_free(h);
 }
 

@@ -402,6 +402,7 @@ def native_run(fx, bwgovd, window, adopt_timeout, stop_timeout=60, bwgovctl=None
         c1, w1, m1 = cpu_s(pid), time.monotonic(), time.monotonic_ns()
         (_, wr1, tk1), uw1, mt1 = metrics_at(mp)
         res["fds"] = len(os.listdir(f"/proc/{pid}/fd"))
+        rss, hwm = status(pid, "VmRSS"), status(pid, "VmHWM")
         probe.paused = False
         time.sleep(1.0)
         # The counters are as of the metrics file's writes (every
@@ -414,7 +415,7 @@ def native_run(fx, bwgovd, window, adopt_timeout, stop_timeout=60, bwgovctl=None
             "window_s": round(w1 - w0, 2),
             "cpu_pct_one_core": round(100.0 * (c1 - c0) / (w1 - w0), 3),
             "cpu_s_window": round(c1 - c0, 3),
-            "vmrss_kib": status(pid, "VmRSS"), "vmhwm_kib": status(pid, "VmHWM"),
+            "vmrss_kib": rss, "vmhwm_kib": hwm,
             "counter_span_s": span and round(span, 2),
             "writes_window": wr1 - wr0, "unit_ticks_window": tk1 - tk0,
             "cpu_us_per_unit_tick": (round(1e6 * (c1 - c0) / (w1 - w0) / ((tk1 - tk0) / span), 1)
