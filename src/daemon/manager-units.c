@@ -131,6 +131,17 @@ void manager_restore_all(Manager *m, const char *why) {
                         (void) bw_cg_release(m->units[i]->cg, _BW_CG_FILE_ALL - 1);
         }
         manager_apply_planned(m, plan, n, why);
+        /* A parent put back before its child lowers the child first (cgroup
+         * v1): the child's planned write then finds another value than it
+         * planned from and is not done. Planned again, one by one. */
+        for (size_t i = 0; i < n; i++) {
+                struct bw_bandwidth cur, target;
+
+                if (unit_restore_plan(plan[i].u, &cur, &target) > 0)
+                        unit_restore_baseline(plan[i].u, why);
+                if (m->stopping && plan[i].u->cg)
+                        (void) bw_cg_release(plan[i].u->cg, _BW_CG_FILE_ALL - 1);
+        }
 }
 
 static int unit_path_cmp(const void *a, const void *b) {

@@ -96,6 +96,11 @@ static void on_unit_lowering(Unit *u, uint64_t quota_usec, uint64_t period_usec,
 static void on_unit_quota_changed(Unit *u, void *userdata) {
         Manager *m = userdata;
 
+        /* Who is below whom is worked out lazily: a parent adopted in the
+         * same batch as its child must already know it has one. */
+        if (m->outermost_dirty)
+                manager_update_outermost(m);
+
         if (!u->has_governed_descendants || !u->cgroup_path)
                 return;
         for (size_t i = 0; i < m->n_units; i++)

@@ -170,8 +170,10 @@ int unit_sample_light(Unit *u, struct bw_bandwidth *cur, struct bw_policy_input 
         uint64_t quota, period;
         int r;
 
+        /* Without a known ancestor quota (a governed ancestor's changed),
+         * the full sample reads it. */
         if (!u->quiet || u->quiet_samples % UNIT_QUIET_FULL_EVERY == 0 || !u->has_last_stat ||
-            !u->has_last || u->shed_pending > 0 || unit_mode(u) != u->params.mode)
+            !u->has_last || u->shed_pending > 0 || unit_mode(u) != u->params.mode || !u->has_ancestor)
                 return 0;
         *in = (struct bw_policy_input) { .now_usec = clock_now_usec(CLOCK_MONOTONIC) };
         r = unit_read_light(u, &st);
@@ -197,7 +199,7 @@ int unit_sample_light(Unit *u, struct bw_bandwidth *cur, struct bw_policy_input 
         in->psi = u->last_psi;
         in->has_psi = u->has_last_psi;
         in->current = *cur;
-        in->ancestor_quota_usec = u->has_ancestor ? u->ancestor_quota_usec : BW_QUOTA_MAX;
+        in->ancestor_quota_usec = u->ancestor_quota_usec;
         unit_sample_common(u, in);
         u->light_samples++;
         return 1;
