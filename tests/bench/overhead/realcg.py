@@ -38,6 +38,9 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from overhead import stop as stop_daemon  # noqa: E402  (SIGTERM, then SIGKILL; seconds or None)
+
 PREFIX = "bwgov-bench-rcg-"
 SKIP = 77
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -163,16 +166,9 @@ class Daemon:
         return sum(1 for _, line in list(self.lines) if needle in line)
 
     def stop(self, timeout=60):
-        t = time.monotonic()
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-            return None
+        took = stop_daemon(self.proc, timeout)
         self.reader.join(timeout=5)
-        return round(time.monotonic() - t, 3)
+        return took
 
 
 def idle(a, tree, base):
