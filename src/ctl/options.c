@@ -20,6 +20,9 @@ static void help(const struct verb_info *v) {
                 printf("     --no-legend      No column headers and summary lines\n");
         if (v->flags & VERB_TAKES_LINES)
                 printf("  -n --lines=N         Only the newest N entries (default: all held)\n");
+        if (v->flags & VERB_TAKES_ALL)
+                printf("  -a --all             Every unit (default: the first %d, units doing\n"
+                       "                      something before units at rest)\n", STATUS_ROWS);
         printf("     --socket=PATH    The daemon's socket (default: $BWGOV_SOCKET or\n"
                "                      %s)\n"
                "\n"
@@ -73,6 +76,7 @@ int parse_options(int argc, char *argv[], const struct verb_info *v, struct opti
                 { "no-legend", no_argument,       NULL, ARG_NO_LEGEND },
                 { "socket",    required_argument, NULL, ARG_SOCKET    },
                 { "lines",     required_argument, NULL, 'n'           },
+                { "all",       no_argument,       NULL, 'a'           },
                 { NULL, 0, NULL, 0 }
         };
         const char *e = getenv("BWGOV_SOCKET");
@@ -86,7 +90,7 @@ int parse_options(int argc, char *argv[], const struct verb_info *v, struct opti
         /* getopt prints "bwgovctl: ..." for unknown options and missing
          * arguments; argv[0] is the verb, so give it the tool's name. */
         argv[0] = (char *) "bwgovctl";
-        while ((c = getopt_long(argc, argv, v->flags & VERB_TAKES_LINES ? "hn:" : "h", options, NULL)) >= 0)
+        while ((c = getopt_long(argc, argv, "hn:a", options, NULL)) >= 0)
                 switch (c) {
                 case 'h':
                         help(v);
@@ -103,6 +107,13 @@ int parse_options(int argc, char *argv[], const struct verb_info *v, struct opti
                                 return -EINVAL;
                         }
                         o.socket = optarg;
+                        break;
+                case 'a':
+                        if (!(v->flags & VERB_TAKES_ALL)) {
+                                fprintf(stderr, "bwgovctl: %s takes no --all\n", v->name);
+                                return -EINVAL;
+                        }
+                        o.all = true;
                         break;
                 case 'n':
                         if (!(v->flags & VERB_TAKES_LINES)) {

@@ -12,11 +12,16 @@
 #define CTL_INTERFACE      "io.bwgov.Governor"
 #define CTL_DEFAULT_SOCKET BWGOV_RUNTIMEDIR "/" CTL_INTERFACE
 
+/* Rows of bwgovctl status without --all: a table a terminal can hold, and a
+ * reply that is quick to build and parse at 10 000 units. */
+#define STATUS_ROWS 100
+
 enum {
         VERB_TAKES_UNIT  = 1 << 0,
         VERB_TAKES_LINES = 1 << 1,
         VERB_HAS_TABLE   = 1 << 2,      /* --no-legend means something */
         VERB_MUTATING    = 1 << 3,      /* root only */
+        VERB_TAKES_ALL   = 1 << 4,      /* -a --all: every unit, not the first STATUS_ROWS */
 };
 
 struct verb_info {
@@ -31,6 +36,7 @@ struct options {
         bool legend;
         bool colour;
         const char *socket;
+        bool all;
         bool has_lines;
         uint64_t lines;
         const char *unit;               /* argv's, with VERB_TAKES_UNIT */

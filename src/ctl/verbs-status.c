@@ -17,7 +17,7 @@
 /* ---- status ------------------------------------------------------------- */
 
 static const struct verb_info info_status = {
-        "status", VERB_HAS_TABLE, "Show the daemon and every configured unit",
+        "status", VERB_HAS_TABLE | VERB_TAKES_ALL, "Show the daemon and its configured units",
 };
 
 /* The legend: the daemon and its counts, as GetStatus reports them. */
@@ -80,7 +80,7 @@ static int add_unit_rows(Table *t, json_t *units) {
         return 0;
 }
 
-static int print_status(const struct options *o, json_t *st, json_t *units) {
+static int print_status(const struct options *o, json_t *st, json_t *units, uint64_t total) {
         static const char *const headers[_COL_MAX] = {
                 [COL_UNIT] = "UNIT", [COL_STATE] = "STATE", [COL_MODE] = "MODE", [COL_QUOTA] = "QUOTA",
                 [COL_BASELINE] = "BASELINE", [COL_BURST] = "BURST", [COL_CREDIT] = "CREDIT", [COL_RULE] = "RULE",
@@ -105,36 +105,49 @@ static int print_status(const struct options *o, json_t *st, json_t *units) {
                 printf("\n");
         table_print(t, stdout, o->legend, o->colour);
         table_free(t);
+        if (o->legend && total > json_array_size(units))
+                printf("\n%zu of %" PRIu64 " units listed: those doing something first, then by name; "
+                       "--all lists every unit.\n", json_array_size(units), total);
         return 0;
 }
 
 int verb_status(int argc, char *argv[]) {
         VarlinkClient *client = NULL;
-        json_t *st = NULL, *list = NULL, *units;
+        json_t *st = NULL, *list = NULL, *params = NULL, *units;
         struct options o;
+        uint64_t total;
         int r;
 
         r = parse_options(argc, argv, &info_status, &o);
         if (r <= 0)
                 return r < 0 ? CTL_EXIT_USAGE : 0;
 
+        if (!o.all) {
+                params = json_pack("{s:i}", "limit", STATUS_ROWS);
+                if (!params)
+                        return ctl_oom();
+        }
         r = ctl_call(&o, &client, CTL_INTERFACE ".GetStatus", NULL, &st);
         if (r == 0)
-                r = ctl_call(&o, &client, CTL_INTERFACE ".ListUnits", NULL, &list);
+                r = ctl_call(&o, &client, CTL_INTERFACE ".ListUnits", params, &list);
         if (r != 0)
                 goto finish;
 
         units = json_object_get(list, "units");
+        /* A daemon before ListUnits(limit) sends no total, and every unit. */
+        total = jhas(list, "total") ? ju64(list, "total") : json_array_size(units);
         if (!json_is_array(units)) {
                 fprintf(stderr, "bwgovctl: malformed reply to ListUnits\n");
                 r = CTL_EXIT_FAILURE;
         } else if (!o.json)
-                r = print_status(&o, st, units);
-        else if (json_object_set(st, "units", units) < 0)
+                r = print_status(&o, st, units, total);
+        else if (json_object_set(st, "units", units) < 0 ||
+                 json_object_set_new(st, "units_total", json_integer((json_int_t) total)) < 0)
                 r = CTL_EXIT_FAILURE;
         else
                 r = ctl_print_json(st);
 finish:
+        json_decref(params);
         json_decref(st);
         json_decref(list);
         varlink_client_free(client);

@@ -375,10 +375,16 @@ static json_t *method_get_status(VarlinkCall *call, json_t *params, void *userda
 static json_t *method_list_units(VarlinkCall *call, json_t *params, void *userdata) {
         GovernorVarlink *gv = userdata;
         _cleanup_free_ struct governor_unit *units = NULL;
-        json_t *array;
-        size_t n;
+        json_t *limit = json_object_get(params, "limit"), *array;
+        size_t n, total;
 
-        if (gv->governor.ops->list_units(gv->governor.userdata, &units, &n) < 0)
+        if (json_is_integer(limit) && json_integer_value(limit) < 1)
+                return varlink_reply_error(INTERFACE ".InvalidParameter",
+                                           json_pack("{s:s, s:s}", "parameter", "limit",
+                                                     "reason", "must be at least 1"));
+        if (gv->governor.ops->list_units(gv->governor.userdata,
+                                         json_is_integer(limit) ? (size_t) json_integer_value(limit) : SIZE_MAX,
+                                         &units, &n, &total) < 0)
                 return NULL;
         array = json_array();
         if (!array)
@@ -388,7 +394,7 @@ static json_t *method_list_units(VarlinkCall *call, json_t *params, void *userda
                         json_decref(array);
                         return NULL;
                 }
-        return varlink_reply(json_pack("{s:o}", "units", array));
+        return varlink_reply(json_pack("{s:o, s:o}", "units", array, "total", jint(total)));
 }
 
 static json_t *method_get_unit(VarlinkCall *call, json_t *params, void *userdata) {
@@ -556,6 +562,7 @@ static json_t *method_resume(VarlinkCall *call, json_t *params, void *userdata) 
 
 static const struct varlink_param no_params[] = { { NULL, 0, false } };
 static const struct varlink_param unit_params[] = { { "unit", JSON_STRING, false }, { NULL, 0, false } };
+static const struct varlink_param list_params[] = { { "limit", JSON_INTEGER, true }, { NULL, 0, false } };
 static const struct varlink_param history_params[] = {
         { "unit", JSON_STRING, false },
         { "limit", JSON_INTEGER, true },
@@ -564,7 +571,7 @@ static const struct varlink_param history_params[] = {
 
 static const struct varlink_method methods[] = {
         { "GetStatus",   VARLINK_ACCESS_READ, no_params,      method_get_status },
-        { "ListUnits",   VARLINK_ACCESS_READ, no_params,      method_list_units },
+        { "ListUnits",   VARLINK_ACCESS_READ, list_params,    method_list_units },
         { "GetUnit",     VARLINK_ACCESS_READ, unit_params,    method_get_unit },
         { "Explain",     VARLINK_ACCESS_READ, unit_params,    method_explain },
         { "GetHistory",  VARLINK_ACCESS_READ, history_params, method_get_history },

@@ -175,8 +175,12 @@ struct governor_latency {
  * failure. */
 struct governor_ops {
         int (*get_status)(void *userdata, struct governor_status *ret);
-        /* Every configured unit, sorted by name; *ret is to free(). */
-        int (*list_units)(void *userdata, struct governor_unit **ret, size_t *ret_n);
+        /* At most `limit` configured units (SIZE_MAX: all), sorted by name;
+         * over the limit, the units doing something (any state but resting
+         * and baseline) are chosen first. *ret is to free(); *ret_total (if
+         * not NULL) is the number of configured units. */
+        int (*list_units)(void *userdata, size_t limit, struct governor_unit **ret, size_t *ret_n,
+                          size_t *ret_total);
         int (*get_unit)(void *userdata, const char *name, struct governor_unit *ret);
         /* -ENOENT for an unknown unit (checked first), -EINVAL for a limit
          * below 1 (see bw_history_select()), -ENOMEM. */

@@ -140,23 +140,57 @@ static void unit_snapshot(const Manager *m, const Unit *u, struct governor_unit 
         unit_decision(u, &ret->decision);
 }
 
-static int list_units(void *userdata, struct governor_unit **ret, size_t *ret_n) {
+/* Resting at its headroom or at the baseline: nothing to look at. */
+static bool unit_at_rest(const Unit *u) {
+        const char *s = unit_state_to_string(u);
+
+        return strcmp(s, "resting") == 0 || strcmp(s, "baseline") == 0;
+}
+
+/* Which of m->units list_units() takes when they are more than `limit`: the
+ * units doing something first, then the others in name order. */
+static bool *pick_units(const Manager *m, size_t limit) {
+        bool *pick = calloc(m->n_units, sizeof(*pick));
+        size_t k = 0;
+
+        if (!pick)
+                return NULL;
+        for (size_t i = 0; i < m->n_units && k < limit; i++)
+                if (!unit_at_rest(m->units[i]))
+                        pick[i] = true, k++;
+        for (size_t i = 0; i < m->n_units && k < limit; i++)
+                if (!pick[i])
+                        pick[i] = true, k++;
+        return pick;
+}
+
+static int list_units(void *userdata, size_t limit, struct governor_unit **ret, size_t *ret_n, size_t *ret_total) {
         const Manager *m = userdata;
+        size_t n = limit < m->n_units ? limit : m->n_units, k = 0;
+        _cleanup_free_ bool *pick = NULL;
         struct governor_unit *units = NULL;
 
+        if (n < m->n_units) {
+                pick = pick_units(m, n);
+                if (!pick)
+                        return -ENOMEM;
+        }
         /* Not calloc(): unit_snapshot() sets every element whole, and
          * clearing ~1.7 KiB per unit first was a third of this function's
          * cost (metrics.prom asks for every unit). */
-        if (m->n_units > 0) {
-                units = reallocarray(NULL, m->n_units, sizeof(*units));
+        if (n > 0) {
+                units = reallocarray(NULL, n, sizeof(*units));
                 if (!units)
                         return -ENOMEM;
         }
         /* m->units follows the configuration, which is sorted by name. */
-        for (size_t i = 0; i < m->n_units; i++)
-                unit_snapshot(m, m->units[i], &units[i]);
+        for (size_t i = 0; i < m->n_units && k < n; i++)
+                if (!pick || pick[i])
+                        unit_snapshot(m, m->units[i], &units[k++]);
         *ret = units;
-        *ret_n = m->n_units;
+        *ret_n = n;
+        if (ret_total)
+                *ret_total = m->n_units;
         return 0;
 }
 

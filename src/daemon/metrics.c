@@ -583,7 +583,7 @@ int metrics_render(const Governor *g, struct metrics_buf *b) {
         r = g->ops->get_status(g->userdata, &status);
         if (r < 0)
                 return r;
-        r = g->ops->list_units(g->userdata, &units, &n);
+        r = g->ops->list_units(g->userdata, SIZE_MAX, &units, &n, NULL);
         if (r < 0)
                 return r;
         r = labels_make(units, n, &labels, &storage);

@@ -357,5 +357,53 @@ class CtlLive(vc.df.DaemonTest):
         self.assertIn("(not written: mode observe)", self.ctl("explain", "obs.slice"))
 
 
+class CtlStatusLimit(unittest.TestCase):
+    """More units than status lists without --all: the units doing something
+    (here: absent) are listed whatever their names, the rest by name, and the
+    legend and --json say how many were left out."""
+    AT_REST, GONE = 100, 3
+
+    @classmethod
+    def setUpClass(cls):
+        for p in (vc.BWGOVD, vc.BWGOVCTL):
+            if not os.path.exists(p):
+                vc.skip(f"{p} not built")
+        units = {f"a{i:03d}.slice": dict(quota=50000, burst=50000, conf="") for i in range(cls.AT_REST)}
+        units.update({f"zz{i}.slice": dict(quota=None, burst=0, conf="") for i in range(cls.GONE)})
+        cls.daemon = vc.StaticDaemon(units=units).start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.daemon.cleanup()
+
+    def ctl(self, *args, rc=0):
+        p = subprocess.run([vc.BWGOVCTL, *args, f"--socket={self.daemon.socket_path}"], capture_output=True,
+                           text=True, env=dict(os.environ, NO_COLOR="1"), timeout=60)
+        self.assertEqual(p.returncode, rc, p.stderr)
+        return p.stdout + p.stderr
+
+    def test_limit(self):
+        total = self.AT_REST + self.GONE
+        rows = [ln.split()[0] for ln in self.ctl("status", "--no-legend").splitlines()]
+        self.assertEqual(len(rows), 100)
+        self.assertEqual(rows, sorted(rows))
+        self.assertEqual(rows[-self.GONE:], [f"zz{i}.slice" for i in range(self.GONE)])
+        self.assertEqual(rows[0], "a000.slice")
+        self.assertIn(f"100 of {total} units listed", self.ctl("status"))
+
+        j = json.loads(self.ctl("status", "--json"))
+        self.assertEqual((len(j["units"]), j["units_total"]), (100, total))
+        self.assertEqual([u["name"] for u in j["units"]], rows)
+
+        for flag in ("--all", "-a"):
+            rows = [ln.split()[0] for ln in self.ctl("status", "--no-legend", flag).splitlines()]
+            self.assertEqual(len(rows), total)
+        out = self.ctl("status", "--all")
+        self.assertNotIn("units listed", out)
+        j = json.loads(self.ctl("status", "--json", "--all"))
+        self.assertEqual((len(j["units"]), j["units_total"]), (total, total))
+        self.assertIn("history takes no --all", self.ctl("history", "a000.slice", "--all", rc=2))
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

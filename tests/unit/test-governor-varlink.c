@@ -35,6 +35,7 @@ struct fake {
         int reload_result;
         bool paused;
         bool no_telemetry;
+        size_t list_limit;              /* the last ListUnits' */
 };
 
 static bool is_app(const char *name) {
@@ -69,14 +70,19 @@ static int fake_get_status(void *userdata, struct governor_status *ret) {
         return 0;
 }
 
-static int fake_list_units(void *userdata, struct governor_unit **ret, size_t *ret_n) {
+/* One unit of three configured. */
+static int fake_list_units(void *userdata, size_t limit, struct governor_unit **ret, size_t *ret_n,
+                           size_t *ret_total) {
+        struct fake *f = userdata;
         struct governor_unit *u = calloc(1, sizeof(*u));
 
         if (!u)
                 return -ENOMEM;
+        f->list_limit = limit;
         fake_unit(u);
         *ret = u;
         *ret_n = 1;
+        *ret_total = 3;
         return 0;
 }
 
@@ -319,7 +325,12 @@ static void test_replies(void **state) {
                   "\"credit_usec\":1234,\"credit_max_usec\":30000000,\"rule\":\"steady\",\"ticks\":7,"
                   "\"protection\":{\"class\":\"throughput\",\"latency_target_usec\":null,\"guarantee\":null,"
                   "\"level\":\"none\",\"p99_usec\":null,\"samples\":0,\"missed\":0,\"held\":false,\"note\":\"\","
-                  "\"levers\":{},\"slice_usec\":null,\"slice_threads\":0}}]}}" },
+                  "\"levers\":{},\"slice_usec\":null,\"slice_threads\":0}}],\"total\":3}}" },
+                { "{\"method\":\"io.bwgov.Governor.ListUnits\",\"parameters\":{\"limit\":0}}",
+                  "{\"error\":\"io.bwgov.Governor.InvalidParameter\","
+                  "\"parameters\":{\"parameter\":\"limit\",\"reason\":\"must be at least 1\"}}" },
+                { "{\"method\":\"io.bwgov.Governor.ListUnits\",\"parameters\":{\"limit\":\"all\"}}",
+                  "{\"error\":\"org.varlink.service.InvalidParameter\",\"parameters\":{\"parameter\":\"limit\"}}" },
                 /* The unit is looked up before the limit is checked. */
                 { "{\"method\":\"io.bwgov.Governor.GetHistory\",\"parameters\":{\"unit\":\"nope\",\"limit\":0}}",
                   "{\"error\":\"io.bwgov.Governor.UnitNotFound\",\"parameters\":{\"unit\":\"nope\"}}" },
@@ -369,6 +380,19 @@ static void test_replies(void **state) {
                 assert_non_null(reply);
                 assert_string_equal(reply, table[i].reply);
         }
+}
+
+/* ListUnits hands its limit to the governor; without one, all units. */
+static void test_list_limit(void **state) {
+        struct harness *t = *state;
+        _cleanup_free_ char *a = NULL, *b = NULL;
+
+        a = call(t, "{\"method\":\"io.bwgov.Governor.ListUnits\",\"parameters\":{\"limit\":2}}");
+        assert_non_null(strstr(a, "\"total\":3"));
+        assert_int_equal(t->fake.list_limit, 2);
+        b = call(t, "{\"method\":\"io.bwgov.Governor.ListUnits\"}");
+        assert_non_null(b);
+        assert_true(t->fake.list_limit == SIZE_MAX);
 }
 
 static void test_reload_failed(void **state) {
@@ -481,6 +505,7 @@ int main(void) {
         char gid[32];
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_replies, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_list_limit, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_reload_failed, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_latency, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_status, setup, teardown),

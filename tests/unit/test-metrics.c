@@ -41,10 +41,12 @@ static int fake_get_status(void *userdata, struct governor_status *ret) {
         return 0;
 }
 
-static int fake_list_units(void *userdata, struct governor_unit **ret, size_t *ret_n) {
+static int fake_list_units(void *userdata, size_t limit, struct governor_unit **ret, size_t *ret_n,
+                           size_t *ret_total) {
         struct fake *f = userdata;
         struct governor_unit *u;
 
+        assert_int_equal(limit, SIZE_MAX);      /* the metrics list every unit */
         if (f->list_error < 0)
                 return f->list_error;
         u = calloc(f->n_units > 0 ? f->n_units : 1, sizeof(*u));
@@ -54,6 +56,8 @@ static int fake_list_units(void *userdata, struct governor_unit **ret, size_t *r
                 memcpy(u, f->units, f->n_units * sizeof(*u));
         *ret = u;
         *ret_n = f->n_units;
+        if (ret_total)
+                *ret_total = f->n_units;
         return 0;
 }
 
