@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "log.h"
 #include "manager.h"
 
@@ -192,16 +193,32 @@ void manager_update_outermost(Manager *m) {
  * headroom and burst in place together, with one save of the intents for
  * all of them (at start, and for units a reload adds), before their ticks
  * take over. */
-static void manager_adopt_batch(Manager *m, Unit *const *units, size_t n_units) {
+/* Adopting a cgroup opens, reads and writes its files: on a real cgroupfs
+ * some 200 µs each. A batch adopts for at most this long and leaves the
+ * rest to the next one, so that ten thousand new cgroups hold up a varlink
+ * client or the watchdog no longer than this. */
+#define ADOPT_BUDGET_USEC (10 * USEC_PER_MSEC)
+
+/* Adopt the new units of a batch together (one save of the intents).
+ * deferred[i] is set for the units left for the next batch. */
+static void manager_adopt_batch(Manager *m, Unit *const *units, size_t n_units, bool *deferred) {
         struct planned_write plan[TICKER_BATCH];
         size_t n = 0, adopted = 0;
+        uint64_t start = clock_now_usec(CLOCK_MONOTONIC);
 
         assert(n_units <= TICKER_BATCH);
         for (size_t i = 0; i < n_units; i++) {
                 Unit *u = units[i];
                 struct bw_bandwidth cur;
 
-                if (u->adopted || unit_resolve(u) <= 0)
+                deferred[i] = false;
+                if (u->adopted)
+                        continue;
+                if (adopted > 0 && clock_now_usec(CLOCK_MONOTONIC) - start > ADOPT_BUDGET_USEC) {
+                        deferred[i] = true;
+                        continue;
+                }
+                if (unit_resolve(u) <= 0)
                         continue;
                 if (bw_cg_read_bandwidth(u->cg, &cur) < 0 || unit_adopt(u, &cur) < 0)
                         continue;
@@ -225,19 +242,23 @@ static void manager_adopt_batch(Manager *m, Unit *const *units, size_t n_units) 
                 manager_plan_fds(m);
 }
 
-/* The ticker's batch: adopt the new ones together, then sample each. */
+/* The ticker's batch: adopt the new ones together, then sample each; the
+ * ones left over by the adoption's time budget are due again at once. */
 void manager_units_due(struct bw_tick_entry *const *due, size_t n, uint64_t now, void *userdata) {
         Manager *m = userdata;
         Unit *units[TICKER_BATCH];
+        bool deferred[TICKER_BATCH] = { false };
 
         for (size_t i = 0; i < n; i++)
                 units[i] = due[i]->owner;
         if (!m->stopping)
-                manager_adopt_batch(m, units, n);
+                manager_adopt_batch(m, units, n, deferred);
         for (size_t i = 0; i < n; i++)
-                unit_on_due(units[i], due[i]->due_usec, now);
+                if (deferred[i])
+                        (void) ticker_schedule(m->ticker, due[i], now);
+                else
+                        unit_on_due(units[i], due[i]->due_usec, now);
 }
-
 
 /* The cgroup files the units keep between samples. Each open cgroup holds
  * its directories (two on a hybrid host) whatever the plan; the files its
@@ -245,34 +266,46 @@ void manager_units_due(struct bw_tick_entry *const *due, size_t n, uint64_t now,
  * then what only full samples read (cpu.stat.local, cpu.pressure). The
  * plan takes the largest set that fits 85 % of the budget for every unit,
  * else the first file for the share of units that fits: a stable choice
- * (by each unit's fixed rank), not units taking turns. */
+ * (by each unit's fixed rank), not units taking turns. It counts every
+ * configured unit, present or not: planned for the units present only, it
+ * would lag behind ten thousand cgroups adopted in batches and run out of
+ * descriptors before the next plan. A plan that keeps less than the last
+ * one is applied at once. */
 void manager_plan_fds(Manager *m) {
-        size_t dirs = 0, open = 0, triggers = 0, avail, budget = m->unit_ctx.fd_budget / 20 * 17;
-        unsigned light = BW_CG_FILE_STAT | BW_CG_FILE_USAGE | BW_CG_FILE_QUOTA, per_light = 2;
+        size_t dirs = 0, triggers = 0, avail, budget = m->unit_ctx.fd_budget / 20 * 17, n = m->n_units;
+        bool hybrid = m->root->layout != BW_CG_LAYOUT_V2;
+        unsigned light = BW_CG_FILE_STAT | BW_CG_FILE_USAGE | BW_CG_FILE_QUOTA, per_light = hybrid ? 3 : 2;
+        unsigned keep, share = 1000;
 
-        for (size_t i = 0; i < m->n_units; i++) {
+        for (size_t i = 0; i < n; i++) {
                 const Unit *u = m->units[i];
 
                 if (!u->cg)
-                        continue;
-                open++;
-                dirs += u->cg->v2_dirfd >= 0 && u->cg->v2_dirfd != u->cg->bw_dirfd ? 2 : 1;
+                        dirs += hybrid ? 2 : 1;
+                else
+                        dirs += u->cg->v2_dirfd >= 0 && u->cg->v2_dirfd != u->cg->bw_dirfd ? 2 : 1;
                 triggers += u->trigger_fd >= 0;
-                if (u->cg->layout != BW_CG_LAYOUT_V2)
-                        per_light = 3;
         }
         avail = budget > dirs + triggers ? budget - dirs - triggers : 0;
-        m->fd_share = 1000;
-        if (open == 0 || avail >= open * (per_light + 2))
-                m->fd_keep = _BW_CG_FILE_ALL - 1;
-        else if (avail >= open * per_light)
-                m->fd_keep = light;
+        if (n == 0 || avail >= n * (per_light + 2))
+                keep = _BW_CG_FILE_ALL - 1;
+        else if (avail >= n * per_light)
+                keep = light;
         else {
-                m->fd_keep = BW_CG_FILE_STAT | BW_CG_FILE_USAGE;
-                m->fd_share = (unsigned) (avail * 1000 / (open * (per_light - 1)));
-                if (m->fd_share > 1000)
-                        m->fd_share = 1000;
+                keep = BW_CG_FILE_STAT | BW_CG_FILE_USAGE;
+                share = (unsigned) (avail * 1000 / (n * (per_light - 1)));
+                if (share > 1000)
+                        share = 1000;
         }
-        log_debug("Units hold %zu file descriptors (budget %zu): keeping 0x%x for %u/1000 of %zu cgroups",
-                  m->fds_held, m->unit_ctx.fd_budget, m->fd_keep, m->fd_share, open);
+        if (keep != m->fd_keep || share != m->fd_share)
+                log_debug("Units hold %zu file descriptors (budget %zu): keeping 0x%x for %u/1000 of %zu units",
+                          m->fds_held, m->unit_ctx.fd_budget, keep, share, n);
+        if ((keep & ~m->fd_keep) == 0 && share <= m->fd_share && (keep != m->fd_keep || share != m->fd_share)) {
+                m->fd_keep = keep;
+                m->fd_share = share;
+                for (size_t i = 0; i < n; i++)
+                        unit_fd_economy(m->units[i]);
+        }
+        m->fd_keep = keep;
+        m->fd_share = share;
 }

@@ -15,6 +15,7 @@ struct Ticker {
         ticker_fn fn;
         void *userdata;
         bool dispatching;               /* re-armed once when the batch is done */
+        bool backlog;                   /* at TICKER_BACKLOG_PRIORITY */
         uint64_t armed_usec;            /* the timer's time, 0 while off */
 };
 
@@ -72,6 +73,18 @@ static void ticker_arm(Ticker *t) {
         t->armed_usec = u64_max(e->due_usec, 1);
 }
 
+static void ticker_set_backlog(Ticker *t, bool backlog) {
+        int r;
+
+        if (t->backlog == backlog)
+                return;
+        r = sd_event_source_set_priority(t->timer, backlog ? TICKER_BACKLOG_PRIORITY : SD_EVENT_PRIORITY_NORMAL);
+        if (r < 0)
+                log_warning_errno(r, "Failed to set the units' timer's priority: %s", STRERROR(r));
+        else
+                t->backlog = backlog;
+}
+
 static int on_ticker_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         struct bw_tick_entry *due[TICKER_BATCH];
         Ticker *t = userdata;
@@ -90,9 +103,12 @@ static int on_ticker_timer(sd_event_source *s, uint64_t usec, void *userdata) {
                 t->fn(due, n, now, t->userdata);
         t->dispatching = false;
         /* More due: run again after whatever else is pending (the timer is
-         * marked pending anew, behind the sources already pending). */
+         * marked pending anew, behind the sources already pending), the
+         * varlink clients included. */
         t->armed_usec = 1;      /* force a re-arm: the timer fired */
         ticker_arm(t);
+        ticker_set_backlog(t, bw_tickheap_peek(&t->heap) &&
+                              bw_tickheap_peek(&t->heap)->due_usec <= now + TICKER_EARLY_USEC);
         return 0;
 }
 

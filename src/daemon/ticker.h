@@ -8,7 +8,10 @@
  * TICKER_EARLY_USEC after, so neighbours share a wake-up) are handed to the
  * callback in batches of at most TICKER_BATCH: between two batches the loop
  * runs, so the watchdog, signals and varlink clients never wait behind ten
- * thousand units adopted at once. */
+ * thousand units adopted at once. While batches are left over, the timer
+ * runs at TICKER_BACKLOG_PRIORITY, the varlink server's priority, so that
+ * clients are answered between two batches (at priority 0 a timer that is
+ * always pending would be dispatched before any of them). */
 
 #include <stddef.h>
 #include <stdint.h>
@@ -19,6 +22,7 @@
 
 #define TICKER_BATCH 256
 #define TICKER_EARLY_USEC (5 * USEC_PER_MSEC)
+#define TICKER_BACKLOG_PRIORITY (SD_EVENT_PRIORITY_NORMAL + 10)
 
 typedef struct Ticker Ticker;
 

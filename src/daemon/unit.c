@@ -146,7 +146,7 @@ int unit_fd_error(Unit *u, int r, const char *what) {
  * one for a share of the units. The rest are opened again when read. A
  * quiet unit's light samples leave the quota to its full ones when the
  * quota file is not kept. */
-static void unit_fd_economy(Unit *u) {
+void unit_fd_economy(Unit *u) {
         const struct unit_context *c = u->ctx;
         unsigned keep = *c->fd_keep;
 
@@ -411,6 +411,8 @@ int unit_apply(Unit *u, const struct bw_bandwidth *seen, const struct bw_bandwid
         }
         if (r < 0) {
                 u->write_errors++;
+                if (r == -EMFILE || r == -ENFILE)
+                        return unit_fd_error(u, r, "cpu.max");
                 return log_warning_errno(r, "%s: writing bandwidth failed: %s", u->name, STRERROR(r));
         }
 

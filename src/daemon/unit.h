@@ -204,6 +204,9 @@ void unit_lower_to(Unit *u, const char *ancestor, uint64_t quota_usec, uint64_t 
  * descriptors ran out. Returns r. */
 int unit_fd_error(Unit *u, int r, const char *what);
 
+/* Close the files the manager's plan does not keep (manager_plan_fds()). */
+void unit_fd_economy(Unit *u);
+
 /* The cgroup is gone: close it and forget the unit's saved entry; a cgroup
  * of the same name later is adopted afresh. */
 void unit_vanished(Unit *u);
