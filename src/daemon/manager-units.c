@@ -260,6 +260,40 @@ void manager_units_due(struct bw_tick_entry *const *due, size_t n, uint64_t now,
                         unit_on_due(units[i], due[i]->due_usec, now);
 }
 
+/* A made cgroup is looked for after this long: whoever made it (systemd,
+ * a container runtime) writes its quota next, and on a hybrid host makes
+ * its cgroup2 twin; adopted before, it would be adopted twice. */
+#define CGROUP_SETTLE_USEC (50 * USEC_PER_MSEC)
+
+static bool unit_expects(const Unit *u, const char *name) {
+        _cleanup_free_ char *path = NULL;
+        const char *base;
+
+        if (unit_expected_path(u, &path) < 0)
+                return false;
+        base = strrchr(path, '/');
+        return strcmp(base ? base + 1 : path, name) == 0;
+}
+
+void manager_cgroup_made(int wd, const char *name, void *userdata) {
+        Manager *m = userdata;
+        uint64_t now;
+
+        (void) sd_event_now(m->event, CLOCK_MONOTONIC, &now);
+        for (size_t i = 0; i < m->n_units; i++) {
+                Unit *u = m->units[i];
+
+                if (u->watch_wd != wd)
+                        continue;
+                if (!name)
+                        u->watch_wd = -1;       /* the directory went, the watch with it */
+                else if (!u->cg && unit_expects(u, name)) {
+                        log_debug("%s: cgroup %s made", u->name, name);
+                        (void) ticker_schedule(m->ticker, &u->tick, now + CGROUP_SETTLE_USEC);
+                }
+        }
+}
+
 /* The cgroup files the units keep between samples. Each open cgroup holds
  * its directories (two on a hybrid host) whatever the plan; the files its
  * light samples read (cpu.stat, the twin's usage, the quota) come next,

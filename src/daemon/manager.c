@@ -455,6 +455,11 @@ int manager_new(Manager **ret) {
         r = ticker_new(m->event, manager_units_due, m, &m->ticker);
         if (r < 0)
                 goto fail;
+        /* Without inotify the units are looked for once per Interval=. */
+        r = cgwatch_new(m->event, manager_cgroup_made, m, &m->cgwatch);
+        if (r < 0)
+                log_warning_errno(r, "Cannot watch for new cgroups, looking for them once per interval: %s",
+                                  STRERROR(r));
 
         /* sd_event_add_signal requires the signals blocked. */
         {
@@ -496,6 +501,7 @@ int manager_new(Manager **ret) {
         m->unit_ctx = (struct unit_context) {
                 .event = m->event,
                 .ticker = m->ticker,
+                .cgwatch = m->cgwatch,
                 .config = &m->config,
                 .store = m->store,
                 .ncpus = m->ncpus,
@@ -532,6 +538,7 @@ Manager *manager_free(Manager *m) {
                 unit_free(m->units[i]);
         free(m->units);
         ticker_free(m->ticker);
+        cgwatch_free(m->cgwatch);
         contention_free(m->contention);
         telemetry_free(m->telemetry);
         sd_event_source_disable_unref(m->host_timer);

@@ -46,6 +46,7 @@ struct Manager {
         char telemetry_reason[TELEMETRY_REASON_MAX];    /* ... and why */
 
         Ticker *ticker;                 /* the units' samples, in batches (ticker.h) */
+        CgWatch *cgwatch;               /* new cgroups of absent units (cgwatch.h), NULL without inotify */
         Unit **units;                   /* sorted by name */
         size_t n_units;
         bool outermost_dirty;           /* a cgroup opened or closed: Unit.outermost to work out again */
@@ -125,5 +126,7 @@ void manager_restore_all(Manager *m, const char *why);
 /* The ticker's callback (ticker.h): adopt a batch's new units together,
  * then sample each. */
 void manager_units_due(struct bw_tick_entry *const *due, size_t n, uint64_t now, void *userdata);
+/* cgwatch's callback (cgwatch.h): an absent unit's cgroup was made. */
+void manager_cgroup_made(int wd, const char *name, void *userdata);
 /* Restore every baseline that we changed; save the state. */
 void manager_shutdown(Manager *m);

@@ -189,35 +189,76 @@ void unit_on_due(Unit *u, uint64_t due, uint64_t now) {
         (void) unit_tick(u, now);
 }
 
+int unit_expected_path(const Unit *u, char **ret) {
+        char *path;
+
+        if (u->cfg.cgroup) {
+                path = strdup(u->cfg.cgroup);
+                if (!path)
+                        return -ENOMEM;
+                *ret = path;
+                return 0;
+        }
+        return bw_unit_cgroup_path(u->name, ret);
+}
+
+/* Absent: watch the parent directory of its cgroup-to-be, so that it is
+ * looked for as soon as it is made. Without a parent yet (or out of
+ * watches), the look once per Interval= finds it. */
+static void unit_watch(Unit *u, const char *path) {
+        _cleanup_free_ char *dir = NULL;
+        const char *slash, *rel = path;
+        int wd;
+
+        if (u->watch_wd >= 0 || !u->ctx->cgwatch)
+                return;
+        while (*rel == '/')
+                rel++;
+        slash = strrchr(rel, '/');
+        if (asprintf(&dir, "/proc/self/fd/%d/%.*s", u->ctx->root->bw_fd, slash ? (int) (slash - rel) : 0, rel) < 0)
+                return;
+        wd = cgwatch_add(u->ctx->cgwatch, dir);
+        if (wd < 0)
+                log_debug_errno(wd, "%s: not watching for cgroup %s: %s", u->name, path, STRERROR(wd));
+        else
+                u->watch_wd = wd;
+}
+
+static void unit_unwatch(Unit *u) {
+        cgwatch_release(u->ctx->cgwatch, u->watch_wd);
+        u->watch_wd = -1;
+}
+
 int unit_resolve(Unit *u) {
         _cleanup_free_ char *path = NULL;
+        bool searched = false;
         int r;
 
         if (u->cg)
                 return 1;
 
-        if (u->cfg.cgroup)
-                path = strdup(u->cfg.cgroup);
-        else {
-                r = bw_unit_cgroup_path(u->name, &path);
-                if (r == -EAGAIN)
-                        r = bw_discover_find(u->ctx->root->bw_fd, u->name, DISCOVER_MAX_DEPTH, &path);
-                if (r == -ENOENT)
-                        return 0;
-                if (r < 0)
-                        return log_warning_errno(r, "%s: cannot map unit to a cgroup: %s", u->name, STRERROR(r));
+        r = unit_expected_path(u, &path);
+        if (r == -EAGAIN) {
+                searched = true;
+                r = bw_discover_find(u->ctx->root->bw_fd, u->name, DISCOVER_MAX_DEPTH, &path);
         }
-        if (!path)
-                return log_oom();
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return log_warning_errno(r, "%s: cannot map unit to a cgroup: %s", u->name, STRERROR(r));
 
         r = bw_cg_open(u->ctx->root, path, &u->cg);
-        if (bw_cg_error_is_vanished(r))
+        if (bw_cg_error_is_vanished(r)) {
+                if (!searched)
+                        unit_watch(u, path);
                 return 0;
+        }
         if (r == -EMFILE || r == -ENFILE)
                 return unit_fd_error(u, r, path);
         if (r < 0)
                 return log_warning_errno(r, "%s: cannot open cgroup %s: %s", u->name, path, STRERROR(r));
 
+        unit_unwatch(u);
         free(u->cgroup_path);
         u->cgroup_path = TAKE_PTR(path);
         log_info("%s: governing cgroup %s (%s)", u->name, u->cgroup_path[0] ? u->cgroup_path : "/",
@@ -637,6 +678,7 @@ int unit_new(const struct unit_context *ctx, const struct bw_unit_config *cfg, U
                 return -ENOMEM;
         u->ctx = ctx;
         u->tick.owner = u;
+        u->watch_wd = -1;
         u->fd_rank = (unsigned) (((uintptr_t) u >> 4) * 2654435761u % 1000);
         u->trigger_fd = -1;
         u->name = strdup(cfg->name);
@@ -661,6 +703,7 @@ Unit *unit_free(Unit *u) {
         if (!u)
                 return NULL;
         unit_close_cgroup(u);
+        unit_unwatch(u);
         unit_levers_done(&u->lv);
         ticker_cancel(u->ctx->ticker, &u->tick);
         bw_history_free(u->history);

@@ -19,6 +19,7 @@
 #include "bwgov/policy.h"
 #include "sdintent.h"
 #include "store.h"
+#include "cgwatch.h"
 #include "ticker.h"
 #include "bwgov/latency.h"
 #include "unit-levers.h"
@@ -45,6 +46,7 @@ struct unit_hooks {
 struct unit_context {
         sd_event *event;
         Ticker *ticker;                 /* every unit's next sample */
+        CgWatch *cgwatch;               /* new cgroups (NULL: looked for each Interval= only) */
         const struct bw_config *config;
         struct bw_cg_root *root;
         Store *store;
@@ -76,6 +78,7 @@ struct Unit {
         struct bw_tick_entry tick;      /* its next sample (owner: the unit) */
         sd_event_source *trigger_source;
         int trigger_fd;                 /* PSI trigger on cpu.pressure, -1 if none */
+        int watch_wd;                   /* its parent directory's cgwatch while absent, or -1 */
         bool trigger_refused;           /* the open cgroup cannot have one (not asked again) */
         uint64_t last_tick_usec;
         uint64_t deadline_usec;         /* the latest sample the last decision's horizon allows */
@@ -203,6 +206,11 @@ void unit_lower_to(Unit *u, const char *ancestor, uint64_t quota_usec, uint64_t 
 /* A read or open failed: log it (r), or once for the host when the file
  * descriptors ran out. Returns r. */
 int unit_fd_error(Unit *u, int r, const char *what);
+
+/* The cgroup u expects (Cgroup=, or the one its name maps to): 0 with
+ * *ret, -EAGAIN when it is searched for (a service or scope), -EINVAL for
+ * a malformed slice name, -ENOMEM. */
+int unit_expected_path(const Unit *u, char **ret);
 
 /* Close the files the manager's plan does not keep (manager_plan_fds()). */
 void unit_fd_economy(Unit *u);
