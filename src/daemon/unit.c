@@ -14,16 +14,12 @@
 #include <unistd.h>
 
 #include "bwgov/baseline.h"
-#include "bwgov/discover.h"
 #include "bwgov/cpumax.h"
 #include "bwgov/util.h"
 #include "clock.h"
 #include "log.h"
 #include "unit.h"
 
-/* Where we look for service and scope units below the root: systemd nests
- * them at most a few slices deep (user.slice/user-1000.slice/session-1.scope). */
-#define DISCOVER_MAX_DEPTH 6
 
 /* A sample closer than the law's 50 ms to the previous one decides nothing:
  * a shedding plan that met one is tried again this much later. */
@@ -187,85 +183,6 @@ void unit_on_due(Unit *u, uint64_t due, uint64_t now) {
          * it ran), unless that is past already. */
         (void) unit_schedule(u, due + interval > now ? due : now, interval);
         (void) unit_tick(u, now);
-}
-
-int unit_expected_path(const Unit *u, char **ret) {
-        char *path;
-
-        if (u->cfg.cgroup) {
-                path = strdup(u->cfg.cgroup);
-                if (!path)
-                        return -ENOMEM;
-                *ret = path;
-                return 0;
-        }
-        return bw_unit_cgroup_path(u->name, ret);
-}
-
-/* Absent: watch the parent directory of its cgroup-to-be, so that it is
- * looked for as soon as it is made. Without a parent yet (or out of
- * watches), the look once per Interval= finds it. */
-static void unit_watch(Unit *u, const char *path) {
-        _cleanup_free_ char *dir = NULL;
-        const char *slash, *rel = path;
-        int wd;
-
-        if (u->watch_wd >= 0 || !u->ctx->cgwatch)
-                return;
-        while (*rel == '/')
-                rel++;
-        slash = strrchr(rel, '/');
-        if (asprintf(&dir, "/proc/self/fd/%d/%.*s", u->ctx->root->bw_fd, slash ? (int) (slash - rel) : 0, rel) < 0)
-                return;
-        wd = cgwatch_add(u->ctx->cgwatch, dir);
-        if (wd < 0)
-                log_debug_errno(wd, "%s: not watching for cgroup %s: %s", u->name, path, STRERROR(wd));
-        else
-                u->watch_wd = wd;
-}
-
-static void unit_unwatch(Unit *u) {
-        cgwatch_release(u->ctx->cgwatch, u->watch_wd);
-        u->watch_wd = -1;
-}
-
-int unit_resolve(Unit *u) {
-        _cleanup_free_ char *path = NULL;
-        bool searched = false;
-        int r;
-
-        if (u->cg)
-                return 1;
-
-        r = unit_expected_path(u, &path);
-        if (r == -EAGAIN) {
-                searched = true;
-                r = bw_discover_find(u->ctx->root->bw_fd, u->name, DISCOVER_MAX_DEPTH, &path);
-        }
-        if (r == -ENOENT)
-                return 0;
-        if (r < 0)
-                return log_warning_errno(r, "%s: cannot map unit to a cgroup: %s", u->name, STRERROR(r));
-
-        r = bw_cg_open(u->ctx->root, path, &u->cg);
-        if (bw_cg_error_is_vanished(r)) {
-                if (!searched)
-                        unit_watch(u, path);
-                return 0;
-        }
-        if (r == -EMFILE || r == -ENFILE)
-                return unit_fd_error(u, r, path);
-        if (r < 0)
-                return log_warning_errno(r, "%s: cannot open cgroup %s: %s", u->name, path, STRERROR(r));
-
-        unit_unwatch(u);
-        free(u->cgroup_path);
-        u->cgroup_path = TAKE_PTR(path);
-        log_info("%s: governing cgroup %s (%s)", u->name, u->cgroup_path[0] ? u->cgroup_path : "/",
-                 bw_cg_layout_to_string(u->cg->layout));
-        unit_attach_telemetry(u);
-        u->ctx->hooks->cgroup_changed(u, u->ctx->userdata);
-        return 1;
 }
 
 /* ---- baseline: adopt, re-base, restore -------------------------------- */

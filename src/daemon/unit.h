@@ -211,6 +211,8 @@ int unit_fd_error(Unit *u, int r, const char *what);
  * *ret, -EAGAIN when it is searched for (a service or scope), -EINVAL for
  * a malformed slice name, -ENOMEM. */
 int unit_expected_path(const Unit *u, char **ret);
+/* Stop watching for u's cgroup (unit_resolve() watches while it is absent). */
+void unit_unwatch(Unit *u);
 
 /* Close the files the manager's plan does not keep (manager_plan_fds()). */
 void unit_fd_economy(Unit *u);
