@@ -64,6 +64,12 @@ int manager_sync_units(Manager *m) {
         m->units = TAKE_PTR(units);
         m->n_units = n;
         m->outermost_dirty = true;
+        m->any_searched = false;
+        for (size_t k = 0; k < n && !m->any_searched; k++) {
+                _cleanup_free_ char *path = NULL;
+
+                m->any_searched = unit_expected_path(m->units[k], &path) == -EAGAIN;
+        }
         return 0;
 fail:
         /* Keep every unit: the ones moved over and the ones not reached. */

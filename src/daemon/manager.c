@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
@@ -114,7 +115,22 @@ static void on_unit_adopted(Unit *u, void *userdata) {
         metrics_mark_changed(&m->metrics);
 }
 
+/* Which other unit governs path (a service or scope found by name can be
+ * one a Cgroup= names): NULL when none. Only a configuration with such
+ * units needs the look (bw_config_load() refuses the other duplicates). */
+static const char *on_unit_cgroup_owner(Unit *u, const char *path, void *userdata) {
+        Manager *m = userdata;
+
+        if (!m->any_searched)
+                return NULL;
+        for (size_t i = 0; i < m->n_units; i++)
+                if (m->units[i] != u && m->units[i]->cg && strcmp(m->units[i]->cgroup_path, path) == 0)
+                        return m->units[i]->name;
+        return NULL;
+}
+
 static const struct unit_hooks unit_hooks = {
+        .cgroup_owner = on_unit_cgroup_owner,
         .cgroup_changed = on_unit_cgroup_changed,
         .adopted = on_unit_adopted,
         .lowering = on_unit_lowering,
@@ -440,6 +456,7 @@ int manager_new(Manager **ret) {
         m = calloc(1, sizeof(*m));
         if (!m)
                 return -ENOMEM;
+        m->state_lock_fd = -1;
 
         r = sd_event_default(&m->event);
         if (r < 0)
@@ -548,6 +565,7 @@ Manager *manager_free(Manager *m) {
         sd_event_unref(m->event);
         sdintent_free(m->sdintent);
         store_free(m->store);
+        safe_close(m->state_lock_fd);
         bw_cg_root_free(m->root);
         bw_config_done(&m->config);
         free_many(m->config_dir, m->state_dir, m->runtime_dir, m->cgroup_root,
@@ -572,6 +590,51 @@ static int mkdir_p(const char *path, mode_t mode) {
         }
         if (mkdir(p, mode) < 0 && errno != EEXIST)
                 return -errno;
+        return 0;
+}
+
+/* One daemon per state directory: two would each take the other's writes
+ * for someone else's, re-base on them and raise again (issue 17). The lock
+ * is an flock() on STATE_LOCK in the state directory, held until exit; the
+ * file says which pid holds it. Returns 0 or a negative errno (logged). */
+#define STATE_LOCK ".lock"
+
+static int manager_lock_state(Manager *m) {
+        _cleanup_close_ int dfd = -1;
+        char pid[32] = "", buf[32];
+        struct stat st;
+        ssize_t n;
+        int fd;
+
+        dfd = open(m->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0)
+                return log_error_errno(-errno, "Failed to open state directory %s: %s", m->state_dir,
+                                       STRERROR(-errno));
+        /* O_NONBLOCK: no file type at that name can hold up the start. */
+        fd = openat(dfd, STATE_LOCK, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
+        if (fd < 0)
+                return log_error_errno(-errno, "Failed to open %s/%s: %s", m->state_dir, STATE_LOCK,
+                                       STRERROR(-errno));
+        m->state_lock_fd = fd;
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+                return log_error_errno(-EBADF, "%s/%s is not a regular file: refusing to start", m->state_dir,
+                                       STATE_LOCK);
+        if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+                int r = -errno;
+
+                n = pread(fd, pid, sizeof(pid) - 1, 0);
+                pid[n > 0 ? n : 0] = '\0';
+                pid[strcspn(pid, "\n")] = '\0';
+                if (r == -EWOULDBLOCK)
+                        return log_error_errno(-EBUSY, "State directory %s is in use by another bwgovd%s%s: "
+                                               "refusing to start (two daemons on one state would take each "
+                                               "other's writes for external changes)", m->state_dir,
+                                               *pid ? ", pid " : "", pid);
+                return log_error_errno(r, "Failed to lock %s/%s: %s", m->state_dir, STATE_LOCK, STRERROR(r));
+        }
+        n = snprintf(buf, sizeof(buf), "%d\n", (int) getpid());
+        if (ftruncate(fd, 0) < 0 || pwrite(fd, buf, (size_t) n, 0) != n)
+                log_debug_errno(-errno, "Cannot write the pid into %s/%s", m->state_dir, STATE_LOCK);
         return 0;
 }
 
@@ -616,6 +679,9 @@ int manager_startup(Manager *m) {
         r = mkdir_p(m->state_dir, 0755);
         if (r < 0)
                 return log_error_errno(r, "Failed to create state directory %s: %s", m->state_dir, STRERROR(r));
+        r = manager_lock_state(m);
+        if (r < 0)
+                return r;
         r = store_open(m->store, m->state_dir);
         if (r < 0)
                 return r;

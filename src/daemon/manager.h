@@ -39,6 +39,7 @@ struct Manager {
         SdIntent *sdintent;             /* systemd's CPUQuota= over the system bus */
 
         Store *store;                   /* state.json and when it is saved */
+        int state_lock_fd;              /* flock()ed: one daemon per state directory */
         struct bw_cg_root *root;
         struct bw_config config;
         struct unit_context unit_ctx;   /* what every unit sees */
@@ -49,6 +50,7 @@ struct Manager {
         CgWatch *cgwatch;               /* new cgroups of absent units (cgwatch.h), NULL without inotify */
         Unit **units;                   /* sorted by name */
         size_t n_units;
+        bool any_searched;              /* a unit's cgroup is searched for by name (a service, a scope) */
         bool outermost_dirty;           /* a cgroup opened or closed: Unit.outermost to work out again */
         Contention *contention;         /* Contention= over the units (contention-sched.h) */
 

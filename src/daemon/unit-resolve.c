@@ -72,6 +72,19 @@ int unit_resolve(Unit *u) {
         if (r < 0)
                 return log_warning_errno(r, "%s: cannot map unit to a cgroup: %s", u->name, STRERROR(r));
 
+        /* The configuration has one unit per cgroup; a unit found by name
+         * may still be in one another unit's Cgroup= names. */
+        {
+                const char *owner = u->ctx->hooks->cgroup_owner(u, path, u->ctx->userdata);
+
+                if (owner) {
+                        if (!u->owner_said)
+                                log_error("%s: its cgroup %s is governed by unit %s: not governing it twice",
+                                          u->name, path, owner);
+                        u->owner_said = true;
+                        return 0;
+                }
+        }
         r = bw_cg_open(u->ctx->root, path, &u->cg);
         if (bw_cg_error_is_vanished(r)) {
                 if (!searched)

@@ -347,10 +347,21 @@ int unit_apply(Unit *u, const struct bw_bandwidth *seen, const struct bw_bandwid
                 u->ctx->hooks->lowering(u, target->quota_usec, target->period_usec, u->ctx->userdata);
 
         /* Write-ahead: a crash between the write and the next save must still
-         * recognise the kernel's value as ours. */
+         * recognise the kernel's value as ours. Putting the baseline back
+         * needs no record (after a crash the kernel holds the baseline,
+         * which is what adoption takes): restoring never waits for a state
+         * directory that was removed or went read-only. */
         r = store_intent(u->ctx->store, u->name, target, true);
-        if (r < 0)
+        if (r < 0 && !bw_bandwidth_equal(target, &u->baseline))
                 return log_error_errno(r, "%s: not writing: cannot record intent in state: %s", u->name, STRERROR(r));
+        if (r < 0) {
+                static bool said = false;       /* once: a stop restores every unit */
+
+                log_internal(said ? LOG_DEBUG : LOG_WARNING, r,
+                             "%s: cannot record intent in state (%s), putting the baseline back anyway",
+                             u->name, STRERROR(r));
+                said = true;
+        }
 
         /* The write-ahead fsync widens the window in which systemd may
          * rewrite cpu.max: then nothing is written, the next tick re-bases. */

@@ -29,6 +29,8 @@ typedef struct Unit Unit;
 
 /* What spans the units: implemented by the manager. */
 struct unit_hooks {
+        /* The name of the other unit governing the cgroup at path, or NULL. */
+        const char *(*cgroup_owner)(Unit *u, const char *path, void *userdata);
         /* u's cgroup was opened or closed. */
         void (*cgroup_changed)(Unit *u, void *userdata);
         /* u was adopted (unit_adopt()). */
@@ -80,6 +82,7 @@ struct Unit {
         int trigger_fd;                 /* PSI trigger on cpu.pressure, -1 if none */
         int watch_wd;                   /* its parent directory's cgwatch while absent, or -1 */
         bool trigger_refused;           /* the open cgroup cannot have one (not asked again) */
+        bool owner_said;                /* "governed by unit X" logged (unit_resolve()) */
         uint64_t last_tick_usec;
         uint64_t deadline_usec;         /* the latest sample the last decision's horizon allows */
         uint64_t last_sdintent_usec;    /* systemd's CPUQuota= is asked at most once per Interval= */

@@ -20,6 +20,7 @@
 #include "bwgov/config-dropin.h"
 #include "bwgov/config-ini.h"
 #include "bwgov/config.h"
+#include "bwgov/discover.h"
 #include "bwgov/macro.h"
 #include "string-util.h"
 
@@ -512,9 +513,10 @@ static int unit_validate(const struct bw_unit_config *u, const struct source *sr
         return 0;
 }
 
-/* Load one unit. Returns 1 and fills *ret, 0 when all its drop-ins are
- * masked (not configured), or a negative errno. */
-static int load_unit(const char *const *dirs, const char *name, struct bw_unit_config *ret,
+/* Load one unit. Returns 1 and fills *ret (and *ret_cgroup_at, "file:line"
+ * of its Cgroup=, NULL without), 0 when all its drop-ins are masked (not
+ * configured), or a negative errno. */
+static int load_unit(const char *const *dirs, const char *name, struct bw_unit_config *ret, char **ret_cgroup_at,
                      struct bw_config_error *error) {
         _cleanup_(bw_unit_config_done) struct bw_unit_config u = unit_defaults;
         _cleanup_(bw_dropin_list_done) struct bw_dropin_list l = { 0 };
@@ -550,38 +552,111 @@ static int load_unit(const char *const *dirs, const char *name, struct bw_unit_c
                 u.cpu_quota_source = NULL;
                 return -ENOMEM;
         }
+        *ret_cgroup_at = NULL;
+        if (u.cgroup && asprintf(ret_cgroup_at, "%s:%u", sources[BK_CGROUP].file, sources[BK_CGROUP].line) < 0) {
+                *ret_cgroup_at = NULL;
+                return -ENOMEM;
+        }
 
         *ret = u;
         u = (struct bw_unit_config) { 0 };
         return 1;
 }
 
+/* Which cgroup a unit governs, as the configuration says: Cgroup=, or
+ * the one its name maps to (services and scopes are searched for at run
+ * time, bwgovd refuses a second unit on one cgroup then). */
+struct claim {
+        char *path;
+        char *at;                       /* "file:line" of Cgroup=, NULL when from the name */
+        const char *unit;
+};
+
+static int claim_cmp(const void *a, const void *b) {
+        return strcmp(((const struct claim *) a)->path, ((const struct claim *) b)->path);
+}
+
+static void claims_free(struct claim *c, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                free_many(c[i].path, c[i].at);
+        free(c);
+}
+
+/* Two units on one cgroup would each take the other's writes for someone
+ * else's and re-base on them: refused, naming both. */
+static int check_claims(struct claim *c, size_t n, struct bw_config_error *error) {
+        qsort(c, n, sizeof(*c), claim_cmp);
+        for (size_t i = 1; i < n; i++) {
+                const struct claim *a = &c[i - 1], *b = &c[i];
+                _cleanup_free_ char *file = NULL;
+                const char *colon;
+
+                if (strcmp(a->path, b->path) != 0)
+                        continue;
+                /* Blame a Cgroup= line: two names never map to one cgroup. */
+                if (!b->at) {
+                        const struct claim *t = a;
+
+                        a = b;
+                        b = t;
+                }
+                colon = b->at ? strrchr(b->at, ':') : NULL;
+                if (!colon)
+                        return bw_config_error_set(error, -EINVAL, NULL, 0, NULL, "units %s and %s govern one cgroup",
+                                                   a->unit, b->unit);
+                file = strndup(b->at, (size_t) (colon - b->at));
+                if (!file)
+                        return -ENOMEM;
+                return bw_config_error_set(error, -EINVAL, file, (unsigned) strtoul(colon + 1, NULL, 10), "Cgroup",
+                                           "unit %s would govern cgroup /%s, which unit %s governs (%s): "
+                                           "one unit per cgroup", b->unit, b->path, a->unit,
+                                           a->at ? a->at : "by its name");
+        }
+        return 0;
+}
+
 static int load_units(const char *const *dirs, struct bw_config *c, struct bw_config_error *error) {
         _cleanup_(bw_strv_done) struct bw_strv names = { 0 };
+        struct claim *claims = NULL;
+        size_t n_claims = 0;
         int r;
 
         r = bw_config_unit_names(dirs, MAIN_DROPIN_DIR, &names, error);
         if (r < 0)
                 return r;
+        claims = calloc(names.n > 0 ? names.n : 1, sizeof(*claims));
+        if (!claims)
+                return -ENOMEM;
 
         for (size_t i = 0; i < names.n; i++) {
                 _cleanup_(bw_unit_config_done) struct bw_unit_config u = { 0 };
+                _cleanup_free_ char *at = NULL, *path = NULL;
                 struct bw_unit_config *units;
 
-                r = load_unit(dirs, names.items[i], &u, error);
+                r = load_unit(dirs, names.items[i], &u, &at, error);
                 if (r < 0)
-                        return r;
+                        goto finish;
                 if (r == 0)
                         continue;
+                r = u.cgroup ? ((path = strdup(u.cgroup)) ? 0 : -ENOMEM) : bw_unit_cgroup_path(u.name, &path);
+                if (r == -ENOMEM)
+                        goto finish;
+                if (r == 0)
+                        claims[n_claims++] = (struct claim) { TAKE_PTR(path), TAKE_PTR(at), names.items[i] };
 
                 units = reallocarray(c->units, c->n_units + 1, sizeof(*units));
-                if (!units)
-                        return -ENOMEM;
+                if (!units) {
+                        r = -ENOMEM;
+                        goto finish;
+                }
                 c->units = units;
                 c->units[c->n_units++] = u;
                 u = (struct bw_unit_config) { 0 };
         }
-        return 0;
+        r = check_claims(claims, n_claims, error);
+finish:
+        claims_free(claims, n_claims);
+        return r;
 }
 
 /* ---- public entry points ---- */

@@ -64,5 +64,25 @@ class CgroupWatch(unittest.TestCase):
         self.governed_within("outer-inner.slice", t0, 1.5)
 
 
+class OneUnitPerCgroup(unittest.TestCase):
+    """Issue 17, finding 1: a service found by name whose cgroup another
+    unit's Cgroup= names is governed once (the configuration cannot tell:
+    the service is searched for at run time)."""
+
+    def test_service_and_cgroup_setting(self):
+        if not os.path.exists(vc.BWGOVD):
+            self.skipTest(f"{vc.BWGOVD} not built")
+        units = {"foo.service": dict(quota=50000, burst=0, conf=""),
+                 "x": dict(quota=None, burst=0, conf="Cgroup=foo.service\n")}
+        with vc.StaticDaemon(units=units, global_conf="[Governor]\nInterval=100ms\nMetricsInterval=100ms\n") as d:
+            d.d.wait_for(lambda: "governed by unit" in d.logtext(), 10, "the second unit refused")
+            time.sleep(1)
+            log = d.logtext()
+            self.assertEqual(log.count("governed by unit"), 1, "said once, not every tick")
+            self.assertEqual(log.count("governing cgroup foo.service"), 1)
+            self.assertTrue("x: its cgroup foo.service is governed by unit foo.service" in log or
+                            "foo.service: its cgroup foo.service is governed by unit x" in log, log[-2000:])
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

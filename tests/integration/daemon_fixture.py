@@ -518,6 +518,45 @@ class TestExternalAndRestore(DaemonTest):
         self.assertEqual(self.d.wait(), 0)
         self.assertEqual(self.cg["app.slice"].read_max(), (50000, PERIOD, 10000))
 
+    def test_restore_without_state_directory(self):
+        # Issue 17, finding 4: the state directory removed while boosted;
+        # putting the baseline back needs no write-ahead record.
+        self.boost()
+        shutil.rmtree(os.path.join(self.base, "state"))
+        self.d.signal(signal.SIGTERM)
+        self.d.wait()
+        self.assertEqual(self.cg["app.slice"].read_max(), (50000, PERIOD, 10000))
+        self.assertIn("putting the baseline back anyway", self.d.logtext())
+
+
+class TestStateLock(DaemonTest):
+    """Issue 17, finding 1: a second bwgovd on the same state directory
+    refuses to start, naming the directory and the first one's pid; the
+    first keeps governing."""
+
+    def test_second_daemon_refuses(self):
+        self.d.wait_for(lambda: self.quota("app.slice") == 100000, 10, "the resting headroom")
+        second = Daemon(self.base)
+        second.log_path = os.path.join(self.base, "second.log")
+        second.start()
+        self.assertNotEqual(second.wait(10), 0)
+        text = second.logtext()
+        self.assertIn(f"State directory {os.path.join(self.base, 'state')} is in use by another bwgovd, "
+                      f"pid {self.d.proc.pid}: refusing to start", text)
+        self.assertEqual(self.quota("app.slice"), 100000)       # nothing written by the second
+        self.d.wait_ticks("app.slice", 3)
+        self.d.signal(signal.SIGTERM)
+        self.assertEqual(self.d.wait(), 0)
+        self.assertEqual(self.cg["app.slice"].read_max(), (50000, PERIOD, 0))
+        # The lock goes with the daemon: the next one starts.
+        third = Daemon(self.base)
+        third.log_path = os.path.join(self.base, "third.log")
+        third.start()
+        third.wait_for(lambda: "Received" in third.logtext() or "governing cgroup" in third.logtext(), 10,
+                       "the third daemon governing")
+        third.signal(signal.SIGTERM)
+        self.assertEqual(third.wait(), 0)
+
 
 class TestBatchedSaves(DaemonTest):
     """Adoption and restore of many units cost a few state saves, not one

@@ -938,6 +938,42 @@ static void test_duplicate_unit_dirs_merge(void **state) {
         tree_done(&t);
 }
 
+/* Issue 17, finding 1: two units on one cgroup (one Cgroup= twice, a
+ * directory symlinked to another, or Cgroup= naming another unit's cgroup)
+ * would take each other's writes for someone else's: refused. */
+static void test_one_unit_per_cgroup(void **state) {
+        struct tree t;
+        struct bw_config c = { 0 };
+
+        tree_init(&t);
+        put(&t, "etc/a.d/10-x.conf", "[Bandwidth]\nCgroup=/machine.slice/x.scope\n");
+        put(&t, "etc/b.d/10-x.conf", "[Bandwidth]\nCPUQuotaMax=300%\n\nCgroup=machine.slice/x.scope/\n");
+        assert_load_error(&t, -EINVAL, "ROOT/etc/b.d/10-x.conf:4: Cgroup: unit b would govern cgroup "
+                          "/machine.slice/x.scope, which unit a governs (ROOT/etc/a.d/10-x.conf:2): one unit per cgroup");
+        tree_done(&t);
+
+        /* web.slice.d -> app.slice.d, whose drop-in names a cgroup. */
+        tree_init(&t);
+        put(&t, "etc/app.slice.d/10-x.conf", "[Bandwidth]\nCgroup=/srv.slice\n");
+        link_to(&t, "etc/web.slice.d", "app.slice.d");
+        assert_load_error(&t, -EINVAL, "ROOT/etc/web.slice.d/10-x.conf:2: Cgroup: unit web.slice would govern cgroup "
+                          "/srv.slice, which unit app.slice governs (ROOT/etc/app.slice.d/10-x.conf:2): "
+                          "one unit per cgroup");
+        tree_done(&t);
+
+        /* Cgroup= on another unit's cgroup by name: the Cgroup= line. */
+        tree_init(&t);
+        put(&t, "etc/srv.slice.d/10-x.conf", "[Bandwidth]\n");
+        put(&t, "etc/zzz.d/10-x.conf", "[Bandwidth]\nCgroup=srv.slice\n");
+        assert_load_error(&t, -EINVAL, "ROOT/etc/zzz.d/10-x.conf:2: Cgroup: unit zzz would govern cgroup "
+                          "/srv.slice, which unit srv.slice governs (by its name): one unit per cgroup");
+        put(&t, "etc/zzz.d/10-x.conf", "[Bandwidth]\nCgroup=srv.slice/zzz\n");
+        assert_int_equal(load(&t, &c, NULL), 0);
+        assert_int_equal(c.n_units, 2);
+        bw_config_done(&c);
+        tree_done(&t);
+}
+
 static void test_known_keys(void **state) {
         static const char *const values[] = {
                 "Governor.Interval=2s", "Governor.Mode=burst", "Governor.HostPressureLimit=50%",
@@ -1387,6 +1423,7 @@ int main(void) {
                 cmocka_unit_test(test_broken_keeps_previous),
                 cmocka_unit_test(test_broken_file_in_one_dir),
                 cmocka_unit_test(test_duplicate_unit_dirs_merge),
+                cmocka_unit_test(test_one_unit_per_cgroup),
                 cmocka_unit_test(test_known_keys),
                 cmocka_unit_test(test_classes),
                 cmocka_unit_test(test_cgroup_values),
