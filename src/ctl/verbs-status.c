@@ -7,11 +7,13 @@
 #include <inttypes.h>
 #include <jansson.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "bwgov/macro.h"
 #include "format.h"
 #include "reply.h"
 #include "table.h"
+#include "varlink-client.h"
 #include "verbs.h"
 
 /* ---- status ------------------------------------------------------------- */
@@ -111,6 +113,26 @@ static int print_status(const struct options *o, json_t *st, json_t *units, uint
         return 0;
 }
 
+/* ListUnits with a limit. A daemon from before ListUnits(limit) refuses
+ * the parameter (an upgrade before its restart): then every unit. */
+static int list_units(const struct options *o, VarlinkClient **client, json_t *params, json_t **ret) {
+        _cleanup_free_ char *error = NULL;
+        json_t *reply = NULL;
+        int r;
+
+        if (params && *client) {
+                r = varlink_client_call(*client, CTL_INTERFACE ".ListUnits", params, &reply, &error);
+                if (r == 0) {
+                        *ret = reply;
+                        return 0;
+                }
+                json_decref(reply);
+                if (r > 0 && strcmp(error, "org.varlink.service.InvalidParameter") == 0)
+                        params = NULL;
+        }
+        return ctl_call(o, client, CTL_INTERFACE ".ListUnits", params, ret);
+}
+
 int verb_status(int argc, char *argv[]) {
         VarlinkClient *client = NULL;
         json_t *st = NULL, *list = NULL, *params = NULL, *units;
@@ -129,7 +151,7 @@ int verb_status(int argc, char *argv[]) {
         }
         r = ctl_call(&o, &client, CTL_INTERFACE ".GetStatus", NULL, &st);
         if (r == 0)
-                r = ctl_call(&o, &client, CTL_INTERFACE ".ListUnits", params, &list);
+                r = list_units(&o, &client, params, &list);
         if (r != 0)
                 goto finish;
 

@@ -513,8 +513,11 @@ def per_cgroup_tick(total, callees, n):
     unit_tick) and with the older per-unit timers (on_unit_timer ->
     unit_tick). Parts: instructions per cgroup per tick of each phase
     (inclusive, so they overlap the totals, not each other); "event loop
-    and other" is what is left of the unit side."""
-    t = callees.get("unit_tick")
+    and other" is what is left of the unit side. A unit tick is counted
+    at unit_on_due() (called across files, never inlined; it also
+    reschedules), else at unit_tick(), which the compiler may inline into
+    it."""
+    t = callees.get("unit_on_due") or callees.get("unit_tick")
     h = callees.get("on_host_timer") or {"calls": 0, "incl": 0}
     if not t or not t["calls"]:
         return None, {}
