@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* A binary min-heap of due times: the one schedule of every governed unit's
- * next sample. Entries live in their owners (struct Unit embeds one) and
- * know their slot, so moving an entry (a decision's new horizon) and
- * removing one are O(log n) without a search. Ties keep no order. Not
- * thread-safe. */
+/* A min-heap of due times: the one schedule of every governed unit's next
+ * sample. Entries live in their owners (struct Unit embeds one) and know
+ * their slot, so moving an entry (a decision's new horizon) and removing
+ * one are O(log n) without a search. The heap is 8-ary and keeps each due
+ * time next to its entry pointer: at ten thousand entries a pop compares
+ * children in one array (not in ten thousand scattered Units) and moves
+ * through 5 levels instead of 14, each move a write to the moved entry's
+ * slot. Ties keep no order. Not thread-safe. */
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -17,8 +20,15 @@ struct bw_tick_entry {
         void *owner;
 };
 
+#define BW_TICKHEAP_ARITY 8
+
+struct bw_tickheap_node {
+        uint64_t due_usec;              /* = e->due_usec */
+        struct bw_tick_entry *e;
+};
+
 struct bw_tickheap {
-        struct bw_tick_entry **v;
+        struct bw_tickheap_node *v;
         size_t n, allocated;
 };
 
@@ -35,7 +45,7 @@ void bw_tickheap_remove(struct bw_tickheap *h, struct bw_tick_entry *e);
 
 /* The entry due first, NULL when empty. */
 static inline struct bw_tick_entry *bw_tickheap_peek(const struct bw_tickheap *h) {
-        return h->n > 0 ? h->v[0] : NULL;
+        return h->n > 0 ? h->v[0].e : NULL;
 }
 
 /* Take out and return the entry due first if it is due by until_usec, else

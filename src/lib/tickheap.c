@@ -5,57 +5,63 @@
 
 #include "bwgov/tickheap.h"
 
-static void place(struct bw_tickheap *h, size_t i, struct bw_tick_entry *e) {
-        h->v[i] = e;
-        e->slot = i + 1;
+#define D BW_TICKHEAP_ARITY
+
+static void place(struct bw_tickheap *h, size_t i, struct bw_tickheap_node x) {
+        h->v[i] = x;
+        x.e->slot = i + 1;
 }
 
 static void sift_up(struct bw_tickheap *h, size_t i) {
-        struct bw_tick_entry *e = h->v[i];
+        struct bw_tickheap_node x = h->v[i];
 
         while (i > 0) {
-                size_t parent = (i - 1) / 2;
+                size_t parent = (i - 1) / D;
 
-                if (h->v[parent]->due_usec <= e->due_usec)
+                if (h->v[parent].due_usec <= x.due_usec)
                         break;
                 place(h, i, h->v[parent]);
                 i = parent;
         }
-        place(h, i, e);
+        place(h, i, x);
 }
 
 static void sift_down(struct bw_tickheap *h, size_t i) {
-        struct bw_tick_entry *e = h->v[i];
+        struct bw_tickheap_node x = h->v[i];
 
         for (;;) {
-                size_t c = 2 * i + 1;
+                size_t first = D * i + 1, last, c;
 
-                if (c >= h->n)
+                if (first >= h->n)
                         break;
-                if (c + 1 < h->n && h->v[c + 1]->due_usec < h->v[c]->due_usec)
-                        c++;
-                if (e->due_usec <= h->v[c]->due_usec)
+                last = first + D < h->n ? first + D : h->n;
+                c = first;
+                for (size_t k = first + 1; k < last; k++)
+                        if (h->v[k].due_usec < h->v[c].due_usec)
+                                c = k;
+                if (x.due_usec <= h->v[c].due_usec)
                         break;
                 place(h, i, h->v[c]);
                 i = c;
         }
-        place(h, i, e);
+        place(h, i, x);
 }
 
 int bw_tickheap_put(struct bw_tickheap *h, struct bw_tick_entry *e, uint64_t due_usec) {
         if (bw_tick_entry_queued(e)) {
+                size_t i = e->slot - 1;
                 uint64_t old = e->due_usec;
 
-                e->due_usec = due_usec;
+                e->due_usec = h->v[i].due_usec = due_usec;
                 if (due_usec < old)
-                        sift_up(h, e->slot - 1);
+                        sift_up(h, i);
                 else if (due_usec > old)
-                        sift_down(h, e->slot - 1);
+                        sift_down(h, i);
                 return 0;
         }
         if (h->n == h->allocated) {
                 size_t n = h->allocated ? h->allocated * 2 : 64;
-                struct bw_tick_entry **v = reallocarray(h->v, n, sizeof(*v));
+                struct bw_tickheap_node *v = reallocarray(h->v, n, sizeof(*v));
 
                 if (!v)
                         return -ENOMEM;
@@ -63,14 +69,14 @@ int bw_tickheap_put(struct bw_tickheap *h, struct bw_tick_entry *e, uint64_t due
                 h->allocated = n;
         }
         e->due_usec = due_usec;
-        place(h, h->n++, e);
+        place(h, h->n++, (struct bw_tickheap_node) { due_usec, e });
         sift_up(h, h->n - 1);
         return 0;
 }
 
 void bw_tickheap_remove(struct bw_tickheap *h, struct bw_tick_entry *e) {
+        struct bw_tickheap_node last;
         size_t i;
-        struct bw_tick_entry *last;
 
         if (!bw_tick_entry_queued(e))
                 return;
@@ -80,24 +86,25 @@ void bw_tickheap_remove(struct bw_tickheap *h, struct bw_tick_entry *e) {
         if (i == h->n)
                 return;
         place(h, i, last);
-        if (i > 0 && h->v[(i - 1) / 2]->due_usec > last->due_usec)
+        if (i > 0 && h->v[(i - 1) / D].due_usec > last.due_usec)
                 sift_up(h, i);
         else
                 sift_down(h, i);
 }
 
 struct bw_tick_entry *bw_tickheap_pop_due(struct bw_tickheap *h, uint64_t until_usec) {
-        struct bw_tick_entry *e = bw_tickheap_peek(h);
+        struct bw_tick_entry *e;
 
-        if (!e || e->due_usec > until_usec)
+        if (h->n == 0 || h->v[0].due_usec > until_usec)
                 return NULL;
+        e = h->v[0].e;
         bw_tickheap_remove(h, e);
         return e;
 }
 
 void bw_tickheap_done(struct bw_tickheap *h) {
         for (size_t i = 0; i < h->n; i++)
-                h->v[i]->slot = 0;
+                h->v[i].e->slot = 0;
         free(h->v);
         *h = (struct bw_tickheap) {0};
 }
