@@ -709,8 +709,18 @@ void unit_set_paused(Unit *u, bool paused) {
 
 /* ---- views ---------------------------------------------------------------- */
 
+/* Headroom in place: a quota above the baseline's. The resting burst alone
+ * (burst = quota at rest, the kernel's own burst, Mode=burst) is no boost:
+ * an idle unit bwgov never raised is not called boosted (issue 17). */
 bool unit_is_boosted(const Unit *u) {
-        return u->adopted && u->has_written;
+        const struct bw_bandwidth *w = &u->written, *b = &u->baseline;
+
+        if (!u->adopted || !u->has_written || b->quota_usec == BW_QUOTA_MAX)
+                return false;
+        if (w->quota_usec == BW_QUOTA_MAX)
+                return true;
+        /* Per period: quotas (at most 1000 s of CPU) times periods (at most 1 s) fit. */
+        return w->quota_usec * b->period_usec > b->quota_usec * w->period_usec;
 }
 
 const char *unit_state_to_string(const Unit *u) {

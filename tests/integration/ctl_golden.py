@@ -357,6 +357,27 @@ class CtlLive(vc.df.DaemonTest):
         self.assertIn("(not written: mode observe)", self.ctl("explain", "obs.slice"))
 
 
+class CtlRestingBurstIsNoBoost(unittest.TestCase):
+    """Issue 17, finding 9: a unit bwgov never raised, with only the resting
+    burst in place (Mode=burst), is not called boosted; a raised one is."""
+
+    def test_boosted(self):
+        if not os.path.exists(vc.BWGOVD) or not os.path.exists(vc.BWGOVCTL):
+            vc.skip("bwgovd or bwgovctl not built")
+        units = {"b.slice": dict(quota=50000, burst=0, conf="Mode=burst\n"),
+                 "e.slice": dict(quota=50000, burst=0, conf="")}
+        with vc.StaticDaemon(units=units) as d:
+            with open(os.path.join(d.base, "cg", "b.slice", "cpu.max.burst")) as f:
+                self.assertNotEqual(f.read().strip(), "0", "no resting burst: the test shows nothing")
+            p = subprocess.run([vc.BWGOVCTL, "status", "--json", f"--socket={d.socket_path}"],
+                               capture_output=True, text=True, timeout=60)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            j = json.loads(p.stdout)
+            boosted = {u["name"]: u["boosted"] for u in j["units"]}
+            self.assertEqual(boosted, {"b.slice": False, "e.slice": True})
+            self.assertEqual(j["n_boosted"], 1)
+
+
 class CtlStatusLimit(unittest.TestCase):
     """More units than status lists without --all: the units doing something
     (here: absent) are listed whatever their names, the rest by name, and the
