@@ -68,7 +68,12 @@ struct bw_state_unit {
         } text_of;
 };
 
+#define BW_BOOT_ID_MAX 37
+
 struct bw_state {
+        /* /proc/sys/kernel/random/boot_id of the boot that saved it, "" when
+         * unknown: values written in another boot are not in the kernel now. */
+        char boot_id[BW_BOOT_ID_MAX];
         struct bw_state_unit *units;    /* sorted by name (strcmp) */
         size_t n_units;
         size_t n_allocated;

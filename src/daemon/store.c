@@ -59,6 +59,29 @@ Store *store_free(Store *s) {
         return NULL;
 }
 
+/* Values written in another boot are not in the kernel now (the cgroups
+ * were made afresh): an entry's "written" and "pending" from then must not
+ * make a kernel value that happens to equal them look like bwgov's (issue
+ * 17, finding 5). The entries keep their baselines and credit. */
+static void store_check_boot(Store *s) {
+        char now[BW_BOOT_ID_MAX] = "";
+        FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+
+        if (f) {
+                if (!fgets(now, sizeof(now), f))
+                        now[0] = '\0';
+                fclose(f);
+        }
+        now[strcspn(now, "\n")] = '\0';
+        if (s->state.boot_id[0] && now[0] && strcmp(s->state.boot_id, now) != 0) {
+                log_info("%s/%s was saved in an earlier boot: what bwgovd wrote then is not trusted now",
+                         s->dir, STATE_FILE);
+                for (size_t i = 0; i < s->state.n_units; i++)
+                        s->state.units[i].has_written = s->state.units[i].has_pending = false;
+        }
+        memcpy(s->state.boot_id, now, sizeof(now));
+}
+
 int store_open(Store *s, const char *dir) {
         char bak[sizeof(STATE_FILE ".broken")];
         int r;
@@ -71,6 +94,7 @@ int store_open(Store *s, const char *dir) {
                 return log_error_errno(errno, "Failed to open state directory %s: %s", dir, STRERROR(errno));
 
         r = bw_state_load(s->dir_fd, STATE_FILE, &s->state);
+        store_check_boot(s);
         if (r == -ENOENT)
                 log_debug("No saved state, starting fresh");
         else if (r < 0) {

@@ -33,7 +33,23 @@ static bool burst_is(const struct bw_bandwidth *a, const struct bw_bandwidth *b)
         return !a->has_burst || !b->has_burst || a->burst_usec == b->burst_usec;
 }
 
+/* Whether bwgov could have written w over baseline b: the baseline's
+ * period and a quota no lower than the baseline's (the headroom goes up;
+ * only an ancestor's lowering on cgroup v1 goes below, and after a crash
+ * then the lower value becomes the baseline: the safe side). An entry
+ * whose "written" or "pending" is not is stale or edited: it never keeps a
+ * baseline above what the kernel holds (issue 17, finding 5). */
+static bool plausible(const struct bw_bandwidth *w, const struct bw_bandwidth *b) {
+        if (w->period_usec != b->period_usec)
+                return false;
+        if (b->quota_usec == BW_QUOTA_MAX)
+                return w->quota_usec == BW_QUOTA_MAX;
+        return w->quota_usec == BW_QUOTA_MAX || w->quota_usec >= b->quota_usec;
+}
+
 enum bw_ownership bw_state_classify(const struct bw_state_unit *u, const struct bw_bandwidth *cur) {
+        bool written = u->has_written && plausible(&u->written, &u->baseline);
+        bool pending = u->has_pending && plausible(&u->pending, &u->baseline);
         bool quota_ours, burst_ours;
 
         if (bw_bandwidth_equal(&u->baseline, cur))
@@ -43,12 +59,11 @@ enum bw_ownership bw_state_classify(const struct bw_state_unit *u, const struct 
          * a crash between the two leaves a mix of old and new values, each
          * of them ours. Judge each part against every value we may have
          * left there. */
-        quota_ours = quota_is(cur, &u->baseline) ||
-                     (u->has_written && quota_is(cur, &u->written)) ||
-                     (u->has_pending && quota_is(cur, &u->pending));
-        burst_ours = burst_is(cur, &u->baseline) ||
-                     (u->has_written && burst_is(cur, &u->written)) ||
-                     (u->has_pending && burst_is(cur, &u->pending));
+
+        quota_ours = quota_is(cur, &u->baseline) || (written && quota_is(cur, &u->written)) ||
+                     (pending && quota_is(cur, &u->pending));
+        burst_ours = burst_is(cur, &u->baseline) || (written && burst_is(cur, &u->written)) ||
+                     (pending && burst_is(cur, &u->pending));
         if (quota_ours && burst_ours)
                 return BW_OWNERSHIP_OURS;
         return BW_OWNERSHIP_EXTERNAL;
@@ -326,12 +341,20 @@ int bw_state_parse(const char *buf, size_t len, struct bw_state *ret) {
         units = json_object_get(root, "units");
         if (!json_is_integer(v) || json_integer_value(v) != STATE_SCHEMA_VERSION || !json_is_object(units))
                 r = -EINVAL;
-        else
+        else if ((v = json_object_get(root, "boot_id")) && (!json_is_string(v) ||
+                                                           json_string_length(v) >= sizeof(s.boot_id) ||
+                                                           strspn(json_string_value(v), "0123456789abcdef-") !=
+                                                           json_string_length(v)))
+                r = -EINVAL;
+        else {
+                if (v)
+                        memcpy(s.boot_id, json_string_value(v), json_string_length(v) + 1);
                 json_object_foreach(units, name, v) {
                         r = unit_from_json(&s, name, v);
                         if (r < 0)
                                 break;
                 }
+        }
         json_decref(root);
         if (r < 0)
                 return r;
@@ -392,10 +415,17 @@ static int unit_format(const struct bw_state_unit *u, char **ret) {
 /* The document: one line per entry, each entry's text formatted only
  * when its fields changed since it was last. */
 int bw_state_format(struct bw_state *s, char **ret) {
-        static const char head[] = "{\n  \"schema_version\": " STRINGIFY(STATE_SCHEMA_VERSION) ",\n  \"units\": {";
         static const char tail[] = "\n  }\n}";
-        size_t len = sizeof(head) - 1 + sizeof(tail) - 1 + 1, at;
+        char head[128];
+        size_t len, at, head_len;
         char *out;
+
+        /* A boot id is 36 characters of hex digits and dashes (checked at
+         * parse, written by the caller): no escaping needed. */
+        head_len = (size_t) snprintf(head, sizeof(head), "{\n  \"schema_version\": %d,%s%s%s\n  \"units\": {",
+                                     STATE_SCHEMA_VERSION, s->boot_id[0] ? "\n  \"boot_id\": \"" : "", s->boot_id,
+                                     s->boot_id[0] ? "\"," : "");
+        len = head_len + sizeof(tail) - 1 + 1;
 
         s->formatted = 0;
         for (size_t i = 0; i < s->n_units; i++) {
@@ -417,8 +447,8 @@ int bw_state_format(struct bw_state *s, char **ret) {
         out = malloc(len);
         if (!out)
                 return -ENOMEM;
-        memcpy(out, head, sizeof(head) - 1);
-        at = sizeof(head) - 1;
+        memcpy(out, head, head_len);
+        at = head_len;
         for (size_t i = 0; i < s->n_units; i++) {
                 size_t n = strlen(s->units[i].text);
 

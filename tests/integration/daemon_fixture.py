@@ -529,6 +529,58 @@ class TestExternalAndRestore(DaemonTest):
         self.assertIn("putting the baseline back anyway", self.d.logtext())
 
 
+class TestStaleState(unittest.TestCase):
+    """Issue 17, finding 5: a state.json whose "written" equals what the
+    kernel holds keeps its baseline only when it was saved in this boot; one
+    from an earlier boot (or whose "written" bwgov could not have written)
+    makes the kernel's value the baseline, and a stop leaves it there."""
+
+    def run_with(self, boot_id, written_quota):
+        base = tempfile.mkdtemp(prefix="bwgov-test-daemon-")
+        try:
+            for d in ("cg", "conf", "state", "run"):
+                os.makedirs(os.path.join(base, d))
+            with open(os.path.join(base, "cg", "cgroup.controllers"), "w") as f:
+                f.write("cpuset cpu io memory pids\n")
+            with open(os.path.join(base, "conf", "bwgov.conf"), "w") as f:
+                f.write("[Governor]\nInterval=100ms\nMetricsInterval=100ms\n")
+            os.makedirs(os.path.join(base, "conf", "app.slice.d"))
+            with open(os.path.join(base, "conf", "app.slice.d", "10.conf"), "w") as f:
+                f.write("[Bandwidth]\nCPUQuotaMax=100%\n")
+            cg = SimCgroup(os.path.join(base, "cg"), "app.slice", written_quota, 0)
+            bw = lambda q, b=0: {"quota_usec": q, "period_usec": PERIOD, "burst_usec": b, "has_burst": True}
+            state = {"schema_version": 1, "units": {"app.slice": {
+                "cgroup": "app.slice", "baseline": bw(50000), "written": bw(written_quota),
+                "credit_usec": 0, "debt_usec": 0, "paused": False}}}
+            if boot_id:
+                state["boot_id"] = boot_id
+            with open(os.path.join(base, "state", "state.json"), "w") as f:
+                json.dump(state, f)
+            for n in ("host-pressure", "host-stat"):
+                with open(os.path.join(base, n), "w") as f:
+                    f.write("some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n" if n == "host-pressure"
+                            else "cpu  0 0 0 100000 0 0 0 0 0 0\n")
+            d = Daemon(base)
+            d.start()
+            d.wait_for(lambda: d.metric("bwgov_baseline_quota_usec", "app.slice") is not None, 10, "adoption")
+            baseline = d.metric("bwgov_baseline_quota_usec", "app.slice")
+            d.signal(signal.SIGTERM)
+            self.assertEqual(d.wait(), 0)
+            return baseline, cg.read_max()[0]
+        finally:
+            shutil.rmtree(base, ignore_errors=True)
+
+    def test_boot(self):
+        with open("/proc/sys/kernel/random/boot_id") as f:
+            now = f.read().strip()
+        # This boot's record: the kernel's 80000 is bwgov's; the baseline stands.
+        self.assertEqual(self.run_with(now, 80000), (50000, 50000))
+        # An earlier boot's: 80000 is the contract now, left in place.
+        self.assertEqual(self.run_with("00000000-0000-0000-0000-000000000000", 80000), (80000, 80000))
+        # This boot, but a "written" below the baseline: not bwgov's.
+        self.assertEqual(self.run_with(now, 40000), (40000, 40000))
+
+
 class TestStateLock(DaemonTest):
     """Issue 17, finding 1: a second bwgovd on the same state directory
     refuses to start, naming the directory and the first one's pid; the

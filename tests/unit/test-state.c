@@ -191,6 +191,27 @@ static void test_classify(void **unused) {
                 assert_int_equal(bw_state_classify(&v, &mix), BW_OWNERSHIP_EXTERNAL);
         }
 
+        /* Issue 17, finding 5: an edited or stale entry whose "written"
+         * matches the kernel but could not be bwgov's (below the baseline,
+         * another period) keeps no baseline above the kernel's value. */
+        {
+                struct bw_bandwidth low = { 50000, 100000, 50000, true }, other = { 400000, 200000, 0, true };
+                struct bw_state_unit edited = { .baseline = { 200000, 100000, 0, true }, .has_written = true,
+                                                .written = low };
+
+                assert_int_equal(bw_state_classify(&edited, &low), BW_OWNERSHIP_EXTERNAL);
+                edited.has_written = false;
+                edited.has_pending = true;
+                edited.pending = low;
+                assert_int_equal(bw_state_classify(&edited, &low), BW_OWNERSHIP_EXTERNAL);
+                edited.pending = other;
+                assert_int_equal(bw_state_classify(&edited, &other), BW_OWNERSHIP_EXTERNAL);
+                /* Unlimited baseline: nothing of ours is limited. */
+                edited.baseline = (struct bw_bandwidth) { BW_QUOTA_MAX, 100000, 0, true };
+                edited.pending = low;
+                assert_int_equal(bw_state_classify(&edited, &low), BW_OWNERSHIP_EXTERNAL);
+        }
+
         /* A kernel without burst reports has_burst=false: burst is not compared. */
         external = boosted;
         external.has_burst = false;
