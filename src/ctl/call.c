@@ -36,7 +36,14 @@ static int report_error(const struct options *o, const char *method, const char 
         }
         if (strcmp(error, CTL_INTERFACE ".ReloadFailed") == 0) {
                 const char *reason = json_string_value(json_object_get(params, "reason"));
-                fprintf(stderr, "bwgovctl: reload failed: %s\n", reason ? reason : "no reason given");
+
+                /* --json: the error's parameters (file, line, key, message)
+                 * on stdout, for a script to point at the line. */
+                if (o->json && json_is_object(params) &&
+                    json_object_set_new(params, "error", json_string(error)) == 0)
+                        (void) ctl_print_json(params);
+                fprintf(stderr, "bwgovctl: reload failed: %s; the previous configuration stays\n",
+                        reason ? reason : "no reason given");
                 return CTL_EXIT_FAILURE;
         }
 

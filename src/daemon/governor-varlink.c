@@ -518,18 +518,34 @@ static json_t *method_check_kernel(VarlinkCall *call, json_t *params, void *user
 
 static json_t *method_reload(VarlinkCall *call, json_t *params, void *userdata) {
         GovernorVarlink *gv = userdata;
+        struct governor_reload_error e = { 0 };
         struct governor_status s;
         int r;
 
         log_info("Reload requested over varlink by uid " UID_FMT " (pid " PID_FMT ")",
                  varlink_call_uid(call), varlink_call_pid(call));
-        r = gv->governor.ops->reload(gv->governor.userdata);
+        r = gv->governor.ops->reload(gv->governor.userdata, &e);
         if (r < 0) {
                 _cleanup_free_ char *reason = NULL;
-                if (asprintf(&reason, "the configuration was rejected (%s); the previous one stays, "
-                             "the daemon's log names the file and line", STRERROR(r)) < 0)
+                char line[16] = "";
+                int k;
+
+                /* "FILE:LINE: KEY: MESSAGE", as the log says it. */
+                if (e.file && e.line)
+                        (void) snprintf(line, sizeof(line), ":%u", e.line);
+                if (e.message)
+                        k = asprintf(&reason, "%s%s%s%s%s%s", e.file ? e.file : "", line, e.file ? ": " : "",
+                                     e.key ? e.key : "", e.key ? ": " : "", e.message);
+                else
+                        k = asprintf(&reason, "the configuration was rejected (%s)", STRERROR(r));
+                if (k < 0)
                         return NULL;
-                return varlink_reply_error(INTERFACE ".ReloadFailed", json_pack("{s:s}", "reason", reason));
+                return varlink_reply_error(INTERFACE ".ReloadFailed",
+                                           json_pack("{s:s, s:o, s:o, s:o, s:o}", "reason", reason,
+                                                     "file", jstring_or_null(e.file),
+                                                     "line", e.file && e.line ? jint(e.line) : json_null(),
+                                                     "key", jstring_or_null(e.key),
+                                                     "message", jstring_or_null(e.message)));
         }
         if (gv->governor.ops->get_status(gv->governor.userdata, &s) < 0)
                 return NULL;

@@ -170,6 +170,14 @@ struct governor_latency {
         uint64_t window_usec;
 };
 
+/* Why a reload was rejected (bw_config_error's, borrowed). */
+struct governor_reload_error {
+        const char *file;
+        unsigned line;
+        const char *key;
+        const char *message;
+};
+
 /* Every operation returns 0 (or what it says) or a negative errno; a unit
  * name that is not configured gives -ENOENT. Outputs are untouched on
  * failure. */
@@ -198,8 +206,9 @@ struct governor_ops {
          * bw_kreport_free(). -ENOMEM. */
         int (*check_kernel)(void *userdata, struct bw_kreport **ret);
         /* Reload the configuration; a rejected one leaves the old in place and
-         * returns its error. */
-        int (*reload)(void *userdata);
+         * returns its error, with *ret_error saying where (strings valid
+         * until the next reload; file, key NULL when not known, line 0). */
+        int (*reload)(void *userdata, struct governor_reload_error *ret_error);
         /* Returns 1 when changed, 0 when it already was so, -ENOENT. */
         int (*set_paused)(void *userdata, const char *name, bool paused);
 };

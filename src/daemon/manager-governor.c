@@ -282,8 +282,18 @@ static int check_kernel(void *userdata, struct bw_kreport **ret) {
                               }, ret);
 }
 
-static int reload(void *userdata) {
-        return manager_reload(userdata);
+static int reload(void *userdata, struct governor_reload_error *ret_error) {
+        Manager *m = userdata;
+        int r = manager_reload(m);
+
+        if (r < 0 && ret_error)
+                *ret_error = (struct governor_reload_error) {
+                        .file = m->config_error.file,
+                        .line = m->config_error.line,
+                        .key = m->config_error.key,
+                        .message = m->config_error.message,
+                };
+        return r;
 }
 
 static int set_paused(void *userdata, const char *name, bool paused) {

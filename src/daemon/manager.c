@@ -169,10 +169,11 @@ int manager_load_config(Manager *m) {
 
         manager_config_dirs(m, &dirs, buf);
         r = bw_config_load(dirs, &c, &err);
+        bw_config_error_done(&m->config_error);
         if (r < 0) {
                 _cleanup_free_ char *s = bw_config_error_to_string(&err);
                 log_error("Configuration not loaded: %s", s ? s : "out of memory");
-                bw_config_error_done(&err);
+                m->config_error = err;          /* for Reload()'s reply */
                 return r;
         }
         bw_config_done(&m->config);
@@ -568,6 +569,7 @@ Manager *manager_free(Manager *m) {
         safe_close(m->state_lock_fd);
         bw_cg_root_free(m->root);
         bw_config_done(&m->config);
+        bw_config_error_done(&m->config_error);
         free_many(m->config_dir, m->state_dir, m->runtime_dir, m->cgroup_root,
                   m->host_pressure_path, m->host_stat_path, m->manifest_path);
         free(m);

@@ -42,6 +42,7 @@ struct Manager {
         int state_lock_fd;              /* flock()ed: one daemon per state directory */
         struct bw_cg_root *root;
         struct bw_config config;
+        struct bw_config_error config_error;    /* why the last load failed (zero after a good one) */
         struct unit_context unit_ctx;   /* what every unit sees */
         Telemetry *telemetry;           /* run-queue telemetry, NULL when there is none ... */
         char telemetry_reason[TELEMETRY_REASON_MAX];    /* ... and why */

@@ -216,8 +216,16 @@ class CtlGolden(unittest.TestCase):
             code, out, err = self.run_ctl(["reload"])
             self.assertEqual(code, 1, err)
             self.assertEqual(out, "")
-            self.assertRegex(err, r"^bwgovctl: reload failed: the configuration was rejected \(")
+            # Where and why, not "see the daemon's log" (issue 17, finding 7).
+            self.assertEqual(err, f"bwgovctl: reload failed: {bad}:2: CPUQuotaMax: expected a CPU percentage "
+                             "like 400%; the previous configuration stays\n")
             self.assertRegex(self.daemon.logtext(), re.escape(bad) + r":2\b")
+            code, out, err = self.run_ctl(["reload", "--json"])
+            self.assertEqual(code, 1, err)
+            self.assertEqual(json.loads(out), {"error": "io.bwgov.Governor.ReloadFailed",
+                                               "reason": f"{bad}:2: CPUQuotaMax: expected a CPU percentage like 400%",
+                                               "file": bad, "line": 2, "key": "CPUQuotaMax",
+                                               "message": "expected a CPU percentage like 400%"})
         finally:
             os.unlink(bad)
         code, out, err = self.run_ctl(["reload", "--json"])

@@ -166,11 +166,15 @@ static int fake_check_kernel(void *userdata, struct bw_kreport **ret) {
         return 0;
 }
 
-static int fake_reload(void *userdata) {
+static int fake_reload(void *userdata, struct governor_reload_error *ret_error) {
         struct fake *f = userdata;
 
         if (f->reload_result < 0) {
                 f->status.reload_failures++;
+                if (f->reload_result == -EINVAL)
+                        *ret_error = (struct governor_reload_error) {
+                                "/etc/bwgov/web.slice.d/10-a.conf", 3, "CPUQuota",
+                                "expected a CPU percentage like 250%" };
                 return f->reload_result;
         }
         f->status.reloads++;
@@ -397,14 +401,22 @@ static void test_list_limit(void **state) {
 
 static void test_reload_failed(void **state) {
         struct harness *t = *state;
-        _cleanup_free_ char *reply = NULL;
+        _cleanup_free_ char *reply = NULL, *bare = NULL;
 
+        /* Where and why, in the reply (issue 17, finding 7). */
         t->fake.reload_result = -EINVAL;
         reply = call(t, "{\"method\":\"io.bwgov.Governor.Reload\"}");
         assert_string_equal(reply, "{\"error\":\"io.bwgov.Governor.ReloadFailed\",\"parameters\":{\"reason\":"
-                            "\"the configuration was rejected (Invalid argument); the previous one stays, "
-                            "the daemon's log names the file and line\"}}");
+                            "\"/etc/bwgov/web.slice.d/10-a.conf:3: CPUQuota: expected a CPU percentage like 250%\","
+                            "\"file\":\"/etc/bwgov/web.slice.d/10-a.conf\",\"line\":3,\"key\":\"CPUQuota\","
+                            "\"message\":\"expected a CPU percentage like 250%\"}}");
         assert_int_equal(t->fake.status.reload_failures, 1);
+        /* No configuration error to tell: the errno. */
+        t->fake.reload_result = -ENOMEM;
+        bare = call(t, "{\"method\":\"io.bwgov.Governor.Reload\"}");
+        assert_string_equal(bare, "{\"error\":\"io.bwgov.Governor.ReloadFailed\",\"parameters\":{\"reason\":"
+                            "\"the configuration was rejected (Cannot allocate memory)\",\"file\":null,"
+                            "\"line\":null,\"key\":null,\"message\":null}}");
 }
 
 /* GetLatency: the figures from the counters, or the reason there are none. */
