@@ -36,3 +36,7 @@ int bw_config_error_set(struct bw_config_error *e, int r, const char *file, unsi
                         const char *fmt, ...);
 /* The same for an I/O error R (negative errno) on FILE: "WHAT: strerror". */
 int bw_config_error_set_errno(struct bw_config_error *e, int r, const char *file, const char *what);
+/* FILE, named like a configuration file, is a directory, FIFO, socket or
+ * device: "a FIFO, not a configuration file: expected ...". Returns
+ * -EINVAL (or -ENOMEM). */
+int bw_config_error_set_not_regular(struct bw_config_error *e, const char *file);

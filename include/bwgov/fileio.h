@@ -18,6 +18,24 @@
  * bytes, or another negative errno. An empty file gives an empty string. */
 int bw_read_full_at(int dirfd, const char *path, int open_flags, size_t max, char **ret_buf, size_t *ret_len);
 
+/* Opens a file that must be a regular file, for reading, in a way no file
+ * type can block or disturb: a FIFO, socket or device found at PATH is not
+ * opened (fstatat() first), and the open itself is O_NONBLOCK (what was
+ * opened is checked again with fstat(): it may have been swapped in). With
+ * O_NOFOLLOW in OPEN_FLAGS a symlink is refused. Returns the fd (O_NONBLOCK
+ * set, which changes nothing for a regular file), -EISDIR for a directory,
+ * -EBADFD for another file that is not a regular one, -ELOOP for a symlink
+ * under O_NOFOLLOW, or another negative errno (-ENOENT, -EACCES, ...). */
+int bw_open_regular_at(int dirfd, const char *path, int open_flags);
+
+/* bw_read_full_at() for a file that must be a regular file (state, config):
+ * opened with bw_open_regular_at(), with its errors. */
+int bw_read_regular_at(int dirfd, const char *path, int open_flags, size_t max, char **ret_buf, size_t *ret_len);
+
+/* What kind of file MODE says, for messages: "a FIFO", "a directory",
+ * "a socket", "a character device", ... (static strings). */
+const char *bw_file_type_name(mode_t mode);
+
 /* Reads the whole file (up to SIZE - 1 bytes) into BUF and NUL-terminates
  * it. Returns the length, -EFBIG if the file does not fit, or another
  * negative errno. SIZE must be at least 1. */

@@ -84,9 +84,11 @@ struct bw_state {
  * schema (the caller should then start from nothing and say so); -ENOMEM. */
 int bw_state_parse(const char *buf, size_t len, struct bw_state *ret);
 
-/* Load NAME relative to dirfd (not following a symlink). -ENOENT when there
- * is no state yet, -EINVAL for a directory or a malformed file, -EFBIG for
- * one over 16 MiB, another negative errno for I/O errors. */
+/* Load NAME relative to dirfd (not following a symlink, never blocking in
+ * open(): bw_open_regular_at()). -ENOENT when there is no state yet;
+ * -EISDIR (a directory), -EBADFD (a FIFO, socket or device) or -ELOOP (a
+ * symlink) when NAME is not a regular file; -EINVAL for a malformed file,
+ * -EFBIG for one over 16 MiB, another negative errno for I/O errors. */
 int bw_state_load(int dirfd, const char *name, struct bw_state *ret);
 
 /* Serialise to a malloc'd NUL-terminated string: one line per entry
@@ -94,8 +96,10 @@ int bw_state_load(int dirfd, const char *name, struct bw_state *ret);
  * changed since the last call (s->formatted says how many were). */
 int bw_state_format(struct bw_state *s, char **ret);
 
-/* Atomic replace: write NAME.tmp.XXXXXX in dirfd, fsync, rename over NAME,
- * fsync the directory. On failure the old file is intact. */
+/* Atomic replace: write .NAME.tmp.PID in dirfd (created anew: whatever is
+ * at that name is unlinked first; a directory there fails the save with
+ * -EISDIR), fsync, rename over NAME, fsync the directory. On failure the old
+ * file is intact. */
 int bw_state_save(int dirfd, const char *name, struct bw_state *s);
 
 void bw_state_done(struct bw_state *s);

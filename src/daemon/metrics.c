@@ -606,7 +606,11 @@ int metrics_write(const Governor *g, const char *runtime_dir) {
             asprintf(&tmp, "%s/.metrics.prom.%d", runtime_dir, (int) getpid()) < 0)
                 return log_oom();
 
-        b.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+        /* A file of our own, never opened blocking (a FIFO left at that
+         * name would hang the loop). */
+        if (unlink(tmp) < 0 && errno != ENOENT)
+                return log_debug_errno(errno, "Cannot write %s: %s", tmp, STRERROR(errno));
+        b.fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0644);
         if (b.fd < 0)
                 return log_debug_errno(errno, "Cannot write %s: %s", tmp, STRERROR(errno));
 

@@ -7,8 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "bwgov/fileio.h"
 #include "log.h"
 #include "store.h"
 
@@ -89,7 +91,7 @@ int store_open(Store *s, const char *dir) {
         s->dir = strdup(dir);
         if (!s->dir)
                 return log_oom();
-        s->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        s->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
         if (s->dir_fd < 0)
                 return log_error_errno(errno, "Failed to open state directory %s: %s", dir, STRERROR(errno));
 
@@ -97,7 +99,18 @@ int store_open(Store *s, const char *dir) {
         store_check_boot(s);
         if (r == -ENOENT)
                 log_debug("No saved state, starting fresh");
-        else if (r < 0) {
+        else if (r == -EISDIR || r == -EBADFD || r == -ELOOP) {
+                struct stat st;
+
+                /* Not ours: bwgovd only ever renames a regular file there.
+                 * Moving it aside could break whatever put it there, and
+                 * starting fresh could take a boost for a baseline: refuse,
+                 * and say what is in the way. */
+                return log_error_errno(r, "Saved state %s/%s is %s, not a regular file: refusing to start "
+                                       "(remove it, or choose another --state-dir=)", dir, STATE_FILE,
+                                       fstatat(s->dir_fd, STATE_FILE, &st, AT_SYMLINK_NOFOLLOW) >= 0 ?
+                                       bw_file_type_name(st.st_mode) : "no longer there");
+        } else if (r < 0) {
                 /* Keep the broken file for inspection; starting fresh adopts
                  * whatever the kernel holds, which may be a boost. Say so. */
                 snprintf(bak, sizeof bak, "%s.broken", STATE_FILE);

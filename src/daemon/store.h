@@ -27,10 +27,13 @@ typedef struct Store Store;
 int store_new(sd_event *event, uint64_t *saves_counter, Store **ret);
 Store *store_free(Store *s);
 
-/* Open the (existing) state directory dir and load its state file. A
- * missing file starts empty; an unreadable one is kept as state.json.broken
- * and the store starts empty, with a warning. Returns 0 or a negative errno
- * (logged) when the directory cannot be opened. */
+/* Open the (existing) state directory dir and load its state file, never
+ * blocking (bw_state_load()). A missing file starts empty; an unreadable
+ * one is kept as state.json.broken and the store starts empty, with a
+ * warning. Returns 0, or a negative errno (logged) when the directory
+ * cannot be opened or the state file is not a regular file (a directory,
+ * FIFO, socket, device or symlink: -EISDIR, -EBADFD, -ELOOP): the daemon
+ * refuses to start then. */
 int store_open(Store *s, const char *dir);
 
 /* Save now. Returns 0 (also without a directory) or a negative errno

@@ -3,12 +3,15 @@
  * struct bw_config_error (contracts in include/bwgov/config-error.h). */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "bwgov/config-error.h"
+#include "bwgov/fileio.h"
 #include "bwgov/macro.h"
 #include "string-util.h"
 
@@ -69,4 +72,13 @@ int bw_config_error_set_errno(struct bw_config_error *e, int r, const char *file
         char buf[128];
 
         return bw_config_error_set(e, r, file, 0, NULL, "%s: %s", what, strerror_r(-r, buf, sizeof(buf)));
+}
+
+int bw_config_error_set_not_regular(struct bw_config_error *e, const char *file) {
+        struct stat st;
+
+        return bw_config_error_set(e, -EINVAL, file, 0, NULL,
+                                   "%s, not a configuration file: expected a regular file (or a symlink to "
+                                   "/dev/null, which masks)",
+                                   stat(file, &st) >= 0 ? bw_file_type_name(st.st_mode) : "not a regular file");
 }

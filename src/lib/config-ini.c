@@ -25,6 +25,7 @@
  *     first problem in a file is the one reported. */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,7 @@
 #include <ini.h>
 
 #include "bwgov/config-ini.h"
+#include "bwgov/fileio.h"
 #include "bwgov/macro.h"
 #include "string-util.h"
 
@@ -212,11 +214,20 @@ int bw_ini_parse_file(const char *path, const char *section, bw_ini_assign_fn as
                 .assign = assign,
                 .userdata = userdata,
         };
-        int k;
+        int fd, k;
 
-        f = fopen(path, "re");
-        if (!f)
-                return bw_config_error_set_errno(ret_error, -errno, path, "cannot open");
+        /* Never blocking (a FIFO named *.conf), regular files only. */
+        fd = bw_open_regular_at(AT_FDCWD, path, 0);
+        if (fd == -EISDIR || fd == -EBADFD)
+                return bw_config_error_set_not_regular(ret_error, path);
+        if (fd < 0)
+                return bw_config_error_set_errno(ret_error, fd, path, "cannot open");
+        f = fdopen(fd, "r");
+        if (!f) {
+                k = -errno;
+                safe_close(fd);
+                return k;
+        }
         ctx.f = f;
 
         k = ini_parse_stream(reader_cb, &ctx, handler_cb, &ctx);

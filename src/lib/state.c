@@ -474,9 +474,9 @@ int bw_state_load(int dirfd, const char *name, struct bw_state *ret) {
         size_t len;
         int r;
 
-        r = bw_read_full_at(dirfd, name, O_NOFOLLOW, STATE_MAX_BYTES, &buf, &len);
-        if (r == -EISDIR)
-                return -EINVAL;         /* not a regular file */
+        /* Never opened blocking: a FIFO put in its place would hang the
+         * start in open() with the signals blocked. */
+        r = bw_read_regular_at(dirfd, name, O_NOFOLLOW, STATE_MAX_BYTES, &buf, &len);
         if (r < 0)
                 return r;
         return bw_state_parse(buf, len, ret);
@@ -496,7 +496,11 @@ int bw_state_save(int dirfd, const char *name, struct bw_state *s) {
         if (asprintf(&tmp, ".%s.tmp.%d", name, (int) getpid()) < 0)
                 return -ENOMEM;
 
-        fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+        /* A new file, whatever was left at that name: a FIFO there would
+         * block the open, and a file to truncate could be anything. */
+        if (unlinkat(dirfd, tmp, 0) < 0 && errno != ENOENT)
+                return -errno;
+        fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0644);
         if (fd < 0)
                 return -errno;
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* bw_read_full_at(), bw_read_small_at() and bw_write_at() on files in a
- * private temporary directory (no root). */
+/* bw_read_full_at(), bw_read_small_at(), bw_write_at() and
+ * bw_open_regular_at() on files in a private temporary directory (no root). */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -36,10 +37,11 @@ static int dir_setup(void **state) {
 
 static int dir_teardown(void **state) {
         struct dir *d = *state;
-        const char *names[] = { "f", "empty", "big", "link" };
+        const char *names[] = { "f", "empty", "big", "link", "fifo", "dir" };
 
         for (size_t i = 0; i < ELEMENTSOF(names); i++)
-                (void) unlinkat(d->fd, names[i], 0);
+                if (unlinkat(d->fd, names[i], 0) < 0 && errno == EISDIR)
+                        (void) unlinkat(d->fd, names[i], AT_REMOVEDIR);
         close(d->fd);
         assert_int_equal(rmdir(d->path), 0);
         free(d);
@@ -127,11 +129,59 @@ static void test_write(void **state) {
         assert_int_equal(bw_write_at(d->fd, "missing", 0, "x", 1), -ENOENT);
 }
 
+static void on_alarm(int sig) {
+        static const char msg[] = "bw_open_regular_at() blocked for 5 s\n";
+
+        (void) !write(STDERR_FILENO, msg, sizeof(msg) - 1);
+        _exit(1);
+}
+
+/* bw_open_regular_at() never blocks and opens regular files only (issue
+ * 17, finding 2: a FIFO at the state file's name hung bwgovd at start). */
+static void test_open_regular(void **state) {
+        struct sigaction sa = { .sa_handler = on_alarm };
+        struct dir *d = *state;
+        char *buf = NULL;
+        size_t len;
+        int fd;
+
+        assert_int_equal(sigaction(SIGALRM, &sa, NULL), 0);
+        alarm(5);
+        put(d->fd, "f", "content", 7);
+        fd = bw_open_regular_at(d->fd, "f", O_NOFOLLOW);
+        assert_true(fd >= 0);
+        close(fd);
+        assert_int_equal(bw_read_regular_at(d->fd, "f", 0, 100, &buf, &len), 0);
+        assert_string_equal(buf, "content");
+        buf = mfree(buf);
+
+        assert_int_equal(mkfifoat(d->fd, "fifo", 0600), 0);
+        assert_int_equal(bw_open_regular_at(d->fd, "fifo", 0), -EBADFD);
+        assert_int_equal(bw_read_regular_at(d->fd, "fifo", O_NOFOLLOW, 100, &buf, &len), -EBADFD);
+        assert_null(buf);
+        assert_int_equal(mkdirat(d->fd, "dir", 0700), 0);
+        assert_int_equal(bw_open_regular_at(d->fd, "dir", 0), -EISDIR);
+        assert_int_equal(bw_open_regular_at(d->fd, "missing", 0), -ENOENT);
+        /* The null device is not a regular file either. */
+        assert_int_equal(bw_open_regular_at(AT_FDCWD, "/dev/null", 0), -EBADFD);
+        /* A symlink: followed to a regular file, refused under O_NOFOLLOW,
+         * and its target's type counts. */
+        assert_int_equal(symlinkat("fifo", d->fd, "link"), 0);
+        assert_int_equal(bw_open_regular_at(d->fd, "link", 0), -EBADFD);
+        assert_int_equal(bw_open_regular_at(d->fd, "link", O_NOFOLLOW), -ELOOP);
+        alarm(0);
+
+        assert_string_equal(bw_file_type_name(S_IFIFO | 0600), "a FIFO");
+        assert_string_equal(bw_file_type_name(S_IFDIR | 0755), "a directory");
+        assert_string_equal(bw_file_type_name(S_IFSOCK), "a socket");
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_read_full, dir_setup, dir_teardown),
                 cmocka_unit_test_setup_teardown(test_read_small, dir_setup, dir_teardown),
                 cmocka_unit_test_setup_teardown(test_write, dir_setup, dir_teardown),
+                cmocka_unit_test_setup_teardown(test_open_regular, dir_setup, dir_teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

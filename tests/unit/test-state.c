@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -263,7 +264,7 @@ static void test_save_load_atomic(void **unused) {
 
         /* A directory in its place is not a state file. */
         assert_int_equal(mkdirat(dfd, "dir.json", 0755), 0);
-        assert_int_equal(bw_state_load(dfd, "dir.json", &t), -EINVAL);
+        assert_int_equal(bw_state_load(dfd, "dir.json", &t), -EISDIR);
         /* Nor is a symlink followed. */
         assert_int_equal(symlinkat("state.json", dfd, "link.json"), 0);
         assert_true(bw_state_load(dfd, "link.json", &t) < 0);
@@ -272,6 +273,63 @@ static void test_save_load_atomic(void **unused) {
         unlinkat(dfd, "link.json", 0);
         unlinkat(dfd, "state.json", 0);
         unlinkat(dfd, "bad.json", 0);
+        close(dfd);
+        rmdir(dir);
+        bw_state_done(&s);
+        bw_state_done(&t);
+}
+
+static void on_alarm(int sig) {
+        static const char msg[] = "state file I/O blocked for 5 s\n";
+
+        (void) !write(STDERR_FILENO, msg, sizeof(msg) - 1);
+        _exit(1);
+}
+
+/* Issue 17, finding 2: a FIFO (or another file that is not a regular one)
+ * at the state file's name, or at its temporary file's, must never block
+ * (open() of a FIFO without a writer waits for one, with the daemon's
+ * signals blocked): a load says what is there, a save replaces it. */
+static void test_not_a_regular_file(void **unused) {
+        char dir[] = "/tmp/bwgov-test-state-XXXXXX", tmp[64];
+        struct bw_state s = {0}, t = {0};
+        struct bw_state_unit *u;
+        struct sigaction sa = { .sa_handler = on_alarm };
+        int dfd;
+
+        assert_non_null(mkdtemp(dir));
+        dfd = open(dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+        assert_true(dfd >= 0);
+        assert_int_equal(sigaction(SIGALRM, &sa, NULL), 0);
+        alarm(5);
+
+        assert_int_equal(mkfifoat(dfd, "state.json", 0600), 0);
+        assert_int_equal(bw_state_load(dfd, "state.json", &t), -EBADFD);
+        assert_int_equal(t.n_units, 0);
+
+        /* A FIFO (with no reader) and a stale file at the temporary
+         * name: the save creates its own file and the FIFO is gone. */
+        snprintf(tmp, sizeof tmp, ".state.json.tmp.%d", (int) getpid());
+        assert_int_equal(mkfifoat(dfd, tmp, 0600), 0);
+        u = bw_state_add(&s, "a.slice", "a.slice");
+        assert_non_null(u);
+        u->baseline = base;
+        assert_int_equal(bw_state_save(dfd, "state.json", &s), 0);
+        assert_int_equal(bw_state_load(dfd, "state.json", &t), 0);
+        assert_int_equal(t.n_units, 1);
+        assert_int_equal(faccessat(dfd, tmp, F_OK, 0), -1);
+
+        /* A directory at the temporary name fails the save, leaving the
+         * state file as it was. */
+        assert_int_equal(mkdirat(dfd, tmp, 0700), 0);
+        assert_int_equal(bw_state_save(dfd, "state.json", &s), -EISDIR);
+        bw_state_done(&t);
+        assert_int_equal(bw_state_load(dfd, "state.json", &t), 0);
+        assert_int_equal(t.n_units, 1);
+
+        alarm(0);
+        unlinkat(dfd, tmp, AT_REMOVEDIR);
+        unlinkat(dfd, "state.json", 0);
         close(dfd);
         rmdir(dir);
         bw_state_done(&s);
@@ -346,6 +404,7 @@ int main(void) {
                 cmocka_unit_test(test_parse_rejects),
                 cmocka_unit_test(test_classify),
                 cmocka_unit_test(test_save_load_atomic),
+                cmocka_unit_test(test_not_a_regular_file),
                 cmocka_unit_test(test_format_incremental),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
