@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The varlink transport (see varlink-server.h): the socket, connections with
- * bounded buffers, access levels, dispatch by the interface's method table,
- * and org.varlink.service. It knows no governor. */
+ * bounded buffers, who may connect and their access levels; each message
+ * goes to varlink-dispatch.c. It knows no governor. */
 
 #include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,14 +14,11 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "org.varlink.service.varlink.h"
 #include "varlink-server.h"
 #include "varlink-socket.h"
 
 #define UID_FMT "%" PRIu32
 #define PID_FMT "%" PRIi32
-
-#define SERVICE_INTERFACE "org.varlink.service"
 
 /* One message, NUL included. Calls are small (a method name and a few
  * short parameters); 64 KiB leaves room for any client and bounds what a
@@ -92,33 +88,7 @@ struct VarlinkServer {
         uid_t self_uid;
 };
 
-/* ---- replies ------------------------------------------------------------ */
-
-json_t *varlink_reply(json_t *parameters) {
-        if (!parameters)
-                return NULL;
-        return json_pack("{s:o}", "parameters", parameters);
-}
-
-json_t *varlink_reply_error(const char *error, json_t *parameters) {
-        return json_pack("{s:s, s:o}", "error", error, "parameters", parameters ? parameters : json_object());
-}
-
-static json_t *reply_invalid_parameter(const char *name) {
-        return varlink_reply_error(SERVICE_INTERFACE ".InvalidParameter", json_pack("{s:s}", "parameter", name));
-}
-
-/* An error of the transport, in the interface's namespace. Steals
- * parameters. */
-static json_t *reply_transport_error(const VarlinkServer *v, const char *error, json_t *parameters) {
-        _cleanup_free_ char *name = NULL;
-
-        if (asprintf(&name, "%s.%s", v->service.interface->name, error) < 0) {
-                json_decref(parameters);
-                return NULL;
-        }
-        return varlink_reply_error(name, parameters);
-}
+/* ---- calls -------------------------------------------------------------- */
 
 uid_t varlink_call_uid(const VarlinkCall *call) {
         return call->uid;
@@ -134,217 +104,6 @@ VarlinkServer *varlink_call_server(VarlinkCall *call) {
 
 size_t varlink_server_n_connections(const VarlinkServer *s) {
         return s->n_connections;
-}
-
-/* ---- org.varlink.service ------------------------------------------------ */
-
-static json_t *service_get_info(VarlinkCall *c, json_t *params, void *userdata) {
-        const VarlinkServer *v = userdata;
-
-        return varlink_reply(json_pack("{s:s, s:s, s:s, s:s, s:[s, s]}",
-                                       "vendor", v->service.vendor,
-                                       "product", v->service.product,
-                                       "version", v->service.version,
-                                       "url", v->service.url,
-                                       "interfaces", SERVICE_INTERFACE, v->service.interface->name));
-}
-
-static json_t *service_get_interface_description(VarlinkCall *c, json_t *params, void *userdata) {
-        const VarlinkServer *v = userdata;
-        const char *name = json_string_value(json_object_get(params, "interface"));
-
-        if (strcmp(name, v->service.interface->name) == 0)
-                return varlink_reply(json_pack("{s:s}", "description", v->service.interface->description));
-        if (strcmp(name, SERVICE_INTERFACE) == 0)
-                return varlink_reply(json_pack("{s:s}", "description", org_varlink_service_varlink));
-        return varlink_reply_error(SERVICE_INTERFACE ".InterfaceNotFound", json_pack("{s:s}", "interface", name));
-}
-
-static const struct varlink_param no_params[] = { { NULL, 0, false } };
-static const struct varlink_param interface_params[] = { { "interface", JSON_STRING, false }, { NULL, 0, false } };
-
-static const struct varlink_method service_methods[] = {
-        { "GetInfo",                 VARLINK_ACCESS_NONE, no_params,        service_get_info },
-        { "GetInterfaceDescription", VARLINK_ACCESS_NONE, interface_params, service_get_interface_description },
-};
-
-/* ---- dispatch ----------------------------------------------------------- */
-
-/* NULL when the parameters match the spec, else the error reply. */
-static json_t *check_params(const struct varlink_param *spec, json_t *params) {
-        const char *key;
-        json_t *value;
-
-        json_object_foreach(params, key, value) {
-                const struct varlink_param *p;
-                for (p = spec; p->name; p++)
-                        if (strcmp(p->name, key) == 0)
-                                break;
-                if (!p->name)
-                        return reply_invalid_parameter(key);
-        }
-        for (const struct varlink_param *p = spec; p->name; p++) {
-                value = json_object_get(params, p->name);
-                if ((!value || json_is_null(value)) && p->optional)
-                        continue;
-                if (!value || json_typeof(value) != p->type)
-                        return reply_invalid_parameter(p->name);
-        }
-        return NULL;
-}
-
-
-/* The method a call names. Returns 0 with *ret_method and *ret_userdata, or
- * -ENOENT with the error reply in *ret_reply (NULL when out of memory):
- * InterfaceNotFound for an interface other than ours, else MethodNotFound. */
-static int find_method(VarlinkServer *v, const char *name, const struct varlink_method **ret_method,
-                       void **ret_userdata, json_t **ret_reply) {
-        const struct varlink_interface *iface = v->service.interface;
-        const char *dot = strrchr(name, '.');
-        const struct varlink_method *methods;
-        size_t n_methods, n;
-        void *userdata;
-
-        n = dot ? (size_t) (dot - name) : strlen(name);
-        if (n == strlen(SERVICE_INTERFACE) && strncmp(name, SERVICE_INTERFACE, n) == 0) {
-                methods = service_methods;
-                n_methods = ELEMENTSOF(service_methods);
-                userdata = v;
-        } else if (n == strlen(iface->name) && strncmp(name, iface->name, n) == 0) {
-                methods = iface->methods;
-                n_methods = iface->n_methods;
-                userdata = v->service.userdata;
-        } else
-                methods = NULL, n_methods = 0, userdata = NULL;
-
-        if (!dot || !methods) {
-                _cleanup_free_ char *unknown = strndup(name, n);
-                *ret_reply = unknown ? varlink_reply_error(SERVICE_INTERFACE ".InterfaceNotFound",
-                                                           json_pack("{s:s}", "interface", unknown)) : NULL;
-                return -ENOENT;
-        }
-        for (size_t i = 0; i < n_methods; i++)
-                if (strcmp(methods[i].name, dot + 1) == 0) {
-                        *ret_method = &methods[i];
-                        *ret_userdata = userdata;
-                        return 0;
-                }
-        *ret_reply = varlink_reply_error(SERVICE_INTERFACE ".MethodNotFound", json_pack("{s:s}", "method", name));
-        return -ENOENT;
-}
-
-static json_t *invalid_message(Connection *c, const char *fmt, ...) _printf_(2, 3);
-static json_t *invalid_message(Connection *c, const char *fmt, ...) {
-        _cleanup_free_ char *reason = NULL;
-        va_list ap;
-        int n;
-
-        va_start(ap, fmt);
-        n = vasprintf(&reason, fmt, ap);
-        va_end(ap);
-        if (n < 0)
-                return NULL;
-        log_debug("Varlink: invalid message from pid " PID_FMT ": %s, closing", c->pid, reason);
-        c->closing = true;
-        return reply_transport_error(c->server, "InvalidMessage", json_pack("{s:s}", "reason", reason));
-}
-
-/* The envelope of a message: an object with a "method" string and booleans
- * (or nothing) for "oneway", "more" and "upgrade". Returns 0, or -EBADMSG
- * with the InvalidMessage reply in *ret_reply (NULL when out of memory).
- * *ret_oneway is set as soon as it is known. */
-static int check_envelope(Connection *c, json_t *msg, const char **ret_name, bool *ret_oneway, bool *ret_upgrade,
-                          json_t **ret_reply) {
-        json_t *v;
-
-        if (!json_is_object(msg)) {
-                *ret_reply = invalid_message(c, "not a JSON object");
-                return -EBADMSG;
-        }
-        *ret_name = json_string_value(json_object_get(msg, "method"));
-        if (!*ret_name) {
-                *ret_reply = invalid_message(c, "no \"method\" string");
-                return -EBADMSG;
-        }
-        v = json_object_get(msg, "oneway");
-        if (v && !json_is_boolean(v)) {
-                *ret_reply = invalid_message(c, "\"oneway\" is not a boolean");
-                return -EBADMSG;
-        }
-        *ret_oneway = json_is_true(v);
-        v = json_object_get(msg, "more");
-        if (v && !json_is_boolean(v)) {
-                *ret_reply = invalid_message(c, "\"more\" is not a boolean");
-                return -EBADMSG;
-        }
-        v = json_object_get(msg, "upgrade");
-        if (v && !json_is_boolean(v)) {
-                *ret_reply = invalid_message(c, "\"upgrade\" is not a boolean");
-                return -EBADMSG;
-        }
-        *ret_upgrade = json_is_true(v);
-        return 0;
-}
-
-/* Check a call against its method and run it. Returns the reply, NULL when
- * out of memory. */
-static json_t *dispatch(Connection *c, json_t *msg, const char *name, bool upgrade) {
-        const struct varlink_method *method;
-        json_t *ret = NULL, *params;
-        void *userdata;
-
-        if (find_method(c->server, name, &method, &userdata, &ret) < 0)
-                return ret;
-        if (upgrade)
-                return varlink_reply_error(SERVICE_INTERFACE ".MethodNotImplemented",
-                                           json_pack("{s:s}", "method", name));
-
-        if (c->access < method->access) {
-                log_debug("Varlink: %s refused to uid " UID_FMT " (pid " PID_FMT ")", name, c->uid, c->pid);
-                return reply_transport_error(c->server, "PermissionDenied", NULL);
-        }
-
-        params = json_object_get(msg, "parameters");
-        if (params && json_is_null(params))
-                params = NULL;
-        if (params && !json_is_object(params))
-                return reply_invalid_parameter("parameters");
-        if (!params) {
-                params = json_object();
-                if (!params)
-                        return NULL;
-                json_object_set_new(msg, "parameters", params);
-        }
-        ret = check_params(method->params, params);
-        if (ret)
-                return ret;
-
-        return method->run(c, params, userdata);
-}
-
-/* Answer one message. Returns the reply to send (NULL with *ret_oneway for
- * none), or NULL without *ret_oneway on out of memory. */
-static json_t *handle_message(Connection *c, const char *buf, size_t len, bool *ret_oneway) {
-        json_t *msg, *ret = NULL;
-        json_error_t jerr;
-        const char *name;
-        bool oneway = false, upgrade = false;
-
-        *ret_oneway = false;
-        msg = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
-        if (!msg)
-                return invalid_message(c, "not JSON: %s (line %d, column %d)", jerr.text, jerr.line, jerr.column);
-
-        if (check_envelope(c, msg, &name, &oneway, &upgrade, &ret) >= 0)
-                ret = dispatch(c, msg, name, upgrade);
-
-        json_decref(msg);
-        if (oneway && !c->closing) {
-                json_decref(ret);
-                *ret_oneway = true;
-                return NULL;
-        }
-        return ret;
 }
 
 /* ---- connections -------------------------------------------------------- */
@@ -519,7 +278,7 @@ static int connection_process(Connection *c) {
         while (!c->closing && connection_pending(c) <= OUTPUT_HIGH) {
                 char *start = c->in + c->in_start, *nul;
                 json_t *answer;
-                bool oneway;
+                bool oneway, close = false;
 
                 nul = c->in_end > c->in_start ? memchr(start, 0, c->in_end - c->in_start) : NULL;
                 if (!nul) {
@@ -527,8 +286,8 @@ static int connection_process(Connection *c) {
                                 log_debug("Varlink: message from pid " PID_FMT " over %u bytes, closing",
                                           c->pid, MESSAGE_MAX);
                                 c->closing = true;
-                                answer = reply_transport_error(
-                                                c->server, "MessageTooLarge",
+                                answer = varlink_reply_transport_error(
+                                                &c->server->service, "MessageTooLarge",
                                                 json_pack("{s:I}", "limit", (json_int_t) MESSAGE_MAX));
                                 if (!answer)
                                         return -ENOMEM;
@@ -539,7 +298,10 @@ static int connection_process(Connection *c) {
                         break;
                 }
 
-                answer = handle_message(c, start, (size_t) (nul - start), &oneway);
+                answer = varlink_dispatch_message(&c->server->service, c, c->access, c->uid, c->pid, start,
+                                                  (size_t) (nul - start), &oneway, &close);
+                if (close)
+                        c->closing = true;
                 c->in_start += (size_t) (nul - start) + 1;
                 if (!answer) {
                         if (oneway)

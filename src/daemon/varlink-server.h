@@ -105,3 +105,20 @@ json_t *varlink_reply(json_t *parameters);
 /* {"error": error, "parameters": parameters}. Steals parameters; NULL
  * means none ({}). */
 json_t *varlink_reply_error(const char *error, json_t *parameters);
+
+/* ---- the transport's own (varlink-server.c and varlink-dispatch.c) ---- */
+
+/* An error of the transport (InvalidMessage, MessageTooLarge,
+ * PermissionDenied) in the interface's namespace. Steals parameters; NULL
+ * when out of memory. */
+json_t *varlink_reply_transport_error(const struct varlink_service *service, const char *error, json_t *parameters);
+
+/* Answer one message (buf[0..len), without its NUL) of call's peer, which
+ * has the given access: the envelope checked, the method found (the
+ * interface's or org.varlink.service's), its access and parameters
+ * checked, and run. Returns the reply to send; NULL with *ret_oneway for
+ * none; NULL without it when out of memory. *ret_close: an invalid
+ * message, close the connection once the reply is sent. */
+json_t *varlink_dispatch_message(const struct varlink_service *service, VarlinkCall *call, VarlinkAccess access,
+                                 uid_t uid, pid_t pid, const char *buf, size_t len, bool *ret_oneway,
+                                 bool *ret_close);
