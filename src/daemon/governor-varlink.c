@@ -641,3 +641,7 @@ GovernorVarlink *governor_varlink_free(GovernorVarlink *gv) {
         free(gv);
         return NULL;
 }
+
+int governor_varlink_check_socket(GovernorVarlink *gv) {
+        return varlink_server_check_socket(gv->server);
+}

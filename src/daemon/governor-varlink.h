@@ -22,5 +22,10 @@ typedef struct GovernorVarlink GovernorVarlink;
  * errors. Returns 0 or a negative errno (see varlink_server_new()). */
 int governor_varlink_new(sd_event *e, const char *runtime_dir, const Governor *g, GovernorVarlink **ret);
 
+/* Put the socket back if its file was deleted (varlink_server_check_socket();
+ * after a reload, which creates the runtime directory again). Returns 0, 1
+ * when it was put back, or a negative errno (logged). */
+int governor_varlink_check_socket(GovernorVarlink *gv);
+
 /* Close the server. Accepts NULL; returns NULL. */
 GovernorVarlink *governor_varlink_free(GovernorVarlink *gv);

@@ -13,10 +13,23 @@
 #include <systemd/sd-journal.h>
 #include <unistd.h>
 
+#include "bwgov/repeat.h"
+#include "clock.h"
 #include "log.h"
 
 static int max_level = LOG_INFO;
 static int use_journal = 0;
+static unsigned repeat_scope;           /* depth of log_repeat_begin() */
+static struct bw_repeat repeats;
+
+void log_repeat_begin(void) {
+        repeat_scope++;
+}
+
+void log_repeat_end(void) {
+        if (repeat_scope > 0)
+                repeat_scope--;
+}
 
 void log_set_max_level(int level) {
         max_level = level;
@@ -71,7 +84,24 @@ static const char *level_prefix(int level) {
         }
 }
 
-static void emit(int level, int error, const char *fields[], size_t n_fields, const char *fmt, va_list ap) {
+/* A warning or error seen LOG_REPEAT_WINDOW_USEC after it was last logged
+ * says how often it was held back meanwhile. Returns false to hold msg. */
+static bool repeat_pass(char *msg, size_t size) {
+        uint32_t held;
+        size_t n;
+
+        if (!bw_repeat_check(&repeats, bw_repeat_key(msg), clock_now_usec(CLOCK_MONOTONIC), LOG_REPEAT_WINDOW_USEC,
+                             &held))
+                return false;
+        n = strlen(msg);
+        if (held > 0 && n < size)
+                snprintf(msg + n, size - n, " (%" PRIu32 " more time%s in the last %" PRIu64 " min, not logged)",
+                         held, held == 1 ? "" : "s", LOG_REPEAT_WINDOW_USEC / USEC_PER_SEC / 60);
+        return true;
+}
+
+static void emit(int level, int error, const char *fields[], size_t n_fields, bool limited, const char *fmt,
+                 va_list ap) {
         char msg[2048];
         int saved = errno;
 
@@ -79,6 +109,8 @@ static void emit(int level, int error, const char *fields[], size_t n_fields, co
                 errno = abs(error);     /* so %m in fmt means this error */
         vsnprintf(msg, sizeof msg, fmt, ap);
         errno = saved;
+        if ((limited || repeat_scope > 0) && level <= LOG_WARNING && !repeat_pass(msg, sizeof msg))
+                return;
 
         if (use_journal) {
                 struct iovec iov[16];
@@ -122,7 +154,18 @@ int log_internal(int level, int error, const char *fmt, ...) {
 
         if (level <= max_level) {
                 va_start(ap, fmt);
-                emit(level, error, NULL, 0, fmt, ap);
+                emit(level, error, NULL, 0, false, fmt, ap);
+                va_end(ap);
+        }
+        return error == 0 ? 0 : -abs(error);
+}
+
+int log_limited(int level, int error, const char *fmt, ...) {
+        va_list ap;
+
+        if (level <= max_level) {
+                va_start(ap, fmt);
+                emit(level, error, NULL, 0, true, fmt, ap);
                 va_end(ap);
         }
         return error == 0 ? 0 : -abs(error);
@@ -156,6 +199,6 @@ void log_unit_change(int level, const char *unit, const struct bw_bandwidth *old
         fields[5] = f_reason;
 
         va_start(ap, fmt);
-        emit(level, 0, fields, ELEMENTSOF(fields), fmt, ap);
+        emit(level, 0, fields, ELEMENTSOF(fields), false, fmt, ap);
         va_end(ap);
 }

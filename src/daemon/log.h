@@ -22,6 +22,25 @@ int log_level_from_string(const char *s);
 /* Returns -abs(error) (or 0 for error == 0) so callers can `return log_…_errno()`. */
 int log_internal(int level, int error, const char *fmt, ...) _printf_(3, 4);
 
+/* Repeats. Between log_repeat_begin() and log_repeat_end() (nested scopes
+ * count), a warning or error whose text was logged before is held back
+ * until LOG_REPEAT_WINDOW_USEC after it was last logged, then logged again
+ * with "(N more times in the last 10 min, not logged)"; a changed text (a
+ * different unit, path or error) is logged at once (bwgov/repeat.h). The
+ * passes that run on every tick use a scope: the units' ticks, the host
+ * timer, the deferred state save. So a failure that recurs on every tick
+ * (a cgroup that cannot be opened, a state directory that cannot be
+ * written) is one line, then one summary line every 10 minutes while it
+ * lasts. Outside a scope (start, reload, a client's command, stop) every
+ * line is logged. Info, notice and debug lines are never held back. */
+#define LOG_REPEAT_WINDOW_USEC (10 * 60 * USEC_PER_SEC)
+void log_repeat_begin(void);
+void log_repeat_end(void);
+
+/* log_internal() through the repeat filter, whatever the scope: for lines
+ * that a client can make the daemon repeat (a refused connection). */
+int log_limited(int level, int error, const char *fmt, ...) _printf_(3, 4);
+
 #define log_debug(...)   log_internal(LOG_DEBUG, 0, __VA_ARGS__)
 #define log_info(...)    log_internal(LOG_INFO, 0, __VA_ARGS__)
 #define log_notice(...)  log_internal(LOG_NOTICE, 0, __VA_ARGS__)

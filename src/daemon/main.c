@@ -148,6 +148,11 @@ static int defaults(Manager *m) {
         return r;
 }
 
+/* After a reload: the socket back if the runtime directory was deleted. */
+static void on_reloaded(void *userdata) {
+        (void) governor_varlink_check_socket(userdata);
+}
+
 int main(int argc, char *argv[]) {
         GovernorVarlink *varlink = NULL;
         Manager *m = NULL;
@@ -190,6 +195,8 @@ int main(int argc, char *argv[]) {
         r = governor_varlink_new(m->event, m->runtime_dir, &governor, &varlink);
         if (r < 0)
                 goto finish;
+        m->reloaded = on_reloaded;
+        m->reloaded_userdata = varlink;
 
         log_info("bwgovd %s started: %zu units configured, interval %" PRIu64 "ms",
                  PACKAGE_VERSION, m->n_units, m->config.global.interval_usec / 1000);

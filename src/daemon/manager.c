@@ -150,6 +150,25 @@ static Unit *manager_find_unit(Manager *m, const char *name) {
         return u ? *u : NULL;
 }
 
+static int mkdir_p(const char *path, mode_t mode) {
+        _cleanup_free_ char *p = strdup(path);
+        char *s;
+
+        if (!p)
+                return -ENOMEM;
+        for (s = p + 1; *s; s++) {
+                if (*s != '/')
+                        continue;
+                *s = '\0';
+                if (mkdir(p, mode) < 0 && errno != EEXIST)
+                        return -errno;
+                *s = '/';
+        }
+        if (mkdir(p, mode) < 0 && errno != EEXIST)
+                return -errno;
+        return 0;
+}
+
 static int manager_config_dirs(Manager *m, const char *const **ret, const char *buf[2]) {
         if (m->config_dir) {
                 buf[0] = m->config_dir;
@@ -165,7 +184,18 @@ int manager_load_config(Manager *m) {
         struct bw_config c = {0};
         const char *const *dirs;
         const char *buf[2];
+        struct stat st;
         int r;
+
+        /* Of the default directories any may be missing; the one named
+         * with --config-dir= must be there (a typo would otherwise run
+         * with the defaults, silently). */
+        if (m->config_dir && stat(m->config_dir, &st) < 0)
+                return log_error_errno(errno, "Configuration not loaded: --config-dir=%s: %s", m->config_dir,
+                                       STRERROR(errno));
+        if (m->config_dir && !S_ISDIR(st.st_mode))
+                return log_error_errno(ENOTDIR, "Configuration not loaded: --config-dir=%s is %s, not a directory",
+                                       m->config_dir, bw_file_type_name(st.st_mode));
 
         manager_config_dirs(m, &dirs, buf);
         r = bw_config_load(dirs, &c, &err);
@@ -333,8 +363,7 @@ static uint64_t host_interval(Manager *m) {
  * each, cheap). Every Interval=: rescan for absent units, status, the
  * periodic state save, and metrics when due (MetricsInterval=, or a unit
  * came, went, was adopted, paused or resumed). */
-static int on_host_timer(sd_event_source *s, uint64_t usec, void *userdata) {
-        Manager *m = userdata;
+static int host_timer_pass(sd_event_source *s, uint64_t usec, Manager *m) {
         int r;
 
         /* sd-event's default accuracy is 250 ms: as long as the interval
@@ -378,6 +407,44 @@ static int on_host_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
+/* Lines that would repeat every tick are logged once, then once every
+ * LOG_REPEAT_WINDOW_USEC (log.h): a metrics file or state save that keeps
+ * failing, a cgroup that cannot be opened. */
+static int on_host_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        int r;
+
+        log_repeat_begin();
+        r = host_timer_pass(s, usec, userdata);
+        log_repeat_end();
+        return r;
+}
+
+static void on_units_due(struct bw_tick_entry *const *due, size_t n, uint64_t now, void *userdata) {
+        log_repeat_begin();
+        manager_units_due(due, n, now, userdata);
+        log_repeat_end();
+}
+
+/* The runtime directory (metrics, the socket) was deleted under us
+ * (systemd-tmpfiles, an operator): a reload creates it again, the metrics
+ * are written again at the next Interval= and main.c puts the socket back
+ * (Manager.reloaded). Until then each failed metrics write says so. */
+static void manager_runtime_dir_again(Manager *m) {
+        struct stat st;
+        int r;
+
+        if (stat(m->runtime_dir, &st) >= 0 || errno != ENOENT)
+                return;
+        r = mkdir_p(m->runtime_dir, 0755);
+        if (r < 0) {
+                log_error_errno(r, "Runtime directory %s is gone and cannot be created again: %s", m->runtime_dir,
+                                STRERROR(r));
+                return;
+        }
+        log_warning("Runtime directory %s was gone: created it again", m->runtime_dir);
+        metrics_mark_changed(&m->metrics);
+}
+
 int manager_reload(Manager *m) {
         uint64_t now;
         int r;
@@ -387,6 +454,7 @@ int manager_reload(Manager *m) {
 
         m->reloads++;
         m->latency.idle = false;        /* a class may have changed */
+        manager_runtime_dir_again(m);
         r = manager_load_config(m);
         if (r < 0) {
                 m->reload_failures++;
@@ -402,6 +470,8 @@ int manager_reload(Manager *m) {
                 }
                 (void) sd_event_source_set_time_relative(m->host_timer, 0);
         }
+        if (m->reloaded)
+                m->reloaded(m->reloaded_userdata);
         (void) sd_notify(false, "READY=1");
         manager_update_status(m);
         return r;
@@ -470,7 +540,7 @@ int manager_new(Manager **ret) {
                 goto fail;
         m->fd_keep = _BW_CG_FILE_ALL - 1;
         m->fd_share = 1000;
-        r = ticker_new(m->event, manager_units_due, m, &m->ticker);
+        r = ticker_new(m->event, on_units_due, m, &m->ticker);
         if (r < 0)
                 goto fail;
         /* Without inotify the units are looked for once per Interval=. */
@@ -574,25 +644,6 @@ Manager *manager_free(Manager *m) {
                   m->host_pressure_path, m->host_stat_path, m->manifest_path);
         free(m);
         return NULL;
-}
-
-static int mkdir_p(const char *path, mode_t mode) {
-        _cleanup_free_ char *p = strdup(path);
-        char *s;
-
-        if (!p)
-                return -ENOMEM;
-        for (s = p + 1; *s; s++) {
-                if (*s != '/')
-                        continue;
-                *s = '\0';
-                if (mkdir(p, mode) < 0 && errno != EEXIST)
-                        return -errno;
-                *s = '/';
-        }
-        if (mkdir(p, mode) < 0 && errno != EEXIST)
-                return -errno;
-        return 0;
 }
 
 /* One daemon per state directory: two would each take the other's writes

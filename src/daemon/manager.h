@@ -89,6 +89,12 @@ struct Manager {
         uint64_t state_saves;           /* counted by the store */
         unsigned ncpus;
         bool stopping;
+
+        /* Called at the end of every reload (SIGHUP or Reload), the runtime
+         * directory there again: main.c puts the varlink socket back if
+         * it was deleted. NULL: nothing to do. */
+        void (*reloaded)(void *userdata);
+        void *reloaded_userdata;
 };
 
 int manager_new(Manager **ret);
@@ -101,8 +107,9 @@ Manager *manager_free(Manager *m);
 int manager_load_config(Manager *m);
 int manager_startup(Manager *m);
 int manager_run(Manager *m);
-/* SIGHUP: reload the configuration; a broken one is logged and the old one
- * kept (returns the error). */
+/* SIGHUP: create the runtime directory again if it was deleted, reload the
+ * configuration (a broken one is logged and the old one kept: returns the
+ * error; so is a --config-dir= that is gone), then Manager.reloaded. */
 int manager_reload(Manager *m);
 /* Look up a configured unit; NULL when unknown. */
 Unit *manager_get_unit(Manager *m, const char *name);

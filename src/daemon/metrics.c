@@ -597,6 +597,13 @@ int metrics_render(const Governor *g, struct metrics_buf *b) {
         return r;
 }
 
+/* A warning (the caller's per-tick pass holds back its repeats, log.h):
+ * an operator reads the file, so its absence is worth a line. */
+static int metrics_write_failed(const char *path, int r) {
+        return log_warning_errno(r, "Cannot write the metrics to %s: %s%s", path, STRERROR(r),
+                                 r == -ENOENT ? " (the runtime directory is gone; a reload creates it again)" : "");
+}
+
 int metrics_write(const Governor *g, const char *runtime_dir) {
         _cleanup_free_ char *tmp = NULL, *path = NULL;
         struct metrics_buf b = METRICS_BUF_INIT;
@@ -609,10 +616,10 @@ int metrics_write(const Governor *g, const char *runtime_dir) {
         /* A file of our own, never opened blocking (a FIFO left at that
          * name would hang the loop). */
         if (unlink(tmp) < 0 && errno != ENOENT)
-                return log_debug_errno(errno, "Cannot write %s: %s", tmp, STRERROR(errno));
+                return metrics_write_failed(tmp, -errno);
         b.fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0644);
         if (b.fd < 0)
-                return log_debug_errno(errno, "Cannot write %s: %s", tmp, STRERROR(errno));
+                return metrics_write_failed(tmp, -errno);
 
         r = metrics_render(g, &b);
         if (r >= 0)
@@ -624,7 +631,7 @@ int metrics_write(const Governor *g, const char *runtime_dir) {
                 r = -errno;
         if (r < 0) {
                 (void) unlink(tmp);
-                return log_debug_errno(r, "Cannot replace %s: %s", path, STRERROR(r));
+                return metrics_write_failed(path, r);
         }
         return 0;
 }

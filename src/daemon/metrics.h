@@ -32,7 +32,8 @@ int metrics_render(const Governor *g, struct metrics_buf *b);
 
 /* Write <runtime_dir>/metrics.prom in the Prometheus text format from the
  * governor's snapshots, replaced atomically (node_exporter textfile
- * collector style). Returns 0 or a negative errno (logged at debug). */
+ * collector style). Returns 0 or a negative errno (logged as a warning;
+ * the per-tick caller holds back its repeats, log.h). */
 int metrics_write(const Governor *g, const char *runtime_dir);
 
 /* When metrics.prom is due: at the first pass, then once interval_usec

@@ -152,8 +152,12 @@ int store_save(Store *s) {
 static int on_save_timer(sd_event_source *source, uint64_t usec, void *userdata) {
         Store *s = userdata;
 
+        /* A state directory that cannot be written fails every save:
+         * logged once, then every LOG_REPEAT_WINDOW_USEC. */
+        log_repeat_begin();
         if (s->dirty)
                 (void) store_save(s);
+        log_repeat_end();
         return 0;
 }
 

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -86,6 +87,8 @@ struct VarlinkServer {
         bool have_group;
         gid_t group;
         uid_t self_uid;
+        dev_t path_dev;         /* the socket file we bound, to tell it from another */
+        ino_t path_ino;
 };
 
 /* ---- calls -------------------------------------------------------------- */
@@ -488,6 +491,24 @@ static void server_group(VarlinkServer *v, const char *name) {
         v->have_group = true;
 }
 
+static void server_remember_path(VarlinkServer *v) {
+        struct stat st;
+
+        if (lstat(v->path, &st) >= 0) {
+                v->path_dev = st.st_dev;
+                v->path_ino = st.st_ino;
+        }
+}
+
+/* The socket file at v->path is still the one we bound (not deleted, nor
+ * replaced by another daemon's). */
+static bool server_path_is_ours(const VarlinkServer *v) {
+        struct stat st;
+
+        return lstat(v->path, &st) >= 0 && S_ISSOCK(st.st_mode) && st.st_dev == v->path_dev &&
+               st.st_ino == v->path_ino;
+}
+
 /* The socket from systemd, else <runtime_dir>/<interface name>. */
 static int server_listen(VarlinkServer *v, const char *runtime_dir) {
         int r;
@@ -505,7 +526,35 @@ static int server_listen(VarlinkServer *v, const char *runtime_dir) {
         if (r < 0)
                 return r;
         v->bound = true;
+        server_remember_path(v);
         return 0;
+}
+
+int varlink_server_check_socket(VarlinkServer *v) {
+        sd_event_source *source = NULL;
+        int fd, r;
+
+        if (!v->bound || server_path_is_ours(v))
+                return 0;
+        r = varlink_socket_bind(v->path, v->have_group ? &v->group : NULL, v->service.product, &fd);
+        if (r < 0)
+                return r;
+        r = sd_event_add_io(sd_event_source_get_event(v->listen_source), &source, fd, EPOLLIN, on_accept, v);
+        if (r >= 0)
+                r = sd_event_source_set_priority(source, PRIORITY);
+        if (r < 0) {
+                sd_event_source_disable_unref(source);
+                close(fd);
+                (void) unlink(v->path);
+                return log_error_errno(r, "Varlink: cannot watch the socket: %s", STRERROR(r));
+        }
+        sd_event_source_disable_unref(v->listen_source);
+        close(v->listen_fd);
+        v->listen_source = source;
+        v->listen_fd = fd;
+        server_remember_path(v);
+        log_warning("Varlink: socket %s was gone: listening on it again", v->path);
+        return 1;
 }
 
 int varlink_server_new(sd_event *e, const char *runtime_dir, const char *group,
@@ -553,7 +602,7 @@ VarlinkServer *varlink_server_free(VarlinkServer *v) {
         sd_event_source_disable_unref(v->accept_retry);
         if (v->listen_fd >= 0)
                 close(v->listen_fd);
-        if (v->bound)
+        if (v->bound && server_path_is_ours(v))
                 (void) unlink(v->path);
         free(v->path);
         free(v);

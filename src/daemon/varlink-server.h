@@ -87,11 +87,18 @@ int varlink_server_new(sd_event *e, const char *runtime_dir, const char *group,
                        const struct varlink_service *service, VarlinkServer **ret);
 
 /* Close every connection and the listening socket; removes the socket file
- * when this server created it (not when it came from systemd). Accepts
- * NULL; returns NULL. */
+ * when this server created it and it is still the one it created (not
+ * when it came from systemd). Accepts NULL; returns NULL. */
 VarlinkServer *varlink_server_free(VarlinkServer *s);
 
 size_t varlink_server_n_connections(const VarlinkServer *s);
+
+/* A socket this server bound whose file is gone (its directory deleted) or
+ * replaced: bind a new one at the same path and listen there; the open
+ * connections stay. Nothing to do for systemd's socket. Returns 0 when
+ * nothing was to be done, 1 when the socket is back, or a negative errno
+ * (logged: e.g. -EADDRINUSE, another daemon listens there now). */
+int varlink_server_check_socket(VarlinkServer *s);
 
 /* The caller's credentials, for logging who asked. */
 uid_t varlink_call_uid(const VarlinkCall *call);

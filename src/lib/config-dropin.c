@@ -42,9 +42,12 @@ static char *path_join(const char *dir, const char *name) {
 }
 
 /* Is name in dfd a configuration file? Returns 1 (with *ret_masked), 0 when
- * it is absent or not a file (directory, FIFO, ...), or a negative errno
- * (e.g. -ENOENT for a dangling symlink). Masked: a symlink to /dev/null, the
- * null device itself, or an empty regular file (systemd's null_or_empty()). */
+ * it is absent, -EISDIR or -EBADFD when it is (or a symlink points to) a
+ * directory, FIFO, socket or device other than the null device: named like
+ * a configuration file, it is an error, never silently skipped (issue 17),
+ * or another negative errno (e.g. -ENOENT for a dangling symlink). Masked:
+ * a symlink to /dev/null, the null device itself, or an empty regular file
+ * (systemd's null_or_empty()). */
 static int check_file(int dfd, const char *name, bool *ret_masked) {
         struct stat st;
 
@@ -72,7 +75,7 @@ static int check_file(int dfd, const char *name, bool *ret_masked) {
                 *ret_masked = st.st_size == 0;
                 return 1;
         }
-        return 0;
+        return S_ISDIR(st.st_mode) ? -EISDIR : -EBADFD;
 }
 
 /* Calls FN for every entry of the directory DPATH (a missing one has none).
@@ -174,6 +177,8 @@ static int dropin_entry(int dfd, const char *dpath, const char *name, void *user
                 return -ENOMEM;
 
         r = check_file(dfd, name, &masked);
+        if (r == -EISDIR || r == -EBADFD)
+                return bw_config_error_set_not_regular(s->error, path);
         if (r < 0)
                 return bw_config_error_set_errno(s->error, r, path, "cannot access");
         if (r == 0)
@@ -222,6 +227,8 @@ int bw_config_find_main(const char *const *dirs, const char *name, char **ret_pa
                 r = check_file(AT_FDCWD, path, &masked);
                 if (r == -ENOTDIR)
                         continue; /* the search directory is not a directory: missing */
+                if (r == -EISDIR || r == -EBADFD)
+                        return bw_config_error_set_not_regular(error, path);
                 if (r < 0)
                         return bw_config_error_set_errno(error, r, path, "cannot access");
                 if (r == 0)

@@ -98,5 +98,130 @@ class StateFile(Base):
         self.assertEqual(d.wait(10), 0)
 
 
+class Running(Base):
+    """A daemon started on the prepared tree, stopped at the end."""
+
+    def start(self):
+        self.d = vc.df.Daemon(self.base)
+        self.d.start()
+        self.addCleanup(self.stop)
+        self.d.wait_for(lambda: os.path.exists(self.path("run", G)), 10, "the socket")
+        self.wait_ticks(3)
+
+    def stop(self):
+        if self.d.proc.poll() is None:
+            self.d.signal(signal.SIGTERM)
+            self.assertEqual(self.d.wait(10), 0)
+
+    def ticks(self):
+        return vc.ticks(self.path("run", G))
+
+    def wait_ticks(self, n):
+        self.d.wait_for(lambda: self.d.metric("bwgov_unit_ticks_total", "app.slice", 0) >= n, 20, f"{n} ticks")
+
+    def lines(self, text):
+        return [line for line in self.d.logtext().splitlines() if text in line]
+
+
+class Config(Running):
+    """Finding 8: a configuration directory that is not there, and things
+    named *.conf that are not files, are errors naming them, at start and on
+    reload (which keeps the old configuration)."""
+
+    def test_missing_config_dir(self):
+        missing = self.path("no-such-conf")
+        p = self.run_daemon(["--config-dir", missing])
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn(f"Configuration not loaded: --config-dir={missing}: No such file or directory", p.stderr)
+
+    def test_config_dir_is_a_file(self):
+        p = self.run_daemon(["--config-dir", self.path("host-stat")])
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn(f"--config-dir={self.path('host-stat')} is a regular file, not a directory", p.stderr)
+
+    def test_not_a_file_at_start(self):
+        for make, name, what in ((os.mkdir, "20-dir.conf", "a directory"), (os.mkfifo, "30-fifo.conf", "a FIFO")):
+            f = self.path("conf", "app.slice.d", name)
+            make(f)
+            p = self.run_daemon()
+            self.assertNotEqual(p.returncode, 0)
+            self.assertIn(f"Configuration not loaded: {f}: {what}, not a configuration file", p.stderr)
+            (os.rmdir if make is os.mkdir else os.unlink)(f)
+
+    def test_fifo_on_reload(self):
+        self.start()
+        f = self.path("conf", "app.slice.d", "30-fifo.conf")
+        os.mkfifo(f)
+        self.d.signal(signal.SIGHUP)
+        self.d.wait_for(lambda: self.d.metric("bwgov_reload_failures_total") == 1, 10, "the reload failure")
+        self.assertIn(f"{f}: a FIFO, not a configuration file", self.d.logtext())
+        # Not blocked on the FIFO: still answering and ticking.
+        vc.wait_ticks_advance(self.path("run", G), self.ticks(), 3)
+
+    def test_config_dir_gone_on_reload(self):
+        self.start()
+        os.rename(self.path("conf"), self.path("conf-moved"))
+        self.d.signal(signal.SIGHUP)
+        self.d.wait_for(lambda: self.d.metric("bwgov_reload_failures_total") == 1, 10, "the reload failure")
+        self.assertIn(f"--config-dir={self.path('conf')}: No such file or directory", self.d.logtext())
+        self.assertIn("Reload failed, keeping the previous configuration", self.d.logtext())
+        st = vc.call(self.path("run", G), G + ".GetStatus")["parameters"]
+        self.assertEqual(st["n_units"], 1)
+
+
+class RuntimeDir(Running):
+    """Finding 8: the runtime directory deleted under the daemon is noticed
+    (a warning, once) and created again, with the socket, on reload."""
+
+    def test_deleted_and_recreated_on_reload(self):
+        self.start()
+        shutil.rmtree(self.path("run"))
+        warning = f"Cannot write the metrics to {self.path('run')}/.metrics.prom."
+        self.d.wait_for(lambda: self.lines(warning), 10, "the warning")
+        self.assertIn("(the runtime directory is gone; a reload creates it again)", self.lines(warning)[0])
+        time.sleep(1.5)                         # 15 more MetricsInterval=100ms
+        self.assertEqual(len(self.lines(warning)), 1, "the warning repeated")
+        self.d.signal(signal.SIGHUP)
+        self.d.wait_for(lambda: os.path.exists(self.path("run", G)), 10, "the socket back")
+        self.assertIn(f"Runtime directory {self.path('run')} was gone: created it again", self.d.logtext())
+        self.assertIn(f"Varlink: socket {self.path('run', G)} was gone: listening on it again", self.d.logtext())
+        self.assertIn("ticks", vc.call(self.path("run", G), G + ".GetStatus")["parameters"])
+        self.d.wait_for(lambda: os.path.exists(self.path("run", "metrics.prom")), 10, "metrics.prom back")
+        # A bwgovctl reload through the socket needs it too.
+        p = subprocess.run([vc.BWGOVCTL, "reload", f"--socket={self.path('run', G)}"], capture_output=True,
+                           text=True, timeout=30)
+        self.assertEqual(p.returncode, 0, p.stderr)
+
+
+class Repeats(Running):
+    """Finding 8: a failure that recurs on every tick is logged once (then a
+    summary every 10 minutes, tests/unit/test-repeat.c), not once a tick."""
+
+    def test_unopenable_cgroup(self):
+        os.makedirs(self.path("cg", "bad.slice"))           # no cpu.max: not governable
+        os.makedirs(self.path("conf", "bad.slice.d"))
+        with open(self.path("conf", "bad.slice.d", "10-test.conf"), "w") as f:
+            f.write("[Bandwidth]\nCreditMax=5s\n")
+        self.start()
+        self.wait_ticks(30)
+        lines = self.lines("bad.slice: cannot open cgroup bad.slice: Operation not supported")
+        self.assertEqual(len(lines), 1, lines)
+
+    def test_state_dir_gone(self):
+        self.start()
+        shutil.rmtree(self.path("state"))
+        # Every write needs its intent saved first: make the unit write on
+        # every tick by changing its quota under it (an external change it
+        # re-bases on, then headroom to put back).
+        for i in range(20):
+            with open(self.path("cg", "app.slice", "cpu.max"), "w") as f:
+                f.write(f"{60000 + 1000 * i} 100000\n")
+            self.wait_ticks(self.d.metric("bwgov_unit_ticks_total", "app.slice", 0) + 2)
+        failed = self.lines("app.slice: not writing: cannot record intent in state: No such file or directory")
+        saves = self.lines(f"Failed to save {self.path('state')}/state.json: No such file or directory")
+        self.assertEqual(len(failed), 1, failed)
+        self.assertEqual(len(saves), 1, saves)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

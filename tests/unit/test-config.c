@@ -1276,11 +1276,9 @@ static void test_ignored_files(void **state) {
         put(&t, "etc/web.slice.d/README", "garbage\n");
         put(&t, "etc/web.slice.d/.30-hidden.conf", "garbage\n");
         put(&t, "etc/web.slice.d/conf", "garbage\n");
-        put(&t, "etc/web.slice.d/40-dir.conf/x.conf", "garbage\n");
         put(&t, "etc/bwgov.conf.d/README", "garbage\n");
         put(&t, "etc/README.txt", "garbage\n");
         put(&t, "etc/bwgov.conf.bak", "garbage\n");
-        make_dir(&t, "etc/bwgov.conf"); /* a directory is not the main file */
         put(&t, "run/bwgov.conf", "[Governor]\nHistorySize=11\n");
         assert_int_equal(load(&t, &c, NULL), 0);
         assert_int_equal(c.n_units, 1);
@@ -1288,6 +1286,60 @@ static void test_ignored_files(void **state) {
         assert_int_equal(c.global.history_size, 11);
         bw_config_done(&c);
         tree_done(&t);
+}
+
+/* Issue 17, finding 8: something named like a configuration file that is
+ * not one (a directory, a FIFO, a socket, a symlink to one of them) is an
+ * error naming it and what it is, never silently skipped, and a FIFO is
+ * never opened (it would block until a writer came). */
+static void test_not_regular_files(void **state) {
+        static const struct {
+                const char *make;       /* "dir", "fifo" or a symlink target under ROOT */
+                const char *rel;
+                const char *msg;
+        } cases[] = {
+                { "dir", "etc/web.slice.d/40-dir.conf",
+                  "ROOT/etc/web.slice.d/40-dir.conf: a directory, not a configuration file: expected a regular "
+                  "file (or a symlink to /dev/null, which masks)" },
+                { "fifo", "run/web.slice.d/50-fifo.conf",
+                  "ROOT/run/web.slice.d/50-fifo.conf: a FIFO, not a configuration file: expected a regular file "
+                  "(or a symlink to /dev/null, which masks)" },
+                { "fifo", "etc/bwgov.conf.d/10-fifo.conf",
+                  "ROOT/etc/bwgov.conf.d/10-fifo.conf: a FIFO, not a configuration file: expected a regular file "
+                  "(or a symlink to /dev/null, which masks)" },
+                { "dir", "etc/bwgov.conf",
+                  "ROOT/etc/bwgov.conf: a directory, not a configuration file: expected a regular file (or a "
+                  "symlink to /dev/null, which masks)" },
+                { "fifo", "usr-lib/bwgov.conf",
+                  "ROOT/usr-lib/bwgov.conf: a FIFO, not a configuration file: expected a regular file (or a "
+                  "symlink to /dev/null, which masks)" },
+                { "target", "etc/web.slice.d/60-link.conf",
+                  "ROOT/etc/web.slice.d/60-link.conf: a FIFO, not a configuration file: expected a regular file "
+                  "(or a symlink to /dev/null, which masks)" },
+        };
+
+        alarm(10);
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                char path[PATH_MAX], target[PATH_MAX];
+                struct tree t;
+
+                tree_init(&t);
+                put(&t, "etc/web.slice.d/10-a.conf", "[Bandwidth]\nPriority=1\n");
+                snprintf(path, sizeof(path), "%s/%s", t.root, cases[i].rel);
+                mkdir_parents(path);
+                if (strcmp(cases[i].make, "dir") == 0)
+                        make_dir(&t, cases[i].rel);
+                else if (strcmp(cases[i].make, "fifo") == 0)
+                        assert_int_equal(mkfifo(path, 0600), 0);
+                else {
+                        snprintf(target, sizeof(target), "%s/fifo", t.root);
+                        assert_int_equal(mkfifo(target, 0600), 0);
+                        assert_int_equal(symlink(target, path), 0);
+                }
+                assert_load_error(&t, -EINVAL, cases[i].msg);
+                tree_done(&t);
+        }
+        alarm(0);
 }
 
 static void test_io_errors(void **state) {
@@ -1430,6 +1482,7 @@ int main(void) {
                 cmocka_unit_test(test_long_lines),
                 cmocka_unit_test(test_syntax),
                 cmocka_unit_test(test_ignored_files),
+                cmocka_unit_test(test_not_regular_files),
                 cmocka_unit_test(test_io_errors),
                 cmocka_unit_test(test_shipped_files),
         };
