@@ -37,10 +37,20 @@
 #define STALL_TIMEOUT_USEC (10 * USEC_PER_SEC)
 
 /* Enough for every operator tool at once; each costs an fd and at most
- * MESSAGE_MAX + OUTPUT_HIGH bytes plus one reply. Non-root uids get half,
- * so one group member cannot lock root out. */
+ * MESSAGE_MAX + OUTPUT_HIGH bytes plus one reply. The last
+ * CONNECTIONS_RESERVED are for root and the daemon's own user only, and any
+ * other user holds at most CONNECTIONS_PER_UID_MAX: members of the socket's
+ * group can lock out neither root (two of them holding 128 each used to)
+ * nor, alone, each other (it takes four to fill what is theirs). */
 #define CONNECTIONS_MAX 256U
-#define CONNECTIONS_PER_UID_MAX 128U
+#define CONNECTIONS_RESERVED 32U
+#define CONNECTIONS_PER_UID_MAX 64U
+
+/* A connection that completes no call for this long is closed: idle
+ * connections held open would keep others out for good. Clients send their
+ * call as soon as they connect (bwgovctl, varlinkctl); a minute is ample
+ * for one that keeps a connection for several calls. */
+#define IDLE_TIMEOUT_USEC (60 * USEC_PER_SEC)
 
 /* accept() out of fds: stop listening for a moment instead of spinning on
  * a level-triggered listening socket. */
@@ -60,6 +70,8 @@ struct VarlinkCall {
         int fd;
         sd_event_source *io;
         sd_event_source *stall;
+        sd_event_source *idle;
+        uint64_t last_call_usec;        /* CLOCK_MONOTONIC of the last complete call, or of the connect */
         uid_t uid;
         gid_t gid;
         pid_t pid;
@@ -128,6 +140,7 @@ static void connection_free(Connection *c) {
 
         sd_event_source_disable_unref(c->io);
         sd_event_source_disable_unref(c->stall);
+        sd_event_source_disable_unref(c->idle);
         if (c->fd >= 0)
                 close(c->fd);
         free(c->in);
@@ -144,6 +157,24 @@ static int on_stall(sd_event_source *s, uint64_t usec, void *userdata) {
 
         log_debug("Varlink: pid " PID_FMT " read none of %zu pending bytes for %" PRIu64 "s, disconnecting",
                   c->pid, connection_pending(c), STALL_TIMEOUT_USEC / USEC_PER_SEC);
+        connection_free(c);
+        return 0;
+}
+
+/* No complete call for IDLE_TIMEOUT_USEC: close. Calls only move
+ * last_call_usec; the timer, when it fires early, waits for the rest. A
+ * connection with replies pending is the stall timer's. */
+static int on_idle(sd_event_source *s, uint64_t usec, void *userdata) {
+        Connection *c = userdata;
+        uint64_t until = c->last_call_usec + IDLE_TIMEOUT_USEC;
+
+        if (until > usec || connection_pending(c) > 0) {
+                (void) sd_event_source_set_time(s, until > usec ? until : usec + IDLE_TIMEOUT_USEC);
+                (void) sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+                return 0;
+        }
+        log_debug("Varlink: connection of pid " PID_FMT " (uid " UID_FMT ") made no call for %" PRIu64 "s, closing",
+                  c->pid, c->uid, IDLE_TIMEOUT_USEC / USEC_PER_SEC);
         connection_free(c);
         return 0;
 }
@@ -301,6 +332,7 @@ static int connection_process(Connection *c) {
                         break;
                 }
 
+                (void) sd_event_now(sd_event_source_get_event(c->io), CLOCK_MONOTONIC, &c->last_call_usec);
                 answer = varlink_dispatch_message(&c->server->service, c, c->access, c->uid, c->pid, start,
                                                   (size_t) (nul - start), &oneway, &close);
                 if (close)
@@ -391,6 +423,37 @@ static VarlinkAccess decide_access(const VarlinkServer *v, int fd, const struct 
         return r > 0 ? VARLINK_ACCESS_READ : VARLINK_ACCESS_NONE;
 }
 
+/* Room for one more connection of cred's peer (see CONNECTIONS_MAX)? A
+ * refusal is a warning, held back per user and reason (log_limited(): once,
+ * then once per 10 minutes with a count), so that a peer who keeps trying
+ * cannot flood the journal either; the peer sees its connection closed. */
+static bool server_admit(const VarlinkServer *v, const struct ucred *cred) {
+        bool privileged = cred->uid == 0 || cred->uid == v->self_uid;
+        size_t n = 0;
+
+        if (v->n_connections >= CONNECTIONS_MAX) {
+                log_limited(LOG_WARNING, 0, "Varlink: refusing connections of uid " UID_FMT ": all %u connections "
+                            "are open", cred->uid, CONNECTIONS_MAX);
+                return false;
+        }
+        if (privileged)
+                return true;
+        if (v->n_connections >= CONNECTIONS_MAX - CONNECTIONS_RESERVED) {
+                log_limited(LOG_WARNING, 0, "Varlink: refusing connections of uid " UID_FMT ": the %u connections "
+                            "for users other than root are open (the last %u are kept for root)", cred->uid,
+                            CONNECTIONS_MAX - CONNECTIONS_RESERVED, CONNECTIONS_RESERVED);
+                return false;
+        }
+        for (const Connection *i = v->connections; i; i = i->next)
+                n += i->uid == cred->uid;
+        if (n >= CONNECTIONS_PER_UID_MAX) {
+                log_limited(LOG_WARNING, 0, "Varlink: refusing connections of uid " UID_FMT ": it has %u open, "
+                            "the most one user other than root may have", cred->uid, CONNECTIONS_PER_UID_MAX);
+                return false;
+        }
+        return true;
+}
+
 static int on_accept_retry(sd_event_source *s, uint64_t usec, void *userdata) {
         VarlinkServer *v = userdata;
 
@@ -428,20 +491,8 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
                 return 0;
         }
 
-        if (v->n_connections >= CONNECTIONS_MAX) {
-                log_debug("Varlink: %zu connections open, refusing pid " PID_FMT, v->n_connections, cred.pid);
+        if (!server_admit(v, &cred))
                 return 0;
-        }
-        if (cred.uid != 0) {
-                size_t n = 0;
-                for (Connection *i = v->connections; i; i = i->next)
-                        n += i->uid == cred.uid;
-                if (n >= CONNECTIONS_PER_UID_MAX) {
-                        log_debug("Varlink: uid " UID_FMT " has %zu connections open, refusing pid " PID_FMT,
-                                  cred.uid, n, cred.pid);
-                        return 0;
-                }
-        }
 
         c = calloc(1, sizeof(*c));
         if (!c) {
@@ -455,12 +506,19 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
         c->pid = cred.pid;
         c->access = decide_access(v, cfd, &cred);
 
+        (void) sd_event_now(sd_event_source_get_event(s), CLOCK_MONOTONIC, &c->last_call_usec);
         r = sd_event_add_io(sd_event_source_get_event(s), &c->io, cfd, EPOLLIN, on_connection_io, c);
         if (r >= 0)
                 r = sd_event_source_set_priority(c->io, PRIORITY);
+        if (r >= 0)
+                r = sd_event_add_time(sd_event_source_get_event(s), &c->idle, CLOCK_MONOTONIC,
+                                      c->last_call_usec + IDLE_TIMEOUT_USEC, USEC_PER_SEC, on_idle, c);
+        if (r >= 0)
+                r = sd_event_source_set_priority(c->idle, PRIORITY);
         if (r < 0) {
                 log_warning_errno(r, "Varlink: cannot watch a connection: %s", STRERROR(r));
                 sd_event_source_disable_unref(c->io);
+                sd_event_source_disable_unref(c->idle);
                 free(c);
                 return 0;
         }

@@ -9,7 +9,10 @@
  * Non-blocking throughout: every connection is an io event source with a
  * bounded input buffer and an output queue that stops the reading of further
  * calls while it is full; a client that does not read its replies is dropped
- * after a timeout. Its sources run at a lower priority than the control
+ * after a timeout, and so is one that completes no call for a minute. At
+ * most 256 connections, the last 32 for uid 0 and the server's own uid,
+ * at most 64 for any other uid; a refusal is logged once per uid (then once
+ * per 10 minutes). Its sources run at a lower priority than the control
  * loop's timers.
  *
  * The socket: the first listening AF_UNIX stream socket passed by systemd

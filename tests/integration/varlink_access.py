@@ -44,6 +44,52 @@ print(json.dumps(out))
 """
 
 
+# Opens argv[2] connections to argv[1], calls GetInfo on each, prints how
+# many were answered and how many closed, then holds the answered ones open
+# until stdin closes.
+HOLDER = r"""
+import json, socket, sys
+socks, ok, closed = [], 0, 0
+for _ in range(int(sys.argv[2])):
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(10)
+    s.connect(sys.argv[1])
+    socks.append(s)
+kept = []
+for s in socks:
+    try:
+        s.sendall(json.dumps({"method": "org.varlink.service.GetInfo"}).encode() + b"\0")
+        buf = b""
+        while not buf.endswith(b"\0"):
+            c = s.recv(65536)
+            if not c:
+                break
+            buf += c
+    except (ConnectionResetError, BrokenPipeError):
+        buf = b""
+    if buf.endswith(b"\0"):
+        ok += 1
+        kept.append(s)
+    else:
+        closed += 1
+        s.close()
+print(json.dumps({"ok": ok, "closed": closed}), flush=True)
+sys.stdin.read()
+"""
+
+
+def unused_uids(n):
+    out = []
+    for uid in range(64000, 65000):
+        try:
+            pwd.getpwuid(uid)
+        except KeyError:
+            out.append(uid)
+            if len(out) == n:
+                return out
+    raise RuntimeError("no unused uids")
+
+
 def unused_gid():
     for gid in range(64000, 65000):
         try:
@@ -174,6 +220,58 @@ class Access(unittest.TestCase):
         p = subprocess.run([vc.BWGOVCTL, "resume", "app.slice", f"--socket={self.daemon.socket_path}"],
                            capture_output=True, text=True, timeout=60)
         self.assertEqual(p.returncode, 0, p.stderr)
+
+
+    def test_group_members_cannot_lock_root_out(self):
+        # Issue 17, finding 3: two members of the socket's group holding 128
+        # idle connections each used to fill all 256, and root's pause
+        # failed ("closed the connection"), with nothing logged. Now one
+        # user other than root holds at most 64, all of them together 224,
+        # the last 32 are root's, and each refused user is logged once.
+        uids = unused_uids(4)
+        want = {uids[0]: 128, uids[1]: 128, uids[2]: 64, uids[3]: 64}
+        expect = {uids[0]: 64, uids[1]: 64, uids[2]: 64, uids[3]: 32}
+        holders = []
+        try:
+            for uid in uids:
+                cmd = ["setpriv", f"--reuid={uid}", f"--regid={self.gid}", "--clear-groups",
+                       self.python, "-c", HOLDER, self.daemon.socket_path, str(want[uid])]
+                p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd="/",
+                                     env={"PATH": "/usr/bin:/bin", "LC_ALL": "C"})
+                holders.append(p)
+                got = json.loads(p.stdout.readline())
+                self.assertEqual(got, {"ok": expect[uid], "closed": want[uid] - expect[uid]}, f"uid {uid}")
+            st = vc.call(self.daemon.socket_path, G + ".GetStatus")["parameters"]
+            self.assertEqual(st["connections"], 224 + 1)
+            # Root gets in, for each of these and more.
+            for verb in (["pause", "app.slice"], ["status"], ["resume", "app.slice"]):
+                p = subprocess.run([vc.BWGOVCTL] + verb + [f"--socket={self.daemon.socket_path}"],
+                                   capture_output=True, text=True, timeout=60)
+                self.assertEqual(p.returncode, 0, f"{verb}: {p.stderr}")
+            # A fifth member finds no room left (twice: logged once).
+            for _ in range(2):
+                code, out, err = self.as_nobody([self.ctl, "status", f"--socket={self.daemon.socket_path}"],
+                                                groups=[self.gid])
+                self.assertNotEqual(code, 0)
+                self.assertIn("closed the connection", err)
+        finally:
+            for p in holders:
+                p.stdin.close()
+                p.wait(timeout=30)
+        log = self.daemon.logtext()
+        for uid in uids[:3]:
+            lines = [line for line in log.splitlines()
+                     if f"Varlink: refusing connections of uid {uid}: it has 64 open" in line]
+            self.assertEqual(len(lines), 1 if want[uid] > 64 else 0, lines)
+        for uid in (uids[3], pwd.getpwnam("nobody").pw_uid):
+            lines = [line for line in log.splitlines()
+                     if f"Varlink: refusing connections of uid {uid}: the 224 connections for users other than "
+                        "root are open (the last 32 are kept for root)" in line]
+            self.assertEqual(len(lines), 1, lines)
+        # Released: the fifth member gets in.
+        code, out, err = self.as_nobody([self.ctl, "status", f"--socket={self.daemon.socket_path}"],
+                                        groups=[self.gid])
+        self.assertEqual(code, 0, err)
 
 
 if __name__ == "__main__":

@@ -3,9 +3,9 @@
 """bwgovd's varlink server against hostile and broken clients, on raw
 sockets: invalid JSON, messages over the size limit, unknown methods and
 interfaces, wrong parameter types, a client that never reads, 300 clients
-at once. Each gets a varlink error or a closed connection, the daemon keeps
-answering others, and its tick counter keeps advancing (GetStatus and
-bwgov_ticks_total in metrics.prom). No root needed.
+at once, idle clients. Each gets a varlink error or a closed connection,
+the daemon keeps answering others, and its tick counter keeps advancing
+(GetStatus and bwgov_ticks_total in metrics.prom). No root needed.
 """
 import json
 import os
@@ -314,6 +314,27 @@ class Malformed(unittest.TestCase):
             for s in socks:
                 s.close()
         self.wait_connections(1)
+
+    def test_idle_connections_time_out(self):
+        # Issue 17, finding 3: held idle, connections kept others out for
+        # good. One that completes no call for 60 s is closed, silent or
+        # dribbling a call that never ends; one that calls every 20 s stays.
+        silent, partial, busy = self.client(), self.client(), self.client()
+        t0 = time.monotonic()
+        next_call = t0
+        while time.monotonic() - t0 < 50:
+            if time.monotonic() >= next_call:
+                self.assertIn("ticks", busy.call(G + ".GetStatus")["parameters"])
+                next_call += 20
+            partial.send(b" ")                  # whitespace without a NUL: never a call
+            time.sleep(5)
+        self.assertFalse(silent.closed(timeout=0.5), "closed before 60 s")
+        self.assertTrue(silent.closed(timeout=20), "an idle connection still open after 75 s")
+        self.assertLess(time.monotonic() - t0, 65)
+        self.assertTrue(partial.closed(timeout=5), "a connection that never completes a call still open")
+        self.assertIn("ticks", busy.call(G + ".GetStatus")["parameters"])
+        self.assertRegex(self.daemon.logtext(),
+                         r"Varlink: connection of pid \d+ \(uid \d+\) made no call for 60s, closing")
 
     def test_second_daemon_refused(self):
         # Another bwgovd on the same runtime directory must not take the
