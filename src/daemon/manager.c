@@ -364,13 +364,19 @@ static uint64_t host_interval(Manager *m) {
  * periodic state save, and metrics when due (MetricsInterval=, or a unit
  * came, went, was adopted, paused or resumed). */
 static int host_timer_pass(sd_event_source *s, uint64_t usec, Manager *m) {
+        uint64_t now, next;
         int r;
 
         /* sd-event's default accuracy is 250 ms: as long as the interval
-         * itself, and shedding would come a whole tick late. */
+         * itself, and shedding would come a whole tick late. The next pass
+         * is one interval after this one was due, not after it ran: re-armed
+         * from when it fired, every firing's lateness (up to the accuracy)
+         * was added to the period (265 ms for ActiveInterval=250ms). */
+        (void) sd_event_now(m->event, CLOCK_MONOTONIC, &now);
+        next = usec + host_interval(m) > now ? usec + host_interval(m) : now + host_interval(m);
         r = sd_event_source_set_time_accuracy(s, timer_accuracy_usec(host_interval(m)));
         if (r >= 0)
-                r = sd_event_source_set_time_relative(s, host_interval(m));
+                r = sd_event_source_set_time(s, next);
         if (r >= 0)
                 r = sd_event_source_set_enabled(s, SD_EVENT_ON);
         if (r < 0)
@@ -752,7 +758,8 @@ int manager_startup(Manager *m) {
                 return log_oom();
         contention_sync(m->contention);
 
-        r = sd_event_add_time_relative(m->event, &m->host_timer, CLOCK_MONOTONIC, 0, 0, on_host_timer, m);
+        r = sd_event_add_time_relative(m->event, &m->host_timer, CLOCK_MONOTONIC, 0,
+                                       timer_accuracy_usec(host_interval(m)), on_host_timer, m);
         if (r < 0)
                 return log_error_errno(r, "Failed to add host timer: %s", STRERROR(r));
 
