@@ -162,7 +162,22 @@ static int check_one(json_t *root, const char *check) {
 
 static void help(void) {
         printf("Usage: bench-check [--kill-after-ms=MS] [--timeout=S] CHECK... -- CMD [ARGS] [| CMD [ARGS]]\n"
-               "       bench-check --expect-exit=N -- CMD [ARGS]\n");
+               "       bench-check --expect-exit=N -- CMD [ARGS]\n"
+               "\n"
+               "Runs a workload (or a pipeline, \"|\" as an argument of its own), requires one JSON\n"
+               "object on the last program's stdout and checks fields of it. Every program must\n"
+               "exit 0.\n"
+               "\n"
+               "  -h --help              Show this help\n"
+               "     --kill-after-ms=MS  Send SIGTERM to every program after MS (tests early exits)\n"
+               "     --timeout=S         Send SIGKILL and fail after S seconds (default 60)\n"
+               "     --expect-exit=N     Require the last program to exit with N (e.g. 2 for a\n"
+               "                         usage error) and check nothing else\n"
+               "\n"
+               "A CHECK is PATH OP VALUE in one argument, e.g. \"stretch.p99>=stretch.p50\",\n"
+               "\"bursts>0\", \"mode==serve\": PATH is dot-separated object keys (missing: the check\n"
+               "fails), OP one of == != >= <= > <, VALUE a number, true, false, null, another\n"
+               "PATH, or (for == and !=) a bare string.\n");
 }
 
 int main(int argc, char *argv[]) {

@@ -332,10 +332,12 @@ def run(bins, layout, out, quick, reps, workdir, configs=None):
 
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--quick", action="store_true",
+                    help="a third of the work, one repetition (about 3 minutes on 2 CPUs)")
     ap.add_argument("--reps", type=int, default=None, help="repetitions (default 1 with --quick, else 2)")
-    ap.add_argument("--build", default=os.path.join(REPO, "build-bench"))
-    ap.add_argument("--out", default=None)
+    ap.add_argument("--build", default=os.path.join(REPO, "build-bench"),
+                    help="meson build directory, configured and built if needed (default: build-bench)")
+    ap.add_argument("--out", default=None, help="output directory (default: ./bench-out-contention-DATE)")
     ap.add_argument("--configs", default=None,
                     help="comma-separated subset of " + ",".join(CONFIGS) + " (default: all)")
     a = ap.parse_args(argv)

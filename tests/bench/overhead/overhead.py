@@ -665,17 +665,21 @@ def markdown(results):
 
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--bwgovd", required=True)
-    ap.add_argument("--sizes", default="10,100,1000,10000")
+    ap.add_argument("--bwgovd", required=True, help="the bwgovd binary to measure (BUILD/src/daemon/bwgovd)")
+    ap.add_argument("--sizes", default="10,100,1000,10000",
+                    help="comma-separated cgroup counts, one run each (default 10,100,1000,10000)")
     ap.add_argument("--window", type=float, default=21.0,
                     help="native measurement window, seconds (≥ 2 × MetricsInterval=, whose file has the counters)")
     ap.add_argument("--callgrind-ticks", type=float, default=21.0,
                     help="seconds of instrumentation (≥ 21: two periodic state saves and two metrics writes)")
     ap.add_argument("--callgrind-max", type=int, default=10000, help="largest size run under callgrind")
     ap.add_argument("--bwgovctl", help="bwgovctl for the status probe (default: next to --bwgovd in the build)")
-    ap.add_argument("--adopt-timeout", type=float, default=60.0)
-    ap.add_argument("--tmp", default="/dev/shm" if os.path.isdir("/dev/shm") else None)
-    ap.add_argument("--out")
+    ap.add_argument("--adopt-timeout", type=float, default=60.0,
+                    help="seconds to wait until every unit is adopted, four times that above 1 000 cgroups "
+                         "(default 60)")
+    ap.add_argument("--tmp", default="/dev/shm" if os.path.isdir("/dev/shm") else None,
+                    help="where the fixture trees are made (default /dev/shm, a tmpfs, when there is one)")
+    ap.add_argument("--out", help="write the results as JSON to this file (default: only the table on stdout)")
     a = ap.parse_args(argv)
     results = []
     for n in [int(x) for x in a.sizes.split(",") if x]:

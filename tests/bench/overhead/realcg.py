@@ -315,10 +315,11 @@ def markdown(results):
 
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--bwgovd", required=True)
+    ap.add_argument("--bwgovd", required=True, help="the bwgovd binary to measure (BUILD/src/daemon/bwgovd)")
     ap.add_argument("--count", type=int, default=1000, help="idle cgroups (0: no idle run)")
     ap.add_argument("--window", type=float, default=30.0, help="seconds of CPU measurement once adopted")
-    ap.add_argument("--adopt-timeout", type=float, default=120.0)
+    ap.add_argument("--adopt-timeout", type=float, default=120.0,
+                    help="seconds to wait until every idle cgroup is adopted (default 120)")
     ap.add_argument("--churn", action="store_true", help="also run the churn test")
     ap.add_argument("--rate", type=float, default=50.0, help="cgroups created (and removed) per second")
     ap.add_argument("--duration", type=float, default=300.0, help="seconds of churn")

@@ -177,11 +177,12 @@ def main(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     for name in ("create", "run"):
-        s = sub.add_parser(name)
-        s.add_argument("--root", required=True)
-        s.add_argument("--count", type=int, required=True)
-        s.add_argument("--quota-usec", type=int, default=50000)
-        s.add_argument("--period-usec", type=int, default=100000)
+        s = sub.add_parser(name, help="make the fixture tree" if name == "create" else
+                           "play the kernel on it until SIGTERM or SIGINT")
+        s.add_argument("--root", required=True, help="the fixture tree (bwgovd --cgroup-root=)")
+        s.add_argument("--count", type=int, required=True, help="cgroups in the tree")
+        s.add_argument("--quota-usec", type=int, default=50000, help="each cgroup's quota, µs (default 50000)")
+        s.add_argument("--period-usec", type=int, default=100000, help="each cgroup's period, µs (default 100000)")
         if name == "run":
             s.add_argument("--tick", type=float, default=1.0, help="seconds between counter updates")
             s.add_argument("--busy", type=float, default=0.05, help="share of cgroups with a square-wave load")
@@ -189,7 +190,7 @@ def main(argv):
             s.add_argument("--high", type=float, default=0.8, help="CPUs during the high half")
             s.add_argument("--low", type=float, default=0.1, help="CPUs during the low half")
             s.add_argument("--steady", type=float, default=0.3, help="CPUs of the other cgroups")
-            s.add_argument("--seed", type=int, default=1)
+            s.add_argument("--seed", type=int, default=1, help="seed of the demand plan (default 1)")
     a = ap.parse_args(argv)
     if a.count < 1:
         ap.error("--count must be at least 1")
