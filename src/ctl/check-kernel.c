@@ -5,6 +5,8 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <jansson.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +15,7 @@
 #include "config.h"
 
 #include "bwgov/cgroupfs.h"
+#include "bwgov/kmanifest.h"
 #include "bwgov/kreport.h"
 #include "bwgov/macro.h"
 #include "check-kernel.h"
@@ -40,7 +43,8 @@ static void help(void) {
                "what bwgov does when it is missing.\n"
                "\n"
                "  -h --help               Show this help\n"
-               "     --manifest=PATH      Manifest to check against (default: the installed one)\n"
+               "     --manifest=PATH      Manifest to check against (default:\n"
+               "                          %s)\n"
                "     --json               Print JSON instead of a table\n"
                "     --probe              Run the behaviour probes in a scratch cgroup (root only;\n"
                "                          the default when run as root)\n"
@@ -48,7 +52,7 @@ static void help(void) {
                "     --cgroup-root=DIR    Directory standing in for /sys/fs/cgroup\n"
                "\n"
                "Exit status: 0 every required item is present, 1 a required item is\n"
-               "missing, 2 the kernel could not be checked.\n");
+               "missing, 2 the kernel could not be checked.\n", bw_kmanifest_default_path());
 }
 
 static int parse_args(int argc, char *argv[], struct args *ret) {
@@ -136,94 +140,148 @@ static const char *status_colour(enum bw_kstatus s) {
         }
 }
 
-static void print_ids(const struct bw_kcheck_result *res, enum bw_kstatus status) {
-        bool first = true;
+/* The human output fits TEXT_WIDTH columns (a terminal of 100, or a mail):
+ * long values wrap at blanks onto lines indented to where they began; a
+ * word longer than a line stays whole. --json is unaffected. */
+#define TEXT_WIDTH 100
 
-        for (size_t i = 0; i < res->n_rows; i++)
-                if (res->rows[i].importance == BW_KIMPORTANCE_REQUIRED && res->rows[i].status == status) {
-                        printf("%s%s", first ? "" : ", ", res->rows[i].id);
-                        first = false;
+/* Print text, the cursor at column col, wrapped as above; ends the line. */
+static void print_wrapped(size_t col, const char *text) {
+        size_t at = col;
+
+        for (const char *p = text; *p;) {
+                size_t n = strcspn(p, " ");
+
+                if (at > col && at + 1 + n > TEXT_WIDTH) {
+                        printf("\n%*s", (int) col, "");
+                        at = col;
+                } else if (at > col) {
+                        putchar(' ');
+                        at++;
                 }
+                printf("%.*s", (int) n, p);
+                at += n;
+                p += n;
+                p += strspn(p, " ");
+        }
+        putchar('\n');
+}
+
+/* "Label:     text", the text wrapped from column 11. */
+static void print_field(const char *label, const char *fmt, ...) _printf_(2, 3);
+static void print_field(const char *label, const char *fmt, ...) {
+        _cleanup_free_ char *text = NULL;
+        va_list ap;
+        int n;
+
+        va_start(ap, fmt);
+        n = vasprintf(&text, fmt, ap);
+        va_end(ap);
+        printf("%-11s", label);
+        print_wrapped(11, n >= 0 ? text : "(out of memory)");
+}
+
+/* ITEM, STATUS and DETECTED BY as columns; what bwgov does without an
+ * item that is absent or unknown on a line of its own under them, from the
+ * STATUS column on. */
+static void print_items(const struct bw_kcheck_result *res, bool colour) {
+        static const char *const headers[] = { "ITEM", "STATUS", "DETECTED BY" };
+        size_t w_id = strlen(headers[0]), w_status = strlen(headers[1]);
+
+        for (size_t i = 0; i < res->n_rows; i++) {
+                const struct bw_kcheck_row *row = &res->rows[i];
+
+                if (strlen(row->id) > w_id)
+                        w_id = strlen(row->id);
+                if (strlen(bw_kstatus_to_string(row->status)) > w_status)
+                        w_status = strlen(bw_kstatus_to_string(row->status));
+        }
+
+        printf("\n%s%-*s  %-*s  %s%s\n", colour ? ANSI_BOLD : "", (int) w_id, headers[0], (int) w_status, headers[1],
+               headers[2], colour ? ANSI_RESET : "");
+        for (size_t i = 0; i < res->n_rows; i++) {
+                const struct bw_kcheck_row *row = &res->rows[i];
+                const char *st = bw_kstatus_to_string(row->status);
+                _cleanup_free_ char *does = NULL;
+
+                printf("%-*s  %s%s%s%*s  ", (int) w_id, row->id,
+                       colour ? status_colour(row->status) : "", st, colour ? ANSI_RESET : "",
+                       (int) (w_status - strlen(st)), "");
+                print_wrapped(w_id + 2 + w_status + 2, row->detected_by);
+                if (row->status == BW_KSTATUS_PRESENT)
+                        continue;
+                printf("%*s", (int) (w_id + 2), "");
+                if (asprintf(&does, "without it: %s", row->fallback) < 0)
+                        does = NULL;
+                print_wrapped(w_id + 2, does ? does : row->fallback);
+        }
+}
+
+/* "Capabilities: a, b, c", wrapped from column 14. */
+static void print_caps(const struct bw_kcaps *caps) {
+        static const struct {
+                size_t offset;
+                const char *name;
+        } names[] = {
+                { offsetof(struct bw_kcaps, has_burst), "burst" },
+                { offsetof(struct bw_kcaps, burst_bug), "burst-bug (repaired after quota writes)" },
+                { offsetof(struct bw_kcaps, has_burst_stats), "burst-stats" },
+                { offsetof(struct bw_kcaps, has_psi), "psi" },
+                { offsetof(struct bw_kcaps, has_psi_full), "psi-full" },
+                { offsetof(struct bw_kcaps, has_psi_triggers_unprivileged), "psi-triggers-unprivileged" },
+                { offsetof(struct bw_kcaps, identical_update_is_noop), "identical-update-noop" },
+                { offsetof(struct bw_kcaps, has_bpf_runqueue), "bpf-runqueue" },
+        };
+        char text[512] = "";
+
+        for (size_t i = 0; i < ELEMENTSOF(names); i++)
+                if (*(const bool *) ((const char *) caps + names[i].offset))
+                        snprintf(text + strlen(text), sizeof text - strlen(text), "%s%s", *text ? ", " : "",
+                                 names[i].name);
+        printf("Capabilities: ");
+        print_wrapped(14, *text ? text : "none");
+}
+
+static void print_ids(const struct bw_kcheck_result *res, enum bw_kstatus status, char *buf, size_t size) {
+        for (size_t i = 0; i < res->n_rows; i++)
+                if (res->rows[i].importance == BW_KIMPORTANCE_REQUIRED && res->rows[i].status == status)
+                        snprintf(buf + strlen(buf), size - strlen(buf), "%s%s", buf[strlen(buf) - 1] == ' ' ? "" : ", ",
+                                 res->rows[i].id);
 }
 
 static void print_human(const struct bw_kreport *rep) {
         const struct bw_kcheck_result *res = rep->result;
-        bool colour = table_use_colour();
-        char ver[BW_KRELEASE_MAX];
+        char ver[BW_KRELEASE_MAX], verdict[1024];
 
         if (rep->version_ok)
-                printf("Kernel:    %s (%s%s)\n", rep->version.release,
-                       bw_kversion_format(&rep->version, ver, sizeof ver),
-                       rep->version.origin == BW_KVERSION_FROM_DEBIAN ? ", from the Debian version" :
-                       !rep->version.patch_known ? ", stable level unknown" : "");
+                print_field("Kernel:", "%s (%s%s)", rep->version.release,
+                            bw_kversion_format(&rep->version, ver, sizeof ver),
+                            rep->version.origin == BW_KVERSION_FROM_DEBIAN ? ", from the Debian version" :
+                            !rep->version.patch_known ? ", stable level unknown" : "");
         else
-                printf("Kernel:    unknown (%s)\n", rep->version_error ? rep->version_error : "?");
+                print_field("Kernel:", "unknown (%s)", rep->version_error ? rep->version_error : "?");
 
-        printf("Manifest:  %s", rep->manifest_path);
         if (rep->manifest)
-                printf(" (patch set %s, %zu files %s)", rep->manifest->patchset_version, rep->manifest->n_files,
-                       rep->files_ok ? "verified" : "NOT verified");
-        printf("\n");
+                print_field("Manifest:", "%s (patch set %s, %zu files %s)", rep->manifest_path,
+                            rep->manifest->patchset_version, rep->manifest->n_files,
+                            rep->files_ok ? "verified" : "NOT verified");
+        else
+                print_field("Manifest:", "%s", rep->manifest_path);
         for (size_t i = 0; i < rep->errors.n_errors; i++)
-                printf("           %s: %s\n", rep->errors.errors[i].path, rep->errors.errors[i].message);
+                print_field("", "%s: %s", rep->errors.errors[i].path, rep->errors.errors[i].message);
 
         if (rep->root)
-                printf("Cgroups:   %s, bandwidth in %s\n", bw_cg_layout_to_string(rep->root->layout),
-                       rep->root->bw_path);
+                print_field("Cgroups:", "%s, bandwidth in %s", bw_cg_layout_to_string(rep->root->layout),
+                            rep->root->bw_path);
         else if (rep->root_error)
-                printf("Cgroups:   %s\n", rep->root_error);
+                print_field("Cgroups:", "%s", rep->root_error);
         if (rep->manifest)
-                printf("Probes:    behaviour probes %s\n", rep->probes_note);
+                print_field("Probes:", "behaviour probes %s", rep->probes_note);
 
         if (res) {
-                static const char *const headers[] = { "ITEM", "STATUS", "DETECTED BY", "BWGOV DOES" };
-                size_t w_id = strlen(headers[0]), w_status = strlen(headers[1]), w_how = strlen(headers[2]);
-                bool first = true;
-
-                for (size_t i = 0; i < res->n_rows; i++) {
-                        const struct bw_kcheck_row *row = &res->rows[i];
-
-                        if (strlen(row->id) > w_id)
-                                w_id = strlen(row->id);
-                        if (strlen(bw_kstatus_to_string(row->status)) > w_status)
-                                w_status = strlen(bw_kstatus_to_string(row->status));
-                        if (strlen(row->detected_by) > w_how)
-                                w_how = strlen(row->detected_by);
-                }
-
-                printf("\n%s%-*s  %-*s  %-*s  %s%s\n", colour ? "\033[1m" : "",
-                       (int) w_id, headers[0], (int) w_status, headers[1], (int) w_how, headers[2], headers[3],
-                       colour ? "\033[0m" : "");
-                for (size_t i = 0; i < res->n_rows; i++) {
-                        const struct bw_kcheck_row *row = &res->rows[i];
-                        const char *st = bw_kstatus_to_string(row->status);
-
-                        printf("%-*s  %s%s%s%*s  %-*s  %s\n",
-                               (int) w_id, row->id,
-                               colour ? status_colour(row->status) : "", st, colour ? "\033[0m" : "",
-                               (int) (w_status - strlen(st)), "",
-                               (int) w_how, row->detected_by,
-                               row->status == BW_KSTATUS_PRESENT ? "-" : row->fallback);
-                }
-
-                printf("\nCapabilities:");
-#define CAP(field, name)                                                \
-                do {                                                    \
-                        if (res->caps.field) {                          \
-                                printf("%s%s", first ? " " : ", ", name); \
-                                first = false;                          \
-                        }                                               \
-                } while (0)
-                CAP(has_burst, "burst");
-                CAP(burst_bug, "burst-bug (repaired after quota writes)");
-                CAP(has_burst_stats, "burst-stats");
-                CAP(has_psi, "psi");
-                CAP(has_psi_full, "psi-full");
-                CAP(has_psi_triggers_unprivileged, "psi-triggers-unprivileged");
-                CAP(identical_update_is_noop, "identical-update-noop");
-                CAP(has_bpf_runqueue, "bpf-runqueue");
-#undef CAP
-                printf("%s\n", first ? " none" : "");
+                print_items(res, table_use_colour());
+                printf("\n");
+                print_caps(&res->caps);
                 if (res->caps.has_bpf_runqueue)
                         printf("Run-queue telemetry: throttled wait %s, %s throttle model\n",
                                strcmp(res->caps.bpf_throttled_clock, "exact") == 0 ? "exact" :
@@ -231,18 +289,19 @@ static void print_human(const struct bw_kreport *rep) {
                                "not seen", res->caps.throttle_model);
         }
 
-        printf("Verdict:   %s", bw_kverdict_to_string(rep->verdict));
+        snprintf(verdict, sizeof verdict, "%s", bw_kverdict_to_string(rep->verdict));
         if (bw_kreport_problem(rep))
-                printf(", %s", bw_kreport_problem(rep));
+                snprintf(verdict + strlen(verdict), sizeof verdict - strlen(verdict), ", %s",
+                         bw_kreport_problem(rep));
         if (res && res->n_required_absent > 0) {
-                printf("; required but absent: ");
-                print_ids(res, BW_KSTATUS_ABSENT);
+                snprintf(verdict + strlen(verdict), sizeof verdict - strlen(verdict), "; required but absent: ");
+                print_ids(res, BW_KSTATUS_ABSENT, verdict, sizeof verdict);
         }
         if (res && res->n_required_unknown > 0) {
-                printf("; required but undecided: ");
-                print_ids(res, BW_KSTATUS_UNKNOWN);
+                snprintf(verdict + strlen(verdict), sizeof verdict - strlen(verdict), "; required but undecided: ");
+                print_ids(res, BW_KSTATUS_UNKNOWN, verdict, sizeof verdict);
         }
-        printf("\n");
+        print_field("Verdict:", "%s", verdict);
 }
 
 int verb_check_kernel(int argc, char *argv[]) {

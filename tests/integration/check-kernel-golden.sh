@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Golden test of `bwgovctl check-kernel`: human and --json output on fixture
 # trees (cgroup root, host root with /proc/version, /proc/pressure and
-# /boot/config-*) against a fixture manifest, plus the exit codes. No root.
+# /boot/config-*) against a fixture manifest, plus the exit codes, and that
+# the human output fits 100 columns. No root.
 # Run with BWGOV_UPDATE_GOLDEN=1 to rewrite the golden files.
 set -u
 
@@ -27,6 +28,18 @@ check() {
                 cat "$OUT/$name.stderr"
                 failed=1
         fi
+        # The human output fits 100 columns (issue 17, finding 10: it was
+        # about 330 wide); --json is one value per line, any width.
+        case $name in
+        *.txt)
+                wide=$(awk 'length($0) > 100 { print FILENAME ":" FNR ": " length($0) " columns" }' "$OUT/$name")
+                if [ -n "$wide" ]; then
+                        echo "FAIL: $name: lines over 100 columns:"
+                        echo "$wide"
+                        failed=1
+                fi
+                ;;
+        esac
         if [ "${BWGOV_UPDATE_GOLDEN:-0}" = 1 ]; then
                 cp "$OUT/$name" "$GOLDEN/$name"
         elif ! diff -u "$GOLDEN/$name" "$OUT/$name"; then
