@@ -3,6 +3,7 @@
  * verb parses its own options and returns the process exit code. */
 
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,7 +59,9 @@ static void help(FILE *f) {
                 "\n"
                 "Run 'bwgovctl COMMAND --help' for the options of a command. The daemon's\n"
                 "commands also take --socket=PATH (default $BWGOV_SOCKET or\n"
-                CTL_DEFAULT_SOCKET ").\n"
+                CTL_DEFAULT_SOCKET "; check-kernel ignores it).\n"
+                "Options may come before or after the command, and an option's value may\n"
+                "follow it as --opt=VALUE or as --opt VALUE.\n"
                 "\n"
                 "Exit status of the daemon's commands: 0 success, 1 failure, 2 usage error,\n"
                 "3 bwgovd not running, 4 no such unit, 5 permission denied. check-kernel:\n"
@@ -72,11 +75,29 @@ static const struct verb *find_verb(const char *name) {
         return NULL;
 }
 
+/* The options of any verb whose value may come as the next word
+ * ("--socket PATH" as well as "--socket=PATH"): that word is the value,
+ * never the verb, whatever it is called. */
+static bool takes_separate_value(const char *arg) {
+        static const char *const with_value[] = {
+                "--socket", "--lines", "-n", "--manifest", "--cgroup-root",
+                "--proc-version", "--host-root", "--btf", "--scratch-prefix",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(with_value); i++)
+                if (strcmp(arg, with_value[i]) == 0)
+                        return true;
+        return false;
+}
+
 int main(int argc, char *argv[]) {
-        enum { ARG_VERSION = 0x100 };
+        enum { ARG_VERSION = 0x100, ARG_SOCKET };
         static const struct option options[] = {
-                { "help",    no_argument, NULL, 'h'         },
-                { "version", no_argument, NULL, ARG_VERSION },
+                { "help",    no_argument,       NULL, 'h'         },
+                { "version", no_argument,       NULL, ARG_VERSION },
+                /* Moved behind the verb with the other words before it;
+                 * here only without a verb ("bwgovctl --socket=X --help"). */
+                { "socket",  required_argument, NULL, ARG_SOCKET  },
                 { NULL, 0, NULL, 0 }
         };
         const struct verb *v;
@@ -86,6 +107,10 @@ int main(int argc, char *argv[]) {
          * ("bwgovctl --json status"): move the words before the first known
          * verb behind it, so the verb parses them as its own. */
         for (int k = 1; k < argc; k++) {
+                if (takes_separate_value(argv[k])) {
+                        k++;
+                        continue;
+                }
                 if (!find_verb(argv[k]))
                         continue;
                 if (k > 1) {
@@ -105,6 +130,8 @@ int main(int argc, char *argv[]) {
                 case ARG_VERSION:
                         printf("bwgovctl %s\n", PACKAGE_VERSION);
                         return EXIT_SUCCESS;
+                case ARG_SOCKET:
+                        break;
                 default:
                         return CTL_EXIT_USAGE;
                 }

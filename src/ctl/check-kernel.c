@@ -50,6 +50,7 @@ static void help(void) {
                "                          the default when run as root)\n"
                "     --no-probe           Do not run them\n"
                "     --cgroup-root=DIR    Directory standing in for /sys/fs/cgroup\n"
+               "     --socket=PATH        Ignored: this command talks to no daemon\n"
                "\n"
                "Exit status: 0 every required item is present, 1 a required item is\n"
                "missing, 2 the kernel could not be checked.\n", bw_kmanifest_default_path());
@@ -66,6 +67,7 @@ static int parse_args(int argc, char *argv[], struct args *ret) {
                 ARG_HOST_ROOT,
                 ARG_BTF,
                 ARG_SCRATCH_PREFIX,
+                ARG_SOCKET,
         };
         static const struct option options[] = {
                 { "help",           no_argument,       NULL, 'h'                },
@@ -78,6 +80,9 @@ static int parse_args(int argc, char *argv[], struct args *ret) {
                 { "host-root",      required_argument, NULL, ARG_HOST_ROOT      },
                 { "btf",            required_argument, NULL, ARG_BTF            },
                 { "scratch-prefix", required_argument, NULL, ARG_SCRATCH_PREFIX },
+                /* Every verb takes it ("bwgovctl --socket=X check-kernel" in
+                 * a script); this one talks to no daemon. */
+                { "socket",         required_argument, NULL, ARG_SOCKET         },
                 { NULL, 0, NULL, 0 }
         };
         struct args a = { .probe = -1 };
@@ -115,6 +120,8 @@ static int parse_args(int argc, char *argv[], struct args *ret) {
                 case ARG_SCRATCH_PREFIX:
                         a.scratch_prefix = optarg;
                         break;
+                case ARG_SOCKET:
+                        break;          /* no daemon to reach */
                 default:
                         return -EINVAL;
                 }

@@ -12,26 +12,38 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
+#include "bwgov/config.h"
+#include "bwgov/kmanifest.h"
 #include "config.h"
 #include "governor-varlink.h"
 #include "log.h"
 #include "manager.h"
 
+/* The paths are this build's (meson's prefix, sysconfdir, localstatedir),
+ * never a distribution's guess. */
 static void help(void) {
+        const char *const *dirs = bw_config_default_dirs();
+
         printf("Usage: bwgovd [OPTIONS]\n\n"
                "Adaptive CPU bandwidth governor for cgroups.\n\n"
                "  -h --help                 Show this help\n"
                "     --version              Show the version\n"
                "     --config-dir=DIR       Read configuration from DIR only (instead of\n"
-               "                            /usr/lib/bwgov, /run/bwgov, /etc/bwgov)\n"
-               "     --state-dir=DIR        Keep state.json in DIR (default: $STATE_DIRECTORY or %s)\n"
-               "     --runtime-dir=DIR      Metrics and the socket in DIR (default: $RUNTIME_DIRECTORY or %s)\n"
+               "                            ");
+        for (size_t i = 0; dirs[i]; i++)
+                printf("%s%s", i > 0 ? ", " : "", dirs[i]);
+        printf(")\n"
+               "     --state-dir=DIR        Keep state.json in DIR (default: $STATE_DIRECTORY or\n"
+               "                            %s)\n"
+               "     --runtime-dir=DIR      Metrics and the socket in DIR (default: $RUNTIME_DIRECTORY or\n"
+               "                            %s)\n"
                "     --cgroup-root=DIR      Use the cgroup tree at DIR instead of the host's\n"
                "     --host-pressure=FILE   Read host CPU pressure from FILE (default /proc/pressure/cpu)\n"
                "     --host-stat=FILE       Read host CPU time from FILE (default /proc/stat)\n"
-               "     --manifest=FILE        Kernel patch manifest (default: the installed one)\n"
+               "     --manifest=FILE        Kernel patch manifest (default:\n"
+               "                            %s)\n"
                "     --log-level=LEVEL      err, warning, notice, info or debug (default info)\n",
-               BWGOV_STATEDIR, BWGOV_RUNTIMEDIR);
+               BWGOV_STATEDIR, BWGOV_RUNTIMEDIR, bw_kmanifest_default_path());
 }
 
 enum {
