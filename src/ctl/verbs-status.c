@@ -46,6 +46,9 @@ static void print_status_header(const struct options *o, json_t *st) {
         else if (jhas(st, "telemetry"))
                 printf("Latency:  no run-queue telemetry: %s\n", strq(jstr(st, "telemetry_reason")));
         printf("Reloads:  %" PRIu64 ", %" PRIu64 " rejected\n", ju64(st, "reloads"), ju64(st, "reload_failures"));
+        if (jhas(st, "state_error"))
+                printf("%sState:    cannot be saved (%s): no unit is raised, baselines are still restored%s\n",
+                       o->colour ? ANSI_YELLOW : "", strq(jstr(st, "state_error")), o->colour ? ANSI_RESET : "");
 }
 
 enum {

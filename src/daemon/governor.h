@@ -47,6 +47,7 @@ struct governor_status {
         uint64_t reloads;
         uint64_t reload_failures;
         uint64_t state_saves;
+        int state_error;                /* the last state save's (negative errno), 0 when it worked */
         uint64_t host_pressure_rate;    /* µs/s of host PSI some, last host sample */
         uint64_t host_pressure_limit;   /* HostPressureLimit=, µs/s */
         uint64_t host_other_usage_rate; /* µs/s used outside the governed groups, not below 0 */

@@ -40,6 +40,7 @@ static int get_status(void *userdata, struct governor_status *ret) {
                 .reloads = m->reloads,
                 .reload_failures = m->reload_failures,
                 .state_saves = m->state_saves,
+                .state_error = store_save_error(m->store),
                 .host_pressure_rate = m->host_some_rate,
                 .host_pressure_limit = m->config.global.host_pressure_limit,
                 .host_other_usage_rate = m->host_other_usage,

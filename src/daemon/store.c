@@ -30,6 +30,7 @@ struct Store {
         bool stopping;
         uint64_t last_periodic_usec;
         uint64_t *saves;
+        int save_error;                 /* the last save's (0: it worked) */
 };
 
 int store_new(sd_event *event, uint64_t *saves_counter, Store **ret) {
@@ -134,6 +135,7 @@ int store_save(Store *s) {
         }
         log_debug("Saved %s/%s: %zu of %zu entries formatted anew", s->dir, STATE_FILE, s->state.formatted,
                   s->state.n_units);
+        s->save_error = r < 0 ? r : 0;
         if (r < 0)
                 return log_error_errno(r, "Failed to save %s/%s: %s", s->dir, STATE_FILE, STRERROR(r));
         if (s->saves)
@@ -285,4 +287,8 @@ int store_slice(Store *s, const char *name, uint64_t slice_usec) {
                 return 0;
         }
         return store_save(s);
+}
+
+int store_save_error(const Store *s) {
+        return s ? s->save_error : 0;
 }

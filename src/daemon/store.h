@@ -106,3 +106,8 @@ void store_lever_clear(Store *s, const char *name, enum bw_lever l);
  * slice is saved now, before the threads get it. Returns 0, -ENOENT, or
  * the save's negative errno. */
 int store_slice(Store *s, const char *name, uint64_t slice_usec);
+
+/* The last save's error (a negative errno), 0 when it worked or none was
+ * tried: while saves fail nothing is raised (the write-ahead cannot be
+ * recorded), only baselines are put back. */
+int store_save_error(const Store *s);

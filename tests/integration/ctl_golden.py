@@ -15,6 +15,7 @@ import os
 import pty
 import re
 import select
+import shutil
 import subprocess
 import sys
 import unittest
@@ -384,6 +385,32 @@ class CtlRestingBurstIsNoBoost(unittest.TestCase):
             boosted = {u["name"]: u["boosted"] for u in j["units"]}
             self.assertEqual(boosted, {"b.slice": False, "e.slice": True})
             self.assertEqual(j["n_boosted"], 1)
+
+
+class CtlStateError(unittest.TestCase):
+    """Issue 17, finding 4: with the state directory gone, status says that
+    state cannot be saved (nothing is raised then) instead of looking
+    normal, and a pause still puts the baseline back."""
+
+    def test_state_error(self):
+        if not os.path.exists(vc.BWGOVD) or not os.path.exists(vc.BWGOVCTL):
+            vc.skip("bwgovd or bwgovctl not built")
+        if os.geteuid() != 0:
+            self.skipTest("pause needs root")
+        units = {"e.slice": dict(quota=50000, burst=0, conf="")}
+        with vc.StaticDaemon(units=units) as d:
+            ctl = lambda *a: subprocess.run([vc.BWGOVCTL, *a, f"--socket={d.socket_path}"], capture_output=True,
+                                            text=True, timeout=60, env=dict(os.environ, NO_COLOR="1"))
+            self.assertIsNone(json.loads(ctl("status", "--json").stdout)["state_error"])
+            shutil.rmtree(os.path.join(d.base, "state"))
+            p = ctl("pause", "e.slice")
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(os.path.join(d.base, "cg", "e.slice", "cpu.max")) as f:
+                self.assertEqual(f.read().split()[0], "50000")
+            j = json.loads(ctl("status", "--json").stdout)
+            self.assertEqual(j["state_error"], "No such file or directory")
+            self.assertIn("State:    cannot be saved (No such file or directory): no unit is raised",
+                          ctl("status").stdout)
 
 
 class CtlStatusLimit(unittest.TestCase):
