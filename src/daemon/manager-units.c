@@ -106,9 +106,14 @@ static int planned_write_cmp(const void *a, const void *b) {
  * with a thousand units made adoption quadratic and a stop outlast
  * systemd's timeout. unit_apply() then finds each intent saved. */
 static void manager_apply_planned(Manager *m, struct planned_write *plan, size_t n, const char *why) {
-        for (size_t i = 0; i < n; i++)
+        bool raise = false;
+
+        for (size_t i = 0; i < n; i++) {
                 (void) store_intent(m->store, plan[i].u->name, &plan[i].target, false);
-        if (n > 1 && store_save(m->store) < 0)
+                raise |= !bw_bandwidth_equal(&plan[i].target, &plan[i].u->baseline);
+        }
+        /* Baselines put back need no record saved first (unit_apply()). */
+        if (raise && n > 1 && store_save(m->store) < 0)
                 log_warning("Writing %zu unit(s) without their intents saved together", n);
         for (size_t i = 0; i < n; i++) {
                 (void) unit_apply(plan[i].u, &plan[i].cur, &plan[i].target, why);
@@ -118,17 +123,20 @@ static void manager_apply_planned(Manager *m, struct planned_write *plan, size_t
         }
 }
 
-void manager_restore_all(Manager *m, const char *why) {
-        _cleanup_free_ struct planned_write *plan = NULL;
+/* Restore units [from, to) with their intents saved together; returns
+ * the plan (the units written) for restore_again(), or NULL (then each was
+ * restored alone). */
+static struct planned_write *restore_range(Manager *m, size_t from, size_t to, const char *why, size_t *ret_n) {
+        struct planned_write *plan = calloc(to > from ? to - from : 1, sizeof(*plan));
         size_t n = 0;
 
-        plan = units_calloc(m, sizeof(*plan));
+        *ret_n = 0;
         if (!plan) {
-                for (size_t i = 0; i < m->n_units; i++)
+                for (size_t i = from; i < to; i++)
                         unit_restore_baseline(m->units[i], why);
-                return;
+                return NULL;
         }
-        for (size_t i = 0; i < m->n_units; i++) {
+        for (size_t i = from; i < to; i++) {
                 plan[n].u = m->units[i];
                 if (unit_restore_plan(plan[n].u, &plan[n].cur, &plan[n].target) > 0)
                         n++;
@@ -138,17 +146,62 @@ void manager_restore_all(Manager *m, const char *why) {
                         (void) bw_cg_release(m->units[i]->cg, _BW_CG_FILE_ALL - 1);
         }
         manager_apply_planned(m, plan, n, why);
-        /* A parent put back before its child lowers the child first (cgroup
-         * v1): the child's planned write then finds another value than it
-         * planned from and is not done. Planned again, one by one. */
-        for (size_t i = 0; i < n; i++) {
-                struct bw_bandwidth cur, target;
+        *ret_n = n;
+        return plan;
+}
 
-                if (unit_restore_plan(plan[i].u, &cur, &target) > 0)
-                        unit_restore_baseline(plan[i].u, why);
-                if (m->stopping && plan[i].u->cg)
-                        (void) bw_cg_release(plan[i].u->cg, _BW_CG_FILE_ALL - 1);
+/* A parent put back before its child lowers the child first (cgroup v1):
+ * the child's planned write then finds another value than it planned from
+ * and is not done. Planned again, one by one. */
+static void restore_again(Manager *m, Unit *u, const char *why) {
+        struct bw_bandwidth cur, target;
+
+        if (unit_restore_plan(u, &cur, &target) > 0)
+                unit_restore_baseline(u, why);
+        if (m->stopping && u->cg)
+                (void) bw_cg_release(u->cg, _BW_CG_FILE_ALL - 1);
+}
+
+void manager_restore_all(Manager *m, const char *why) {
+        _cleanup_free_ struct planned_write *plan = NULL;
+        size_t n;
+
+        plan = restore_range(m, 0, m->n_units, why, &n);
+        for (size_t i = 0; i < n; i++)
+                restore_again(m, plan[i].u, why);
+}
+
+static int on_stop_pass(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+
+        if (m->stop_at < m->n_units) {
+                size_t to = m->stop_at + TICKER_BATCH < m->n_units ? m->stop_at + TICKER_BATCH : m->n_units, n;
+                _cleanup_free_ struct planned_write *plan = restore_range(m, m->stop_at, to, "stop", &n);
+
+                m->stop_at = to;
+                /* Again at the next iteration, behind what became pending
+                 * meanwhile (a timer due at once, not a defer source: that
+                 * one would stay ahead of the varlink clients). */
+                return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
         }
+        for (size_t i = 0; i < m->n_units; i++)
+                restore_again(m, m->units[i], "stop");
+        (void) sd_event_source_set_enabled(s, SD_EVENT_OFF);
+        return sd_event_exit(m->event, 0);
+}
+
+int manager_stop_begin(Manager *m) {
+        int r;
+
+        m->stop_at = 0;
+        r = sd_event_add_time(m->event, &m->stop_source, CLOCK_MONOTONIC, 1, 0, on_stop_pass, m);
+        if (r >= 0)
+                r = sd_event_source_set_priority(m->stop_source, TICKER_BACKLOG_PRIORITY);
+        if (r < 0) {
+                m->stop_source = sd_event_source_disable_unref(m->stop_source);
+                return log_error_errno(r, "Cannot restore from the event loop, restoring at exit: %s", STRERROR(r));
+        }
+        return 0;
 }
 
 static int unit_path_cmp(const void *a, const void *b) {
@@ -257,8 +310,9 @@ void manager_units_due(struct bw_tick_entry *const *due, size_t n, uint64_t now,
 
         for (size_t i = 0; i < n; i++)
                 units[i] = due[i]->owner;
-        if (!m->stopping)
-                manager_adopt_batch(m, units, n, deferred);
+        if (m->stopping)
+                return;         /* the stop puts baselines back: no samples, nothing rescheduled */
+        manager_adopt_batch(m, units, n, deferred);
         for (size_t i = 0; i < n; i++)
                 if (deferred[i])
                         (void) ticker_schedule(m->ticker, due[i], now);

@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
@@ -367,6 +366,11 @@ static int host_timer_pass(sd_event_source *s, uint64_t usec, Manager *m) {
         uint64_t now, next;
         int r;
 
+        /* Stopping: no shedding, no latency levers, no metrics until the
+         * last write after the loop. */
+        if (m->stopping)
+                return sd_event_source_set_enabled(s, SD_EVENT_OFF);
+
         /* sd-event's default accuracy is 250 ms: as long as the interval
          * itself, and shedding would come a whole tick late. The next pass
          * is one interval after this one was due, not after it ran: re-armed
@@ -513,11 +517,19 @@ int manager_set_paused(Manager *m, const char *name, bool paused) {
 static int on_terminate(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
         Manager *m = userdata;
 
+        if (m->stopping)
+                return 0;
         log_info("Received %s, stopping", si->ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT");
         (void) sd_notify(false, "STOPPING=1\nSTATUS=Restoring baselines");
         m->stopping = true;
         store_stop(m->store);
-        return sd_event_exit(m->event, 0);
+        /* The baselines go back from the loop, a batch per iteration,
+         * varlink and the watchdog served in between; it exits when done.
+         * Without it (or failing to start it) the restore after the loop
+         * does it all. */
+        if (!m->config.global.restore_on_exit || manager_stop_begin(m) < 0)
+                return sd_event_exit(m->event, 0);
+        return 0;
 }
 
 /* File descriptors the daemon keeps for itself: a varlink connection
@@ -533,7 +545,6 @@ int manager_new(Manager **ret) {
         m = calloc(1, sizeof(*m));
         if (!m)
                 return -ENOMEM;
-        m->state_lock_fd = -1;
 
         r = sd_event_default(&m->event);
         if (r < 0)
@@ -602,6 +613,7 @@ int manager_new(Manager **ret) {
                 .can_trigger_any_window = have_cap_sys_resource(),
                 .burst_supported = true,
                 .host_over_limit = &m->host_over_limit,
+                .stopping = &m->stopping,
                 .telemetry = &m->telemetry,
                 .ticks = &m->ticks,
                 .trigger_closes_left = &m->trigger_closes_left,
@@ -631,6 +643,7 @@ Manager *manager_free(Manager *m) {
         for (size_t i = 0; i < m->n_units; i++)
                 unit_free(m->units[i]);
         free(m->units);
+        sd_event_source_disable_unref(m->stop_source);
         ticker_free(m->ticker);
         cgwatch_free(m->cgwatch);
         contention_free(m->contention);
@@ -642,7 +655,6 @@ Manager *manager_free(Manager *m) {
         sd_event_unref(m->event);
         sdintent_free(m->sdintent);
         store_free(m->store);
-        safe_close(m->state_lock_fd);
         bw_cg_root_free(m->root);
         bw_config_done(&m->config);
         bw_config_error_done(&m->config_error);
@@ -650,51 +662,6 @@ Manager *manager_free(Manager *m) {
                   m->host_pressure_path, m->host_stat_path, m->manifest_path);
         free(m);
         return NULL;
-}
-
-/* One daemon per state directory: two would each take the other's writes
- * for someone else's, re-base on them and raise again (issue 17). The lock
- * is an flock() on STATE_LOCK in the state directory, held until exit; the
- * file says which pid holds it. Returns 0 or a negative errno (logged). */
-#define STATE_LOCK ".lock"
-
-static int manager_lock_state(Manager *m) {
-        _cleanup_close_ int dfd = -1;
-        char pid[32] = "", buf[32];
-        struct stat st;
-        ssize_t n;
-        int fd;
-
-        dfd = open(m->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dfd < 0)
-                return log_error_errno(-errno, "Failed to open state directory %s: %s", m->state_dir,
-                                       STRERROR(-errno));
-        /* O_NONBLOCK: no file type at that name can hold up the start. */
-        fd = openat(dfd, STATE_LOCK, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
-        if (fd < 0)
-                return log_error_errno(-errno, "Failed to open %s/%s: %s", m->state_dir, STATE_LOCK,
-                                       STRERROR(-errno));
-        m->state_lock_fd = fd;
-        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
-                return log_error_errno(-EBADF, "%s/%s is not a regular file: refusing to start", m->state_dir,
-                                       STATE_LOCK);
-        if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-                int r = -errno;
-
-                n = pread(fd, pid, sizeof(pid) - 1, 0);
-                pid[n > 0 ? n : 0] = '\0';
-                pid[strcspn(pid, "\n")] = '\0';
-                if (r == -EWOULDBLOCK)
-                        return log_error_errno(-EBUSY, "State directory %s is in use by another bwgovd%s%s: "
-                                               "refusing to start (two daemons on one state would take each "
-                                               "other's writes for external changes)", m->state_dir,
-                                               *pid ? ", pid " : "", pid);
-                return log_error_errno(r, "Failed to lock %s/%s: %s", m->state_dir, STATE_LOCK, STRERROR(r));
-        }
-        n = snprintf(buf, sizeof(buf), "%d\n", (int) getpid());
-        if (ftruncate(fd, 0) < 0 || pwrite(fd, buf, (size_t) n, 0) != n)
-                log_debug_errno(-errno, "Cannot write the pid into %s/%s", m->state_dir, STATE_LOCK);
-        return 0;
 }
 
 int manager_startup(Manager *m) {
@@ -738,7 +705,7 @@ int manager_startup(Manager *m) {
         r = mkdir_p(m->state_dir, 0755);
         if (r < 0)
                 return log_error_errno(r, "Failed to create state directory %s: %s", m->state_dir, STRERROR(r));
-        r = manager_lock_state(m);
+        r = store_lock(m->store, m->state_dir);
         if (r < 0)
                 return r;
         r = store_open(m->store, m->state_dir);

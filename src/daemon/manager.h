@@ -39,7 +39,6 @@ struct Manager {
         SdIntent *sdintent;             /* systemd's CPUQuota= over the system bus */
 
         Store *store;                   /* state.json and when it is saved */
-        int state_lock_fd;              /* flock()ed: one daemon per state directory */
         struct bw_cg_root *root;
         struct bw_config config;
         struct bw_config_error config_error;    /* why the last load failed (zero after a good one) */
@@ -48,6 +47,8 @@ struct Manager {
         char telemetry_reason[TELEMETRY_REASON_MAX];    /* ... and why */
 
         Ticker *ticker;                 /* the units' samples, in batches (ticker.h) */
+        sd_event_source *stop_source;   /* SIGTERM's restore, a batch per loop iteration */
+        size_t stop_at;                 /* the next unit it restores */
         CgWatch *cgwatch;               /* new cgroups of absent units (cgwatch.h), NULL without inotify */
         Unit **units;                   /* sorted by name */
         size_t n_units;
@@ -131,6 +132,10 @@ void manager_update_outermost(Manager *m);
 /* Which cgroup files the units keep open between samples, so that they
  * stay within the file descriptor budget (every Interval=). */
 void manager_plan_fds(Manager *m);
+/* SIGTERM: restore every unit's baseline from the loop, TICKER_BATCH
+ * units per iteration, then exit the loop. Returns 0 or a negative errno
+ * (then nothing was started). */
+int manager_stop_begin(Manager *m);
 /* Restore every adopted unit's baseline, the intents saved together. */
 void manager_restore_all(Manager *m, const char *why);
 /* The ticker's callback (ticker.h): adopt a batch's new units together,

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -31,6 +32,7 @@ struct Store {
         uint64_t last_periodic_usec;
         uint64_t *saves;
         int save_error;                 /* the last save's (0: it worked) */
+        int lock_fd;                    /* flock()ed STATE_LOCK, -1 before store_lock() */
 };
 
 int store_new(sd_event *event, uint64_t *saves_counter, Store **ret) {
@@ -38,7 +40,7 @@ int store_new(sd_event *event, uint64_t *saves_counter, Store **ret) {
 
         if (!s)
                 return -ENOMEM;
-        *s = (Store) { .event = sd_event_ref(event), .dir_fd = -1, .saves = saves_counter };
+        *s = (Store) { .event = sd_event_ref(event), .dir_fd = -1, .lock_fd = -1, .saves = saves_counter };
         /* Out of file descriptors (units hold thousands), a save, which
          * the write-ahead needs before every write, must still go through:
          * this one is closed for it and opened again after. */
@@ -57,6 +59,8 @@ Store *store_free(Store *s) {
                 close(s->dir_fd);
         if (s->spare_fd >= 0)
                 close(s->spare_fd);
+        if (s->lock_fd >= 0)
+                close(s->lock_fd);
         free(s->dir);
         free(s);
         return NULL;
@@ -291,4 +295,46 @@ int store_slice(Store *s, const char *name, uint64_t slice_usec) {
 
 int store_save_error(const Store *s) {
         return s ? s->save_error : 0;
+}
+
+#define STATE_LOCK ".lock"
+
+
+int store_lock(Store *s, const char *dir) {
+        _cleanup_close_ int dfd = -1;
+        char pid[32] = "", buf[32];
+        struct stat st;
+        ssize_t n;
+        int fd;
+
+        dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0)
+                return log_error_errno(-errno, "Failed to open state directory %s: %s", dir,
+                                       STRERROR(-errno));
+        /* O_NONBLOCK: no file type at that name can hold up the start. */
+        fd = openat(dfd, STATE_LOCK, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
+        if (fd < 0)
+                return log_error_errno(-errno, "Failed to open %s/%s: %s", dir, STATE_LOCK,
+                                       STRERROR(-errno));
+        s->lock_fd = fd;
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+                return log_error_errno(-EBADF, "%s/%s is not a regular file: refusing to start", dir,
+                                       STATE_LOCK);
+        if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+                int r = -errno;
+
+                n = pread(fd, pid, sizeof(pid) - 1, 0);
+                pid[n > 0 ? n : 0] = '\0';
+                pid[strcspn(pid, "\n")] = '\0';
+                if (r == -EWOULDBLOCK)
+                        return log_error_errno(-EBUSY, "State directory %s is in use by another bwgovd%s%s: "
+                                               "refusing to start (two daemons on one state would take each "
+                                               "other's writes for external changes)", dir,
+                                               *pid ? ", pid " : "", pid);
+                return log_error_errno(r, "Failed to lock %s/%s: %s", dir, STATE_LOCK, STRERROR(r));
+        }
+        n = snprintf(buf, sizeof(buf), "%d\n", (int) getpid());
+        if (ftruncate(fd, 0) < 0 || pwrite(fd, buf, (size_t) n, 0) != n)
+                log_debug_errno(-errno, "Cannot write the pid into %s/%s", dir, STATE_LOCK);
+        return 0;
 }

@@ -36,6 +36,13 @@ Store *store_free(Store *s);
  * refuses to start then. */
 int store_open(Store *s, const char *dir);
 
+/* One daemon per state directory: two would each take the other's writes
+ * for someone else's, re-base on them and raise again (issue 17). The lock
+ * is an flock() on .lock in dir, held until store_free(); the file says
+ * which pid holds it. Returns 0, -EBUSY when another daemon holds it, or
+ * a negative errno (logged). */
+int store_lock(Store *s, const char *dir);
+
 /* Save now. Returns 0 (also without a directory) or a negative errno
  * (logged). */
 int store_save(Store *s);

@@ -348,20 +348,13 @@ int unit_apply(Unit *u, const struct bw_bandwidth *seen, const struct bw_bandwid
 
         /* Write-ahead: a crash between the write and the next save must still
          * recognise the kernel's value as ours. Putting the baseline back
-         * needs no record (after a crash the kernel holds the baseline,
-         * which is what adoption takes): restoring never waits for a state
-         * directory that was removed or went read-only. */
-        r = store_intent(u->ctx->store, u->name, target, true);
-        if (r < 0 && !bw_bandwidth_equal(target, &u->baseline))
+         * needs no record saved first (after a crash the kernel holds the
+         * baseline, which adoption takes, or still the recorded boost):
+         * restoring ten thousand units is not ten thousand saves, and never
+         * waits for a state directory that was removed or went read-only. */
+        r = store_intent(u->ctx->store, u->name, target, !bw_bandwidth_equal(target, &u->baseline));
+        if (r < 0)
                 return log_error_errno(r, "%s: not writing: cannot record intent in state: %s", u->name, STRERROR(r));
-        if (r < 0) {
-                static bool said = false;       /* once: a stop restores every unit */
-
-                log_internal(said ? LOG_DEBUG : LOG_WARNING, r,
-                             "%s: cannot record intent in state (%s), putting the baseline back anyway",
-                             u->name, STRERROR(r));
-                said = true;
-        }
 
         /* The write-ahead fsync widens the window in which systemd may
          * rewrite cpu.max: then nothing is written, the next tick re-bases. */
@@ -588,7 +581,12 @@ static int unit_tick_pass(Unit *u, uint64_t now) {
 }
 
 int unit_tick(Unit *u, uint64_t now) {
-        int r = unit_tick_pass(u, now);
+        int r;
+
+        /* Stopping: nothing may raise a unit the stop put back. */
+        if (*u->ctx->stopping)
+                return 0;
+        r = unit_tick_pass(u, now);
 
         unit_count_fds(u);
         unit_fd_economy(u);

@@ -57,6 +57,7 @@ struct unit_context {
         bool can_trigger_any_window;    /* CAP_SYS_RESOURCE: PSI window need not be a 2 s multiple */
         bool burst_supported;           /* false when the kernel check found no burst file */
         const bool *host_over_limit;    /* the last host sample's verdict (the manager's) */
+        const bool *stopping;           /* SIGTERM: baselines going back, no more samples */
         Telemetry *const *telemetry;    /* the run-queue telemetry, NULL when there is none (the manager's) */
         uint64_t *ticks;                /* decisions taken over all units (the manager's counter) */
         bool *fd_limit_said;            /* the one log line for running out of file descriptors */
