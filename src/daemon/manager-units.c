@@ -83,6 +83,13 @@ fail:
         return r;
 }
 
+/* Adopting a cgroup opens, reads and writes its files: on a real cgroupfs
+ * some 200 µs each; restoring one reads and writes it. A batch of either
+ * works for at most this long and leaves the rest to the next loop
+ * iteration, so that ten thousand cgroups adopted or restored hold up a
+ * varlink client or the watchdog no longer than this. */
+#define SLICE_BUDGET_USEC (10 * USEC_PER_MSEC)
+
 /* An array with room for one entry per unit (at least one). */
 static void *units_calloc(const Manager *m, size_t size) {
         return calloc(m->n_units > 0 ? m->n_units : 1, size);
@@ -175,10 +182,15 @@ static int on_stop_pass(sd_event_source *s, uint64_t usec, void *userdata) {
         Manager *m = userdata;
 
         if (m->stop_at < m->n_units) {
-                size_t to = m->stop_at + TICKER_BATCH < m->n_units ? m->stop_at + TICKER_BATCH : m->n_units, n;
-                _cleanup_free_ struct planned_write *plan = restore_range(m, m->stop_at, to, "stop", &n);
+                uint64_t start = clock_now_usec(CLOCK_MONOTONIC);
 
-                m->stop_at = to;
+                /* 32 units at a time, for at most SLICE_BUDGET_USEC. */
+                while (m->stop_at < m->n_units && clock_now_usec(CLOCK_MONOTONIC) - start < SLICE_BUDGET_USEC) {
+                        size_t to = m->stop_at + 32 < m->n_units ? m->stop_at + 32 : m->n_units, n;
+
+                        free(restore_range(m, m->stop_at, to, "stop", &n));
+                        m->stop_at = to;
+                }
                 /* Again at the next iteration, behind what became pending
                  * meanwhile (a timer due at once, not a defer source: that
                  * one would stay ahead of the varlink clients). */
@@ -252,12 +264,6 @@ void manager_update_outermost(Manager *m) {
  * headroom and burst in place together, with one save of the intents for
  * all of them (at start, and for units a reload adds), before their ticks
  * take over. */
-/* Adopting a cgroup opens, reads and writes its files: on a real cgroupfs
- * some 200 µs each. A batch adopts for at most this long and leaves the
- * rest to the next one, so that ten thousand new cgroups hold up a varlink
- * client or the watchdog no longer than this. */
-#define ADOPT_BUDGET_USEC (10 * USEC_PER_MSEC)
-
 /* Adopt the new units of a batch together (one save of the intents).
  * deferred[i] is set for the units left for the next batch. */
 static void manager_adopt_batch(Manager *m, Unit *const *units, size_t n_units, bool *deferred) {
@@ -273,7 +279,7 @@ static void manager_adopt_batch(Manager *m, Unit *const *units, size_t n_units, 
                 deferred[i] = false;
                 if (u->adopted)
                         continue;
-                if (adopted > 0 && clock_now_usec(CLOCK_MONOTONIC) - start > ADOPT_BUDGET_USEC) {
+                if (adopted > 0 && clock_now_usec(CLOCK_MONOTONIC) - start > SLICE_BUDGET_USEC) {
                         deferred[i] = true;
                         continue;
                 }
