@@ -100,6 +100,7 @@ static bool repeat_pass(char *msg, size_t size) {
         return true;
 }
 
+_printf_(6, 0)
 static void emit(int level, int error, const char *fields[], size_t n_fields, bool limited, const char *fmt,
                  va_list ap) {
         char msg[2048];

@@ -60,6 +60,7 @@ struct Telemetry {
 #define LOG_HEAD_LINES 4
 #define LOG_TAIL_LINES 40
 
+_printf_(2, 0)
 static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap) {
         int prio = level == LIBBPF_WARN ? LOG_WARNING : LOG_DEBUG;
         _cleanup_free_ char *msg = NULL;

@@ -16,6 +16,7 @@
 #include "bwgov/macro.h"
 #include "kmanifest-schema.h"
 
+_printf_(3, 0)
 static void vctx_errorv(struct vctx *c, const char *path, const char *fmt, va_list ap) {
         _cleanup_free_ char *msg = NULL;
 
