@@ -158,10 +158,14 @@ static int fake_check_kernel(void *userdata, struct bw_kreport **ret) {
         return 0;
 }
 
-static int fake_reload(void *userdata) {
+static int fake_reload(void *userdata, struct governor_reload_error *ret_error) {
         struct fake *f = userdata;
 
-        f->reloads++;
+        /* Every other reload is refused, naming a file and line. */
+        if (++f->reloads % 2 == 0) {
+                *ret_error = (struct governor_reload_error) { "/etc/bwgov/x.d/10.conf", 2, "CPUQuota", "expected" };
+                return -EINVAL;
+        }
         return 0;
 }
 
