@@ -5,7 +5,7 @@
 BWGOV_BUILD_DEPS=(
         meson ninja-build pkg-config gcc libc6-dev python3 python3-venv
         libsystemd-dev libcgroup-dev libjansson-dev libinih-dev libssl-dev zlib1g-dev
-        libbpf-dev bpftool clang llvm
+        libbpf-dev bpftool clang llvm libclang-rt-dev
         libcmocka-dev scdoc mandoc man-db
         strace valgrind procps util-linux
 )
