@@ -93,6 +93,14 @@ int bw_cg_open(const struct bw_cg_root *root, const char *path, struct bw_cg **r
 
 void bw_cg_free(struct bw_cg *cg);
 
+/* Whether cg's directory is still the one at its path under root: 1 when
+ * the path names the same directory (device and inode), 0 when it names
+ * none or another one (the cgroup was removed, or removed and made again),
+ * negative errno when it cannot be told. A file of a cgroup that is still
+ * there can vanish on its own (the controller disabled in the parent's
+ * cgroup.subtree_control): then the cgroup is the same. */
+int bw_cg_same(const struct bw_cg_root *root, const struct bw_cg *cg);
+
 /* Read throttling and usage into one struct with pread on the open fds.
  * V2: cpu.stat; HYBRID: v1 cpu.stat + usage from the twin's cpu.stat;
  * V1: v1 cpu.stat + cpuacct.usage. Without a twin / cpuacct, BW_CPUSTAT_USAGE

@@ -214,8 +214,9 @@ int main(int argc, char *argv[]) {
                  PACKAGE_VERSION, m->n_units, m->config.global.interval_usec / 1000);
 
         r = manager_run(m);
-        manager_shutdown(m);
-        if (r < 0)
+        if (manager_shutdown(m) > 0 && r >= 0)
+                r = -EIO;       /* a baseline not put back fails the stop */
+        else if (r < 0)
                 log_error_errno(r, "Event loop failed: %s", STRERROR(r));
 
 finish:

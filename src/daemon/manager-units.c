@@ -205,6 +205,7 @@ static int on_stop_pass(sd_event_source *s, uint64_t usec, void *userdata) {
 int manager_stop_begin(Manager *m) {
         int r;
 
+        manager_count_stop(m);
         m->stop_at = 0;
         r = sd_event_add_time(m->event, &m->stop_source, CLOCK_MONOTONIC, 1, 0, on_stop_pass, m);
         if (r >= 0)

@@ -739,7 +739,35 @@ int manager_run(Manager *m) {
         return sd_event_loop(m->event);
 }
 
-void manager_shutdown(Manager *m) {
+/* The write errors so far: a unit with more at the end did not get its
+ * baseline back because of one. */
+void manager_count_stop(Manager *m) {
+        if (m->stop_counted)
+                return;
+        for (size_t i = 0; i < m->n_units; i++)
+                m->units[i]->write_errors_at_stop = m->units[i]->write_errors;
+        m->stop_counted = true;
+}
+
+static size_t unrestored(Manager *m) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < m->n_units; i++) {
+                Unit *u = m->units[i];
+
+                if (!u->cg || !u->adopted || !u->has_written || u->write_errors == u->write_errors_at_stop)
+                        continue;
+                log_error("%s: baseline not restored (the write failed): its record stays in state.json, "
+                          "the next bwgovd puts it back", u->name);
+                n++;
+        }
+        return n;
+}
+
+size_t manager_shutdown(Manager *m) {
+        size_t n;
+
+        manager_count_stop(m);
         m->stopping = true;     /* saves below, not deferred to a loop that is over */
         store_stop(m->store);
         /* Room for the restore's opens and saves: the samples are over, so
@@ -754,6 +782,8 @@ void manager_shutdown(Manager *m) {
                 unit_levers_restore(m->units[i], "stop");
         if (m->config.global.restore_on_exit)
                 manager_restore_all(m, "stop");
+        n = m->config.global.restore_on_exit ? unrestored(m) : 0;
         (void) store_save(m->store);
         manager_write_metrics(m, clock_now_usec(CLOCK_MONOTONIC));
+        return n;
 }

@@ -90,6 +90,7 @@ struct Manager {
         uint64_t state_saves;           /* counted by the store */
         unsigned ncpus;
         bool stopping;
+        bool stop_counted;              /* units' write_errors_at_stop taken */
 
         /* Called at the end of every reload (SIGHUP or Reload), the runtime
          * directory there again: main.c puts the varlink socket back if
@@ -136,6 +137,9 @@ void manager_plan_fds(Manager *m);
  * units per iteration, then exit the loop. Returns 0 or a negative errno
  * (then nothing was started). */
 int manager_stop_begin(Manager *m);
+/* Note each unit's write errors as the stop begins (once; the stop and
+ * manager_shutdown() call it). */
+void manager_count_stop(Manager *m);
 /* Restore every adopted unit's baseline, the intents saved together. */
 void manager_restore_all(Manager *m, const char *why);
 /* The ticker's callback (ticker.h): adopt a batch's new units together,
@@ -143,5 +147,7 @@ void manager_restore_all(Manager *m, const char *why);
 void manager_units_due(struct bw_tick_entry *const *due, size_t n, uint64_t now, void *userdata);
 /* cgwatch's callback (cgwatch.h): an absent unit's cgroup was made. */
 void manager_cgroup_made(int wd, const char *name, void *userdata);
-/* Restore every baseline that we changed; save the state. */
-void manager_shutdown(Manager *m);
+/* Restore every baseline that we changed; save the state. Returns the
+ * number of units whose baseline a write error kept from being put back
+ * (each logged; their records stay in state.json for the next start). */
+size_t manager_shutdown(Manager *m);

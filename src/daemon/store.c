@@ -300,8 +300,12 @@ int store_save_error(const Store *s) {
 #define STATE_LOCK ".lock"
 
 
+/* The lock is held on a read-only descriptor: bwgovd keeps nothing open
+ * for writing in the state directory, so that it can be remounted
+ * read-only under a running daemon (then saves fail, and say so). The pid
+ * goes in through a descriptor of its own, closed at once. */
 int store_lock(Store *s, const char *dir) {
-        _cleanup_close_ int dfd = -1;
+        _cleanup_close_ int dfd = -1, wfd = -1;
         char pid[32] = "", buf[32];
         struct stat st;
         ssize_t n;
@@ -312,7 +316,7 @@ int store_lock(Store *s, const char *dir) {
                 return log_error_errno(-errno, "Failed to open state directory %s: %s", dir,
                                        STRERROR(-errno));
         /* O_NONBLOCK: no file type at that name can hold up the start. */
-        fd = openat(dfd, STATE_LOCK, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
+        fd = openat(dfd, STATE_LOCK, O_RDONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
         if (fd < 0)
                 return log_error_errno(-errno, "Failed to open %s/%s: %s", dir, STATE_LOCK,
                                        STRERROR(-errno));
@@ -334,7 +338,8 @@ int store_lock(Store *s, const char *dir) {
                 return log_error_errno(r, "Failed to lock %s/%s: %s", dir, STATE_LOCK, STRERROR(r));
         }
         n = snprintf(buf, sizeof(buf), "%d\n", (int) getpid());
-        if (ftruncate(fd, 0) < 0 || pwrite(fd, buf, (size_t) n, 0) != n)
+        wfd = openat(dfd, STATE_LOCK, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+        if (wfd < 0 || ftruncate(wfd, 0) < 0 || pwrite(wfd, buf, (size_t) n, 0) != n)
                 log_debug_errno(-errno, "Cannot write the pid into %s/%s", dir, STATE_LOCK);
         return 0;
 }

@@ -108,13 +108,24 @@ static void unit_close_cgroup(Unit *u) {
  * cpu.max) to adopt afresh: its saved entry is forgotten, so a host where
  * containers come and go keeps no trace of the ones that went. */
 void unit_vanished(Unit *u) {
-        log_info("%s: cgroup %s vanished, forgetting it", u->name, u->cgroup_path ? u->cgroup_path : "?");
+        /* A file gone from a cgroup that is still there (a controller
+         * disabled above it, a transient error) is not a new cgroup: its
+         * record stays, so that adoption finds what bwgov wrote there. */
+        bool same = u->cg && bw_cg_same(u->ctx->root, u->cg) > 0;
+
+        if (same)
+                log_info("%s: cgroup %s lost its bandwidth files, keeping its baseline until they are back",
+                         u->name, u->cgroup_path ? u->cgroup_path : "?");
+        else
+                log_info("%s: cgroup %s vanished, forgetting it", u->name, u->cgroup_path ? u->cgroup_path : "?");
         unit_close_cgroup(u);
         u->adopted = false;
         u->has_written = false;
         u->has_last = false;
         u->has_history_rule = false;
         u->latency_hold = false;
+        if (same)
+                return;
         store_forget(u->ctx->store, u->name);
         u->recorded = false;
         store_mark(u->ctx->store);
@@ -568,6 +579,8 @@ static int unit_tick_pass(Unit *u, uint64_t now) {
                 return r;
         if (d.change && !u->paused)
                 applied = unit_apply(u, &cur, &d.target, bw_rule_to_string(d.rule)) > 0;
+        if (!u->adopted)
+                return 0;       /* its cgroup vanished under the write (unit_vanished()) */
         unit_reschedule(u, &in, &d);
         unit_remember(u, &cur, &d, applied);
         unit_sample_after(u, &in, &d);

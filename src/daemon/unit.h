@@ -122,6 +122,7 @@ struct Unit {
         uint64_t ticks;
         uint64_t external_changes;
         uint64_t write_errors;
+        uint64_t write_errors_at_stop;  /* write_errors when the stop began */
         uint64_t decisions_applied;
         struct bw_cpu_stat last_stat;
         bool has_last_stat;

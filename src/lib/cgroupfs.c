@@ -91,6 +91,24 @@ static int open_file_optional(int dirfd, const char *name, int *ret_fd) {
         return 0;
 }
 
+int bw_cg_same(const struct bw_cg_root *root, const struct bw_cg *cg) {
+        _cleanup_close_ int fd = -EBADF;
+        struct stat a, b;
+
+        if (!root || !cg || cg->bw_dirfd < 0 || root->bw_fd < 0)
+                return -EINVAL;
+        if (fstat(cg->bw_dirfd, &a) < 0)
+                return -errno;
+        fd = bw_cg_openat_beneath(root->bw_fd, cg->path, O_PATH|O_DIRECTORY, true);
+        if (fd == -ENOENT || fd == -ENOTDIR)
+                return 0;
+        if (fd < 0)
+                return fd;
+        if (fstat(fd, &b) < 0)
+                return -errno;
+        return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
 int bw_cg_open(const struct bw_cg_root *root, const char *path, struct bw_cg **ret) {
         _cleanup_(bw_cg_freep) struct bw_cg *cg = NULL;
         const char *rel;
