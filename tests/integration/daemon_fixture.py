@@ -169,8 +169,9 @@ class Sim(threading.Thread):
 
 
 class Daemon:
-    def __init__(self, base):
+    def __init__(self, base, env=None):
         self.base = base
+        self.env = env or {}            # added to the environment bwgovd runs in
         self.proc = None
         self.log_path = os.path.join(base, "bwgovd.log")
 
@@ -184,7 +185,7 @@ class Daemon:
              "--host-pressure", os.path.join(self.base, "host-pressure"),
              "--host-stat", os.path.join(self.base, "host-stat"),
              "--log-level", "debug"],
-            stdout=self.log, stderr=self.log, stdin=subprocess.DEVNULL)
+            stdout=self.log, stderr=self.log, stdin=subprocess.DEVNULL, env={**os.environ, **self.env})
 
     def signal(self, sig):
         self.proc.send_signal(sig)
@@ -236,6 +237,11 @@ class Daemon:
 class DaemonTest(unittest.TestCase):
     units = {"app.slice": dict(quota=50000, burst=0, conf="")}
     global_conf = "[Governor]\nInterval=100ms\nMetricsInterval=100ms\n"
+    daemon_env = {}
+
+    def prepare(self):
+        """Called after the tree and configuration are written, before the
+        daemon starts."""
 
     def setUp(self):
         if not os.path.exists(BWGOVD):
@@ -257,7 +263,8 @@ class DaemonTest(unittest.TestCase):
         self.sim = Sim(list(self.cg.values()), os.path.join(self.base, "host-pressure"),
                        os.path.join(self.base, "host-stat"))
         self.sim.start()
-        self.d = Daemon(self.base)
+        self.prepare()
+        self.d = Daemon(self.base, self.daemon_env)
         self.d.start()
 
     def tearDown(self):

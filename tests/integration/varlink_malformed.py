@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """bwgovd's varlink server against hostile and broken clients, on raw
 sockets: invalid JSON, messages over the size limit, unknown methods and
-interfaces, wrong parameter types, a client that never reads, 300 clients
-at once, idle clients. Each gets a varlink error or a closed connection,
+interfaces, wrong parameter types, deeply nested JSON, a client that never
+reads, 500 clients at once, idle clients, and rounds of all of it with the
+daemon's resident memory measured. Each gets a varlink error or a closed connection,
 the daemon keeps answering others, and its tick counter keeps advancing
 (GetStatus and bwgov_ticks_total in metrics.prom). No root needed.
 """
@@ -273,8 +274,28 @@ class Malformed(unittest.TestCase):
         except (ConnectionResetError, BrokenPipeError):
             pass
 
+    def test_deeply_nested(self):
+        # Nesting past what the parser follows: not JSON to us, closed.
+        c = self.client()
+        c.send(b"[" * 30000 + b"]" * 30000 + b"\0")
+        r = c.recv()
+        self.assertError(r, G + ".InvalidMessage")
+        self.assertTrue(c.closed())
+        c = self.client()
+        c.send(b'{"method": "io.bwgov.Governor.GetStatus", "parameters": {"x": ' + b'{"a":' * 8000 + b'1' +
+               b'}' * 8000 + b'}}\0')
+        self.assertError(c.recv(), G + ".InvalidMessage")
+        self.assertTrue(c.closed())
+        # Nesting the parser follows, where a string is wanted: the
+        # parameter named, the connection kept.
+        c = self.client()
+        deep = json.loads("[" * 500 + "]" * 500)
+        self.assertError(c.call(G + ".GetUnit", {"unit": deep}), "org.varlink.service.InvalidParameter",
+                         {"parameter": "unit"})
+        self.assertIn("ticks", c.call(G + ".GetStatus")["parameters"])
+
     def test_many_clients(self):
-        n = 300
+        n = 500
         socks = []
         try:
             for _ in range(n):
@@ -360,6 +381,65 @@ class Malformed(unittest.TestCase):
                 self.assertIn("verdict", c.call(G + ".CheckKernel")["parameters"])
             c.close()
         self.wait_connections(1)
+
+
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return None
+
+
+def storm(path):
+    """One round of everything hostile: 300 clients sending just under the
+    message limit, garbage, nesting, oversized messages; then all gone."""
+    socks = []
+    near = json.dumps({"method": G + ".GetUnit", "parameters": {"unit": "z" * (LIMIT - 200)}}).encode() + b"\0"
+    bad = [b"{not json\0", b"[" * 30000 + b"\0", b"{" + b" " * LIMIT, near]
+    for i in range(300):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(5)
+        try:
+            s.connect(path)
+            s.sendall(bad[i % len(bad)])
+        except OSError:
+            pass
+        socks.append(s)
+    for s in socks:
+        try:
+            s.recv(1 << 16)
+        except OSError:
+            pass
+        s.close()
+
+
+class MemoryBounded(unittest.TestCase):
+    """Rounds of hostile clients leave the daemon's resident memory where
+    the first round left it: nothing a client sends is kept. ASan's
+    quarantine (which holds freed memory on purpose) is turned off for this
+    daemon so that what is measured is the daemon's."""
+
+    def test_rounds_of_hostile_clients(self):
+        if not os.path.exists(vc.BWGOVD):
+            vc.skip(f"bwgovd not built at {vc.BWGOVD}")
+        asan = os.environ.get("ASAN_OPTIONS", "")
+        env = {"ASAN_OPTIONS": (asan + ":" if asan else "") + "quarantine_size_mb=0"}
+        with vc.StaticDaemon(env=env) as d:
+            pid = d.d.proc.pid
+            path = d.socket_path
+            rss = []
+            for _ in range(6):
+                storm(path)
+                deadline = time.monotonic() + 15
+                while time.monotonic() < deadline and vc.call(path, G + ".GetStatus")["parameters"]["connections"] > 1:
+                    time.sleep(0.1)
+                time.sleep(0.5)
+                rss.append(rss_kib(pid))
+            t0 = vc.ticks(path)
+            vc.wait_ticks_advance(path, t0, 3)
+            print(f"RSS after each round (KiB): {rss}", file=sys.stderr)
+            self.assertLessEqual(max(rss[2:]) - rss[1], 2048, f"RSS grew round after round: {rss}")
 
 
 if __name__ == "__main__":
