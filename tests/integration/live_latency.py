@@ -18,6 +18,7 @@ the limits under test stay put), read through `bwgovctl latency --json`:
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -195,6 +196,8 @@ def main():
             g.remove()
     if failures:
         print(open(os.path.join(base, "bwgovd.log")).read()[-3000:])
+    else:
+        shutil.rmtree(base, ignore_errors=True)         # kept for a look when a check failed
     print(f"{len(failures)} failure(s)")
     return 1 if failures else 0
 

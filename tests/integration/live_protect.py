@@ -19,6 +19,7 @@ mechanics, the exact restores, and that nothing else is touched.
 """
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -244,11 +245,11 @@ def main():
         g.work.remove()
         g.lat.remove()
         g.be.remove()
-        print(f"(logs in {base})")
 
     if failures:
-        print(f"FAILED: {len(failures)} failed checks")
+        print(f"FAILED: {len(failures)} failed checks (logs in {base})")
         return 1
+    shutil.rmtree(base, ignore_errors=True)             # kept for a look when a check failed
     print("all checks passed")
     return 0
 
