@@ -240,8 +240,7 @@ class Soak:
         if self.ctl("pause", n).returncode != 0:
             self.errors.append(f"pause {n} failed")
         self.counts["pauses"] += 1
-        if self.stop.wait(3):
-            pass
+        self.stop.wait(3)                       # resumed at once when the soak ends
         if self.ctl("resume", n).returncode != 0:
             self.errors.append(f"resume {n} failed")
 
@@ -409,15 +408,6 @@ class Soak:
         if self.proc and self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
-        for n in list(self.tree.made):
-            for d in self.tree.dirs:
-                path = os.path.join(d, n, "cgroup.procs")
-                try:
-                    for pid in open(path).read().split():
-                        if int(pid) in [p.pid for p in self.workers]:
-                            os.kill(int(pid), signal.SIGKILL)
-                except OSError:
-                    pass
         deadline = time.monotonic() + 10
         while self.tree.made and time.monotonic() < deadline:
             for n in list(self.tree.made):
