@@ -55,6 +55,7 @@ struct governor_status {
         bool telemetry;                 /* the run-queue BPF programs are loaded */
         const char *telemetry_reason;   /* why not, "" when they are */
         size_t telemetry_tracked;       /* cgroups they count */
+        uint64_t heap_bytes;            /* the daemon's heap in use (malloc's count, not pages) */
 };
 
 /* Latency protection and contention as they stand for one unit. */

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,20 @@ void manager_counts(const Manager *m, struct governor_counts *ret) {
         *ret = c;
 }
 
+/* Under AddressSanitizer its allocator serves malloc(): its own count then
+ * (its resident set holds shadow memory, quarantine and stack traces, the
+ * heap in use is what the daemon's growth would show in). */
+extern size_t __sanitizer_get_current_allocated_bytes(void) __attribute__((weak));
+
+static uint64_t heap_in_use(void) {
+        struct mallinfo2 mi;
+
+        if (__sanitizer_get_current_allocated_bytes)
+                return __sanitizer_get_current_allocated_bytes();
+        mi = mallinfo2();
+        return (uint64_t) mi.uordblks + mi.hblkhd;
+}
+
 static int get_status(void *userdata, struct governor_status *ret) {
         const Manager *m = userdata;
         struct governor_status s = {
@@ -48,6 +63,7 @@ static int get_status(void *userdata, struct governor_status *ret) {
                 .telemetry = m->telemetry != NULL,
                 .telemetry_reason = m->telemetry_reason,
                 .telemetry_tracked = m->telemetry ? telemetry_tracked(m->telemetry) : 0,
+                .heap_bytes = heap_in_use(),
         };
 
         manager_counts(m, &s.counts);

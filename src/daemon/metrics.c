@@ -465,6 +465,8 @@ static void write_host(struct metrics_buf *b, const struct governor_status *s) {
         scalar(b, "bwgov_host_over_limit", "gauge",
                "1 while the host is over HostPressureLimit= with work outside the governed groups.",
                s->host_over_limit ? 1 : 0);
+        scalar(b, "bwgov_heap_bytes", "gauge", "The daemon's heap in use (allocated, not resident), bytes.",
+               s->heap_bytes);
 }
 
 /* ---- run-queue telemetry: seconds, as Prometheus wants them -------------- */
