@@ -77,6 +77,9 @@ unsigned bw_cg_release(struct bw_cg *cg, unsigned files);
 bool bw_cg_has(const struct bw_cg *cg, unsigned file);
 /* The file is open now (not released). */
 bool bw_cg_holds(const struct bw_cg *cg, unsigned file);
+/* The quota file's name in the directory bw_dirfd holds: "cpu.max" or
+ * "cpu.cfs_quota_us". */
+const char *bw_cg_quota_name(const struct bw_cg *cg);
 /* File descriptors the cgroup holds now. */
 unsigned bw_cg_nfds(const struct bw_cg *cg);
 

@@ -319,6 +319,7 @@ void manager_units_due(struct bw_tick_entry *const *due, size_t n, uint64_t now,
                 units[i] = due[i]->owner;
         if (m->stopping)
                 return;         /* the stop puts baselines back: no samples, nothing rescheduled */
+        quotawatch_drain(m->quotawatch);        /* before the light samples look (quotawatch.h) */
         manager_adopt_batch(m, units, n, deferred);
         for (size_t i = 0; i < n; i++)
                 if (deferred[i])

@@ -565,6 +565,8 @@ int manager_new(Manager **ret) {
         if (r < 0)
                 log_warning_errno(r, "Cannot watch for new cgroups, looking for them once per interval: %s",
                                   STRERROR(r));
+        if (quotawatch_new(&m->quotawatch) < 0)
+                log_warning("Cannot watch quota files, reading them at every sample");
 
         /* sd_event_add_signal requires the signals blocked. */
         {
@@ -607,6 +609,8 @@ int manager_new(Manager **ret) {
                 .event = m->event,
                 .ticker = m->ticker,
                 .cgwatch = m->cgwatch,
+                .quotawatch = m->quotawatch,
+                .quota_watch_said = &m->quota_watch_said,
                 .config = &m->config,
                 .store = m->store,
                 .ncpus = m->ncpus,
@@ -646,6 +650,7 @@ Manager *manager_free(Manager *m) {
         sd_event_source_disable_unref(m->stop_source);
         ticker_free(m->ticker);
         cgwatch_free(m->cgwatch);
+        quotawatch_free(m->quotawatch);
         contention_free(m->contention);
         telemetry_free(m->telemetry);
         sd_event_source_disable_unref(m->host_timer);

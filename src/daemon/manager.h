@@ -50,6 +50,8 @@ struct Manager {
         sd_event_source *stop_source;   /* SIGTERM's restore, a batch per loop iteration */
         size_t stop_at;                 /* the next unit it restores */
         CgWatch *cgwatch;               /* new cgroups of absent units (cgwatch.h), NULL without inotify */
+        QuotaWatch *quotawatch;         /* writes to quota files (quotawatch.h), NULL without inotify */
+        bool quota_watch_said;          /* out of inotify watches, said */
         Unit **units;                   /* sorted by name */
         size_t n_units;
         bool any_searched;              /* a unit's cgroup is searched for by name (a service, a scope) */

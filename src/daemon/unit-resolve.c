@@ -54,6 +54,24 @@ void unit_unwatch(Unit *u) {
         u->watch_wd = -1;
 }
 
+/* Present: watch its quota file for writes (quotawatch.h). Out of watches,
+ * its light samples read the file. */
+static void unit_watch_quota(Unit *u) {
+        char path[64];
+        int r;
+
+        if (!u->ctx->quotawatch)
+                return;
+        (void) snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", u->cg->bw_dirfd, bw_cg_quota_name(u->cg));
+        r = quotawatch_add(u->ctx->quotawatch, path, &u->quota_watch);
+        if (r == -ENOSPC && !*u->ctx->quota_watch_said) {
+                log_info("Out of inotify watches (fs.inotify.max_user_watches): the units past %zu read their "
+                         "quota file at every sample", quotawatch_size(u->ctx->quotawatch));
+                *u->ctx->quota_watch_said = true;
+        } else if (r < 0 && r != -ENOSPC)
+                log_debug_errno(r, "%s: not watching its quota file: %s", u->name, STRERROR(r));
+}
+
 int unit_resolve(Unit *u) {
         _cleanup_free_ char *path = NULL;
         bool searched = false;
@@ -97,6 +115,7 @@ int unit_resolve(Unit *u) {
                 return log_warning_errno(r, "%s: cannot open cgroup %s: %s", u->name, path, STRERROR(r));
 
         unit_unwatch(u);
+        unit_watch_quota(u);
         free(u->cgroup_path);
         u->cgroup_path = TAKE_PTR(path);
         log_info("%s: governing cgroup %s (%s)", u->name, u->cgroup_path[0] ? u->cgroup_path : "/",

@@ -35,6 +35,7 @@ static int on_trigger(sd_event_source *s, int fd, uint32_t revents, void *userda
         if (now - u->last_tick_usec < TRIGGER_MIN_SPACING_USEC)
                 return 0;
         log_debug("%s: pressure trigger fired", u->name);
+        quotawatch_drain(u->ctx->quotawatch);
         (void) unit_tick(u, now);
         return 0;
 }
@@ -185,13 +186,16 @@ int unit_sample_light(Unit *u, struct bw_bandwidth *cur, struct bw_policy_input 
         if (r < 0 || st.seen != (u->last_stat.seen & ~BW_CPUSTAT_LOCAL_THROTTLED) ||
             st.nr_throttled != u->last_stat.nr_throttled || st.throttled_usec != u->last_stat.throttled_usec)
                 return 0;
-        /* Someone wrote cpu.max: a full sample re-bases. (Short of file
-         * descriptors, the quota file is not held: the full samples see it.) */
+        /* Someone wrote cpu.max: a full sample re-bases. Watched, the file
+         * is read only after a write (ours too) was seen; unwatched and
+         * short of file descriptors, it is not held: the full samples see it. */
         *cur = u->last_current;
-        if (bw_cg_holds(u->cg, BW_CG_FILE_QUOTA) &&
-            (bw_cg_read_quota(u->cg, &quota, &period) < 0 || quota != cur->quota_usec ||
-             (period != 0 && period != cur->period_usec)))
-                return 0;
+        if (u->quota_watch.wd >= 0 ? u->quota_watch.written : bw_cg_holds(u->cg, BW_CG_FILE_QUOTA)) {
+                u->quota_watch.written = false;
+                if (bw_cg_read_quota(u->cg, &quota, &period) < 0 || quota != cur->quota_usec ||
+                    (period != 0 && period != cur->period_usec))
+                        return 0;
+        }
         st.seen |= u->last_stat.seen & BW_CPUSTAT_LOCAL_THROTTLED;
         st.local_throttled_usec = u->last_stat.local_throttled_usec;
         in->stat = st;

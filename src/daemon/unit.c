@@ -91,6 +91,7 @@ static void unit_close_cgroup(Unit *u) {
         unit_telemetry_detach(&u->rq, *u->ctx->telemetry);
         unit_levers_forget(u);
         u->lat_has_window = false;
+        quotawatch_remove(u->ctx->quotawatch, &u->quota_watch);
         bw_cg_free(u->cg);
         u->cg = NULL;
         u->has_last_stat = false;
@@ -441,8 +442,11 @@ static int unit_sdintent_changed(Unit *u, uint64_t *ret_quota_usec, uint64_t *re
 /* Reads cpu.max into ret. Returns 1, 0 when the cgroup vanished (closed),
  * or a negative errno (logged). */
 static int unit_read_bandwidth(Unit *u, struct bw_bandwidth *ret) {
-        int r = bw_cg_read_bandwidth(u->cg, ret);
+        int r;
 
+        /* What this reads is news to the watch: a write after it is told anew. */
+        u->quota_watch.written = false;
+        r = bw_cg_read_bandwidth(u->cg, ret);
         if (bw_cg_error_is_vanished(r)) {
                 unit_vanished(u);
                 return 0;
@@ -618,6 +622,7 @@ int unit_new(const struct unit_context *ctx, const struct bw_unit_config *cfg, U
         u->ctx = ctx;
         u->tick.owner = u;
         u->watch_wd = -1;
+        u->quota_watch.wd = -1;
         u->fd_rank = (unsigned) (((uintptr_t) u >> 4) * 2654435761u % 1000);
         u->trigger_fd = -1;
         u->name = strdup(cfg->name);

@@ -20,6 +20,7 @@
 #include "sdintent.h"
 #include "store.h"
 #include "cgwatch.h"
+#include "quotawatch.h"
 #include "ticker.h"
 #include "bwgov/latency.h"
 #include "unit-levers.h"
@@ -49,6 +50,7 @@ struct unit_context {
         sd_event *event;
         Ticker *ticker;                 /* every unit's next sample */
         CgWatch *cgwatch;               /* new cgroups (NULL: looked for each Interval= only) */
+        QuotaWatch *quotawatch;         /* writes to quota files (NULL: light samples read them) */
         const struct bw_config *config;
         struct bw_cg_root *root;
         Store *store;
@@ -61,6 +63,7 @@ struct unit_context {
         Telemetry *const *telemetry;    /* the run-queue telemetry, NULL when there is none (the manager's) */
         uint64_t *ticks;                /* decisions taken over all units (the manager's counter) */
         bool *fd_limit_said;            /* the one log line for running out of file descriptors */
+        bool *quota_watch_said;         /* the one log line for running out of inotify watches */
         size_t *fds_held;               /* by all units' cgroups and triggers (the manager's count) */
         size_t fd_budget;               /* what they may hold: RLIMIT_NOFILE less the daemon's own */
         const unsigned *fd_keep;        /* BW_CG_FILE_* a unit keeps open after its sample ... */
@@ -130,6 +133,7 @@ struct Unit {
         bool has_last_psi;
         bool quiet;                     /* the last decision found it quiet: light samples (unit.h, samples) */
         uint64_t quiet_samples;         /* consecutive quiet decisions */
+        struct quota_watch quota_watch; /* writes to its quota file, seen without reading it */
         uint64_t light_samples;         /* light samples taken */
         uint64_t near_usec;             /* when a sample last found it near its quota (its PSI trigger) */
         unsigned nfds;                  /* file descriptors held, as in the manager's count */
@@ -329,7 +333,8 @@ static inline void unit_levers_recover(Unit *u, const struct bw_state_unit *su) 
  * CPUQuota=. Most governed groups, most of the time, are quiet: at rest,
  * not spending credit, never throttled. Their samples between two full
  * ones (every UNIT_QUIET_FULL_EVERY) are light: cpu.stat (throttling and
- * usage) and the quota from its held file, nothing else. Throttling since
+ * usage), and the quota file only when it was written since (quotawatch.h;
+ * without a watch, from its held file), nothing else. Throttling since
  * the last sample, a quota written by someone else, a shedding plan or a
  * write of ours each make it a full sample at once; pressure matters to the
  * law only with throttling, so skipping it while there is none loses

@@ -301,6 +301,10 @@ bool bw_cg_holds(const struct bw_cg *cg, unsigned file) {
         return slot && *slot >= 0;
 }
 
+const char *bw_cg_quota_name(const struct bw_cg *cg) {
+        return cg->layout == BW_CG_LAYOUT_V2 ? V2_MAX : V1_QUOTA;
+}
+
 unsigned bw_cg_nfds(const struct bw_cg *cg) {
         const int fds[] = { cg->bw_dirfd, cg->v2_dirfd != cg->bw_dirfd ? cg->v2_dirfd : -1, cg->stat_fd,
                             cg->local_fd, cg->usage_fd, cg->pressure_fd, cg->quota_fd };

@@ -481,6 +481,29 @@ class TestExternalAndRestore(DaemonTest):
         self.demand("app.slice", 0.9)
         self.d.wait_for(lambda: self.quota("app.slice") > 50000, 20, "a boost")
 
+    def test_external_change_on_a_quiet_unit(self):
+        # A quiet unit's light samples read its quota file only after a
+        # write to it was seen (inotify, quotawatch.c): each of these writes,
+        # at different phases of the one-in-twenty full samples, is still
+        # taken within two ticks, and nothing else is read as one.
+        d = self.d
+        d.wait_for(lambda: self.quota("app.slice") == 100000, 10, "the resting headroom")
+        d.wait_ticks("app.slice", 25)
+        self.assertEqual(d.metric("bwgov_external_changes_total", "app.slice"), 0)
+        c = self.cg["app.slice"]
+        for i, q in enumerate((60000, 75000, 90000)):  # each above the resting burst
+            d.wait_ticks("app.slice", 7)
+            with c.lock:
+                write_in_place(os.path.join(c.dir, "cpu.max"), f"{q} {PERIOD}\n")
+            start = d.metric("bwgov_unit_ticks_total", "app.slice")
+            d.wait_for(lambda: d.metric("bwgov_baseline_quota_usec", "app.slice") == q, 10, f"re-base on {q}")
+            self.assertLessEqual(d.metric("bwgov_unit_ticks_total", "app.slice") - start, 2)
+            d.wait_for(lambda: self.quota("app.slice") == 2 * q, 10, f"headroom on {q}")
+            self.assertEqual(d.metric("bwgov_external_changes_total", "app.slice"), i + 1)
+        d.signal(signal.SIGTERM)
+        self.assertEqual(d.wait(), 0)
+        self.assertEqual(self.cg["app.slice"].read_max(), (90000, PERIOD, 10000))
+
     def test_external_change_becomes_the_baseline(self):
         # Someone else's quota is the new contract: never written back; the
         # headroom is then built on it (CPUQuotaMax= defaults to twice it).
