@@ -483,11 +483,31 @@ static void number_format(struct number *ret, double v) {
         ret->len = k > 0 && (size_t) k < sizeof(ret->s) ? (size_t) k : 0;
 }
 
-static void rq_sample(struct metrics_buf *b, const char *name, const struct label *l, const struct number *le,
-                      double v) {
-        struct number value;
+/* ns as seconds in decimal, exactly and without printf (a thousand units
+ * have some 25 000 of these): "12.0345", "0". Room for U64_DECIMAL_MAX + 10. */
+static char *put_ns_seconds(char *p, uint64_t ns) {
+        uint64_t frac = ns % 1000000000u;
 
-        number_format(&value, v);
+        p = put_u64(p, ns / 1000000000u);
+        if (frac == 0)
+                return p;
+        *p++ = '.';
+        for (int i = 8; i >= 0; i--) {
+                p[i] = (char) ('0' + frac % 10);
+                frac /= 10;
+        }
+        p += 9;
+        while (p[-1] == '0')
+                p--;
+        return p;
+}
+
+/* One sample: v is a count, or nanoseconds shown as seconds. */
+static void rq_sample(struct metrics_buf *b, const char *name, const struct label *l, const struct number *le,
+                      uint64_t v, bool ns) {
+        char value[U64_DECIMAL_MAX + 10];
+        size_t len = (size_t) ((ns ? put_ns_seconds(value, v) : put_u64(value, v)) - value);
+
         buf_puts(b, name);
         buf_put(b, LABEL_OPEN, sizeof(LABEL_OPEN) - 1);
         buf_put(b, l->s, l->len);
@@ -496,7 +516,7 @@ static void rq_sample(struct metrics_buf *b, const char *name, const struct labe
                 buf_put(b, le->s, le->len);
         }
         buf_put(b, LABEL_CLOSE, sizeof(LABEL_CLOSE) - 1);
-        buf_put(b, value.s, value.len);
+        buf_put(b, value, len);
         buf_put(b, "\n", 1);
 }
 
@@ -528,30 +548,30 @@ static void write_rq_histogram(struct metrics_buf *b, const struct governor_unit
                         continue;
                 for (unsigned slot = 0; slot < BW_RQ_SLOTS; slot++) {
                         cum += u->rq.wait_slots[slot];
-                        rq_sample(b, "bwgov_runqueue_wait_seconds_bucket", &labels[i], &le[slot], (double) cum);
+                        rq_sample(b, "bwgov_runqueue_wait_seconds_bucket", &labels[i], &le[slot], cum, false);
                 }
-                rq_sample(b, "bwgov_runqueue_wait_seconds_sum", &labels[i], NULL, (double) u->rq.wait_ns / 1e9);
-                rq_sample(b, "bwgov_runqueue_wait_seconds_count", &labels[i], NULL, (double) cum);
+                rq_sample(b, "bwgov_runqueue_wait_seconds_sum", &labels[i], NULL, u->rq.wait_ns, true);
+                rq_sample(b, "bwgov_runqueue_wait_seconds_count", &labels[i], NULL, cum, false);
         }
 }
 
 struct rq_family {
         const char *name;
         const char *help;
-        double scale;                   /* to seconds; 1 for counts */
+        bool ns;                        /* nanoseconds, shown as seconds; else a count */
         size_t offset;                  /* of the counter in struct bw_rq_counters */
 };
 
 static const struct rq_family rq_families[] = {
         { "bwgov_runqueue_throttled_wait_seconds_total",
           "Of the run-queue wait, the part while the group or an ancestor was throttled.",
-          1e-9, offsetof(struct bw_rq_counters, throttled_wait_ns) },
+          true, offsetof(struct bw_rq_counters, throttled_wait_ns) },
         { "bwgov_runqueue_throttles_total",
           "Throttles seen: a runnable task of the group left a CPU throttled.",
-          1, offsetof(struct bw_rq_counters, throttles) },
+          false, offsetof(struct bw_rq_counters, throttles) },
         { "bwgov_runqueue_throttle_seconds_total",
           "Summed duration of those throttles.",
-          1e-9, offsetof(struct bw_rq_counters, throttle_ns) },
+          true, offsetof(struct bw_rq_counters, throttle_ns) },
 };
 
 static void write_rq(struct metrics_buf *b, const struct governor_unit *units, const struct label *labels,
@@ -567,7 +587,7 @@ static void write_rq(struct metrics_buf *b, const struct governor_unit *units, c
                         if (!units[i].has_rq)
                                 continue;
                         memcpy(&v, (const char *) &units[i].rq + fam->offset, sizeof(v));
-                        rq_sample(b, fam->name, &labels[i], NULL, (double) v * fam->scale);
+                        rq_sample(b, fam->name, &labels[i], NULL, v, fam->ns);
                 }
         }
 }
