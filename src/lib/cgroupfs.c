@@ -148,12 +148,12 @@ int bw_cg_open(const struct bw_cg_root *root, const char *path, struct bw_cg **r
         /* Without its bandwidth file the directory is not governable: the cpu
          * controller is not enabled for it (v2) or this is not a cpu
          * hierarchy. */
-        if (faccessat(cg->bw_dirfd, root->layout == BW_CG_LAYOUT_V2 ? V2_MAX : V1_QUOTA,
+        if (faccessat(cg->bw_dirfd, bw_cg_quota_name(cg),
                       F_OK, AT_SYMLINK_NOFOLLOW) < 0)
                 return errno == ENOENT ? -EOPNOTSUPP : -errno;
         /* Held: read on every sample (an external write is seen at once),
          * one pread instead of an open, read and close. */
-        fd = open_file(cg->bw_dirfd, root->layout == BW_CG_LAYOUT_V2 ? V2_MAX : V1_QUOTA);
+        fd = open_file(cg->bw_dirfd, bw_cg_quota_name(cg));
         if (fd < 0)
                 return fd;
         cg->quota_fd = fd;
@@ -250,7 +250,7 @@ static int file_reopen(struct bw_cg *cg, unsigned file) {
         case BW_CG_FILE_PRESSURE:
                 return open_file(cg->v2_dirfd, CPU_PRESSURE);
         case BW_CG_FILE_QUOTA:
-                return open_file(cg->bw_dirfd, cg->layout == BW_CG_LAYOUT_V2 ? V2_MAX : V1_QUOTA);
+                return open_file(cg->bw_dirfd, bw_cg_quota_name(cg));
         default:
                 return -EINVAL;
         }
@@ -584,7 +584,7 @@ int bw_cg_read_bandwidth(struct bw_cg *cg, struct bw_bandwidth *ret) {
 /* Is cg's directory still there? 0, or -ENOENT once it was removed (its
  * dirfd then finds nothing), another negative errno. */
 static int cg_check_alive(const struct bw_cg *cg) {
-        if (faccessat(cg->bw_dirfd, cg->layout == BW_CG_LAYOUT_V2 ? V2_MAX : V1_QUOTA,
+        if (faccessat(cg->bw_dirfd, bw_cg_quota_name(cg),
                       F_OK, AT_SYMLINK_NOFOLLOW) < 0)
                 return -errno;
         return 0;
