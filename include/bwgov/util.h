@@ -31,6 +31,8 @@ static inline uint64_t u64_muldiv(uint64_t a, uint64_t b, uint64_t c) {
 
         if (c == 0)
                 return UINT64_MAX;
+        if (((a | b) >> 32) == 0)       /* no 128-bit division (a libgcc call) */
+                return a * b / c;
         v = (u128) a * b / c;
         return v > UINT64_MAX ? UINT64_MAX : (uint64_t) v;
 }
@@ -42,6 +44,8 @@ static inline uint64_t u64_muldiv_up(uint64_t a, uint64_t b, uint64_t c) {
 
         if (c == 0)
                 return UINT64_MAX;
+        if (((a | b | c) >> 32) == 0)
+                return (a * b + c - 1) / c;
         v = ((u128) a * b + c - 1) / c;
         return v > UINT64_MAX ? UINT64_MAX : (uint64_t) v;
 }
