@@ -126,6 +126,18 @@ int bw_cg_read_stat_light(struct bw_cg *cg, struct bw_cpu_stat *ret);
  * bits). -EOPNOTSUPP in V2 (cpu.stat has both) or without a usage file. */
 int bw_cg_read_usage(struct bw_cg *cg, struct bw_cpu_stat *ret);
 
+/* The usage file of the cgroup PATH (validated, opened beneath the root as
+ * bw_cg_open() does) alone: cpu.stat of the v2 tree (V2, HYBRID) or
+ * cpuacct.usage (V1). For a governed cgroup's parent, whose usage counts
+ * every task below it (daemon/usagegate.h). REQUIRE_KERNFS refuses a file
+ * that is not on cgroupfs (-EOPNOTSUPP): only there is a parent's usage the
+ * sum of its children's. Returns the fd, -EOPNOTSUPP without that tree, or
+ * another negative errno. */
+int bw_cg_usage_open(const struct bw_cg_root *root, const char *path, bool require_kernfs);
+/* Its cumulative usage in µs: one pread. Returns 0, -EFBIG when it fills
+ * the 4 KiB buffer, -ENODATA/-EINVAL from the parser, or -errno. */
+int bw_cg_usage_read(const struct bw_cg_root *root, int fd, uint64_t *ret_usec);
+
 /* The burst file: *ret_has false when the kernel has none (the cgroup
  * being there). */
 int bw_cg_read_burst(struct bw_cg *cg, uint64_t *ret_usec, bool *ret_has);

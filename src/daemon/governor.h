@@ -56,6 +56,8 @@ struct governor_status {
         const char *telemetry_reason;   /* why not, "" when they are */
         size_t telemetry_tracked;       /* cgroups they count */
         uint64_t heap_bytes;            /* the daemon's heap in use (malloc's count, not pages) */
+        size_t usage_gates;             /* parents whose usage is read for their children (usagegate.h) */
+        uint64_t gated_samples;         /* samples that read nothing: the parent had not run */
 };
 
 /* Latency protection and contention as they stand for one unit. */

@@ -64,6 +64,8 @@ static int get_status(void *userdata, struct governor_status *ret) {
                 .telemetry_reason = m->telemetry_reason,
                 .telemetry_tracked = m->telemetry ? telemetry_tracked(m->telemetry) : 0,
                 .heap_bytes = heap_in_use(),
+                .usage_gates = usage_gates_size(m->gates),
+                .gated_samples = usage_gates_skipped(m->gates),
         };
 
         manager_counts(m, &s.counts);

@@ -33,15 +33,6 @@
 /* A unit missing from the tree is looked for again this often; cheap (a
  * few openat()s), and bounded by the number of absent units. */
 
-/* The CPU used outside the governed groups is averaged over about this
- * long: the governed groups' samples and the host's come at different
- * times, so one difference of the two is noisy. */
-#define HOST_OTHER_TAU_USEC (1 * USEC_PER_SEC)
-
-/* /proc/pressure/cpu is two lines; /proc/stat one line per CPU and more
- * (only its first, aggregate line is used). */
-#define HOST_FILE_MAX_BYTES (1024 * 1024)
-
 /* Capability bit of CAP_SYS_RESOURCE (linux/capability.h). */
 #define CAP_SYS_RESOURCE_BIT 24
 
@@ -227,133 +218,7 @@ static void manager_write_metrics(Manager *m, uint64_t now) {
 
 /* ---- the host timer ------------------------------------------------------ */
 
-/* CPU time the outermost governed groups have used by `now`: each one's
- * counter at its last sample, carried forward at its last rate (their
- * samples come at their own times, the host's at its own). */
-static uint64_t manager_governed_usage(Manager *m, uint64_t now) {
-        uint64_t sum = 0;
-
-        for (size_t i = 0; i < m->n_units; i++) {
-                Unit *u = m->units[i];
-                uint64_t v;
-
-                if (!u->cg || !u->outermost || !u->has_last || !u->has_last_stat ||
-                    !(u->last_stat.seen & BW_CPUSTAT_USAGE))
-                        continue;
-                v = u->last_stat.usage_usec;
-                if (now > u->pstate.prev_now_usec)
-                        v += u64_muldiv(u->last.usage_rate, now - u->pstate.prev_now_usec, USEC_PER_SEC);
-                sum = u64_sat_add(sum, v);
-        }
-        return sum;
-}
-
-/* Host CPU pressure and the CPU used outside the governed groups since the
- * last host sample, and whether the host is over HostPressureLimit=
- * (bw_host_over_limit()). The outside use is averaged over about
- * HOST_OTHER_TAU_USEC: governed samples and host samples come at different
- * times, and a single difference of the two is noisy. */
-static void manager_sample_host(Manager *m) {
-        uint64_t now, busy = 0, dt, governed;
-        bool has_busy = false;
-        _cleanup_free_ char *buf = NULL;
-        struct bw_psi psi;
-        size_t n;
-
-        if (bw_read_full_at(AT_FDCWD, m->host_pressure_path, 0, HOST_FILE_MAX_BYTES, &buf, &n) < 0 || n == 0 ||
-            bw_psi_parse(buf, n, &psi) < 0)
-                return;
-        free(TAKE_PTR(buf));
-        /* Only the aggregate "cpu" line, the first one. */
-        if (bw_read_full_at(AT_FDCWD, m->host_stat_path, 0, HOST_FILE_MAX_BYTES, &buf, &n) >= 0 && n > 0 &&
-            bw_host_parse_stat(buf, n, (uint64_t) sysconf(_SC_CLK_TCK), &busy) >= 0)
-                has_busy = true;
-
-        now = clock_now_usec(CLOCK_MONOTONIC);
-        governed = manager_governed_usage(m, now);
-        dt = m->has_host && now > m->host_time_usec ? now - m->host_time_usec : 0;
-        if (m->has_host)
-                (void) bw_psi_rate(m->host_total_usec, m->host_time_usec, psi.some.total_usec, now,
-                                   &m->host_some_rate);
-        if (dt > 0 && has_busy && m->has_host_busy && busy >= m->host_busy_usec &&
-            m->host_units_generation == m->units_generation) {
-                int64_t busy_delta = (int64_t) (busy - m->host_busy_usec);
-                int64_t governed_delta = (int64_t) governed - (int64_t) m->host_governed_usec;
-                int64_t other = (busy_delta - governed_delta) * (int64_t) USEC_PER_SEC / (int64_t) dt;
-                int64_t w = (int64_t) u64_min(dt, HOST_OTHER_TAU_USEC);
-
-                m->host_busy_rate = (busy - m->host_busy_usec) * USEC_PER_SEC / dt;
-                m->host_other_avg += (other - m->host_other_avg) * w / (int64_t) HOST_OTHER_TAU_USEC;
-        }
-        m->has_host = true;
-        m->host_total_usec = psi.some.total_usec;
-        m->has_host_busy = has_busy;
-        m->host_busy_usec = busy;
-        m->host_governed_usec = governed;
-        m->host_units_generation = m->units_generation;
-        m->host_time_usec = now;
-        m->host_other_usage = m->host_other_avg > 0 ? (uint64_t) m->host_other_avg : 0;
-
-        /* Without /proc/stat there is no telling whether anyone else wants
-         * the CPU: the pressure alone decides. */
-        m->host_over_limit = bw_host_over_limit(m->host_some_rate, has_busy ? m->host_other_usage : UINT64_MAX,
-                                                m->config.global.host_pressure_limit);
-}
-
-static void manager_plan_shedding(Manager *m, uint64_t now) {
-        uint64_t limit = m->config.global.host_pressure_limit;
-        _cleanup_free_ struct bw_shed_unit *units = NULL;
-        _cleanup_free_ unsigned *shed = NULL;
-        size_t n_shed = 0, n_new = 0;
-        int r;
-
-        /* Under the limit and nothing withdrawn: no plan to make (four
-         * passes a second over ten thousand units otherwise). */
-        if (m->n_units == 0 || (!m->host_over_limit && !m->shedding))
-                return;
-
-        units = calloc(m->n_units, sizeof(*units));
-        shed = calloc(m->n_units, sizeof(*shed));
-        if (!units || !shed) {
-                log_oom();
-                return;
-        }
-        for (size_t i = 0; i < m->n_units; i++) {
-                units[i].priority = m->units[i]->cfg.priority;
-                units[i].boost_rate = unit_headroom(m->units[i]);
-        }
-        r = bw_host_plan_shed(units, m->n_units, m->host_over_limit ? m->host_some_rate : 0, limit, shed);
-        if (r < 0) {
-                log_warning_errno(r, "Shedding plan failed: %s", STRERROR(r));
-                return;
-        }
-        m->shedding = false;    /* until a unit is found withdrawn below */
-        for (size_t i = 0; i < m->n_units; i++) {
-                Unit *u = m->units[i];
-
-                if (shed[i] > 0) {
-                        n_shed++;
-                        if (u->shed_permille == 0)
-                                n_new++;
-                }
-                u->shed_permille = shed[i];
-                if (shed[i] > 0) {
-                        m->shedding = true;
-                        /* Within this short tick, not at the unit's next one. */
-                        u->shed_pending = shed[i];
-                        (void) unit_schedule(u, now, 0);
-                }
-        }
-        /* One line per plan that reaches new units, not one per unit: with
-         * thousands of units each write says "host-shed" anyway. */
-        if (n_new > 0)
-                log_notice("Host CPU pressure %" PRIu64 "us/s over limit %" PRIu64 "us/s while %" PRIu64
-                           "us/s of CPU is used outside the governed groups: withdrawing headroom from %zu unit%s, "
-                           "lowest Priority= first",
-                           m->host_some_rate, limit, m->host_other_usage, n_shed, n_shed == 1 ? "" : "s");
-}
-
-static uint64_t host_interval(Manager *m) {
+uint64_t host_interval(const Manager *m) {
         return m->config.global.active_interval_usec < m->config.global.interval_usec ?
                m->config.global.active_interval_usec : m->config.global.interval_usec;
 }
@@ -545,6 +410,7 @@ int manager_new(Manager **ret) {
         m = calloc(1, sizeof(*m));
         if (!m)
                 return -ENOMEM;
+        m->host_pressure_fd = m->host_stat_fd = -1;
 
         r = sd_event_default(&m->event);
         if (r < 0)
@@ -567,6 +433,7 @@ int manager_new(Manager **ret) {
                                   STRERROR(r));
         if (quotawatch_new(&m->quotawatch) < 0)
                 log_warning("Cannot watch quota files, reading them at every sample");
+        (void) usage_gates_new(true, &m->gates);
 
         /* sd_event_add_signal requires the signals blocked. */
         {
@@ -610,6 +477,7 @@ int manager_new(Manager **ret) {
                 .ticker = m->ticker,
                 .cgwatch = m->cgwatch,
                 .quotawatch = m->quotawatch,
+                .gates = m->gates,
                 .quota_watch_said = &m->quota_watch_said,
                 .config = &m->config,
                 .store = m->store,
@@ -651,6 +519,11 @@ Manager *manager_free(Manager *m) {
         ticker_free(m->ticker);
         cgwatch_free(m->cgwatch);
         quotawatch_free(m->quotawatch);
+        if (m->host_pressure_fd >= 0)
+                close(m->host_pressure_fd);
+        if (m->host_stat_fd >= 0)
+                close(m->host_stat_fd);
+        usage_gates_free(m->gates);
         contention_free(m->contention);
         telemetry_free(m->telemetry);
         sd_event_source_disable_unref(m->host_timer);

@@ -52,6 +52,7 @@ struct Manager {
         CgWatch *cgwatch;               /* new cgroups of absent units (cgwatch.h), NULL without inotify */
         QuotaWatch *quotawatch;         /* writes to quota files (quotawatch.h), NULL without inotify */
         bool quota_watch_said;          /* out of inotify watches, said */
+        UsageGates *gates;              /* parents' usage for quiet units (usagegate.h), NULL: none */
         Unit **units;                   /* sorted by name */
         size_t n_units;
         bool any_searched;              /* a unit's cgroup is searched for by name (a service, a scope) */
@@ -65,10 +66,12 @@ struct Manager {
 
         /* Host pressure and CPU time: last cumulative totals and their time. */
         bool has_host;
+        int host_pressure_fd, host_stat_fd;     /* held open (manager-host.c), -1 until read */
         uint64_t host_total_usec;       /* /proc/pressure/cpu some total */
         uint64_t host_busy_usec;        /* /proc/stat busy CPU time */
         bool has_host_busy;
         uint64_t host_time_usec;
+        uint64_t host_busy_time_usec;   /* when host_busy_usec and host_governed_usec were taken */
         uint64_t host_some_rate;        /* µs/s of the last host sample */
         uint64_t host_busy_rate;        /* µs/s of CPU busy over all CPUs */
         uint64_t host_governed_usec;    /* the governed groups' usage at the last host sample */
@@ -135,6 +138,12 @@ void manager_update_outermost(Manager *m);
 /* Which cgroup files the units keep open between samples, so that they
  * stay within the file descriptor budget (every Interval=). */
 void manager_plan_fds(Manager *m);
+/* The host timer's period: ActiveInterval=, at most Interval=. */
+uint64_t host_interval(const Manager *m);
+/* The host sample and the shedding plan (manager-host.c), every
+ * host_interval(). */
+void manager_sample_host(Manager *m);
+void manager_plan_shedding(Manager *m, uint64_t now);
 /* SIGTERM: restore every unit's baseline from the loop, TICKER_BATCH
  * units per iteration, then exit the loop. Returns 0 or a negative errno
  * (then nothing was started). */

@@ -465,6 +465,11 @@ static void write_host(struct metrics_buf *b, const struct governor_status *s) {
         scalar(b, "bwgov_host_over_limit", "gauge",
                "1 while the host is over HostPressureLimit= with work outside the governed groups.",
                s->host_over_limit ? 1 : 0);
+        scalar(b, "bwgov_usage_gates", "gauge",
+               "Parent cgroups whose usage is read once for their governed children.", s->usage_gates);
+        scalar(b, "bwgov_gated_samples_total", "counter",
+               "Samples of quiet units that read nothing of their own: no task below the parent had run.",
+               s->gated_samples);
         scalar(b, "bwgov_heap_bytes", "gauge", "The daemon's heap in use (allocated, not resident), bytes.",
                s->heap_bytes);
 }

@@ -118,6 +118,7 @@ int unit_resolve(Unit *u) {
         unit_watch_quota(u);
         free(u->cgroup_path);
         u->cgroup_path = TAKE_PTR(path);
+        u->gate = usage_gate_get(u->ctx->gates, u->ctx->root, u->cgroup_path);
         log_info("%s: governing cgroup %s (%s)", u->name, u->cgroup_path[0] ? u->cgroup_path : "/",
                  bw_cg_layout_to_string(u->cg->layout));
         unit_attach_telemetry(u);

@@ -107,10 +107,45 @@ static void unit_sample_common(Unit *u, struct bw_policy_input *in) {
         in->host_over_limit = *u->ctx->host_over_limit || u->latency_hold;
 }
 
+/* Before the unit's own usage is read at NOW: its parent's usage then
+ * (usagegate.h), for the next light sample to compare with. */
+static void unit_gate_note(Unit *u, uint64_t now) {
+        uint64_t t;
+
+        u->gate_valid = usage_gate_read(u->gate, now, 0, &u->gate_usage_usec, &t) >= 0;
+        u->gate_after_usec = now;
+}
+
+/* Whether no task below the unit's parent ran since the unit's own usage
+ * was last read (then nothing of its own needs reading). When it cannot be
+ * told, or something ran, the parent's reading taken now is noted for the
+ * unit's read that follows. */
+static bool unit_gate_still(Unit *u, uint64_t now) {
+        uint64_t usage, t;
+
+        /* Unwatched, a removed cgroup would go unseen until a full sample:
+         * the reads of its own tell it (a watched one sets its flag). */
+        if (u->quota_watch.wd < 0)
+                return false;
+        if (!u->gate_valid || usage_gate_read(u->gate, now, u->gate_after_usec, &usage, &t) < 0) {
+                unit_gate_note(u, now);
+                return false;
+        }
+        if (usage == u->gate_usage_usec) {
+                usage_gate_skipped(u->gate);
+                u->gated = true;
+                return true;
+        }
+        u->gate_usage_usec = usage;     /* read before the unit's own read that follows */
+        u->gate_after_usec = now;
+        return false;
+}
+
 int unit_sample(Unit *u, const struct bw_bandwidth *cur, struct bw_policy_input *in) {
         int r;
 
         *in = (struct bw_policy_input) { .now_usec = clock_now_usec(CLOCK_MONOTONIC) };
+        unit_gate_note(u, in->now_usec);
         r = bw_cg_read_stat(u->cg, &in->stat);
         if (bw_cg_error_is_vanished(r)) {
                 unit_vanished(u);
@@ -144,11 +179,16 @@ int unit_sample(Unit *u, const struct bw_bandwidth *cur, struct bw_policy_input 
  * usage since the last sample could not have run a period dry: not even
  * all of it within one period, with every CPU's slice handed out on top
  * (an idle group, the common case, reads one file instead of two). */
-static int unit_read_light(Unit *u, struct bw_cpu_stat *ret) {
+static int unit_read_light(Unit *u, uint64_t now, struct bw_cpu_stat *ret) {
         uint64_t quota = u->last_current.quota_usec;
         struct bw_cpu_stat st;
         int r;
 
+        if (unit_gate_still(u, now)) {
+                *ret = u->last_stat;
+                ret->seen &= ~BW_CPUSTAT_LOCAL_THROTTLED;
+                return 0;
+        }
         r = bw_cg_read_usage(u->cg, &st);
         if (r == -EOPNOTSUPP)
                 return bw_cg_read_stat_light(u->cg, ret);
@@ -177,7 +217,7 @@ int unit_sample_light(Unit *u, struct bw_bandwidth *cur, struct bw_policy_input 
             !u->has_last || u->shed_pending > 0 || unit_mode(u) != u->params.mode || !u->has_ancestor)
                 return 0;
         *in = (struct bw_policy_input) { .now_usec = clock_now_usec(CLOCK_MONOTONIC) };
-        r = unit_read_light(u, &st);
+        r = unit_read_light(u, in->now_usec, &st);
         if (bw_cg_error_is_vanished(r)) {
                 unit_vanished(u);
                 return -ENODEV;

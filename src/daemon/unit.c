@@ -92,6 +92,9 @@ static void unit_close_cgroup(Unit *u) {
         unit_levers_forget(u);
         u->lat_has_window = false;
         quotawatch_remove(u->ctx->quotawatch, &u->quota_watch);
+        usage_gate_put(u->gate);
+        u->gate = NULL;
+        u->gate_valid = false;
         bw_cg_free(u->cg);
         u->cg = NULL;
         u->has_last_stat = false;
@@ -603,10 +606,13 @@ int unit_tick(Unit *u, uint64_t now) {
         /* Stopping: nothing may raise a unit the stop put back. */
         if (*u->ctx->stopping)
                 return 0;
+        u->gated = false;
         r = unit_tick_pass(u, now);
-
-        unit_count_fds(u);
-        unit_fd_economy(u);
+        /* A sample that read nothing opened nothing. */
+        if (!u->gated) {
+                unit_count_fds(u);
+                unit_fd_economy(u);
+        }
         return r;
 }
 

@@ -22,6 +22,7 @@
 #include "cgwatch.h"
 #include "quotawatch.h"
 #include "ticker.h"
+#include "usagegate.h"
 #include "bwgov/latency.h"
 #include "unit-levers.h"
 #include "unit-telemetry.h"
@@ -51,6 +52,7 @@ struct unit_context {
         Ticker *ticker;                 /* every unit's next sample */
         CgWatch *cgwatch;               /* new cgroups (NULL: looked for each Interval= only) */
         QuotaWatch *quotawatch;         /* writes to quota files (NULL: light samples read them) */
+        UsageGates *gates;              /* parents' usage (NULL: every light sample reads its own) */
         const struct bw_config *config;
         struct bw_cg_root *root;
         Store *store;
@@ -134,6 +136,11 @@ struct Unit {
         bool quiet;                     /* the last decision found it quiet: light samples (unit.h, samples) */
         uint64_t quiet_samples;         /* consecutive quiet decisions */
         struct quota_watch quota_watch; /* writes to its quota file, seen without reading it */
+        UsageGate *gate;                /* its parent's usage, while open (usagegate.h) ... */
+        bool gate_valid;                /* ... read before its own last usage read ... */
+        uint64_t gate_usage_usec;       /* ... with this value ... */
+        uint64_t gate_after_usec;       /* ... and that read of its own taken at this time */
+        bool gated;                     /* this tick's sample read nothing of its own (no file opened) */
         uint64_t light_samples;         /* light samples taken */
         uint64_t near_usec;             /* when a sample last found it near its quota (its PSI trigger) */
         unsigned nfds;                  /* file descriptors held, as in the manager's count */

@@ -168,6 +168,8 @@ static void snapshot_small(struct fake *f, struct governor_unit units[static 3])
                         .telemetry = true,
                         .host_over_limit = false,
                         .heap_bytes = 1234567,
+                        .usage_gates = 2,
+                        .gated_samples = 777,
                 },
                 .units = units,
                 .n_units = 3,
@@ -215,9 +217,9 @@ static void test_render_small(void **state) {
 
 /* ---- many units ------------------------------------------------------------- */
 
-/* Lines without units: 10 host values of three lines each, the HELP and
+/* Lines without units: 12 host values of three lines each, the HELP and
  * TYPE of the 35 unit families and of the 4 run-queue ones. */
-#define LINES_NO_UNITS (10 * 3 + 35 * 2 + 4 * 2)
+#define LINES_NO_UNITS (12 * 3 + 35 * 2 + 4 * 2)
 /* Of the 35 unit families, a steady throughput unit is in all but the
  * three Class=latency ones. */
 #define LINES_PER_STEADY_UNIT 32

@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The host sample (pressure, the CPU used outside the governed groups, the
+ * brake) and the shedding plan, every ActiveInterval= (manager.c's host
+ * timer). */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "bwgov/fileio.h"
+#include "bwgov/host.h"
+#include "bwgov/psi.h"
+#include "bwgov/util.h"
+#include "clock.h"
+#include "log.h"
+#include "manager.h"
+
+/* The CPU used outside the governed groups is averaged over about this
+ * long: the governed groups' samples and the host's come at different
+ * times, so one difference of the two is noisy. */
+#define HOST_OTHER_TAU_USEC (1 * USEC_PER_SEC)
+
+/* /proc/pressure/cpu is two lines; of /proc/stat only the first,
+ * aggregate line is used (a read of its first 4 KiB has it whole). */
+#define HOST_FILE_MAX_BYTES 4096
+
+/* A host file through a descriptor held open: pread at offset 0 (a /proc
+ * file opened afresh four times a second costs more than its read); opened
+ * again once after a failed read. Returns 0 with buf NUL-terminated, or
+ * -errno. */
+static int host_read(int *fd, const char *path, char *buf, size_t size, size_t *ret_len) {
+        ssize_t n;
+
+        for (unsigned attempt = 0; attempt < 2; attempt++) {
+                if (*fd < 0) {
+                        *fd = open(path, O_RDONLY|O_CLOEXEC|O_NOCTTY);
+                        if (*fd < 0)
+                                return -errno;
+                }
+                n = pread(*fd, buf, size - 1, 0);
+                if (n >= 0) {
+                        buf[n] = '\0';
+                        *ret_len = (size_t) n;
+                        return 0;
+                }
+                close(*fd);
+                *fd = -1;
+        }
+        return -EIO;
+}
+
+/* CPU time the outermost governed groups have used by `now`: each one's
+ * counter at its last sample, carried forward at its last rate (their
+ * samples come at their own times, the host's at its own). */
+static uint64_t manager_governed_usage(Manager *m, uint64_t now) {
+        uint64_t sum = 0;
+
+        for (size_t i = 0; i < m->n_units; i++) {
+                Unit *u = m->units[i];
+                uint64_t v;
+
+                if (!u->cg || !u->outermost || !u->has_last || !u->has_last_stat ||
+                    !(u->last_stat.seen & BW_CPUSTAT_USAGE))
+                        continue;
+                v = u->last_stat.usage_usec;
+                if (now > u->pstate.prev_now_usec)
+                        v += u64_muldiv(u->last.usage_rate, now - u->pstate.prev_now_usec, USEC_PER_SEC);
+                sum = u64_sat_add(sum, v);
+        }
+        return sum;
+}
+
+/* Host CPU pressure and the CPU used outside the governed groups since the
+ * last host sample, and whether the host is over HostPressureLimit=
+ * (bw_host_over_limit()). The outside use is averaged over about
+ * HOST_OTHER_TAU_USEC: governed samples and host samples come at different
+ * times, and a single difference of the two is noisy. It counts only when
+ * the pressure is over the limit: while the pressure is below half of it
+ * (and the brake is off), the outside use (/proc/stat and a pass over every
+ * unit) is taken once per Interval=, not every ActiveInterval=; the sample
+ * whose pressure crosses half the limit takes it at once, over the time
+ * since the last one. */
+void manager_sample_host(Manager *m) {
+        uint64_t now, busy = 0, dt, governed, limit = m->config.global.host_pressure_limit;
+        bool has_busy = false;
+        char buf[HOST_FILE_MAX_BYTES];
+        struct bw_psi psi;
+        size_t n;
+
+        if (host_read(&m->host_pressure_fd, m->host_pressure_path, buf, sizeof(buf), &n) < 0 || n == 0 ||
+            bw_psi_parse(buf, n, &psi) < 0)
+                return;
+        now = clock_now_usec(CLOCK_MONOTONIC);
+        if (m->has_host)
+                (void) bw_psi_rate(m->host_total_usec, m->host_time_usec, psi.some.total_usec, now,
+                                   &m->host_some_rate);
+        m->host_total_usec = psi.some.total_usec;
+        m->host_time_usec = now;
+
+        if (m->has_host && !m->host_over_limit && m->host_some_rate < limit / 2 &&
+            now - m->host_busy_time_usec + host_interval(m) / 2 < m->config.global.interval_usec)
+                return;
+
+        /* Only the aggregate "cpu" line, the first one. */
+        if (host_read(&m->host_stat_fd, m->host_stat_path, buf, sizeof(buf), &n) >= 0 && n > 0 &&
+            bw_host_parse_stat(buf, n, (uint64_t) sysconf(_SC_CLK_TCK), &busy) >= 0)
+                has_busy = true;
+        governed = manager_governed_usage(m, now);
+        dt = m->has_host && now > m->host_busy_time_usec ? now - m->host_busy_time_usec : 0;
+        if (dt > 0 && has_busy && m->has_host_busy && busy >= m->host_busy_usec &&
+            m->host_units_generation == m->units_generation) {
+                int64_t busy_delta = (int64_t) (busy - m->host_busy_usec);
+                int64_t governed_delta = (int64_t) governed - (int64_t) m->host_governed_usec;
+                int64_t other = (busy_delta - governed_delta) * (int64_t) USEC_PER_SEC / (int64_t) dt;
+                int64_t w = (int64_t) u64_min(dt, HOST_OTHER_TAU_USEC);
+
+                m->host_busy_rate = (busy - m->host_busy_usec) * USEC_PER_SEC / dt;
+                m->host_other_avg += (other - m->host_other_avg) * w / (int64_t) HOST_OTHER_TAU_USEC;
+        }
+        m->has_host = true;
+        m->has_host_busy = has_busy;
+        m->host_busy_usec = busy;
+        m->host_busy_time_usec = now;
+        m->host_governed_usec = governed;
+        m->host_units_generation = m->units_generation;
+        m->host_other_usage = m->host_other_avg > 0 ? (uint64_t) m->host_other_avg : 0;
+
+        /* Without /proc/stat there is no telling whether anyone else wants
+         * the CPU: the pressure alone decides. */
+        m->host_over_limit = bw_host_over_limit(m->host_some_rate, has_busy ? m->host_other_usage : UINT64_MAX,
+                                                limit);
+}
+
+void manager_plan_shedding(Manager *m, uint64_t now) {
+        uint64_t limit = m->config.global.host_pressure_limit;
+        _cleanup_free_ struct bw_shed_unit *units = NULL;
+        _cleanup_free_ unsigned *shed = NULL;
+        size_t n_shed = 0, n_new = 0;
+        int r;
+
+        /* Under the limit and nothing withdrawn: no plan to make (four
+         * passes a second over ten thousand units otherwise). */
+        if (m->n_units == 0 || (!m->host_over_limit && !m->shedding))
+                return;
+
+        units = calloc(m->n_units, sizeof(*units));
+        shed = calloc(m->n_units, sizeof(*shed));
+        if (!units || !shed) {
+                log_oom();
+                return;
+        }
+        for (size_t i = 0; i < m->n_units; i++) {
+                units[i].priority = m->units[i]->cfg.priority;
+                units[i].boost_rate = unit_headroom(m->units[i]);
+        }
+        r = bw_host_plan_shed(units, m->n_units, m->host_over_limit ? m->host_some_rate : 0, limit, shed);
+        if (r < 0) {
+                log_warning_errno(r, "Shedding plan failed: %s", STRERROR(r));
+                return;
+        }
+        m->shedding = false;    /* until a unit is found withdrawn below */
+        for (size_t i = 0; i < m->n_units; i++) {
+                Unit *u = m->units[i];
+
+                if (shed[i] > 0) {
+                        n_shed++;
+                        if (u->shed_permille == 0)
+                                n_new++;
+                }
+                u->shed_permille = shed[i];
+                if (shed[i] > 0) {
+                        m->shedding = true;
+                        /* Within this short tick, not at the unit's next one. */
+                        u->shed_pending = shed[i];
+                        (void) unit_schedule(u, now, 0);
+                }
+        }
+        /* One line per plan that reaches new units, not one per unit: with
+         * thousands of units each write says "host-shed" anyway. */
+        if (n_new > 0)
+                log_notice("Host CPU pressure %" PRIu64 "us/s over limit %" PRIu64 "us/s while %" PRIu64
+                           "us/s of CPU is used outside the governed groups: withdrawing headroom from %zu unit%s, "
+                           "lowest Priority= first",
+                           m->host_some_rate, limit, m->host_other_usage, n_shed, n_shed == 1 ? "" : "s");
+}
