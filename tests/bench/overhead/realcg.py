@@ -4,7 +4,9 @@
 simulated kernel of overhead.py cannot show (kernfs reads, PSI triggers,
 the BPF telemetry, cgroups that come and go).
 
-idle: --count N cgroups bwgov-bench-rcg-<i>, each with a 50 % quota and a
+idle: --count N cgroups bwgov-bench-rcg-<i>, spread under --parents
+unlimited parents bwgov-bench-rcg-p<j> (as slices hold services and
+containers; 0: all under the root), each with a 50 % quota and a
 drop-in (Mode=elastic), governed by one bwgovd (Interval=1s): adoption time,
 CPU % of one core over --window once adopted, VmRSS/VmHWM and file
 descriptors, then SIGTERM: time to exit and every cgroup back at exactly
@@ -23,7 +25,7 @@ Only cgroups named bwgov-bench-rcg-* are created, and all are removed at
 the end (also on SIGINT/SIGTERM). Needs root and a cpu controller;
 exits 77 (skip) with the reason otherwise.
 
-  realcg.py --bwgovd BUILD/src/daemon/bwgovd [--count 1000] [--window 30]
+  realcg.py --bwgovd BUILD/src/daemon/bwgovd [--count 1000] [--parents 10] [--window 30]
             [--churn] [--rate 50] [--duration 300] [--quick] [--out FILE.json]
 """
 
@@ -101,23 +103,23 @@ class Tree:
         return out
 
     def cleanup(self):
-        for name in list(self.made):
+        for name in sorted(self.made, key=lambda n: -n.count("/")):     # children first
             try:
                 self.remove(name)
             except OSError as e:
                 log(f"cannot remove {name}: {e}")
 
 
-def write_conf(base, names, interval="1s"):
+def write_conf(base, names, interval="1s", paths=None):
     conf = os.path.join(base, "conf")
     os.makedirs(conf, exist_ok=True)
     with open(os.path.join(conf, "bwgov.conf"), "w") as f:
         f.write(f"[Governor]\nInterval={interval}\n")
-    for n in names:
+    for i, n in enumerate(names):
         d = os.path.join(conf, n + ".d")
         os.makedirs(d, exist_ok=True)
         with open(os.path.join(d, "10-bench.conf"), "w") as f:
-            f.write(f"[Bandwidth]\nCgroup={n}\nMode=elastic\n")
+            f.write(f"[Bandwidth]\nCgroup={paths[i] if paths else n}\nMode=elastic\n")
     return conf
 
 
@@ -162,6 +164,16 @@ class Daemon:
                 pass
         return out
 
+    def metric(self, name):
+        try:
+            with open(os.path.join(self.base, "run", "metrics.prom")) as f:
+                for line in f:
+                    if line.startswith(name + " "):
+                        return int(line.split()[1])
+        except (OSError, ValueError):
+            pass
+        return None
+
     def count(self, needle):
         return sum(1 for _, line in list(self.lines) if needle in line)
 
@@ -173,16 +185,24 @@ class Daemon:
 
 def idle(a, tree, base):
     names = [f"{PREFIX}{i}" for i in range(a.count)]
-    log(f"creating {a.count} cgroups ({tree.kind})")
+    parents = [f"{PREFIX}p{j}" for j in range(a.parents)]
+    paths = [f"{parents[i % a.parents]}/{n}" if parents else n for i, n in enumerate(names)]
+    log(f"creating {a.count} cgroups ({tree.kind}) under {a.parents or 'no'} parents")
     t = time.monotonic()
-    for n in names:
+    for p in parents:
+        tree.create(p)
+        # A parent without a quota of its own: unlimited, as a slice is.
+        bw = os.path.join(tree.dirs[0], p, "cpu.max" if tree.kind == "v2" else "cpu.cfs_quota_us")
+        with open(bw, "w") as f:
+            f.write("max" if tree.kind == "v2" else "-1")
+    for n in paths:
         tree.create(n)
     created_s = time.monotonic() - t
-    before = {n: tree.values(n) for n in names}
-    write_conf(base, names)
+    before = {n: tree.values(n) for n in paths}
+    write_conf(base, names, paths=paths)
     d = Daemon(a.bwgovd, base)
     t0 = time.monotonic()
-    res = {"cgroups": a.count, "layout": tree.kind, "create_s": round(created_s, 2)}
+    res = {"cgroups": a.count, "parents": a.parents, "layout": tree.kind, "create_s": round(created_s, 2)}
     while time.monotonic() - t0 < a.adopt_timeout and d.proc.poll() is None:
         if d.count(": governing cgroup ") >= a.count and d.count("resting-headroom") >= a.count:
             break
@@ -193,15 +213,21 @@ def idle(a, tree, base):
     c0, w0 = d.cpu_s(), time.monotonic()
     time.sleep(a.window)
     c1, w1 = d.cpu_s(), time.monotonic()
+    d.gated = d.metric("bwgov_gated_samples_total")
     res.update({"window_s": round(w1 - w0, 1), "cpu_pct_one_core": round(100 * (c1 - c0) / (w1 - w0), 3),
                 "vmrss_kib": d.status("VmRSS"), "vmhwm_kib": d.status("VmHWM"),
                 "rss_anon_kib": d.status("RssAnon"), "fds": len(d.fd_targets())})
     res["stop_s"] = d.stop()
-    bad = [n for n in names if tree.values(n) != before[n]]
+    res["gated_samples"] = d.gated
+    res["log_lines_in_window"] = sum(1 for t, _ in list(d.lines) if w0 <= t <= w1)
+    if a.log:
+        with open(a.log, "w") as f:
+            f.writelines(f"{t - t0:.3f} {line}\n" for t, line in list(d.lines))
+    bad = [n for n in paths if tree.values(n) != before[n]]
     res["not_restored"] = len(bad)
     res["not_restored_examples"] = bad[:3]
     log(json.dumps(res))
-    for n in names:
+    for n in paths + parents:
         tree.remove(n)
     return res
 
@@ -317,6 +343,9 @@ def main(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bwgovd", required=True, help="the bwgovd binary to measure (BUILD/src/daemon/bwgovd)")
     ap.add_argument("--count", type=int, default=1000, help="idle cgroups (0: no idle run)")
+    ap.add_argument("--parents", type=int, default=10,
+                    help="parent cgroups the idle ones are spread under, as slices hold services and "
+                         "containers (default 10; 0: all directly under the root)")
     ap.add_argument("--window", type=float, default=30.0, help="seconds of CPU measurement once adopted")
     ap.add_argument("--adopt-timeout", type=float, default=120.0,
                     help="seconds to wait until every idle cgroup is adopted (default 120)")
@@ -326,6 +355,7 @@ def main(argv):
     ap.add_argument("--pool", type=int, default=0, help="configured names (default 10 × rate)")
     ap.add_argument("--quick", action="store_true", help="CI variant: 30 s of churn, 10 s window")
     ap.add_argument("--out", help="write the results as JSON")
+    ap.add_argument("--log", help="write the daemon's log (idle run), each line with its time since start")
     ap.add_argument("--check", action="store_true",
                     help="exit 1 unless every cgroup was restored, the daemon stopped on SIGTERM, and under churn "
                          "every new cgroup was governed and every removed one forgotten")
