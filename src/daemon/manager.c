@@ -95,8 +95,10 @@ static void on_unit_quota_changed(Unit *u, void *userdata) {
         if (!u->has_governed_descendants || !u->cgroup_path)
                 return;
         for (size_t i = 0; i < m->n_units; i++)
-                if (unit_is_below(m->units[i], u))
+                if (unit_is_below(m->units[i], u)) {
                         m->units[i]->has_ancestor = false;
+                        usage_gate_ancestor_forget(m->units[i]->gate);
+                }
 }
 
 static void on_unit_adopted(Unit *u, void *userdata) {

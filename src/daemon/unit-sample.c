@@ -76,14 +76,27 @@ void unit_trigger_close(Unit *u) {
 /* The nearest limited ancestor's quota in this unit's period, or
  * BW_QUOTA_MAX: the headroom never goes above it. Walking up is a few
  * open/read/close per ancestor, more than the whole sample costs: it is
- * read again every ANCESTOR_REFRESH_USEC, and at once for a new cgroup. */
+ * read again every ANCESTOR_REFRESH_USEC, and at once for a new cgroup;
+ * siblings share one walk through their parent's gate (usagegate.h). */
 uint64_t unit_ancestor_quota(Unit *u, uint64_t now) {
         _cleanup_free_ char *path = NULL;
-        uint64_t q;
+        const char *shared = NULL;
+        uint64_t q, t;
         int r;
 
         if (u->has_ancestor && now - u->ancestor_read_usec < ANCESTOR_REFRESH_USEC)
                 return u->ancestor_quota_usec;
+        if (usage_gate_ancestor_get(u->gate, u->params.baseline.period_usec, now, ANCESTOR_REFRESH_USEC, &q,
+                                    &shared, &t)) {
+                if (shared && (!u->has_ancestor || u->ancestor_quota_usec != q))
+                        log_info("%s: nearest limited ancestor %s allows %" PRIu64 "us per %" PRIu64 "us period: "
+                                 "the headroom stays under it", u->name, shared, q,
+                                 u->params.baseline.period_usec);
+                u->has_ancestor = true;
+                u->ancestor_quota_usec = q;
+                u->ancestor_read_usec = t;
+                return q;
+        }
         r = bw_cg_read_ancestor_quota(u->ctx->root, u->cg, u->params.baseline.period_usec, &q, &path);
         if (r < 0) {
                 log_debug_errno(r, "%s: cannot read the ancestors' quotas: %s", u->name, STRERROR(r));
@@ -95,6 +108,8 @@ uint64_t unit_ancestor_quota(Unit *u, uint64_t now) {
         u->has_ancestor = true;
         u->ancestor_quota_usec = r > 0 ? q : BW_QUOTA_MAX;
         u->ancestor_read_usec = now;
+        usage_gate_ancestor_put(u->gate, u->params.baseline.period_usec, now, u->ancestor_quota_usec,
+                                r > 0 ? path : NULL);
         return u->ancestor_quota_usec;
 }
 

@@ -19,6 +19,11 @@ struct UsageGate {
         bool has_read;
         uint64_t usage_usec;            /* the last reading ... */
         uint64_t read_usec;             /* ... and when it was taken */
+        bool has_ancestor;              /* the nearest limited ancestor's quota ... */
+        uint64_t anc_period_usec;       /* ... in this period ... */
+        uint64_t anc_quota_usec;        /* ... (BW_QUOTA_MAX: none) ... */
+        uint64_t anc_read_usec;         /* ... read then ... */
+        char *anc_path;                 /* ... at this ancestor (NULL: none) */
 };
 
 struct UsageGates {
@@ -111,6 +116,7 @@ void usage_gate_put(UsageGate *gate) {
                 close(gate->fd);
                 g->fds--;
         }
+        free(gate->anc_path);
         free(gate->path);
         free(gate);
 }
@@ -154,6 +160,41 @@ int usage_gate_read(UsageGate *gate, uint64_t now_usec, uint64_t after_usec,
         *ret_usage = usage;
         *ret_read_usec = now_usec;
         return 0;
+}
+
+void usage_gate_ancestor_put(UsageGate *gate, uint64_t period_usec, uint64_t now_usec, uint64_t quota_usec,
+                             const char *path) {
+        char *p = NULL;
+
+        if (!gate)
+                return;
+        if (path && !(p = strdup(path))) {
+                gate->has_ancestor = false;     /* not kept: the next child walks */
+                return;
+        }
+        free(gate->anc_path);
+        gate->anc_path = p;
+        gate->has_ancestor = true;
+        gate->anc_period_usec = period_usec;
+        gate->anc_quota_usec = quota_usec;
+        gate->anc_read_usec = now_usec;
+}
+
+bool usage_gate_ancestor_get(UsageGate *gate, uint64_t period_usec, uint64_t now_usec, uint64_t max_age_usec,
+                             uint64_t *ret_quota_usec, const char **ret_path, uint64_t *ret_read_usec) {
+        if (!gate || !gate->has_ancestor || gate->anc_period_usec != period_usec ||
+            now_usec < gate->anc_read_usec || now_usec - gate->anc_read_usec >= max_age_usec)
+                return false;
+        *ret_quota_usec = gate->anc_quota_usec;
+        if (ret_path)
+                *ret_path = gate->anc_path;
+        *ret_read_usec = gate->anc_read_usec;
+        return true;
+}
+
+void usage_gate_ancestor_forget(UsageGate *gate) {
+        if (gate)
+                gate->has_ancestor = false;
 }
 
 void usage_gate_skipped(UsageGate *gate) {

@@ -51,6 +51,19 @@ unsigned usage_gate_children(const UsageGate *gate);
 int usage_gate_read(UsageGate *gate, uint64_t now_usec, uint64_t after_usec,
                     uint64_t *ret_usage, uint64_t *ret_read_usec);
 
+/* The nearest limited ancestor's quota as the parent's children see it
+ * (bw_cg_read_ancestor_quota(): the same for all of them), shared: put by
+ * the child that walked up, in its PERIOD_USEC, with the ancestor's PATH
+ * (NULL: none limited); got by a sibling with the same period when read
+ * less than MAX_AGE_USEC before NOW_USEC (true, *RET_QUOTA_USEC and, when
+ * not NULL, *RET_PATH the gate's own string and *RET_READ_USEC). Forget:
+ * an ancestor's quota changed. A gate of any number of children keeps it. */
+void usage_gate_ancestor_put(UsageGate *gate, uint64_t period_usec, uint64_t now_usec, uint64_t quota_usec,
+                             const char *path);
+bool usage_gate_ancestor_get(UsageGate *gate, uint64_t period_usec, uint64_t now_usec, uint64_t max_age_usec,
+                             uint64_t *ret_quota_usec, const char **ret_path, uint64_t *ret_read_usec);
+void usage_gate_ancestor_forget(UsageGate *gate);
+
 /* A child's sample read nothing of its own: the gate said no task ran. */
 void usage_gate_skipped(UsageGate *gate);
 

@@ -4,8 +4,9 @@
  * children and counted; not for the root's children; not read below
  * USAGE_GATE_MIN_CHILDREN; a reading shared only within
  * USAGE_GATE_MAX_AGE_USEC and only when newer than the time asked after;
- * the file refused off cgroupfs when that is required; the last put frees
- * the gate. No root (the fixture is tmpfs, so cgroupfs is not required). */
+ * the file refused off cgroupfs when that is required; the ancestor's
+ * quota shared between siblings of one period within its age, forgotten on
+ * demand; the last put frees the gate. No root (the fixture is tmpfs, so cgroupfs is not required). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -180,6 +181,36 @@ static void test_refused(void **state) {
                 usage_gate_put(gs[i]);
 }
 
+static void test_ancestor_shared(void **state) {
+        struct fixture *f = *state;
+        UsageGate *a = usage_gate_get(f->g, f->root, "web.slice/a.service");
+        UsageGate *b = usage_gate_get(f->g, f->root, "web.slice/b.service");
+        const char *path = NULL;
+        uint64_t q = 0, t = 0;
+
+        /* Nothing put yet: the first child walks. */
+        assert_false(usage_gate_ancestor_get(b, 100000, 1000, 10000000, &q, &path, &t));
+        usage_gate_ancestor_put(a, 100000, 1000, 150000, "limits.slice");
+        /* A sibling with the same period takes it, with the ancestor's path ... */
+        assert_true(usage_gate_ancestor_get(b, 100000, 5000, 10000000, &q, &path, &t));
+        assert_int_equal(q, 150000);
+        assert_string_equal(path, "limits.slice");
+        assert_int_equal(t, 1000);
+        /* ... not in another period, nor once it is as old as the refresh ... */
+        assert_false(usage_gate_ancestor_get(b, 50000, 5000, 10000000, &q, &path, &t));
+        assert_false(usage_gate_ancestor_get(b, 100000, 1000 + 10000000, 10000000, &q, &path, &t));
+        /* ... nor after an ancestor's quota changed. */
+        usage_gate_ancestor_forget(a);
+        assert_false(usage_gate_ancestor_get(b, 100000, 5000, 10000000, &q, &path, &t));
+        /* No limited ancestor: shared too, without a path. */
+        usage_gate_ancestor_put(b, 100000, 2000, UINT64_MAX, NULL);
+        assert_true(usage_gate_ancestor_get(a, 100000, 3000, 10000000, &q, &path, &t));
+        assert_int_equal(q, UINT64_MAX);
+        assert_null(path);
+        usage_gate_put(a);
+        usage_gate_put(b);
+}
+
 static void test_v1_cpuacct(void **state) {
         struct fixture *f = *state;
         struct bw_cg_root *root = NULL;
@@ -214,6 +245,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_shared_and_counted, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_threshold_and_sharing, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_refused, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_ancestor_shared, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_v1_cpuacct, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
