@@ -91,10 +91,7 @@ def main():
     base = tempfile.mkdtemp(prefix="bwgov-test-gate-")
     proc = burner = None
     try:
-        tree.create(parent)
-        bw = os.path.join(tree.dirs[0], parent, "cpu.max" if tree.kind == "v2" else "cpu.cfs_quota_us")
-        with open(bw, "w") as f:
-            f.write("max" if tree.kind == "v2" else "-1")
+        tree.create_unlimited(parent)
         for p in paths:
             tree.create(p)
         conf = os.path.join(base, "conf")

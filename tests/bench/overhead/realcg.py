@@ -84,6 +84,13 @@ class Tree:
                 with open(os.path.join(bw, name, f), "w") as fh:
                     fh.write(v)
 
+    def create_unlimited(self, name):
+        """A cgroup without a quota of its own (unlimited, as a slice is)."""
+        self.create(name)
+        bw = os.path.join(self.dirs[0], name, "cpu.max" if self.kind == "v2" else "cpu.cfs_quota_us")
+        with open(bw, "w") as f:
+            f.write("max" if self.kind == "v2" else "-1")
+
     def remove(self, name):
         for d in reversed(self.dirs):
             try:
@@ -190,11 +197,7 @@ def idle(a, tree, base):
     log(f"creating {a.count} cgroups ({tree.kind}) under {a.parents or 'no'} parents")
     t = time.monotonic()
     for p in parents:
-        tree.create(p)
-        # A parent without a quota of its own: unlimited, as a slice is.
-        bw = os.path.join(tree.dirs[0], p, "cpu.max" if tree.kind == "v2" else "cpu.cfs_quota_us")
-        with open(bw, "w") as f:
-            f.write("max" if tree.kind == "v2" else "-1")
+        tree.create_unlimited(p)
     for n in paths:
         tree.create(n)
     created_s = time.monotonic() - t
