@@ -179,6 +179,9 @@ int main(int argc, char *argv[]) {
          * thousand units). Setting it turns that adjustment off. */
         (void) mallopt(M_MMAP_THRESHOLD, 128 * 1024);
         (void) mallopt(M_TRIM_THRESHOLD, 256 * 1024);
+        /* The kernel check's hashing maps libcrypto, which cannot be
+         * unloaded: done in a child, it is never resident here. */
+        bw_kmanifest_set_hash_in_child(true);
 
         r = manager_new(&m);
         if (r < 0) {

@@ -617,12 +617,25 @@ static void copy_fixture(const char *rel, const char *dir) {
         assert_int_equal(fclose(out), 0);
 }
 
-static void test_manifest_digests(void **state) {
+static bool libcrypto_mapped(void) {
+        char line[512];
+        bool found = false;
+        FILE *f = fopen("/proc/self/maps", "re");
+
+        assert_non_null(f);
+        while (fgets(line, sizeof line, f))
+                found |= strstr(line, "libcrypto") != NULL;
+        fclose(f);
+        return found;
+}
+
+static void manifest_digests(bool in_child) {
         char tmp[] = "/tmp/bwgov-test-kernelcheck-XXXXXX";
         _cleanup_close_ int dfd = -EBADF;
         struct bw_kerrors errors = { 0 };
         struct bw_kmanifest *m = NULL;
 
+        bw_kmanifest_set_hash_in_child(in_child);
         assert_non_null(mkdtemp(tmp));
         mkdir_in(tmp, "6.1");
         mkdir_in(tmp, "6.12");
@@ -656,6 +669,22 @@ static void test_manifest_digests(void **state) {
 
         bw_kmanifest_free(m);
         rm_rf(tmp);
+        bw_kmanifest_set_hash_in_child(false);
+}
+
+/* The same digests hashed in a child process (bwgovd's way): libcrypto is
+ * never mapped here. Runs first, before anything loads it in-process. */
+static void test_manifest_digests_in_child(void **state) {
+        bool before = libcrypto_mapped();
+
+        manifest_digests(true);
+        if (!before)
+                assert_false(libcrypto_mapped());
+}
+
+static void test_manifest_digests(void **state) {
+        manifest_digests(false);
+        assert_true(libcrypto_mapped());
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1193,6 +1222,7 @@ static void test_lockstat(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_manifest_digests_in_child),
                 cmocka_unit_test(test_version_parse),
                 cmocka_unit_test(test_version_compare),
                 cmocka_unit_test(test_has_fix),
