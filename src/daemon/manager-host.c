@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "bwgov/fileio.h"
 #include "bwgov/host.h"
 #include "bwgov/psi.h"
 #include "bwgov/util.h"

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The manager: the event loop and its signals, the unit table and its sync
  * with the configuration (load, reload, pause), the host timer (rescan of
- * absent units, host pressure sampling, the shedding plan, metrics and the
- * sd_notify status), what spans units (the tree of governed cgroups, batched
+ * absent units, metrics and the sd_notify status; its host sample and
+ * shedding plan are manager-host.c's), what spans units (the tree of governed cgroups, batched
  * writes) and startup and shutdown. One unit's life is unit.c, the state
  * file store.c. */
 #include <assert.h>
@@ -20,8 +20,6 @@
 #include <unistd.h>
 
 #include "bwgov/fileio.h"
-#include "bwgov/host.h"
-#include "bwgov/psi.h"
 #include "bwgov/slice.h"
 #include "bwgov/util.h"
 #include "clock.h"
