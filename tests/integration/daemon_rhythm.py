@@ -3,8 +3,10 @@
 """The rhythm of bwgovd's timers, seen from outside (issue 17, finding 6:
 Interval=1s ticked about every 1.25 s). On a static simulated tree, inotify
 (IN_ACCESS) timestamps every read of a unit's cpu.stat, which each of its
-samples reads, and of the host pressure file, which the host timer reads
-every ActiveInterval=. Over 20 periods each must be within 1 % of what the
+samples reads, of the host pressure file, which the host timer reads
+every ActiveInterval=, and of the host's /proc/stat stand-in, which it reads
+once per Interval= while the host pressure is below half its limit (here it
+is none). Over 20 periods each must be within 1 % of what the
 configuration says. No root.
 """
 import ctypes
@@ -78,17 +80,20 @@ class Rhythm(unittest.TestCase):
         self.addCleanup(ino.close)
         unit = ino.watch(os.path.join(sd.base, "cg", "app.slice", "cpu.stat"))
         host = ino.watch(os.path.join(sd.base, "host-pressure"))
+        stat = ino.watch(os.path.join(sd.base, "host-stat"))
         sd.d = vc.df.Daemon(sd.base)
         sd.d.start()
-        seen = {unit: [], host: []}
+        seen = {unit: [], host: [], stat: []}
         deadline = time.monotonic() + (SKIP + PERIODS + 3) * 1.0 + 10
-        while len(events(seen[unit])) < SKIP + PERIODS + 1 and time.monotonic() < deadline:
+        while (len(events(seen[unit])) < SKIP + PERIODS + 1 or len(events(seen[stat])) < SKIP + PERIODS + 1) \
+                and time.monotonic() < deadline:
             self.assertIsNone(sd.d.proc.poll(), "bwgovd exited")
             for wd, t in ino.read(0.5):
                 if wd in seen:
                     seen[wd].append(t)
         for wd, interval, name in ((unit, 1.0, "Interval=1s (the unit's samples)"),
-                                   (host, 0.25, "ActiveInterval=250ms (the host timer)")):
+                                   (host, 0.25, "ActiveInterval=250ms (the host timer)"),
+                                   (stat, 1.0, "Interval=1s (the host's CPU time while the pressure is low)")):
             ev = events(seen[wd])[SKIP:]
             self.assertGreaterEqual(len(ev), PERIODS + 1, f"{name}: {len(ev)} reads")
             period = (ev[PERIODS] - ev[0]) / PERIODS
