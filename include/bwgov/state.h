@@ -61,6 +61,10 @@ struct bw_state_unit {
          * entries is then a copy of their texts, not ten thousand JSON
          * objects built and dumped). */
         char *text;
+        size_t text_len;
+        /* Not serialised: that text is in the file or the journal (cleared
+         * when it is made again, set by bw_state_saved()). */
+        bool saved;
         struct bw_state_fields {
                 struct bw_bandwidth baseline, written, pending;
                 uint64_t credit_usec, debt_usec, slice_usec;
@@ -74,10 +78,21 @@ struct bw_state {
         /* /proc/sys/kernel/random/boot_id of the boot that saved it, "" when
          * unknown: values written in another boot are not in the kernel now. */
         char boot_id[BW_BOOT_ID_MAX];
+        /* The file's: bw_state_save() counts it up; journal lines name the
+         * one they follow, and only lines of the loaded file's are replayed. */
+        uint64_t generation;
         struct bw_state_unit *units;    /* sorted by name (strcmp) */
         size_t n_units;
         size_t n_allocated;
         size_t formatted;               /* entries the last bw_state_format() formatted anew */
+        /* bw_state_format(): an entry whose credit and debt are all that
+         * changed since its last text keeps that text (a save of write-ahead
+         * intents: the credits move on every tick and are saved on a rhythm
+         * of their own; formatting ten thousand of them again on every
+         * intent save cost more than the rest of the save). */
+        bool credit_may_lag;
+        char **forgotten;               /* names removed since the last save (for the journal) */
+        size_t n_forgotten;
 };
 
 /* Parse a state document. Returns 0; -EINVAL for malformed JSON or a wrong
@@ -98,11 +113,43 @@ int bw_state_format(struct bw_state *s, char **ret);
 
 /* Atomic replace: write .NAME.tmp.PID in dirfd (created anew: whatever is
  * at that name is unlinked first; a directory there fails the save with
- * -EISDIR), fsync, rename over NAME, fsync the directory. On failure the old
+ * -EISDIR), fsync, rename over NAME, fsync the directory. s->generation is
+ * counted up and saved (left as it was on failure). On failure the old
  * file is intact. */
 int bw_state_save(int dirfd, const char *name, struct bw_state *s);
 
 void bw_state_done(struct bw_state *s);
+
+/* The journal: a save of a few changed entries in a large state appends
+ * one line to a file next to the state file instead of rewriting it (ten
+ * thousand units make a 3 MB state.json). A line is
+ *   {"generation": G, "forget": ["name", ...], "units": {"name": {...}, ...}}
+ * with each entry whole, as in the file; it applies only over the file of
+ * generation G (a full save counts the generation up, so the lines of an
+ * older file are skipped, and the caller removes the journal after it).
+ *
+ * bw_state_journal_format(): the line for the entries whose text is not
+ * saved (made again when their fields changed, s->credit_may_lag as in
+ * bw_state_format()) and the names removed since; *ret NULL when there is
+ * nothing to save. bw_state_journal_append(): that line appended to NAME in
+ * dirfd and fdatasync()ed (the directory fsync()ed too when the file is
+ * new); on failure the file is cut back to what it was. Returns the bytes
+ * appended (0: nothing to save) or a negative errno. Either way the caller
+ * calls bw_state_saved() after a successful save.
+ * bw_state_journal_replay(): applies NAME's lines of s->generation in
+ * order; a last line cut short by a crash (no newline) is ignored. Returns
+ * the lines applied (0 also when there is no journal), -EINVAL when a line
+ * does not parse (the lines before it are applied), -EBADFD/-EISDIR/-ELOOP
+ * when NAME is not a regular file, another negative errno. */
+int bw_state_journal_format(struct bw_state *s, char **ret);
+int bw_state_journal_append(int dirfd, const char *name, struct bw_state *s);
+int bw_state_journal_replay(int dirfd, const char *name, struct bw_state *s);
+/* What replay does with the journal's text: the lines of buf (len bytes).
+ * A line with an entry that does not parse changes nothing and fails. */
+int bw_state_journal_apply(struct bw_state *s, const char *buf, size_t len);
+/* After a successful save (full or appended): every entry's text saved, no
+ * removal left to record. */
+void bw_state_saved(struct bw_state *s);
 
 /* Find a unit entry (a binary search), NULL if none. The pointer stays valid
  * until the next bw_state_add() or bw_state_remove() on s. */

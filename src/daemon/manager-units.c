@@ -120,7 +120,7 @@ static void manager_apply_planned(Manager *m, struct planned_write *plan, size_t
                 raise |= !bw_bandwidth_equal(&plan[i].target, &plan[i].u->baseline);
         }
         /* Baselines put back need no record saved first (unit_apply()). */
-        if (raise && n > 1 && store_save(m->store) < 0)
+        if (raise && n > 1 && store_save_intents(m->store) < 0)
                 log_warning("Writing %zu unit(s) without their intents saved together", n);
         for (size_t i = 0; i < n; i++) {
                 (void) unit_apply(plan[i].u, &plan[i].cur, &plan[i].target, why);

@@ -452,7 +452,8 @@ static void write_host(struct metrics_buf *b, const struct governor_status *s) {
         scalar(b, "bwgov_ticks_total", "counter", "Control-loop passes over all units.", s->ticks);
         scalar(b, "bwgov_units", "gauge", "Configured units.", s->counts.units);
         scalar(b, "bwgov_reloads_total", "counter", "Configuration reloads (SIGHUP).", s->reloads);
-        scalar(b, "bwgov_state_saves_total", "counter", "Saves of the state file (each rewrites and fsyncs it).",
+        scalar(b, "bwgov_state_saves_total", "counter",
+               "Saves of the state (state.json rewritten or a line appended to state.journal, fsynced).",
                s->state_saves);
         scalar(b, "bwgov_reload_failures_total", "counter", "Reloads rejected (old configuration kept).",
                s->reload_failures);

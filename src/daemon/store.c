@@ -12,10 +12,16 @@
 #include <unistd.h>
 
 #include "bwgov/fileio.h"
+#include "bwgov/util.h"
 #include "log.h"
 #include "store.h"
 
 #define STATE_FILE "state.json"
+#define STATE_JOURNAL "state.journal"
+
+/* The journal takes saves of a few entries until it holds as much as the
+ * file (at least this much); then the next save rewrites the file. */
+#define STORE_JOURNAL_MIN_BYTES (64u * 1024u)
 
 /* How long changes that need no write-ahead wait to be saved together. */
 #define STORE_SAVE_DELAY_USEC (1 * USEC_PER_SEC)
@@ -30,6 +36,9 @@ struct Store {
         bool dirty;                     /* memory differs from the file (see store_mark()) */
         bool stopping;
         uint64_t last_periodic_usec;
+        bool need_full;                 /* the next save rewrites the file (the first: this boot's id) */
+        uint64_t file_bytes;            /* state.json as last saved */
+        uint64_t journal_bytes;         /* appended to state.journal since */
         uint64_t *saves;
         int save_error;                 /* the last save's (0: it worked) */
         int lock_fd;                    /* flock()ed STATE_LOCK, -1 before store_lock() */
@@ -40,7 +49,8 @@ int store_new(sd_event *event, uint64_t *saves_counter, Store **ret) {
 
         if (!s)
                 return -ENOMEM;
-        *s = (Store) { .event = sd_event_ref(event), .dir_fd = -1, .lock_fd = -1, .saves = saves_counter };
+        *s = (Store) { .event = sd_event_ref(event), .dir_fd = -1, .lock_fd = -1, .saves = saves_counter,
+                       .need_full = true };
         /* Out of file descriptors (units hold thousands), a save, which
          * the write-ahead needs before every write, must still go through:
          * this one is closed for it and opened again after. */
@@ -101,6 +111,26 @@ int store_open(Store *s, const char *dir) {
                 return log_error_errno(errno, "Failed to open state directory %s: %s", dir, STRERROR(errno));
 
         r = bw_state_load(s->dir_fd, STATE_FILE, &s->state);
+        if (r >= 0 || r == -ENOENT) {
+                int k = bw_state_journal_replay(s->dir_fd, STATE_JOURNAL, &s->state);
+
+                if (k == -EISDIR || k == -EBADFD || k == -ELOOP) {
+                        struct stat st;
+
+                        return log_error_errno(k, "Saved state %s/%s is %s, not a regular file: refusing to start "
+                                               "(remove it, or choose another --state-dir=)", dir, STATE_JOURNAL,
+                                               fstatat(s->dir_fd, STATE_JOURNAL, &st, AT_SYMLINK_NOFOLLOW) >= 0 ?
+                                               bw_file_type_name(st.st_mode) : "no longer there");
+                }
+                if (k < 0) {
+                        /* The lines before the broken one are applied. */
+                        (void) renameat(s->dir_fd, STATE_JOURNAL, s->dir_fd, STATE_JOURNAL ".broken");
+                        log_warning_errno(k, "Saved state journal %s/%s unreadable (kept as %s.broken), "
+                                          "using %s and the journal's lines before the broken one: %s", dir,
+                                          STATE_JOURNAL, STATE_JOURNAL, STATE_FILE, STRERROR(k));
+                } else if (k > 0)
+                        log_debug("Applied %d line(s) of %s/%s over %s", k, dir, STATE_JOURNAL, STATE_FILE);
+        }
         store_check_boot(s);
         if (r == -ENOENT)
                 log_debug("No saved state, starting fresh");
@@ -120,34 +150,94 @@ int store_open(Store *s, const char *dir) {
                  * whatever the kernel holds, which may be a boost. Say so. */
                 snprintf(bak, sizeof bak, "%s.broken", STATE_FILE);
                 (void) renameat(s->dir_fd, STATE_FILE, s->dir_fd, bak);
+                /* Its journal continues it: kept beside it. */
+                (void) renameat(s->dir_fd, STATE_JOURNAL, s->dir_fd, STATE_JOURNAL ".broken");
                 log_warning_errno(r, "Saved state %s/%s unreadable (kept as %s), "
                                   "adopting current values as baselines: %s", dir, STATE_FILE, bak, STRERROR(r));
         }
         return 0;
 }
 
-int store_save(Store *s) {
+/* A save that ran out of file descriptors (units hold thousands) gets the
+ * spare one. */
+static int with_spare_fd(Store *s, int (*save)(int, const char *, struct bw_state *), const char *name) {
+        int r = save(s->dir_fd, name, &s->state);
+
+        if ((r == -EMFILE || r == -ENFILE) && s->spare_fd >= 0) {
+                s->spare_fd = safe_close(s->spare_fd);
+                r = save(s->dir_fd, name, &s->state);
+                s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        }
+        return r;
+}
+
+/* A few entries changed in a large state: one line appended to the
+ * journal. Returns 1 when appended (or nothing was to save), 0 when the
+ * file is to be rewritten instead. */
+static int store_append(Store *s) {
+        int r;
+
+        if (s->need_full || s->journal_bytes >= u64_max(STORE_JOURNAL_MIN_BYTES, s->file_bytes))
+                return 0;
+        r = with_spare_fd(s, bw_state_journal_append, STATE_JOURNAL);
+        if (r < 0) {
+                /* The whole file then, which needs nothing of the journal. */
+                log_debug_errno(r, "Cannot append to %s/%s, saving %s: %s", s->dir, STATE_JOURNAL, STATE_FILE,
+                                STRERROR(r));
+                return 0;
+        }
+        s->journal_bytes += (uint64_t) r;
+        log_debug("Appended %d bytes to %s/%s: %zu entries formatted anew", r, s->dir, STATE_JOURNAL,
+                  s->state.formatted);
+        return 1;
+}
+
+static int store_rewrite(Store *s) {
+        struct stat st;
+        int r;
+
+        r = with_spare_fd(s, bw_state_save, STATE_FILE);
+        if (r < 0)
+                return r;
+        log_debug("Saved %s/%s: %zu of %zu entries formatted anew", s->dir, STATE_FILE, s->state.formatted,
+                  s->state.n_units);
+        /* Its lines are of the generation before: left, they would be
+         * skipped; removed, the next start reads nothing it skips. */
+        if (unlinkat(s->dir_fd, STATE_JOURNAL, 0) < 0 && errno != ENOENT)
+                log_debug_errno(-errno, "Cannot remove %s/%s: %s", s->dir, STATE_JOURNAL, STRERROR(-errno));
+        s->file_bytes = fstatat(s->dir_fd, STATE_FILE, &st, AT_SYMLINK_NOFOLLOW) >= 0 ? (uint64_t) st.st_size : 0;
+        s->journal_bytes = 0;
+        s->need_full = false;
+        return 0;
+}
+
+static int store_write(Store *s, bool credit_may_lag) {
         int r;
 
         if (s->dir_fd < 0)
                 return 0;
-        r = bw_state_save(s->dir_fd, STATE_FILE, &s->state);
-        if ((r == -EMFILE || r == -ENFILE) && s->spare_fd >= 0) {
-                s->spare_fd = safe_close(s->spare_fd);
-                r = bw_state_save(s->dir_fd, STATE_FILE, &s->state);
-                s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-        }
-        log_debug("Saved %s/%s: %zu of %zu entries formatted anew", s->dir, STATE_FILE, s->state.formatted,
-                  s->state.n_units);
+        s->state.credit_may_lag = credit_may_lag;
+        r = credit_may_lag ? store_append(s) : 0;
+        if (r == 0)
+                r = store_rewrite(s);
         s->save_error = r < 0 ? r : 0;
         if (r < 0)
                 return log_error_errno(r, "Failed to save %s/%s: %s", s->dir, STATE_FILE, STRERROR(r));
         if (s->saves)
                 (*s->saves)++;
         s->dirty = false;
+        bw_state_saved(&s->state);
         for (size_t i = 0; i < s->state.n_units; i++)
                 s->state.units[i].pending_saved = s->state.units[i].has_pending;
         return 0;
+}
+
+int store_save(Store *s) {
+        return store_write(s, false);
+}
+
+int store_save_intents(Store *s) {
+        return store_write(s, true);
 }
 
 /* Changes that need no write-ahead are saved together a little later: with
@@ -162,7 +252,7 @@ static int on_save_timer(sd_event_source *source, uint64_t usec, void *userdata)
          * logged once, then every LOG_REPEAT_WINDOW_USEC. */
         log_repeat_begin();
         if (s->dirty)
-                (void) store_save(s);
+                (void) store_save_intents(s);
         log_repeat_end();
         return 0;
 }
@@ -177,7 +267,7 @@ void store_mark(Store *s) {
         if (!s->save_source) {
                 if (sd_event_add_time_relative(s->event, &s->save_source, CLOCK_MONOTONIC, STORE_SAVE_DELAY_USEC,
                                                0, on_save_timer, s) < 0) {
-                        (void) store_save(s);   /* cannot defer: save now */
+                        (void) store_save_intents(s);   /* cannot defer: save now */
                         return;
                 }
                 (void) sd_event_source_set_enabled(s->save_source, SD_EVENT_ONESHOT);
@@ -187,7 +277,7 @@ void store_mark(Store *s) {
                 return;         /* a save is already on its way */
         if (sd_event_source_set_time_relative(s->save_source, STORE_SAVE_DELAY_USEC) < 0 ||
             sd_event_source_set_enabled(s->save_source, SD_EVENT_ONESHOT) < 0)
-                (void) store_save(s);
+                (void) store_save_intents(s);
 }
 
 void store_stop(Store *s) {
@@ -249,7 +339,7 @@ int store_intent(Store *s, const char *name, const struct bw_bandwidth *target, 
         su->has_pending = true;
         su->pending = *target;
         su->pending_saved = false;
-        return save ? store_save(s) : 0;
+        return save ? store_save_intents(s) : 0;
 }
 
 int store_lever_intent(Store *s, const char *name, enum bw_lever l, const char *original) {
@@ -263,7 +353,7 @@ int store_lever_intent(Store *s, const char *name, enum bw_lever l, const char *
         r = bw_state_unit_set_lever(su, l, original);
         if (r < 0)
                 return r;
-        r = store_save(s);
+        r = store_save_intents(s);
         if (r < 0)
                 (void) bw_state_unit_set_lever(su, l, NULL);
         return r;
@@ -290,7 +380,7 @@ int store_slice(Store *s, const char *name, uint64_t slice_usec) {
                 store_mark(s);
                 return 0;
         }
-        return store_save(s);
+        return store_save_intents(s);
 }
 
 int store_save_error(const Store *s) {

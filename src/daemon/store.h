@@ -47,6 +47,11 @@ int store_lock(Store *s, const char *dir);
  * (logged). */
 int store_save(Store *s);
 
+/* Save now for what is not in the file yet (intents, adoptions, levers):
+ * entries whose credit alone moved keep the credit of the last
+ * store_save() or store_periodic() (bw_state.credit_may_lag). */
+int store_save_intents(Store *s);
+
 /* Memory differs from the file in a way that needs no write-ahead: save
  * within STORE_SAVE_DELAY_USEC, one save for many such changes. */
 void store_mark(Store *s);

@@ -726,7 +726,7 @@ void unit_set_paused(Unit *u, bool paused) {
                 (void) unit_record(u, 0);
         else
                 store_set_paused(u->ctx->store, u->name, paused);
-        (void) store_save(u->ctx->store);
+        (void) store_save_intents(u->ctx->store);
 }
 
 /* ---- views ---------------------------------------------------------------- */

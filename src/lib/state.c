@@ -4,18 +4,22 @@
  * (contracts in include/bwgov/state.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bwgov/fileio.h"
 #include "bwgov/macro.h"
 #include "bwgov/state.h"
+#include "bwgov/util.h"
+#include "state-internal.h"
 
 #define STATE_SCHEMA_VERSION 1
-#define STATE_MAX_BYTES (16u * 1024u * 1024u)
 
 bool bw_bandwidth_equal(const struct bw_bandwidth *a, const struct bw_bandwidth *b) {
         if (a->quota_usec != b->quota_usec || a->period_usec != b->period_usec)
@@ -100,11 +104,25 @@ bool bw_state_unit_has_levers(const struct bw_state_unit *u) {
         return u->slice_usec > 0;
 }
 
+static void forgotten_done(struct bw_state *s) {
+        for (size_t i = 0; i < s->n_forgotten; i++)
+                free(s->forgotten[i]);
+        s->forgotten = mfree(s->forgotten);
+        s->n_forgotten = 0;
+}
+
 void bw_state_done(struct bw_state *s) {
         if (!s)
                 return;
         array_done_and_free(s->units, s->n_units, unit_done);
         s->n_allocated = 0;
+        forgotten_done(s);
+}
+
+void bw_state_saved(struct bw_state *s) {
+        for (size_t i = 0; i < s->n_units; i++)
+                s->units[i].saved = s->units[i].text != NULL;
+        forgotten_done(s);
 }
 
 /* Entries are kept sorted by name: lookups are a binary search, not a
@@ -114,7 +132,7 @@ static int unit_name_cmp(const void *key, const void *entry) {
 }
 
 /* The index where name is, or where it would be inserted. */
-static size_t unit_index(const struct bw_state *s, const char *name, bool *ret_found) {
+size_t state_unit_index(const struct bw_state *s, const char *name, bool *ret_found) {
         size_t lo = 0, hi = s->n_units;
 
         while (lo < hi) {
@@ -136,7 +154,7 @@ static size_t unit_index(const struct bw_state *s, const char *name, bool *ret_f
 
 struct bw_state_unit *bw_state_find(struct bw_state *s, const char *name) {
         bool found;
-        size_t i = unit_index(s, name, &found);
+        size_t i = state_unit_index(s, name, &found);
 
         return found ? &s->units[i] : NULL;
 }
@@ -144,7 +162,7 @@ struct bw_state_unit *bw_state_find(struct bw_state *s, const char *name) {
 struct bw_state_unit *bw_state_add(struct bw_state *s, const char *name, const char *cgroup) {
         struct bw_state_unit u = {0}, *n;
         bool found;
-        size_t i = unit_index(s, name, &found);
+        size_t i = state_unit_index(s, name, &found);
 
         if (found)
                 return &s->units[i];
@@ -172,28 +190,36 @@ struct bw_state_unit *bw_state_add(struct bw_state *s, const char *name, const c
         return &s->units[i];
 }
 
-void bw_state_remove(struct bw_state *s, const char *name) {
-        bool found;
-        size_t i = unit_index(s, name, &found);
-
-        if (!found)
-                return;
+void state_remove_at(struct bw_state *s, size_t i) {
         unit_done(&s->units[i]);
         memmove(&s->units[i], &s->units[i + 1], (s->n_units - i - 1) * sizeof(*s->units));
         s->n_units--;
 }
 
-static json_t *bandwidth_to_json(const struct bw_bandwidth *b) {
-        json_t *quota = b->quota_usec == BW_QUOTA_MAX ? json_null() : json_integer((json_int_t) b->quota_usec);
+void bw_state_remove(struct bw_state *s, const char *name) {
+        bool found;
+        size_t i = state_unit_index(s, name, &found);
+        char **f;
 
-        return json_pack("{s:o, s:I, s:I, s:b}",
-                         "quota_usec", quota,
-                         "period_usec", (json_int_t) b->period_usec,
-                         "burst_usec", (json_int_t) b->burst_usec,
-                         "has_burst", b->has_burst);
+        if (!found)
+                return;
+        /* The journal's next line says so; without memory for that, the
+         * entry stays (a stale entry is harmless, it is checked at
+         * adoption like any other). */
+        if ((s->n_forgotten & (s->n_forgotten - 1)) == 0) {      /* 0, 1, 2, 4, ...: room doubles */
+                f = reallocarray(s->forgotten, s->n_forgotten ? s->n_forgotten * 2 : 4, sizeof(*f));
+                if (!f)
+                        return;
+                s->forgotten = f;
+        }
+        f = s->forgotten;
+        f[s->n_forgotten] = s->units[i].name;
+        s->units[i].name = NULL;
+        s->n_forgotten++;
+        state_remove_at(s, i);
 }
 
-static int json_get_u64(json_t *v, uint64_t *ret) {
+int state_json_get_u64(json_t *v, uint64_t *ret) {
         json_int_t i;
 
         if (!json_is_integer(v))
@@ -217,14 +243,14 @@ static int bandwidth_from_json(json_t *o, struct bw_bandwidth *ret) {
         if (json_is_null(q))
                 b.quota_usec = BW_QUOTA_MAX;
         else {
-                r = json_get_u64(q, &b.quota_usec);
+                r = state_json_get_u64(q, &b.quota_usec);
                 if (r < 0)
                         return r;
         }
-        r = json_get_u64(json_object_get(o, "period_usec"), &b.period_usec);
+        r = state_json_get_u64(json_object_get(o, "period_usec"), &b.period_usec);
         if (r < 0)
                 return r;
-        r = json_get_u64(json_object_get(o, "burst_usec"), &b.burst_usec);
+        r = state_json_get_u64(json_object_get(o, "burst_usec"), &b.burst_usec);
         if (r < 0)
                 return r;
         hb = json_object_get(o, "has_burst");
@@ -257,7 +283,7 @@ static int levers_from_json(struct bw_state_unit *u, json_t *v) {
         int r;
 
         if (json_object_get(v, "slice_usec")) {
-                r = json_get_u64(json_object_get(v, "slice_usec"), &u->slice_usec);
+                r = state_json_get_u64(json_object_get(v, "slice_usec"), &u->slice_usec);
                 if (r < 0)
                         return r;
         }
@@ -296,7 +322,7 @@ static int levers_to_json(const struct bw_state_unit *u, json_t *o) {
 
 /* One entry of "units": name -> {cgroup, baseline, written, pending,
  * credit_usec, debt_usec, paused}. */
-static int unit_from_json(struct bw_state *s, const char *name, json_t *v) {
+int state_unit_from_json(struct bw_state *s, const char *name, json_t *v) {
         struct bw_state_unit *u;
         json_t *cg, *debt;
         int r;
@@ -315,11 +341,11 @@ static int unit_from_json(struct bw_state *s, const char *name, json_t *v) {
         if (r >= 0)
                 r = optional_bandwidth(v, "pending", &u->has_pending, &u->pending);
         if (r >= 0)
-                r = json_get_u64(json_object_get(v, "credit_usec"), &u->credit_usec);
+                r = state_json_get_u64(json_object_get(v, "credit_usec"), &u->credit_usec);
         /* Optional (files written before the debt was kept have none). */
         debt = json_object_get(v, "debt_usec");
         if (r >= 0 && debt)
-                r = json_get_u64(debt, &u->debt_usec);
+                r = state_json_get_u64(debt, &u->debt_usec);
         if (r < 0)
                 return r;
         u->paused = json_is_true(json_object_get(v, "paused"));
@@ -346,11 +372,14 @@ int bw_state_parse(const char *buf, size_t len, struct bw_state *ret) {
                                                            strspn(json_string_value(v), "0123456789abcdef-") !=
                                                            json_string_length(v)))
                 r = -EINVAL;
+        else if ((v = json_object_get(root, "generation")) && state_json_get_u64(v, &s.generation) < 0)
+                r = -EINVAL;
         else {
+                v = json_object_get(root, "boot_id");
                 if (v)
                         memcpy(s.boot_id, json_string_value(v), json_string_length(v) + 1);
                 json_object_foreach(units, name, v) {
-                        r = unit_from_json(&s, name, v);
+                        r = state_unit_from_json(&s, name, v);
                         if (r < 0)
                                 break;
                 }
@@ -382,34 +411,112 @@ static struct bw_state_fields fields_of(const struct bw_state_unit *u) {
         return f;
 }
 
-/* One entry as `"name": {...}` (compact, keys sorted). */
+/* s as a JSON string: copied between quotes when it needs no escaping
+ * (names of units and cgroups always do), else escaped by jansson (NULL for
+ * invalid UTF-8, which json_string() refuses). */
+char *state_quote(const char *s) {
+        json_auto_t *j = NULL;
+        char *q;
+
+        for (const unsigned char *c = (const unsigned char *) s; *c; c++)
+                if (*c < 0x20 || *c >= 0x7f || *c == '"' || *c == '\\') {
+                        j = json_string(s);
+                        return j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
+                }
+        return asprintf(&q, "\"%s\"", s) < 0 ? NULL : q;
+}
+
+/* A bandwidth value as bandwidth_to_json() would dump it, keys sorted. */
+static void bandwidth_format(const struct bw_bandwidth *b, char *buf, size_t size) {
+        char quota[24] = "null";
+
+        if (b->quota_usec != BW_QUOTA_MAX)
+                snprintf(quota, sizeof(quota), "%" PRIu64, b->quota_usec);
+        snprintf(buf, size, "{\"burst_usec\":%" PRIu64 ",\"has_burst\":%s,\"period_usec\":%" PRIu64
+                 ",\"quota_usec\":%s}", b->burst_usec, b->has_burst ? "true" : "false", b->period_usec, quota);
+}
+
+/* The optional "levers" member followed by a comma, "" when there is none. */
+static int levers_format(const struct bw_state_unit *u, char **ret) {
+        json_auto_t *o = NULL;
+        _cleanup_free_ char *levers = NULL;
+        bool any = false;
+        json_t *l;
+
+        for (size_t i = 0; i < _BW_LEVER_MAX; i++)
+                any |= u->levers[i] != NULL;
+        if (!any)
+                return (*ret = strdup("")) ? 0 : -ENOMEM;
+        o = json_object();
+        if (!o || levers_to_json(u, o) < 0)
+                return -ENOMEM;
+        l = json_object_get(o, "levers");
+        if (l && !(levers = json_dumps(l, JSON_COMPACT | JSON_SORT_KEYS)))
+                return -ENOMEM;
+        if (asprintf(ret, "%s%s%s", levers ? "\"levers\":" : "", levers ? levers : "", levers ? "," : "") < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+/* One entry as `"name": {...}`, compact with its keys sorted: what
+ * json_dumps(JSON_COMPACT | JSON_SORT_KEYS) of the entry's object gives,
+ * put together without building the object (ten thousand entries are
+ * formatted again on a save after their credit moved). */
 static int unit_format(const struct bw_state_unit *u, char **ret) {
-        _cleanup_free_ char *name = NULL, *body = NULL;
-        json_t *o, *n;
+        _cleanup_free_ char *name = NULL, *cgroup = NULL, *levers = NULL;
+        char baseline[160], written[160] = "null", pending[160] = "null", slice[48] = "";
         char *text;
 
-        o = json_pack("{s:s, s:o, s:o, s:o, s:I, s:I, s:b}",
-                      "cgroup", u->cgroup,
-                      "baseline", bandwidth_to_json(&u->baseline),
-                      "written", u->has_written ? bandwidth_to_json(&u->written) : json_null(),
-                      "pending", u->has_pending ? bandwidth_to_json(&u->pending) : json_null(),
-                      "credit_usec", (json_int_t) u->credit_usec,
-                      "debt_usec", (json_int_t) u->debt_usec,
-                      "paused", u->paused);
-        if (!o || levers_to_json(u, o) < 0) {
-                json_decref(o);
+        name = state_quote(u->name);
+        cgroup = state_quote(u->cgroup);
+        if (!name || !cgroup)
+                return -EINVAL;
+        if (levers_format(u, &levers) < 0)
                 return -ENOMEM;
-        }
-        body = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
-        json_decref(o);
-        n = json_string(u->name);
-        if (n)
-                name = json_dumps(n, JSON_ENCODE_ANY);
-        json_decref(n);
-        if (!body || !name || asprintf(&text, "%s: %s", name, body) < 0)
+        if (u->slice_usec > 0)
+                snprintf(slice, sizeof(slice), "\"slice_usec\":%" PRIu64 ",", u->slice_usec);
+        bandwidth_format(&u->baseline, baseline, sizeof(baseline));
+        if (u->has_written)
+                bandwidth_format(&u->written, written, sizeof(written));
+        if (u->has_pending)
+                bandwidth_format(&u->pending, pending, sizeof(pending));
+        /* "levers" sorts before "paused", "slice_usec" before "written". */
+        if (asprintf(&text, "%s: {\"baseline\":%s,\"cgroup\":%s,\"credit_usec\":%" PRIu64 ",\"debt_usec\":%" PRIu64
+                     ",%s\"paused\":%s,\"pending\":%s,%s\"written\":%s}",
+                     name, baseline, cgroup, u->credit_usec, u->debt_usec, levers, u->paused ? "true" : "false",
+                     pending, slice, written) < 0)
                 return -ENOMEM;
         *ret = text;
         return 0;
+}
+
+/* Make u's text again when its fields changed since it was made (with
+ * s->credit_may_lag, not for its credit and debt alone). */
+int state_refresh(struct bw_state *s, struct bw_state_unit *u) {
+        struct bw_state_fields f = fields_of(u);
+        char *t;
+        int r;
+
+        if (u->text && s->credit_may_lag) {
+                struct bw_state_fields lag = f;
+
+                lag.credit_usec = u->text_of.credit_usec;
+                lag.debt_usec = u->text_of.debt_usec;
+                if (memcmp(&lag, &u->text_of, sizeof(lag)) == 0)
+                        return 0;
+        }
+        if (u->text && memcmp(&f, &u->text_of, sizeof(f)) == 0)
+                return 0;
+        r = unit_format(u, &t);
+        if (r < 0)
+                return r;
+        free(u->text);
+        u->text = t;
+        u->text_len = strlen(t);
+        u->text_of = f;
+        u->saved = false;
+        s->formatted++;
+        return 1;
 }
 
 /* The document: one line per entry, each entry's text formatted only
@@ -422,27 +529,20 @@ int bw_state_format(struct bw_state *s, char **ret) {
 
         /* A boot id is 36 characters of hex digits and dashes (checked at
          * parse, written by the caller): no escaping needed. */
-        head_len = (size_t) snprintf(head, sizeof(head), "{\n  \"schema_version\": %d,%s%s%s\n  \"units\": {",
+        head_len = (size_t) snprintf(head, sizeof(head),
+                                     "{\n  \"schema_version\": %d,%s%s%s\n"
+                                     "  \"generation\": %" PRIu64 ",\n  \"units\": {",
                                      STATE_SCHEMA_VERSION, s->boot_id[0] ? "\n  \"boot_id\": \"" : "", s->boot_id,
-                                     s->boot_id[0] ? "\"," : "");
+                                     s->boot_id[0] ? "\"," : "", s->generation);
         len = head_len + sizeof(tail) - 1 + 1;
 
         s->formatted = 0;
         for (size_t i = 0; i < s->n_units; i++) {
-                struct bw_state_unit *u = &s->units[i];
-                struct bw_state_fields f = fields_of(u);
+                int r = state_refresh(s, &s->units[i]);
 
-                if (!u->text || memcmp(&f, &u->text_of, sizeof(f)) != 0) {
-                        char *t;
-
-                        if (unit_format(u, &t) < 0)
-                                return -ENOMEM;
-                        free(u->text);
-                        u->text = t;
-                        u->text_of = f;
-                        s->formatted++;
-                }
-                len += strlen(u->text) + 6;     /* ",\n    " */
+                if (r < 0)
+                        return r;
+                len += s->units[i].text_len + 6;        /* ",\n    " */
         }
         out = malloc(len);
         if (!out)
@@ -450,7 +550,7 @@ int bw_state_format(struct bw_state *s, char **ret) {
         memcpy(out, head, head_len);
         at = head_len;
         for (size_t i = 0; i < s->n_units; i++) {
-                size_t n = strlen(s->units[i].text);
+                size_t n = s->units[i].text_len;
 
                 memcpy(out + at, i > 0 ? ",\n    " : "\n    ", i > 0 ? 6 : 5);
                 at += i > 0 ? 6 : 5;
@@ -488,9 +588,12 @@ int bw_state_save(int dirfd, const char *name, struct bw_state *s) {
         size_t len, done = 0;
         int r;
 
+        s->generation++;
         r = bw_state_format(s, &text);
-        if (r < 0)
+        if (r < 0) {
+                s->generation--;
                 return r;
+        }
         len = strlen(text);
 
         if (asprintf(&tmp, ".%s.tmp.%d", name, (int) getpid()) < 0)
@@ -525,6 +628,7 @@ int bw_state_save(int dirfd, const char *name, struct bw_state *s) {
         (void) fsync(dirfd);
         return 0;
 fail:
+        s->generation--;
         (void) unlinkat(dirfd, tmp, 0);
         return r;
 }

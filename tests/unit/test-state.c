@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "bwgov/macro.h"
 #include "bwgov/state.h"
 
@@ -362,6 +364,33 @@ static void test_format_incremental(void **unused) {
         assert_int_equal(s.formatted, 0);
         text = mfree(text);
 
+        /* An intent save (credit_may_lag): an entry whose credit and debt
+         * alone moved keeps its text; one with another change is formatted
+         * with its credit too. The next full save brings the credit. */
+        s.credit_may_lag = true;
+        bw_state_find(&s, "u003.service")->credit_usec = 333;
+        bw_state_find(&s, "u004.service")->debt_usec = 444;
+        u = bw_state_find(&s, "u005.service");
+        u->credit_usec = 555;
+        u->paused = true;
+        assert_int_equal(bw_state_format(&s, &text), 0);
+        assert_int_equal(s.formatted, 1);
+        assert_int_equal(bw_state_parse(text, strlen(text), &t), 0);
+        assert_int_equal(bw_state_find(&t, "u003.service")->credit_usec, 3);
+        assert_int_equal(bw_state_find(&t, "u004.service")->debt_usec, 0);
+        assert_int_equal(bw_state_find(&t, "u005.service")->credit_usec, 555);
+        assert_true(bw_state_find(&t, "u005.service")->paused);
+        bw_state_done(&t);
+        text = mfree(text);
+        s.credit_may_lag = false;
+        assert_int_equal(bw_state_format(&s, &text), 0);
+        assert_int_equal(s.formatted, 2);
+        assert_int_equal(bw_state_parse(text, strlen(text), &t), 0);
+        assert_int_equal(bw_state_find(&t, "u003.service")->credit_usec, 333);
+        assert_int_equal(bw_state_find(&t, "u004.service")->debt_usec, 444);
+        bw_state_done(&t);
+        text = mfree(text);
+
         /* Two changed, one added, one removed, one lever set. */
         bw_state_find(&s, "u007.service")->credit_usec = 777;
         u = bw_state_find(&s, "u008.service");
@@ -397,6 +426,208 @@ static void test_format_incremental(void **unused) {
         bw_state_done(&t);
 }
 
+/* Entries are put together by hand, not built and dumped by jansson (ten
+ * times faster): each must be the text json_dumps(JSON_COMPACT |
+ * JSON_SORT_KEYS) gives for the same object, escapes and levers included. */
+static json_t *bandwidth_json(const struct bw_bandwidth *b) {
+        return json_pack("{s:o, s:I, s:I, s:b}", "quota_usec",
+                         b->quota_usec == BW_QUOTA_MAX ? json_null() : json_integer((json_int_t) b->quota_usec),
+                         "period_usec", (json_int_t) b->period_usec, "burst_usec", (json_int_t) b->burst_usec,
+                         "has_burst", b->has_burst);
+}
+
+static char *jansson_entry(const struct bw_state_unit *u) {
+        json_t *o, *levers = json_object(), *name = json_string(u->name);
+        char *body, *n, *text;
+
+        o = json_pack("{s:s, s:o, s:o, s:o, s:I, s:I, s:b}", "cgroup", u->cgroup, "baseline",
+                      bandwidth_json(&u->baseline), "written",
+                      u->has_written ? bandwidth_json(&u->written) : json_null(), "pending",
+                      u->has_pending ? bandwidth_json(&u->pending) : json_null(), "credit_usec",
+                      (json_int_t) u->credit_usec, "debt_usec", (json_int_t) u->debt_usec, "paused", u->paused);
+        for (size_t l = 0; l < _BW_LEVER_MAX; l++)
+                if (u->levers[l])
+                        json_object_set_new(levers, bw_lever_to_string((enum bw_lever) l), json_string(u->levers[l]));
+        if (json_object_size(levers) > 0)
+                json_object_set(o, "levers", levers);
+        if (u->slice_usec > 0)
+                json_object_set_new(o, "slice_usec", json_integer((json_int_t) u->slice_usec));
+        body = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+        n = json_dumps(name, JSON_ENCODE_ANY);
+        assert_true(asprintf(&text, "%s: %s", n, body) > 0);
+        free(body);
+        free(n);
+        json_decref(o);
+        json_decref(levers);
+        json_decref(name);
+        return text;
+}
+
+static void test_format_is_jansson(void **unused) {
+        struct bw_state s = {0};
+        struct bw_state_unit *u;
+        char *text = NULL, *line, *save = NULL;
+        size_t checked = 0;
+
+        u = bw_state_add(&s, "plain.service", NULL);
+        u->baseline = base;
+        u->credit_usec = 30000000;
+        u = bw_state_add(&s, "boosted.slice", "a/b/boosted.slice");
+        u->baseline = (struct bw_bandwidth) { BW_QUOTA_MAX, 100000, 0, false };
+        u->has_written = u->has_pending = true;
+        u->written = boosted;
+        u->pending = (struct bw_bandwidth) { BW_QUOTA_MAX, 250000, 7, true };
+        u->debt_usec = UINT64_MAX / 2;
+        u->paused = true;
+        u = bw_state_add(&s, "we\"ird\\na\tme\n\x01\x7f.scope", "c\"g/\u00fcn\u00efcode \u2603");
+        u->baseline = base;
+        assert_int_equal(bw_state_unit_set_lever(u, BW_LEVER_CPUS, "0-3,\"7\""), 0);
+        assert_int_equal(bw_state_unit_set_lever(u, BW_LEVER_WEIGHT, "100"), 0);
+        u->slice_usec = 125;
+        u = bw_state_add(&s, "slice-only.service", NULL);
+        u->baseline = base;
+        u->slice_usec = 3000;
+
+        assert_int_equal(bw_state_format(&s, &text), 0);
+        for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+                size_t len;
+                char *want;
+
+                if (strspn(line, " ") != 4)
+                        continue;               /* not an entry: those are indented by four */
+                line += 4;
+                len = strlen(line);
+                if (line[len - 1] == ',')
+                        line[len - 1] = '\0';
+                want = NULL;
+                for (size_t i = 0; i < s.n_units && !want; i++) {
+                        char *j = jansson_entry(&s.units[i]);
+
+                        if (strncmp(j, line, strcspn(line, ":")) == 0 && j[strcspn(line, ":")] == ':')
+                                want = j;
+                        else
+                                free(j);
+                }
+                assert_non_null(want);
+                assert_string_equal(line, want);
+                free(want);
+                checked++;
+        }
+        assert_int_equal(checked, 4);
+        free(text);
+        bw_state_done(&s);
+}
+
+/* The journal: a save of a few entries appends a line; a load applies the
+ * lines of its file's generation over the file, whole lines only. */
+static void append_raw(int dfd, const char *text) {
+        int fd = openat(dfd, "state.journal", O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, text, strlen(text)), (ssize_t) strlen(text));
+        close(fd);
+}
+
+static void load_all(int dfd, struct bw_state *t, int applied) {
+        bw_state_done(t);
+        assert_int_equal(bw_state_load(dfd, "state.json", t), 0);
+        assert_int_equal(bw_state_journal_replay(dfd, "state.journal", t), applied);
+}
+
+static void test_journal(void **unused) {
+        char dir[] = "/tmp/bwgov-test-state-XXXXXX";
+        struct bw_state s = {0}, t = {0};
+        struct bw_state_unit *u;
+        struct stat st;
+        char *text = NULL;
+        int dfd;
+
+        assert_non_null(mkdtemp(dir));
+        dfd = open(dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+        assert_true(dfd >= 0);
+        assert_int_equal(bw_state_journal_replay(dfd, "state.journal", &s), 0);        /* none yet */
+        for (const char *n = "abc"; *n; n++) {
+                char name[16];
+
+                snprintf(name, sizeof(name), "%c.service", *n);
+                u = bw_state_add(&s, name, NULL);
+                u->baseline = base;
+                u->credit_usec = 10;
+        }
+        assert_int_equal(bw_state_save(dfd, "state.json", &s), 0);
+        assert_int_equal(s.generation, 1);
+        bw_state_saved(&s);
+
+        /* Nothing changed: nothing to append. */
+        s.credit_may_lag = true;
+        assert_int_equal(bw_state_journal_format(&s, &text), 0);
+        assert_null(text);
+        assert_int_equal(bw_state_journal_append(dfd, "state.journal", &s), 0);
+
+        /* An intent, a removal, a new entry, a credit that may lag. */
+        u = bw_state_find(&s, "b.service");
+        u->has_pending = true;
+        u->pending = boosted;
+        bw_state_remove(&s, "c.service");
+        u = bw_state_add(&s, "d.service", NULL);
+        u->baseline = base;
+        bw_state_find(&s, "a.service")->credit_usec = 99;
+        assert_true(bw_state_journal_append(dfd, "state.journal", &s) > 0);
+        bw_state_saved(&s);
+        assert_int_equal(bw_state_journal_append(dfd, "state.journal", &s), 0);      /* all saved now */
+
+        load_all(dfd, &t, 1);
+        assert_int_equal(t.n_units, 3);
+        assert_true(bw_state_find(&t, "b.service")->has_pending);
+        assert_int_equal(bw_state_find(&t, "b.service")->pending.quota_usec, 120000);
+        assert_null(bw_state_find(&t, "c.service"));
+        assert_non_null(bw_state_find(&t, "d.service"));
+        assert_int_equal(bw_state_find(&t, "a.service")->credit_usec, 10);         /* lagged */
+
+        /* A line cut short by a crash, and one of an older file: skipped. */
+        append_raw(dfd, "{\"generation\":0,\"forget\":[\"a.service\"],\"units\":{}}\n");
+        append_raw(dfd, "{\"generation\":1,\"forget\":[\"a.ser");
+        load_all(dfd, &t, 1);
+        assert_non_null(bw_state_find(&t, "a.service"));
+
+        /* An entry that does not parse: its whole line changes nothing, and
+         * says so. */
+        assert_int_equal(bw_state_journal_apply(&t, "{\"generation\":1,\"forget\":[\"a.service\"],"
+                                                "\"units\":{\"x\":{\"cgroup\":5}}}\n", 77), -EINVAL);
+        assert_non_null(bw_state_find(&t, "a.service"));
+        assert_null(bw_state_find(&t, "x"));
+        assert_int_equal(bw_state_journal_apply(&t, "garbage\n", 8), -EINVAL);
+
+        /* A full save: the next generation, the old lines skipped. */
+        s.credit_may_lag = false;
+        assert_int_equal(bw_state_save(dfd, "state.json", &s), 0);
+        assert_int_equal(s.generation, 2);
+        load_all(dfd, &t, 0);
+        assert_int_equal(t.generation, 2);
+        assert_int_equal(bw_state_find(&t, "a.service")->credit_usec, 99);
+
+        /* Not a regular file: refused both ways. */
+        assert_int_equal(unlinkat(dfd, "state.journal", 0), 0);
+        assert_int_equal(mkdirat(dfd, "state.journal", 0755), 0);
+        bw_state_find(&s, "d.service")->paused = true;
+        assert_int_equal(bw_state_journal_append(dfd, "state.journal", &s), -EISDIR);
+        assert_int_equal(bw_state_journal_replay(dfd, "state.journal", &t), -EISDIR);
+        assert_int_equal(unlinkat(dfd, "state.journal", AT_REMOVEDIR), 0);
+
+        /* A failed append leaves the entry unsaved: the next one takes it. */
+        assert_true(bw_state_journal_append(dfd, "state.journal", &s) > 0);
+        assert_int_equal(fstatat(dfd, "state.journal", &st, 0), 0);
+        load_all(dfd, &t, 1);
+        assert_true(bw_state_find(&t, "d.service")->paused);
+
+        unlinkat(dfd, "state.journal", 0);
+        unlinkat(dfd, "state.json", 0);
+        close(dfd);
+        rmdir(dir);
+        bw_state_done(&s);
+        bw_state_done(&t);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_roundtrip),
@@ -406,6 +637,8 @@ int main(void) {
                 cmocka_unit_test(test_save_load_atomic),
                 cmocka_unit_test(test_not_a_regular_file),
                 cmocka_unit_test(test_format_incremental),
+                cmocka_unit_test(test_format_is_jansson),
+                cmocka_unit_test(test_journal),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

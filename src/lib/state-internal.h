@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Shared by state.c (the file) and state-journal.c (the journal). */
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct bw_state;
+struct bw_state_unit;
+
+#define STATE_MAX_BYTES (16u * 1024u * 1024u)
+
+/* The index of name's entry, or where it would be inserted. */
+size_t state_unit_index(const struct bw_state *s, const char *name, bool *ret_found);
+/* Drop entry i, not recorded as forgotten. */
+void state_remove_at(struct bw_state *s, size_t i);
+int state_json_get_u64(json_t *v, uint64_t *ret);
+/* Add name's entry from its JSON object. */
+int state_unit_from_json(struct bw_state *s, const char *name, json_t *v);
+/* s as a JSON string (malloc'd), NULL for invalid UTF-8 or no memory. */
+char *state_quote(const char *s);
+/* Make u's text again if its fields changed (s->credit_may_lag: not for
+ * its credit alone): 1 when made (u->saved cleared), 0, -errno. */
+int state_refresh(struct bw_state *s, struct bw_state_unit *u);
