@@ -217,6 +217,9 @@ int main(int argc, char *argv[]) {
                  PACKAGE_VERSION, m->n_units, m->config.global.interval_usec / 1000);
 
         r = manager_run(m);
+        /* The loop is over: a client now is told so at once (the socket
+         * gone), not left waiting behind the last save and the teardown. */
+        varlink = governor_varlink_free(varlink);
         if (manager_shutdown(m) > 0 && r >= 0)
                 r = -EIO;       /* a baseline not put back fails the stop */
         else if (r < 0)

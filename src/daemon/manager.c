@@ -63,9 +63,11 @@ static void on_unit_cgroup_changed(Unit *u, void *userdata) {
 
         m->units_generation++;
         metrics_mark_changed(&m->metrics);
-        /* Worked out again once per Interval= (manager_update_outermost()),
-         * not per unit: ten thousand units appear at once at start. */
-        m->outermost_dirty = true;
+        /* A cgroup found: its place among the others. Anything else (a
+         * cgroup closed or moved) is worked out again for every unit, once,
+         * when next needed (manager_update_outermost()). */
+        if (!manager_outermost_add(m, u))
+                m->outermost_dirty = true;
 }
 
 /* cgroup v1 refuses a quota below a child's (tg_cfs_schedulable_down()):
@@ -75,9 +77,16 @@ static void on_unit_cgroup_changed(Unit *u, void *userdata) {
 static void on_unit_lowering(Unit *u, uint64_t quota_usec, uint64_t period_usec, void *userdata) {
         Manager *m = userdata;
 
+        if (m->outermost_dirty)
+                manager_update_outermost(m);
+        if (!u->has_governed_descendants)
+                return;         /* not a pass over every unit for each restore */
         for (size_t i = 0; i < m->n_units; i++)
-                if (unit_is_below(m->units[i], u))
+                if (unit_is_below(m->units[i], u)) {
                         unit_lower_to(m->units[i], u->name, quota_usec, period_usec);
+                        /* Stopping: a child restored before is planned again. */
+                        m->units[i]->restore_again |= m->stopping;
+                }
 }
 
 /* u's quota changed: governed units below it read their ancestor's quota
@@ -512,9 +521,11 @@ fail:
 Manager *manager_free(Manager *m) {
         if (!m)
                 return NULL;
+        m->outermost_dirty = true;      /* m->cgtree is about to hold freed units */
         for (size_t i = 0; i < m->n_units; i++)
                 unit_free(m->units[i]);
         free(m->units);
+        bw_cgtree_done(&m->cgtree);
         sd_event_source_disable_unref(m->stop_source);
         ticker_free(m->ticker);
         cgwatch_free(m->cgwatch);

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <systemd/sd-event.h>
 
+#include "bwgov/cgtree.h"
 #include "bwgov/cgroupfs.h"
 #include "bwgov/config.h"
 #include "bwgov/history.h"
@@ -57,6 +58,8 @@ struct Manager {
         size_t n_units;
         bool any_searched;              /* a unit's cgroup is searched for by name (a service, a scope) */
         bool outermost_dirty;           /* a cgroup opened or closed: Unit.outermost to work out again */
+        struct bw_cgtree cgtree;        /* the units with a cgroup path (valid while not dirty) */
+        uint64_t cgtree_generation;     /* counted up by each rebuild (Unit.cgtree_generation) */
         Contention *contention;         /* Contention= over the units (contention-sched.h) */
 
         sd_event_source *host_timer;
@@ -135,6 +138,7 @@ extern const struct governor_ops manager_governor_ops;
 int manager_sync_units(Manager *m);
 /* Which units have no governed unit above them, which have some below. */
 void manager_update_outermost(Manager *m);
+bool manager_outermost_add(Manager *m, Unit *u);
 /* Which cgroup files the units keep open between samples, so that they
  * stay within the file descriptor budget (every Interval=). */
 void manager_plan_fds(Manager *m);

@@ -94,6 +94,7 @@ struct Unit {
         uint64_t last_sdintent_usec;    /* systemd's CPUQuota= is asked at most once per Interval= */
         bool outermost;                 /* no governed unit's cgroup contains this one (host usage sum) */
         bool has_governed_descendants;  /* some governed unit's cgroup is below this one */
+        uint64_t cgtree_generation;     /* in the manager's cgtree of this generation (0: never) */
         bool has_ancestor;              /* ancestor_quota_usec was read */
         uint64_t ancestor_quota_usec;   /* nearest limited ancestor's quota in our period, BW_QUOTA_MAX if none */
         uint64_t ancestor_read_usec;
@@ -145,6 +146,7 @@ struct Unit {
         uint64_t near_usec;             /* when a sample last found it near its quota (its PSI trigger) */
         unsigned nfds;                  /* file descriptors held, as in the manager's count */
         unsigned fd_rank;               /* 0..999, fixed: which units keep files when only some can */
+        bool restore_again;             /* stopping: its restore was not done, or an ancestor lowered it since */
         bool recorded;                  /* mirrored into the store since adoption ... */
         uint64_t recorded_credit_usec;  /* ... with this credit and debt */
         uint64_t recorded_debt_usec;
