@@ -213,6 +213,19 @@ static int list_units(void *userdata, size_t limit, struct governor_unit **ret, 
         return 0;
 }
 
+static int snapshot_units(void *userdata, size_t from, size_t max, struct governor_unit *out, size_t *ret_n,
+                          size_t *ret_total, uint64_t *ret_epoch) {
+        const Manager *m = userdata;
+        size_t k = 0;
+
+        for (size_t i = from; i < m->n_units && k < max; i++)
+                unit_snapshot(m, m->units[i], &out[k++]);
+        *ret_n = k;
+        *ret_total = m->n_units;
+        *ret_epoch = m->units_epoch;
+        return 0;
+}
+
 static int get_unit(void *userdata, const char *name, struct governor_unit *ret) {
         Manager *m = userdata;
         const Unit *u = manager_get_unit(m, name);
@@ -322,6 +335,7 @@ static int set_paused(void *userdata, const char *name, bool paused) {
 const struct governor_ops manager_governor_ops = {
         .get_status = get_status,
         .list_units = list_units,
+        .snapshot_units = snapshot_units,
         .get_unit = get_unit,
         .get_history = get_history,
         .explain = explain,

@@ -218,9 +218,51 @@ static void manager_update_status(Manager *m) {
                           c.present, c.units, c.boosted, c.spending);
 }
 
+/* Each step of a metrics file renders for at most this long (whole
+ * families): ten thousand units are some 40 ms in all, which in one go
+ * would hold up a varlink client or a tick as long. */
+#define METRICS_STEP_USEC (5 * USEC_PER_MSEC)
+
+static int on_metrics_step(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+
+        if (m->metrics_job && metrics_job_step(m->metrics_job, METRICS_STEP_USEC) == 0)
+                /* Again at the next iteration, behind what became pending
+                 * meanwhile (a timer due at once, as the stop's). */
+                return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+        m->metrics_job = metrics_job_free(m->metrics_job);
+        return 0;
+}
+
+/* The file from a snapshot of now, written over the next loop iterations;
+ * while one is on its way, the next due pass writes the changes since. */
 static void manager_write_metrics(Manager *m, uint64_t now) {
         const Governor g = { &manager_governor_ops, m };
 
+        if (m->metrics_job)
+                return;
+        metrics_mark_written(&m->metrics, now);
+        if (metrics_job_new(&g, m->runtime_dir, &m->metrics_job) < 0 ||
+            metrics_job_step(m->metrics_job, METRICS_STEP_USEC) != 0) {
+                m->metrics_job = metrics_job_free(m->metrics_job);
+                return;
+        }
+        if (!m->metrics_source &&
+            sd_event_add_time(m->event, &m->metrics_source, CLOCK_MONOTONIC, 1, 0, on_metrics_step, m) >= 0 &&
+            sd_event_source_set_priority(m->metrics_source, TICKER_BACKLOG_PRIORITY) < 0)
+                m->metrics_source = sd_event_source_disable_unref(m->metrics_source);
+        if (!m->metrics_source || sd_event_source_set_enabled(m->metrics_source, SD_EVENT_ONESHOT) < 0) {
+                /* Cannot step from the loop: all of it now. */
+                (void) metrics_job_step(m->metrics_job, UINT64_MAX);
+                m->metrics_job = metrics_job_free(m->metrics_job);
+        }
+}
+
+/* At exit: the last file, whole, now. */
+static void manager_write_metrics_now(Manager *m, uint64_t now) {
+        const Governor g = { &manager_governor_ops, m };
+
+        m->metrics_job = metrics_job_free(m->metrics_job);
         (void) metrics_write(&g, m->runtime_dir);
         metrics_mark_written(&m->metrics, now);
 }
@@ -526,6 +568,8 @@ Manager *manager_free(Manager *m) {
                 unit_free(m->units[i]);
         free(m->units);
         bw_cgtree_done(&m->cgtree);
+        sd_event_source_disable_unref(m->metrics_source);
+        metrics_job_free(m->metrics_job);
         sd_event_source_disable_unref(m->stop_source);
         ticker_free(m->ticker);
         cgwatch_free(m->cgwatch);
@@ -673,6 +717,6 @@ size_t manager_shutdown(Manager *m) {
                 manager_restore_all(m, "stop");
         n = m->config.global.restore_on_exit ? unrestored(m) : 0;
         (void) store_save(m->store);
-        manager_write_metrics(m, clock_now_usec(CLOCK_MONOTONIC));
+        manager_write_metrics_now(m, clock_now_usec(CLOCK_MONOTONIC));
         return n;
 }

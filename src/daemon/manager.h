@@ -55,6 +55,7 @@ struct Manager {
         bool quota_watch_said;          /* out of inotify watches, said */
         UsageGates *gates;              /* parents' usage for quiet units (usagegate.h), NULL: none */
         Unit **units;                   /* sorted by name */
+        uint64_t units_epoch;           /* counted up when m->units is made anew (manager_sync_units()) */
         size_t n_units;
         bool any_searched;              /* a unit's cgroup is searched for by name (a service, a scope) */
         bool outermost_dirty;           /* a cgroup opened or closed: Unit.outermost to work out again */
@@ -86,6 +87,8 @@ struct Manager {
         bool shedding;                  /* the last plan withdrew headroom from some unit */
         uint64_t last_slow_host_usec;   /* last rescan/metrics pass (every Interval=) */
         struct metrics_clock metrics;   /* when metrics.prom is due (MetricsInterval=, structural changes) */
+        MetricsJob *metrics_job;        /* a metrics.prom on its way, a step per loop iteration */
+        sd_event_source *metrics_source; /* its steps */
 
         uint64_t ticks;
         bool fd_limit_said;

@@ -16,7 +16,9 @@
 #include <unistd.h>
 
 #include "bwgov/rqstat.h"
+#include "clock.h"
 #include "log.h"
+#include "metrics-families.h"
 #include "metrics.h"
 
 /* What a full buffer holds before it goes to the file: large enough that
@@ -143,11 +145,6 @@ static void buf_put_u64(struct metrics_buf *b, uint64_t v) {
 
 /* ---- labels ------------------------------------------------------------- */
 
-/* Labels and family names are copied in blocks of this many bytes, a
- * constant size the compiler turns into a few moves instead of a call to
- * memcpy() per line: their storage is padded to it, and a line reserves
- * that much more than it needs. */
-#define BLOCK 16
 
 /* A unit name as a label value, escaped, in storage padded to BLOCK. */
 struct label {
@@ -171,32 +168,15 @@ static void put_escaped(struct metrics_buf *b, const char *s) {
         }
 }
 
-/* The label of every unit, escaped once for the whole render into
- * *storage (each one starting at a multiple of BLOCK and padded to one),
- * which the labels then point into: free it after them. */
-static int labels_make(const struct governor_unit *units, size_t n, struct label **ret,
-                       struct metrics_buf *storage) {
-        _cleanup_free_ struct label *l = NULL;
-        _cleanup_free_ size_t *off = NULL;
+/* A unit's label, escaped into storage (starting at a multiple of BLOCK
+ * and padded to one); its offset and length there. */
+static void label_add(struct metrics_buf *storage, const char *name, size_t *ret_off, size_t *ret_len) {
         static const char zeros[BLOCK];
 
-        l = calloc(n > 0 ? n : 1, sizeof(*l));
-        off = calloc(n > 0 ? n : 1, sizeof(*off));
-        if (!l || !off)
-                return -ENOMEM;
-        for (size_t i = 0; i < n; i++) {
-                off[i] = storage->len;
-                put_escaped(storage, units[i].summary.name);
-                l[i].len = storage->len - off[i];
-                buf_put(storage, zeros, (BLOCK - storage->len % BLOCK) % BLOCK);
-        }
-        if (storage->error < 0)
-                return storage->error;
-        /* storage->data moves while it grows: point into it at the end. */
-        for (size_t i = 0; i < n; i++)
-                l[i].s = storage->data + off[i];
-        *ret = TAKE_PTR(l);
-        return 0;
+        *ret_off = storage->len;
+        put_escaped(storage, name);
+        *ret_len = storage->len - *ret_off;
+        buf_put(storage, zeros, (BLOCK - storage->len % BLOCK) % BLOCK);
 }
 
 /* Copy n bytes of padded storage in BLOCKs; the destination has room for
@@ -237,202 +217,6 @@ static void put_header(struct metrics_buf *b, const char *name, size_t name_len,
         buf_put(b, " ", 1);
         buf_puts(b, type);
         buf_put(b, "\n", 1);
-}
-
-/* ---- the per-unit families ------------------------------------------------ */
-
-/* A unit's value of one family; *ret_ok false leaves the unit out (the
- * value does not exist for it). */
-typedef uint64_t (*unit_value_fn)(const struct governor_unit *u, bool *ret_ok);
-
-/* Room for the longest family name, in whole BLOCKs; a longer name does
- * not compile (-Werror), one that fills it has no NUL: name_len counts. */
-#define FAMILY_NAME_MAX (3 * BLOCK)
-
-struct family {
-        char name[FAMILY_NAME_MAX];
-        size_t name_len;
-        const char *type;
-        unit_value_fn value;
-        const char *help;
-};
-
-#define FAMILY(name, type, value, help) { name, sizeof(name) - 1, type, value, help }
-
-static void write_family(struct metrics_buf *b, const struct family *fam, const struct governor_unit *units,
-                         const struct label *labels, size_t n_units) {
-        put_header(b, fam->name, fam->name_len, fam->type, fam->help);
-        for (size_t i = 0; i < n_units; i++) {
-                bool ok = true;
-                uint64_t v = fam->value(&units[i], &ok);
-
-                if (ok)
-                        put_sample(b, fam->name, fam->name_len, &labels[i], v);
-        }
-}
-
-#define PRESENT (u->summary.present)
-#define ADOPTED (u->summary.adopted)
-#define LAST_OK (u->summary.adopted && u->has_decision)
-#define LAST (u->decision.d)
-#define STAT_OK (u->has_stat)
-#define CURRENT (u->summary.current)
-#define BASELINE (u->summary.baseline)
-typedef const struct governor_unit GU;
-static uint64_t v_writes(GU *u, bool *ok) { *ok = PRESENT; return u->counters.io.writes; }
-static uint64_t v_skipped(GU *u, bool *ok) { *ok = PRESENT; return u->counters.io.skipped; }
-static uint64_t v_repairs(GU *u, bool *ok) { *ok = PRESENT; return u->counters.io.burst_repairs; }
-static uint64_t v_external(GU *u, bool *ok) { return u->counters.external_changes; }
-static uint64_t v_errors(GU *u, bool *ok) { return u->counters.write_errors; }
-static uint64_t v_applied(GU *u, bool *ok) { return u->counters.decisions_applied; }
-static uint64_t v_ticks(GU *u, bool *ok) { return u->summary.ticks; }
-static uint64_t v_present(GU *u, bool *ok) { return PRESENT; }
-static uint64_t v_paused(GU *u, bool *ok) { return u->summary.paused; }
-static uint64_t v_credit(GU *u, bool *ok) { *ok = ADOPTED; return u->credit.credit_usec; }
-static uint64_t v_debt(GU *u, bool *ok) { *ok = ADOPTED; return u->credit.debt_usec; }
-static uint64_t v_credit_max(GU *u, bool *ok) { *ok = ADOPTED; return u->credit.credit_max_usec; }
-static uint64_t v_headroom(GU *u, bool *ok) { *ok = LAST_OK; return LAST.headroom_usec; }
-static uint64_t v_headroom_max(GU *u, bool *ok) { *ok = LAST_OK; return LAST.headroom_max_usec; }
-static uint64_t v_level(GU *u, bool *ok) { *ok = LAST_OK; return LAST.level; }
-static uint64_t v_earn(GU *u, bool *ok) { *ok = LAST_OK; return LAST.earn_rate; }
-static uint64_t v_spend(GU *u, bool *ok) { *ok = LAST_OK; return LAST.spend_rate; }
-static uint64_t v_spend_avg(GU *u, bool *ok) { *ok = LAST_OK; return LAST.spend_avg; }
-static uint64_t v_tte(GU *u, bool *ok) {
-        *ok = LAST_OK && LAST.time_to_empty_usec != UINT64_MAX;
-        return LAST.time_to_empty_usec;
-}
-static uint64_t v_active(GU *u, bool *ok) { *ok = LAST_OK; return LAST.active; }
-static uint64_t v_local_throttled(GU *u, bool *ok) {
-        *ok = STAT_OK && (u->stat.seen & BW_CPUSTAT_LOCAL_THROTTLED);
-        return u->stat.local_throttled_usec;
-}
-static uint64_t v_throttled(GU *u, bool *ok) { *ok = STAT_OK; return u->stat.throttled_usec; }
-static uint64_t v_nr_throttled(GU *u, bool *ok) { *ok = STAT_OK; return u->stat.nr_throttled; }
-static uint64_t v_nr_periods(GU *u, bool *ok) { *ok = STAT_OK; return u->stat.nr_periods; }
-static uint64_t v_usage(GU *u, bool *ok) {
-        *ok = STAT_OK && (u->stat.seen & BW_CPUSTAT_USAGE);
-        return u->stat.usage_usec;
-}
-static uint64_t v_shed(GU *u, bool *ok) { return u->shed_permille; }
-
-static uint64_t v_lat_level(const struct governor_unit *u, bool *ok) {
-        *ok = u->summary.prot.cls == BW_CLASS_LATENCY;
-        return (uint64_t) u->summary.prot.level;
-}
-
-static uint64_t v_lat_p99(const struct governor_unit *u, bool *ok) {
-        *ok = u->summary.prot.cls == BW_CLASS_LATENCY && u->summary.prot.has_p99;
-        return u->summary.prot.p99_usec;
-}
-
-static uint64_t v_lat_missed(const struct governor_unit *u, bool *ok) {
-        *ok = u->summary.prot.cls == BW_CLASS_LATENCY;
-        return u->summary.prot.missed;
-}
-
-static uint64_t v_lat_held(const struct governor_unit *u, bool *ok) {
-        const struct governor_protection *p = &u->summary.prot;
-        uint64_t n = p->hold ? 1 : 0;
-
-        for (size_t l = 0; l < _BW_LEVER_MAX; l++)
-                n += p->levers[l] ? 1 : 0;
-        *ok = true;
-        return n + (p->slice_usec > 0 ? 1 : 0);
-}
-static uint64_t v_quota(GU *u, bool *ok) {
-        *ok = ADOPTED && CURRENT.quota_usec != BW_QUOTA_MAX;
-        return CURRENT.quota_usec;
-}
-static uint64_t v_burst(GU *u, bool *ok) { *ok = ADOPTED; return CURRENT.burst_usec; }
-static uint64_t v_period(GU *u, bool *ok) { *ok = ADOPTED; return CURRENT.period_usec; }
-static uint64_t v_base_quota(GU *u, bool *ok) {
-        *ok = ADOPTED && BASELINE.quota_usec != BW_QUOTA_MAX;
-        return BASELINE.quota_usec;
-}
-static uint64_t v_base_burst(GU *u, bool *ok) { *ok = ADOPTED; return BASELINE.burst_usec; }
-
-/* The per-unit families, in the order the file lists them. */
-static const struct family families[] = {
-        FAMILY("bwgov_unit_present", "gauge", v_present,
-                "1 when the unit's cgroup exists and is governed."),
-        FAMILY("bwgov_unit_paused", "gauge", v_paused,
-                "1 when governing is paused for the unit."),
-        FAMILY("bwgov_unit_ticks_total", "counter", v_ticks,
-                "Decisions taken for the unit."),
-        FAMILY("bwgov_writes_total", "counter", v_writes,
-                "Files written (cpu.max, burst)."),
-        FAMILY("bwgov_skipped_writes_total", "counter", v_skipped,
-                "Writes not done because the value was already there."),
-        FAMILY("bwgov_burst_repairs_total", "counter", v_repairs,
-                "Burst re-written after a quota write changed it (kernels < 6.10)."),
-        FAMILY("bwgov_external_changes_total", "counter", v_external,
-                "Values found that bwgov did not write (re-based)."),
-        FAMILY("bwgov_write_errors_total", "counter", v_errors,
-                "Failed writes."),
-        FAMILY("bwgov_decisions_applied_total", "counter", v_applied,
-                "Decisions that changed the kernel's values."),
-        FAMILY("bwgov_quota_usec", "gauge", v_quota,
-                "Current quota per period."),
-        FAMILY("bwgov_burst_usec", "gauge", v_burst,
-                "Current burst."),
-        FAMILY("bwgov_period_usec", "gauge", v_period,
-                "Current period."),
-        FAMILY("bwgov_baseline_quota_usec", "gauge", v_base_quota,
-                "The contract's quota per period."),
-        FAMILY("bwgov_baseline_burst_usec", "gauge", v_base_burst,
-                "The burst found at adoption."),
-        FAMILY("bwgov_credit_usec", "gauge", v_credit,
-                "Credit bucket, CPU-microseconds."),
-        FAMILY("bwgov_debt_usec", "gauge", v_debt,
-                "Usage beyond the credit not yet repaid, CPU-microseconds."),
-        FAMILY("bwgov_credit_max_usec", "gauge", v_credit_max,
-                "CreditMax=, CPU-microseconds."),
-        FAMILY("bwgov_credit_earn_usec_per_second", "gauge", v_earn,
-                "Credit earned over the last sample (baseline minus usage), CPU-microseconds per second."),
-        FAMILY("bwgov_credit_spend_usec_per_second", "gauge", v_spend,
-                "Credit spent over the last sample (usage minus baseline), CPU-microseconds per second."),
-        FAMILY("bwgov_credit_spend_avg_usec_per_second", "gauge", v_spend_avg,
-                "Credit spending averaged over about 10 s, CPU-microseconds per second."),
-        FAMILY("bwgov_credit_time_to_empty_usec", "gauge", v_tte,
-                "At the average spending, time until the credit is down to its reserve (absent when not spending)."),
-        FAMILY("bwgov_headroom_usec", "gauge", v_headroom,
-                "Quota above the baseline the last decision set, per period."),
-        FAMILY("bwgov_headroom_max_usec", "gauge", v_headroom_max,
-                "The largest headroom now (CPUQuotaMax=, the nearest limited ancestor, host shedding), per period."),
-        FAMILY("bwgov_headroom_level", "gauge", v_level,
-                "Headroom level, 0 (baseline) to 4 (all of the largest)."),
-        FAMILY("bwgov_unit_active", "gauge", v_active,
-                "1 while the group spends credit, is throttled, or its run-queue p99 is over TargetWaitP99= "
-                "(short horizon)."),
-        FAMILY("bwgov_throttled_usec_total", "counter", v_throttled,
-                "Kernel throttled time."),
-        FAMILY("bwgov_nr_throttled_total", "counter", v_nr_throttled,
-                "Kernel throttled periods."),
-        FAMILY("bwgov_local_throttled_usec_total", "counter", v_local_throttled,
-                "Kernel throttled time by the group's own or an ancestor's limit (cpu.stat.local)."),
-        FAMILY("bwgov_nr_periods_total", "counter", v_nr_periods,
-                "Kernel enforcement periods."),
-        FAMILY("bwgov_usage_usec_total", "counter", v_usage,
-                "CPU time used."),
-        FAMILY("bwgov_shed_permille", "gauge", v_shed,
-                "Share of the unit's headroom the last host shedding plan withdrew."),
-        FAMILY("bwgov_latency_level", "gauge", v_lat_level,
-                "Class=latency: the latency protection rung, 0 (none), 1 hold, 2 weight, 3 weight-high, 4 slice, "
-                "5 idle."),
-        FAMILY("bwgov_latency_wait_p99_usec", "gauge", v_lat_p99,
-                "Class=latency: run-queue wait p99 of the latest one-second window, microseconds."),
-        FAMILY("bwgov_latency_missed_total", "counter", v_lat_missed,
-                "Class=latency: windows whose run-queue wait p99 was over LatencyTarget=."),
-        FAMILY("bwgov_levers_held", "gauge", v_lat_held,
-                "Levers bwgov holds on the unit beyond its bandwidth: headroom held for a latency unit, weight, idle, "
-                "freezer, cpuset, thread slices."),
-};
-
-
-static void write_units(struct metrics_buf *b, const struct governor_unit *units, const struct label *labels,
-                        size_t n) {
-        for (size_t i = 0; i < ELEMENTSOF(families); i++)
-                write_family(b, &families[i], units, labels, n);
 }
 
 /* ---- host-wide values ------------------------------------------------------ */
@@ -526,41 +310,6 @@ static void rq_sample(struct metrics_buf *b, const char *name, const struct labe
         buf_put(b, "\n", 1);
 }
 
-/* The wait histogram: the log2 buckets as cumulative "le" buckets. */
-static void write_rq_histogram(struct metrics_buf *b, const struct governor_unit *units, const struct label *labels,
-                               size_t n) {
-        static const char name[] = "bwgov_runqueue_wait_seconds";
-        struct number le[BW_RQ_SLOTS];
-
-        /* The bounds are the same for every unit. */
-        for (unsigned slot = 0; slot < BW_RQ_SLOTS; slot++) {
-                uint64_t lo, hi;
-
-                bw_rq_slot_range(slot, &lo, &hi);
-                if (hi == UINT64_MAX)
-                        le[slot] = (struct number) { "+Inf", 4 };
-                else
-                        number_format(&le[slot], (double) hi / 1e6);
-        }
-
-        put_header(b, name, sizeof(name) - 1, "histogram",
-                   "Run-queue wait of the unit's tasks, from wake-up or preemption until they ran (BPF, since the "
-                   "cgroup was first counted).");
-        for (size_t i = 0; i < n; i++) {
-                const struct governor_unit *u = &units[i];
-                uint64_t cum = 0;
-
-                if (!u->has_rq)
-                        continue;
-                for (unsigned slot = 0; slot < BW_RQ_SLOTS; slot++) {
-                        cum += u->rq.wait_slots[slot];
-                        rq_sample(b, "bwgov_runqueue_wait_seconds_bucket", &labels[i], &le[slot], cum, false);
-                }
-                rq_sample(b, "bwgov_runqueue_wait_seconds_sum", &labels[i], NULL, u->rq.wait_ns, true);
-                rq_sample(b, "bwgov_runqueue_wait_seconds_count", &labels[i], NULL, cum, false);
-        }
-}
-
 struct rq_family {
         const char *name;
         const char *help;
@@ -580,50 +329,98 @@ static const struct rq_family rq_families[] = {
           true, offsetof(struct bw_rq_counters, throttle_ns) },
 };
 
-static void write_rq(struct metrics_buf *b, const struct governor_unit *units, const struct label *labels,
-                     size_t n) {
-        write_rq_histogram(b, units, labels, n);
+/* What the file needs of one unit, taken from its snapshot: each family's
+ * value (bit k of ok: family k has one for it), the run-queue counters,
+ * and where its label is in the render's label storage. A fifth of the
+ * snapshot's size, which at ten thousand units is what the render keeps. */
+struct metrics_row {
+        uint64_t v[METRICS_N_FAMILIES];
+        uint64_t ok;
+        size_t label_off, label_len;
+        bool has_rq;
+        uint64_t wait_slots[BW_RQ_SLOTS];
+        uint64_t wait_ns;
+        uint64_t rq[ELEMENTSOF(rq_families)];
+};
+
+_Static_assert(METRICS_N_FAMILIES <= 64, "one bit of metrics_row.ok per family");
+
+static int row_make(struct metrics_row *row, const struct governor_unit *u, struct metrics_buf *storage) {
+        row->ok = 0;
+        for (size_t k = 0; k < METRICS_N_FAMILIES; k++) {
+                bool ok = true;
+
+                row->v[k] = metrics_families[k].value(u, &ok);
+                row->ok |= (uint64_t) ok << k;
+        }
+        row->has_rq = u->has_rq;
+        if (u->has_rq) {
+                memcpy(row->wait_slots, u->rq.wait_slots, sizeof(row->wait_slots));
+                row->wait_ns = u->rq.wait_ns;
+                for (size_t k = 0; k < ELEMENTSOF(rq_families); k++)
+                        memcpy(&row->rq[k], (const char *) &u->rq + rq_families[k].offset, sizeof(row->rq[k]));
+        }
+        label_add(storage, u->summary.name, &row->label_off, &row->label_len);
+        return storage->error;
+}
+
+static void write_family(struct metrics_buf *b, size_t k, const struct metrics_row *rows, const struct label *labels,
+                         size_t n) {
+        const struct metrics_family *fam = &metrics_families[k];
+
+        put_header(b, fam->name, fam->name_len, fam->type, fam->help);
+        for (size_t i = 0; i < n; i++)
+                if (rows[i].ok & ((uint64_t) 1 << k))
+                        put_sample(b, fam->name, fam->name_len, &labels[i], rows[i].v[k]);
+}
+
+/* The wait histogram: the log2 buckets as cumulative "le" buckets. */
+static void write_rq_histogram(struct metrics_buf *b, const struct metrics_row *rows, const struct label *labels,
+                               size_t n) {
+        static const char name[] = "bwgov_runqueue_wait_seconds";
+        struct number le[BW_RQ_SLOTS];
+
+        /* The bounds are the same for every unit. */
+        for (unsigned slot = 0; slot < BW_RQ_SLOTS; slot++) {
+                uint64_t lo, hi;
+
+                bw_rq_slot_range(slot, &lo, &hi);
+                if (hi == UINT64_MAX)
+                        le[slot] = (struct number) { "+Inf", 4 };
+                else
+                        number_format(&le[slot], (double) hi / 1e6);
+        }
+
+        put_header(b, name, sizeof(name) - 1, "histogram",
+                   "Run-queue wait of the unit's tasks, from wake-up or preemption until they ran (BPF, since the "
+                   "cgroup was first counted).");
+        for (size_t i = 0; i < n; i++) {
+                uint64_t cum = 0;
+
+                if (!rows[i].has_rq)
+                        continue;
+                for (unsigned slot = 0; slot < BW_RQ_SLOTS; slot++) {
+                        cum += rows[i].wait_slots[slot];
+                        rq_sample(b, "bwgov_runqueue_wait_seconds_bucket", &labels[i], &le[slot], cum, false);
+                }
+                rq_sample(b, "bwgov_runqueue_wait_seconds_sum", &labels[i], NULL, rows[i].wait_ns, true);
+                rq_sample(b, "bwgov_runqueue_wait_seconds_count", &labels[i], NULL, cum, false);
+        }
+}
+
+static void write_rq(struct metrics_buf *b, const struct metrics_row *rows, const struct label *labels, size_t n) {
+        write_rq_histogram(b, rows, labels, n);
         for (size_t k = 0; k < ELEMENTSOF(rq_families); k++) {
                 const struct rq_family *fam = &rq_families[k];
 
                 put_header(b, fam->name, strlen(fam->name), "counter", fam->help);
-                for (size_t i = 0; i < n; i++) {
-                        uint64_t v;
-
-                        if (!units[i].has_rq)
-                                continue;
-                        memcpy(&v, (const char *) &units[i].rq + fam->offset, sizeof(v));
-                        rq_sample(b, fam->name, &labels[i], NULL, v, fam->ns);
-                }
+                for (size_t i = 0; i < n; i++)
+                        if (rows[i].has_rq)
+                                rq_sample(b, fam->name, &labels[i], NULL, rows[i].rq[k], fam->ns);
         }
 }
 
 /* ---- the file ---------------------------------------------------------------- */
-
-int metrics_render(const Governor *g, struct metrics_buf *b) {
-        _cleanup_free_ struct governor_unit *units = NULL;
-        _cleanup_free_ struct label *labels = NULL;
-        struct metrics_buf storage = METRICS_BUF_INIT;
-        struct governor_status status;
-        size_t n;
-        int r;
-
-        r = g->ops->get_status(g->userdata, &status);
-        if (r < 0)
-                return r;
-        r = g->ops->list_units(g->userdata, SIZE_MAX, &units, &n, NULL);
-        if (r < 0)
-                return r;
-        r = labels_make(units, n, &labels, &storage);
-        if (r >= 0) {
-                write_host(b, &status);
-                write_units(b, units, labels, n);
-                write_rq(b, units, labels, n);
-                r = b->error;
-        }
-        metrics_buf_done(&storage);
-        return r;
-}
 
 /* A warning (the caller's per-tick pass holds back its repeats, log.h):
  * an operator reads the file, so its absence is worth a line. */
@@ -632,10 +429,182 @@ static int metrics_write_failed(const char *path, int r) {
                                  r == -ENOENT ? " (the runtime directory is gone; a reload creates it again)" : "");
 }
 
-int metrics_write(const Governor *g, const char *runtime_dir) {
-        _cleanup_free_ char *tmp = NULL, *path = NULL;
-        struct metrics_buf b = METRICS_BUF_INIT;
+/* Units snapshotted per governor call: a loop iteration's worth at most. */
+#define SNAPSHOT_CHUNK 128
+
+/* A rendering in steps (metrics.h): the snapshot, then the file. */
+struct MetricsJob {
+        Governor g;
+        struct governor_status status;
+        uint64_t epoch;                 /* of the unit list the rows come from */
+        struct metrics_row *rows;
+        size_t n, allocated;            /* rows taken so far */
+        bool snapped;                   /* all of them */
+        struct governor_unit *chunk;    /* one call's snapshots */
+        struct label *labels;           /* the rows' labels, made when rendering starts */
+        struct metrics_buf storage;     /* the labels' text */
+        struct metrics_buf *b;          /* out: own_b, or the caller's */
+        struct metrics_buf own_b;
+        size_t step;                    /* the next part: see job_part() */
+        char *tmp, *path;               /* metrics_job_new(): the file being written, then its name */
+};
+
+/* The parts of the text, in order: the host values, each unit family,
+ * the run-queue histogram and families. */
+enum { PART_HOST, PART_FAMILY0, PART_RQ = PART_FAMILY0 + METRICS_N_FAMILIES, _PART_MAX };
+
+static void job_part(MetricsJob *j, size_t part) {
+        if (part == PART_HOST)
+                write_host(j->b, &j->status);
+        else if (part < PART_RQ)
+                write_family(j->b, part - PART_FAMILY0, j->rows, j->labels, j->n);
+        else
+                write_rq(j->b, j->rows, j->labels, j->n);
+}
+
+/* The next units' rows. A unit list that changed since the first ones (a
+ * reload) starts the rows over: the positions mean other units now. */
+static int job_snapshot(MetricsJob *j) {
+        size_t got = 0, total = 0;
+        uint64_t epoch = 0;
         int r;
+
+        r = j->g.ops->snapshot_units(j->g.userdata, j->n, SNAPSHOT_CHUNK, j->chunk, &got, &total, &epoch);
+        if (r < 0)
+                return r;
+        if (j->n > 0 && epoch != j->epoch) {
+                j->n = 0;               /* from the first again */
+                metrics_buf_done(&j->storage);
+                j->epoch = epoch;
+                return 0;
+        }
+        j->epoch = epoch;
+        if (j->n + got > j->allocated) {
+                size_t a = total > j->n + got ? total : j->n + got;
+                struct metrics_row *rows = reallocarray(j->rows, a, sizeof(*rows));
+
+                if (!rows)
+                        return -ENOMEM;
+                j->rows = rows;
+                j->allocated = a;
+        }
+        for (size_t i = 0; i < got; i++) {
+                r = row_make(&j->rows[j->n], &j->chunk[i], &j->storage);
+                if (r < 0)
+                        return r;
+                j->n++;
+        }
+        if (got == 0 || j->n >= total) {
+                j->snapped = true;
+                j->chunk = mfree(j->chunk);
+        }
+        return 0;
+}
+
+/* storage->data moves while it grows: the labels point into it once it is
+ * whole. */
+static int job_labels(MetricsJob *j) {
+        j->labels = calloc(j->n > 0 ? j->n : 1, sizeof(*j->labels));
+        if (!j->labels)
+                return -ENOMEM;
+        for (size_t i = 0; i < j->n; i++)
+                j->labels[i] = (struct label) { j->storage.data + j->rows[i].label_off, j->rows[i].label_len };
+        return 0;
+}
+
+MetricsJob *metrics_job_free(MetricsJob *j) {
+        if (!j)
+                return NULL;
+        if (j->own_b.fd >= 0) {
+                (void) close(j->own_b.fd);
+                (void) unlink(j->tmp);          /* not finished: the old file stays */
+        }
+        metrics_buf_done(&j->own_b);
+        metrics_buf_done(&j->storage);
+        free(j->rows);
+        free(j->chunk);
+        free(j->labels);
+        free(j->tmp);
+        free(j->path);
+        free(j);
+        return NULL;
+}
+
+static int job_new(const Governor *g, struct metrics_buf *b, MetricsJob **ret) {
+        MetricsJob *j = calloc(1, sizeof(*j));
+        int r;
+
+        if (!j)
+                return -ENOMEM;
+        j->g = *g;
+        j->storage = (struct metrics_buf) METRICS_BUF_INIT;
+        j->own_b = (struct metrics_buf) METRICS_BUF_INIT;
+        j->b = b ? b : &j->own_b;
+        j->chunk = calloc(SNAPSHOT_CHUNK, sizeof(*j->chunk));
+        r = j->chunk ? g->ops->get_status(g->userdata, &j->status) : -ENOMEM;
+        if (r < 0) {
+                metrics_job_free(j);
+                return r;
+        }
+        *ret = j;
+        return 0;
+}
+
+static int job_fail(MetricsJob *j, int r) {
+        return j->path ? metrics_write_failed(j->path, r) : r;
+}
+
+int metrics_job_step(MetricsJob *j, uint64_t budget_usec) {
+        uint64_t start = clock_now_usec(CLOCK_MONOTONIC);
+        int r;
+
+        do {
+                if (!j->snapped)
+                        r = job_snapshot(j);
+                else if (!j->labels)
+                        r = job_labels(j);
+                else if (j->step < _PART_MAX) {
+                        job_part(j, j->step++);
+                        r = j->b->error;
+                } else
+                        break;
+                if (r < 0)
+                        return job_fail(j, r);
+        } while (clock_now_usec(CLOCK_MONOTONIC) - start < budget_usec);
+        if (j->step < _PART_MAX)
+                return 0;
+        if (!j->path)
+                return 1;               /* rendered into the caller's buffer */
+
+        r = buf_flush(j->b);
+        if (close(j->own_b.fd) < 0 && r >= 0)
+                r = -errno;
+        j->own_b.fd = -1;
+        if (r >= 0 && rename(j->tmp, j->path) < 0)
+                r = -errno;
+        if (r < 0) {
+                (void) unlink(j->tmp);
+                return metrics_write_failed(j->path, r);
+        }
+        return 1;
+}
+
+int metrics_render(const Governor *g, struct metrics_buf *b) {
+        MetricsJob *j = NULL;
+        int r;
+
+        r = job_new(g, b, &j);
+        if (r < 0)
+                return r;
+        r = metrics_job_step(j, UINT64_MAX);
+        metrics_job_free(j);
+        return r < 0 ? r : 0;
+}
+
+int metrics_job_new(const Governor *g, const char *runtime_dir, MetricsJob **ret) {
+        _cleanup_free_ char *tmp = NULL, *path = NULL;
+        MetricsJob *j = NULL;
+        int fd, r;
 
         if (asprintf(&path, "%s/metrics.prom", runtime_dir) < 0 ||
             asprintf(&tmp, "%s/.metrics.prom.%d", runtime_dir, (int) getpid()) < 0)
@@ -645,23 +614,32 @@ int metrics_write(const Governor *g, const char *runtime_dir) {
          * name would hang the loop). */
         if (unlink(tmp) < 0 && errno != ENOENT)
                 return metrics_write_failed(tmp, -errno);
-        b.fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0644);
-        if (b.fd < 0)
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0644);
+        if (fd < 0)
                 return metrics_write_failed(tmp, -errno);
-
-        r = metrics_render(g, &b);
-        if (r >= 0)
-                r = buf_flush(&b);
-        metrics_buf_done(&b);
-        if (close(b.fd) < 0 && r >= 0)
-                r = -errno;
-        if (r >= 0 && rename(tmp, path) < 0)
-                r = -errno;
+        r = job_new(g, NULL, &j);
         if (r < 0) {
+                (void) close(fd);
                 (void) unlink(tmp);
                 return metrics_write_failed(path, r);
         }
+        j->own_b.fd = fd;
+        j->tmp = TAKE_PTR(tmp);
+        j->path = TAKE_PTR(path);
+        *ret = j;
         return 0;
+}
+
+int metrics_write(const Governor *g, const char *runtime_dir) {
+        MetricsJob *j = NULL;
+        int r;
+
+        r = metrics_job_new(g, runtime_dir, &j);
+        if (r < 0)
+                return r;
+        r = metrics_job_step(j, UINT64_MAX);
+        metrics_job_free(j);
+        return r < 0 ? r : 0;
 }
 
 /* ---- when ---------------------------------------------------------------------- */

@@ -36,6 +36,20 @@ int metrics_render(const Governor *g, struct metrics_buf *b);
  * the per-tick caller holds back its repeats, log.h). */
 int metrics_write(const Governor *g, const char *runtime_dir);
 
+/* metrics_write() in steps, so that ten thousand units (some 40 ms of
+ * rendering) do not hold up the loop in one go: metrics_job_new() takes
+ * the snapshot (one get_status() and one list_units(), copied: the units
+ * may change or go before the job is done) and opens the temporary file;
+ * each metrics_job_step() renders whole families until budget_usec has
+ * passed (at least one), and the last renames the file into place. It
+ * returns 0 while parts are left, 1 when metrics.prom is replaced, or a
+ * negative errno (logged). metrics_job_free() of an unfinished job removes
+ * its temporary file: the last complete metrics.prom stays. */
+typedef struct MetricsJob MetricsJob;
+int metrics_job_new(const Governor *g, const char *runtime_dir, MetricsJob **ret);
+int metrics_job_step(MetricsJob *j, uint64_t budget_usec);
+MetricsJob *metrics_job_free(MetricsJob *j);
+
 /* When metrics.prom is due: at the first pass, then once interval_usec
  * (MetricsInterval=) has passed since the last write, or at the first
  * pass after a structural change (a unit added or removed, a cgroup that

@@ -30,6 +30,8 @@ struct fake {
         size_t n_units;
         int status_error;
         int list_error;
+        uint64_t epoch;                 /* of the unit list (a reload counts it up) */
+        size_t snapshot_calls;
 };
 
 static int fake_get_status(void *userdata, struct governor_status *ret) {
@@ -38,6 +40,22 @@ static int fake_get_status(void *userdata, struct governor_status *ret) {
         if (f->status_error < 0)
                 return f->status_error;
         *ret = f->status;
+        return 0;
+}
+
+static int fake_snapshot_units(void *userdata, size_t from, size_t max, struct governor_unit *out, size_t *ret_n,
+                               size_t *ret_total, uint64_t *ret_epoch) {
+        struct fake *f = userdata;
+        size_t k = 0;
+
+        if (f->list_error < 0)
+                return f->list_error;
+        for (size_t i = from; i < f->n_units && k < max; i++)
+                out[k++] = f->units[i];
+        *ret_n = k;
+        *ret_total = f->n_units;
+        *ret_epoch = f->epoch;
+        f->snapshot_calls++;
         return 0;
 }
 
@@ -64,6 +82,7 @@ static int fake_list_units(void *userdata, size_t limit, struct governor_unit **
 static const struct governor_ops fake_ops = {
         .get_status = fake_get_status,
         .list_units = fake_list_units,
+        .snapshot_units = fake_snapshot_units,
 };
 
 /* ---- the fixed snapshot ----------------------------------------------------- */
@@ -333,6 +352,66 @@ static void test_write_file(void **state) {
         rm_dir(dir);
 }
 
+/* In steps (ten thousand units are some 40 ms of rendering): with no
+ * time budget each step takes one piece of the snapshot (SNAPSHOT_CHUNK
+ * units), then renders one part (the host values, a family, the run-queue
+ * families). A unit list that changes while it is taken in pieces (a
+ * reload) is taken again from the start. Until the last step the file is
+ * the one before; a job dropped half-way leaves it and no temporary file. */
+static void test_write_in_steps(void **state) {
+        char dir[] = "/tmp/bwgov-test-metrics-XXXXXX", path[PATH_MAX];
+        struct metrics_buf b = METRICS_BUF_INIT;
+        _cleanup_free_ char *got = NULL, *first = NULL;
+        size_t got_len, first_len, steps = 0;
+        MetricsJob *j = NULL;
+        struct many m;
+        int r;
+
+        assert_non_null(mkdtemp(dir));
+        snprintf(path, sizeof(path), "%s/metrics.prom", dir);
+        many_make(&m, 2000);
+        m.f.n_units = 10;
+        assert_int_equal(metrics_write(&(Governor) { &fake_ops, &m.f }, dir), 0);
+        assert_int_equal(bw_read_full_at(AT_FDCWD, path, 0, FILE_MAX_BYTES, &first, &first_len), 0);
+        m.f.n_units = 1500;
+        assert_int_equal(metrics_render(&(Governor) { &fake_ops, &m.f }, &b), 0);
+
+        m.f.n_units = 2000;
+        m.f.snapshot_calls = 0;
+        assert_int_equal(metrics_job_new(&(Governor) { &fake_ops, &m.f }, dir, &j), 0);
+        while ((r = metrics_job_step(j, 0)) == 0) {
+                if (++steps == 3) {
+                        assert_int_equal(m.f.snapshot_calls, 3);
+                        m.f.n_units = 1500;     /* a reload: another list */
+                        m.f.epoch++;
+                }
+                assert_int_equal(bw_read_full_at(AT_FDCWD, path, 0, FILE_MAX_BYTES, &got, &got_len), 0);
+                assert_text_equal(got, got_len, first, first_len);
+                got = mfree(got);
+        }
+        assert_int_equal(r, 1);
+        /* 3 pieces, one thrown away, 12 of 1500, the labels, 37 parts. */
+        assert_int_equal(m.f.snapshot_calls, 3 + 1 + 12);
+        assert_int_equal(steps + 1, 3 + 1 + 12 + 1 + 37);
+        j = metrics_job_free(j);
+        assert_int_equal(bw_read_full_at(AT_FDCWD, path, 0, FILE_MAX_BYTES, &got, &got_len), 0);
+        assert_text_equal(got, got_len, b.data, b.len);
+        got = mfree(got);
+
+        /* Dropped half-way: the last whole file stays. */
+        m.f.n_units = 5;
+        assert_int_equal(metrics_job_new(&(Governor) { &fake_ops, &m.f }, dir, &j), 0);
+        assert_int_equal(metrics_job_step(j, 0), 0);
+        assert_int_equal(metrics_job_step(j, 0), 0);
+        j = metrics_job_free(j);
+        assert_int_equal(bw_read_full_at(AT_FDCWD, path, 0, FILE_MAX_BYTES, &got, &got_len), 0);
+        assert_text_equal(got, got_len, b.data, b.len);
+
+        metrics_buf_done(&b);
+        many_done(&m);
+        rm_dir(dir);
+}
+
 /* A failing operation fails the render and leaves the file as it was. */
 static void test_errors(void **state) {
         char dir[] = "/tmp/bwgov-test-metrics-XXXXXX", path[PATH_MAX], missing[PATH_MAX + 16];
@@ -413,6 +492,7 @@ int main(void) {
                 cmocka_unit_test(test_render_many),
                 cmocka_unit_test(test_render_appends),
                 cmocka_unit_test(test_write_file),
+                cmocka_unit_test(test_write_in_steps),
                 cmocka_unit_test(test_errors),
                 cmocka_unit_test(test_due),
         };
