@@ -189,14 +189,20 @@ int unit_schedule(Unit *u, uint64_t from, uint64_t delay) {
         return ticker_schedule(u->ctx->ticker, &u->tick, from + delay);
 }
 
+/* A unit that lost its rhythm takes up one on this grid: ten thousand
+ * adopted in batches over seconds would otherwise each keep the phase of
+ * their batch, a hundred wake-ups a second instead of twenty. */
+#define UNIT_REPHASE_USEC (50 * USEC_PER_MSEC)
+
 void unit_on_due(Unit *u, uint64_t due, uint64_t now) {
         uint64_t interval = unit_interval(u);
 
         /* Schedule first, so a pass that fails early never stops the
          * schedule; the decision then sets its own horizon. One Interval=
          * after the time it was due keeps the rhythm (not after the time
-         * it ran), unless that is past already. */
-        (void) unit_schedule(u, due + interval > now ? due : now, interval);
+         * it ran), unless that is past already: then from the last grid
+         * point (Interval= is at least 100 ms, twice the grid). */
+        (void) unit_schedule(u, due + interval > now ? due : now - now % UNIT_REPHASE_USEC, interval);
         (void) unit_tick(u, now);
 }
 
