@@ -149,12 +149,12 @@ static void unit_snapshot(const Manager *m, const Unit *u, struct governor_unit 
                 .has_stat = u->has_last_stat,
                 .stat = u->last_stat,
                 .shed_permille = u->shed_permille,
-                .has_rq = u->rq.c && u->rq.c->has_last,
+                .has_rq = unit_telemetry_counts(&u->rq) && unit_telemetry_counts(&u->rq)->has_last,
                 .history_entries = bw_history_count(u->history),
                 .history_capacity = bw_history_capacity(u->history),
         };
         if (ret->has_rq)
-                ret->rq = u->rq.c->last;
+                ret->rq = unit_telemetry_counts(&u->rq)->last;
         unit_summary(m, u, &ret->summary);
         unit_decision(u, &ret->decision);
 }
@@ -285,15 +285,17 @@ static int get_latency(void *userdata, const char *name, struct governor_latency
         else if (u->rq.cgroup_id == 0)
                 l.reason = "the unit's cgroup has no cgroup2 directory to count its tasks by";
         else {
+                const struct unit_telemetry_counts *c = unit_telemetry_counts(&u->rq);
+
                 r = telemetry_read(m->telemetry, u->rq.cgroup_id, &l.total);
                 if (r < 0)
                         return r;
                 l.available = true;
                 l.since_realtime_usec = u->rq.since_realtime_usec;
-                l.has_window = u->rq.c && u->rq.c->has_window;
+                l.has_window = c && c->has_window;
                 if (l.has_window) {
-                        l.window = u->rq.c->window;
-                        l.window_usec = u->rq.c->window_usec;
+                        l.window = c->window;
+                        l.window_usec = c->window_usec;
                 }
         }
         *ret = l;

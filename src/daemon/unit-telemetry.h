@@ -22,13 +22,22 @@ struct unit_telemetry_counts {
         uint64_t window_usec;
 };
 
-/* The counters are allocated while the cgroup is tracked: a kilobyte per
- * unit that ten thousand units without telemetry do not need. */
+/* The counters are allocated once the tracked cgroup's are not all zero: a
+ * kilobyte per unit that idle units (most of a thousand containers) and
+ * units without telemetry do not need. Until then they are zero, as of
+ * the samples counted in zero_samples (the last at zero_usec). */
 struct unit_telemetry {
         uint64_t cgroup_id;             /* tracked under this id; 0 when not tracked */
         uint64_t since_realtime_usec;   /* CLOCK_REALTIME when it was first tracked */
-        struct unit_telemetry_counts *c;        /* non-NULL while tracked */
+        struct unit_telemetry_counts *c;        /* non-NULL once something was counted */
+        unsigned zero_samples;          /* samples that found nothing counted yet (0, 1, 2: many) */
+        uint64_t zero_usec;
+        uint64_t zero_window_usec;      /* between the last two of them */
 };
+
+/* The counts as the snapshot and explain see them: *c, or zeros for a
+ * tracked cgroup where nothing was counted yet (NULL before any sample). */
+const struct unit_telemetry_counts *unit_telemetry_counts(const struct unit_telemetry *ut);
 
 /* The cgroup was opened (v2_dirfd: its cgroup2 directory, -1 when the host
  * has none): count it. Returns 0 or a negative errno (logged by the caller). */
