@@ -68,6 +68,11 @@ struct bw_cg_root {
  * Returns 0, -EOPNOTSUPP when no cpu bandwidth controller is mounted, or a
  * negative errno from open(). */
 int bw_cg_root_open_host(struct bw_cg_root **ret);
+/* Ask libcgroup in a forked child (bw_call_in_child()): its
+ * initialisation fills 800 KiB of static tables that would otherwise stay
+ * resident in a daemon for its life. The answer is the same; off by
+ * default. */
+void bw_cg_set_libcgroup_in_child(bool b);
 
 /* The part of bw_cg_root_open_host() after discovery: open the roots that
  * the mounts describe (m->v2_has_cpu must already be filled in).

@@ -12,6 +12,7 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
+#include "bwgov/cgroupfs-mount.h"
 #include "bwgov/config.h"
 #include "bwgov/kmanifest.h"
 #include "config.h"
@@ -182,6 +183,9 @@ int main(int argc, char *argv[]) {
         /* The kernel check's hashing maps libcrypto, which cannot be
          * unloaded: done in a child, it is never resident here. */
         bw_kmanifest_set_hash_in_child(true);
+        /* So does libcgroup's initialisation (its cross-check of where the
+         * cpu controller is mounted), 800 KiB of static tables. */
+        bw_cg_set_libcgroup_in_child(true);
 
         r = manager_new(&m);
         if (r < 0) {

@@ -612,6 +612,11 @@ int manager_startup(Manager *m) {
                 return log_error_errno(r, "Failed to open the cgroup tree %s: %s",
                                        m->cgroup_root ? m->cgroup_root : "", STRERROR(r));
         log_info("cgroup layout: %s (bandwidth in %s)", bw_cg_layout_to_string(m->root->layout), m->root->bw_path);
+        if (!m->cgroup_root && m->root->libcgroup_check != 1)
+                log_debug("libcgroup %s where the cpu controller is mounted%s%s",
+                          m->root->libcgroup_check == 0 ? "disagrees on" : "cannot say",
+                          m->root->libcgroup_check < 0 ? ": " : "",
+                          m->root->libcgroup_check < 0 ? STRERROR(m->root->libcgroup_check) : "");
 
         /* Only on the host: a fixture tree says nothing about the kernel. */
         if (!m->cgroup_root) {

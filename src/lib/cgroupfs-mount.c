@@ -12,6 +12,7 @@
 #include <libcgroup.h>
 
 #include "bwgov/cgroupfs-mount.h"
+#include "bwgov/child.h"
 #include "bwgov/fileio.h"
 #include "bwgov/macro.h"
 
@@ -378,6 +379,16 @@ static int libcgroup_cross_check(const char *expected) {
         return r;
 }
 
+static bool libcgroup_in_child = false;
+
+void bw_cg_set_libcgroup_in_child(bool b) {
+        libcgroup_in_child = b;
+}
+
+static int libcgroup_call(void *userdata, void *out) {
+        return libcgroup_cross_check(userdata);
+}
+
 int bw_cg_root_open_host(struct bw_cg_root **ret) {
         _cleanup_(bw_cg_mounts_done) struct bw_cg_mounts m = { 0 };
         _cleanup_fclose_ FILE *f = NULL;
@@ -413,7 +424,8 @@ int bw_cg_root_open_host(struct bw_cg_root **ret) {
 
         /* libcgroup is a second opinion only: its answer, or its failure, is
          * recorded for the caller to log at debug level and changes nothing. */
-        root->libcgroup_check = libcgroup_cross_check(root->bw_path);
+        root->libcgroup_check = libcgroup_in_child ? bw_call_in_child(libcgroup_call, root->bw_path, NULL, 0) :
+                                                     libcgroup_cross_check(root->bw_path);
 
         *ret = root;
         return 0;

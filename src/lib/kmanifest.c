@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include "bwgov/child.h"
 #include "bwgov/fileio.h"
 #include "bwgov/kmanifest.h"
 #include "bwgov/macro.h"
@@ -248,51 +248,18 @@ void bw_kmanifest_set_hash_in_child(bool b) {
 
 static int sha256_fd(int fd, char ret_hex[static 65]);
 
-/* sha256_fd() in a child process, whose result comes back through a pipe:
- * an int (0 or the negative errno), then the 64 hex digits. Without a pipe
- * or a child (a limit, a filter), in this process. */
+static int sha256_call(void *userdata, void *out) {
+        return sha256_fd(*(int *) userdata, out);
+}
+
+/* sha256_fd() in a child process (bw_call_in_child()). */
 static int sha256_fd_child(int fd, char ret_hex[static 65]) {
-        char buf[sizeof(int) + 64];
-        size_t got = 0;
-        int p[2], r, status;
-        pid_t pid;
+        char hex[65] = { 0 };
+        int r = bw_call_in_child(sha256_call, &fd, hex, sizeof(hex));
 
-        if (pipe2(p, O_CLOEXEC) < 0)
-                return sha256_fd(fd, ret_hex);
-        pid = fork();
-        if (pid < 0) {
-                close(p[0]);
-                close(p[1]);
-                return sha256_fd(fd, ret_hex);
-        }
-        if (pid == 0) {
-                char hex[65] = { 0 };
-
-                close(p[0]);
-                r = sha256_fd(fd, hex);
-                memcpy(buf, &r, sizeof(int));
-                memcpy(buf + sizeof(int), hex, 64);
-                _exit(write(p[1], buf, sizeof(buf)) == (ssize_t) sizeof(buf) ? 0 : 1);
-        }
-        close(p[1]);
-        while (got < sizeof(buf)) {
-                ssize_t n = read(p[0], buf + got, sizeof(buf) - got);
-
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0)
-                        break;
-                got += (size_t) n;
-        }
-        close(p[0]);
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-                ;
-        if (got < sizeof(buf))
-                return -EIO;
-        memcpy(&r, buf, sizeof(int));
         if (r < 0)
                 return r;
-        memcpy(ret_hex, buf + sizeof(int), 64);
+        memcpy(ret_hex, hex, 64);
         ret_hex[64] = '\0';
         return 0;
 }
