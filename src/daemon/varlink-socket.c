@@ -14,6 +14,7 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
+#include "bwgov/child.h"
 #include "log.h"
 #include "varlink-socket.h"
 
@@ -28,10 +29,20 @@
 /* Room for this many supplementary groups at first; grown on ERANGE. */
 #define PEER_GROUPS_INITIAL 64
 
+static int group_lookup(void *userdata, void *out) {
+        struct group *g = getgrnam(userdata);
+
+        if (!g)
+                return -ENOENT;
+        memcpy(out, &g->gr_gid, sizeof(gid_t));
+        return 0;
+}
+
 int varlink_socket_group(const char *name, gid_t *ret) {
-        struct group *g;
         char *end;
         unsigned long n;
+        gid_t gid;
+        int r;
 
         errno = 0;
         n = strtoul(name, &end, 10);
@@ -39,10 +50,12 @@ int varlink_socket_group(const char *name, gid_t *ret) {
                 *ret = (gid_t) n;
                 return 0;
         }
-        g = getgrnam(name);
-        if (!g)
-                return -ENOENT;
-        *ret = g->gr_gid;
+        /* Looked up in a child: the NSS modules the lookup loads (systemd's,
+         * LDAP's, ...) would stay mapped in the daemon for its life. */
+        r = bw_call_in_child(group_lookup, (void *) name, &gid, sizeof(gid));
+        if (r < 0)
+                return r;
+        *ret = gid;
         return 0;
 }
 

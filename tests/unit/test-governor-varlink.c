@@ -23,6 +23,7 @@
 #include "config.h"
 #include "governor-varlink.h"
 #include "governor.h"
+#include "varlink-socket.h"
 
 /* How long a test waits for a reply: the loop runs in steps of 10 ms. */
 #define STEP_USEC (10 * USEC_PER_MSEC)
@@ -513,6 +514,21 @@ static void test_oneway_and_close(void **state) {
         close(fd);
 }
 
+/* The socket's group by number, or by name: looked up in a child (NSS
+ * modules stay out of the daemon), with the same answer. */
+static void test_socket_group(void **state) {
+        gid_t gid = 12345;
+
+        assert_int_equal(varlink_socket_group("0", &gid), 0);
+        assert_int_equal(gid, 0);
+        gid = 12345;
+        assert_int_equal(varlink_socket_group("root", &gid), 0);
+        assert_int_equal(gid, 0);
+        gid = 12345;
+        assert_int_equal(varlink_socket_group("bwgov-test-no-such-group", &gid), -ENOENT);
+        assert_int_equal(gid, 12345);
+}
+
 int main(void) {
         char gid[32];
         const struct CMUnitTest tests[] = {
@@ -523,6 +539,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_status, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_check_kernel_cached, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_oneway_and_close, setup, teardown),
+                cmocka_unit_test(test_socket_group),
         };
 
         /* No group lookup on the test host: the socket's group is our own. */
