@@ -28,6 +28,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from live_governor import BWGOVCTL, BWGOVD, Cgroup, check, failures, mounts, skip  # noqa: E402
+from statefile import saved_units  # noqa: E402
 from live_governor import read_file as read, write_file as write  # noqa: E402
 
 PREFIX = f"bwgov-test-lp{os.getpid()}"
@@ -105,8 +106,9 @@ class Daemon:
         return json.loads(p.stdout)["protection"] if p.returncode == 0 else None
 
     def state(self):
+        """The saved state, the journal applied (as the next start reads it)."""
         try:
-            return json.load(open(os.path.join(self.base, "state", "state.json")))
+            return {"units": saved_units(os.path.join(self.base, "state"))}
         except (OSError, ValueError):
             return {}
 
@@ -183,8 +185,8 @@ def main():
             print("  (no EEVDF custom slices on this kernel: the slice rung is skipped)")
         st = d.state().get("units", {})
         check(st.get(g.lat.name, {}).get("levers", {}).get("weight") == g.weight0,
-              "state.json holds lat's original weight")
-        check(st.get(g.be.name, {}).get("levers", {}).get("idle") == "0", "state.json holds be's original idle")
+              "the saved state holds lat's original weight")
+        check(st.get(g.be.name, {}).get("levers", {}).get("idle") == "0", "the saved state holds be's original idle")
         def prom_level():
             try:
                 return f'bwgov_latency_level{{unit="{g.lat.name}"}} 5' in open(os.path.join(base, "run",
@@ -212,7 +214,7 @@ def main():
         check(wait_for(lambda: g.weight() == g.weight0 and g.idle() == "0", 10),
               f"restart after SIGKILL: lat's weight {g.weight()} (want {g.weight0}), be's idle {g.idle()} "
               f"restored in {time.monotonic() - start:.1f}s")
-        check(wait_for(lambda: "levers" not in json.dumps(d.state()), 15), "state.json forgets the restored levers")
+        check(wait_for(lambda: "levers" not in json.dumps(d.state()), 15), "the saved state forgets the restored levers")
 
         # Unconfigure be while idle.
         start_load()

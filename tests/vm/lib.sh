@@ -176,3 +176,19 @@ journal_since() {
 unit_log_since() {
         journal_since "$1" "._SYSTEMD_UNIT == \"$2\" or .UNIT == \"$2\"" | jq -r .MESSAGE
 }
+
+# The saved state as bwgovd's next start reads it: state.json with the lines
+# of state.journal of its generation applied in order, a last line without
+# its newline ignored (bwgovd(8), FILES). Printed as one JSON document.
+saved_state() {
+        local dir=${1:-/var/lib/bwgov}
+        if [[ ! -f $dir/state.journal ]]; then
+                jq -c . "$dir/state.json"
+                return
+        fi
+        jq -cn --slurpfile s "$dir/state.json" --rawfile j "$dir/state.journal" '
+                $s[0] as $st
+                | reduce ($j | split("\n") | .[:-1][] | fromjson
+                          | select(.generation == ($st.generation // 0))) as $l
+                        ($st; .units = ((reduce $l.forget[] as $n (.units; del(.[$n]))) + $l.units))'
+}

@@ -18,8 +18,9 @@ while bwgovd governs them. Sampled every second: RSS and open fds. At the
 end: growth (the last third against the second, after warm-up), how long
 each new cgroup waited until bwgovd said "governing cgroup" for it (its
 stderr at --log-level=info, timestamped as it is read), whether any fd of
-the daemon still points into a removed cgroup, and whether state.json still
-has an entry for a cgroup that no longer exists.
+the daemon still points into a removed cgroup, and whether the saved state
+(state.json with state.journal applied) still has an entry for a cgroup
+that no longer exists.
 
 Only cgroups named bwgov-bench-rcg-* are created, and all are removed at
 the end (also on SIGINT/SIGTERM). Needs root and a cpu controller;
@@ -40,12 +41,16 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "integration"))
+from statefile import saved_units  # noqa: E402
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from overhead import stop as stop_daemon  # noqa: E402  (SIGTERM, then SIGKILL; seconds or None)
 
 PREFIX = "bwgov-bench-rcg-"
 SKIP = 77
 CLK_TCK = os.sysconf("SC_CLK_TCK")
+
 
 
 def log(msg):
@@ -277,8 +282,7 @@ def churn(a, tree, base):
     targets = d.fd_targets()
     res["fds_into_removed"] = sum(1 for t in targets if any(f"/{n}/" in t + "/" for n in gone))
     try:
-        with open(os.path.join(base, "state", "state.json")) as f:
-            st = json.load(f).get("units", {})
+        st = saved_units(os.path.join(base, "state"))
         res["state_entries_of_removed"] = sum(1 for n in gone if n in st)
         res["state_entries"] = len(st)
     except (OSError, ValueError) as e:

@@ -129,9 +129,11 @@ check "no write errors under the unit's sandboxing (counters.write_errors == 0)"
 check "metrics name the unit" grep -q "unit=\"$slice\"" /run/bwgov/metrics.prom
 check "metrics show the credit and the headroom" \
         grep -qE "^bwgov_headroom_level\{unit=\"$slice\"\} 0$" /run/bwgov/metrics.prom
-# shellcheck disable=SC2016 # a jq variable
-check "state.json keeps the baseline 50000" \
-        jq -e --arg u "$slice" '.units[$u].baseline.quota_usec == 50000' /var/lib/bwgov/state.json
+state_keeps_baseline() {
+        # shellcheck disable=SC2016 # a jq variable
+        saved_state | jq -e --arg u "$slice" '.units[$u].baseline.quota_usec == 50000'
+}
+check "the saved state (state.json and its journal) keeps the baseline 50000" state_keeps_baseline
 check_eq "systemd's own view of the slice is unchanged" 500ms systemctl show -P CPUQuotaPerSecUSec "$slice"
 systemctl stop "$load"
 

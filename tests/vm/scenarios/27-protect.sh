@@ -106,9 +106,9 @@ restarted() {
 check "systemd restarts bwgovd" wait_for 20 restarted || fail_with_journal "$svc"
 check "the new bwgovd puts back what the dead one held" wait_for 20 restored || fail_with_journal "$svc" 80
 no_levers() {
-        ! grep -q '"levers"' /var/lib/bwgov/state.json
+        ! saved_state | grep -q '"levers"'
 }
-check "state.json forgets the restored levers" wait_for 20 no_levers
+check "the saved state forgets the restored levers" wait_for 20 no_levers
 
 check "start the load again" start_load
 check "with the load: at the top rung" wait_for 60 level_is idle

@@ -54,9 +54,9 @@ active_running() {
 }
 
 state_not_boosted() {
-        jq -e --arg u "$slice" --argjson b "$base_burst" '.units[$u] |
+        saved_state | jq -e --arg u "$slice" --argjson b "$base_burst" '.units[$u] |
                 .baseline.quota_usec == 50000 and .baseline.burst_usec == $b and
-                .written == null and .pending == null' /var/lib/bwgov/state.json
+                .written == null and .pending == null'
 }
 
 check "bwgovd is running" systemctl start "$svc" || fail_with_journal "$svc"
