@@ -73,8 +73,9 @@ int bw_cgtree_build(struct bw_cgtree *t, const struct bw_cgtree_node *nodes, siz
         t->n = 0;
         if (reserve(t, n) < 0)
                 return -ENOMEM;
-        if (n > 0)
-                memcpy(t->v, nodes, n * sizeof(*nodes));
+        if (n == 0)
+                return 0;
+        memcpy(t->v, nodes, n * sizeof(*nodes));
         t->n = n;
         qsort(t->v, n, sizeof(*t->v), node_cmp);
         return 0;

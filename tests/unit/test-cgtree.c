@@ -47,6 +47,13 @@ static void test_relations(void **unused) {
         assert_int_equal(bw_cgtree_foreach_descendant(&t, "", NULL, NULL), 0);     /* the root: nobody's */
         assert_int_equal(bw_cgtree_foreach_descendant(&t, "other.slice", NULL, NULL), 1);
         bw_cgtree_done(&t);
+
+        /* Built from nothing (no unit has a cgroup yet): empty, and usable. */
+        assert_int_equal(bw_cgtree_build(&t, NULL, 0), 0);
+        assert_int_equal(bw_cgtree_foreach_ancestor(&t, "a/b", NULL, NULL), 0);
+        assert_int_equal(bw_cgtree_add(&t, "a", (void *) "a"), 0);
+        assert_int_equal(bw_cgtree_foreach_ancestor(&t, "a/b", NULL, NULL), 1);
+        bw_cgtree_done(&t);
 }
 
 /* The brute force: b strictly below a by whole components. */
