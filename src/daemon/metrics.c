@@ -589,16 +589,19 @@ int metrics_job_step(MetricsJob *j, uint64_t budget_usec) {
         return 1;
 }
 
-int metrics_render(const Governor *g, struct metrics_buf *b) {
-        MetricsJob *j = NULL;
-        int r;
+/* A job all in one go, then freed: 0 or the negative errno. */
+static int job_run(MetricsJob *j) {
+        int r = metrics_job_step(j, UINT64_MAX);
 
-        r = job_new(g, b, &j);
-        if (r < 0)
-                return r;
-        r = metrics_job_step(j, UINT64_MAX);
         metrics_job_free(j);
         return r < 0 ? r : 0;
+}
+
+int metrics_render(const Governor *g, struct metrics_buf *b) {
+        MetricsJob *j = NULL;
+        int r = job_new(g, b, &j);
+
+        return r < 0 ? r : job_run(j);
 }
 
 int metrics_job_new(const Governor *g, const char *runtime_dir, MetricsJob **ret) {
@@ -632,14 +635,9 @@ int metrics_job_new(const Governor *g, const char *runtime_dir, MetricsJob **ret
 
 int metrics_write(const Governor *g, const char *runtime_dir) {
         MetricsJob *j = NULL;
-        int r;
+        int r = metrics_job_new(g, runtime_dir, &j);
 
-        r = metrics_job_new(g, runtime_dir, &j);
-        if (r < 0)
-                return r;
-        r = metrics_job_step(j, UINT64_MAX);
-        metrics_job_free(j);
-        return r < 0 ? r : 0;
+        return r < 0 ? r : job_run(j);
 }
 
 /* ---- when ---------------------------------------------------------------------- */
