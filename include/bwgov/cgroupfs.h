@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "bwgov/cgroupfs-mount.h"
 #include "bwgov/cpumax.h"
@@ -38,12 +39,18 @@ struct bw_cg_write_stats {
         uint64_t burst_repairs;  /* burst re-written after a quota write corrupted it */
 };
 
-/* One governed cgroup with its files held open. */
+/* One governed cgroup with its files held open. The directories are read
+ * through bw_cg_dir(): they may be released too (BW_CG_DIRS). */
 struct bw_cg {
         char *path;             /* validated relative path */
         enum bw_cg_layout layout;
-        int bw_dirfd;           /* cgroup dir in the bandwidth tree */
-        int v2_dirfd;           /* cgroup dir in the v2 tree (the same fd as bw_dirfd in V2), -1 if absent */
+        const struct bw_cg_root *root;  /* the directories are opened again beneath it (outlives cg) */
+        int bw_dirfd;           /* cgroup dir in the bandwidth tree, -1 while released */
+        int v2_dirfd;           /* cgroup dir in the v2 tree (the same fd as bw_dirfd in V2), -1 if absent
+                                 * or released */
+        bool has_v2;            /* there is a v2 directory (held or released) */
+        dev_t bw_dev, v2_dev;   /* the directories' identities: opened again, they must be the same */
+        ino_t bw_ino, v2_ino;
         int stat_fd;            /* bandwidth cpu.stat (throttling) */
         int local_fd;           /* bandwidth cpu.stat.local (v2 dir in V2, v1 cpu dir otherwise),
                                  * -1 when the kernel has none (< 6.6) */
@@ -65,25 +72,42 @@ enum {
         BW_CG_FILE_PRESSURE = 1 << 3,
         BW_CG_FILE_QUOTA    = 1 << 4,
         _BW_CG_FILE_ALL     = 1 << 5,
+        /* Not a file: the cgroup's directories. */
+        BW_CG_DIRS          = 1 << 8,
 };
 
 /* Close the given files of an open cgroup (ten thousand cgroups do not fit
  * under a file descriptor limit of 20 000 with every file held); the next
- * read of one opens it again beneath the held directory. Returns how many
+ * read of one opens it again beneath the directory. Returns how many fds
  * were closed. A file whose directory is not held (a v1 cpuacct hierarchy
- * apart from the cpu one) stays open. */
+ * apart from the cpu one) stays open. With BW_CG_DIRS the directories are
+ * closed too: a read of a file still held needs none, anything else opens
+ * them again beneath the root (bw_cg_dir()). */
 unsigned bw_cg_release(struct bw_cg *cg, unsigned files);
+/* Where the cgroup's directories are. */
+enum bw_cg_tree {
+        BW_CG_TREE_BW,          /* the bandwidth tree's (cpu.max or cpu.cfs_quota_us) */
+        BW_CG_TREE_V2,          /* the cgroup2 tree's (the same in V2) */
+};
+/* The directory's fd (owned by cg), opened again beneath the root when it
+ * was released and checked to be the directory cg was opened at (device
+ * and inode). Returns the fd; -EOPNOTSUPP for the v2 one of a cgroup
+ * without a v2 twin; -ENODEV when the path names another directory now or
+ * none (the cgroup was removed, perhaps made again); another negative
+ * errno (-EMFILE). */
+int bw_cg_dir(struct bw_cg *cg, enum bw_cg_tree tree);
 /* The cgroup has the file (held or released). */
 bool bw_cg_has(const struct bw_cg *cg, unsigned file);
 /* The file is open now (not released). */
 bool bw_cg_holds(const struct bw_cg *cg, unsigned file);
-/* The quota file's name in the directory bw_dirfd holds: "cpu.max" or
+/* The quota file's name in the bandwidth directory: "cpu.max" or
  * "cpu.cfs_quota_us". */
 const char *bw_cg_quota_name(const struct bw_cg *cg);
 /* File descriptors the cgroup holds now. */
 unsigned bw_cg_nfds(const struct bw_cg *cg);
 
-/* Open the cgroup PATH under root, refusing anything that escapes the root
+/* Open the cgroup PATH under root (which must outlive it: released
+ * directories are opened again beneath it), refusing anything that escapes the root
  * (openat2 RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS|RESOLVE_NO_MAGICLINKS when the
  * kernel has it, else a component walk with O_NOFOLLOW). Returns 0; -EINVAL
  * for a bad path; -ENOENT when the cgroup does not exist (in the bandwidth
@@ -176,7 +200,7 @@ int bw_cg_read_bandwidth(struct bw_cg *cg, struct bw_bandwidth *ret);
  * from the parsers (also for a v1 ancestor period out of range); another
  * negative errno from open()/pread(). ret_quota_usec and ret_path are
  * untouched on failure. */
-int bw_cg_read_ancestor_quota(const struct bw_cg_root *root, const struct bw_cg *cg, uint64_t period_usec,
+int bw_cg_read_ancestor_quota(const struct bw_cg_root *root, struct bw_cg *cg, uint64_t period_usec,
                               uint64_t *ret_quota_usec, char **ret_path);
 
 /* The only write path. Reads the current values, then writes only what

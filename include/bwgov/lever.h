@@ -70,11 +70,11 @@ int bw_lever_from_native(enum bw_cg_layout layout, enum bw_lever l, const char *
  * Returns 0, -EOPNOTSUPP when the layout or this cgroup has no such file
  * (no v1 freezer/cpuset directory, no cpuset controller on v2), -ENOBUFS,
  * -ENOENT/-ENODEV when the cgroup vanished, another negative errno. */
-int bw_lever_read(const struct bw_cg_root *root, const struct bw_cg *cg, enum bw_lever l, char *buf, size_t n);
+int bw_lever_read(const struct bw_cg_root *root, struct bw_cg *cg, enum bw_lever l, char *buf, size_t n);
 
 /* Write NATIVE to the lever's file of cg (one write). Same errors as
  * bw_lever_read(), and the kernel's (EINVAL, EBUSY, …). */
-int bw_lever_write(const struct bw_cg_root *root, const struct bw_cg *cg, enum bw_lever l, const char *native);
+int bw_lever_write(const struct bw_cg_root *root, struct bw_cg *cg, enum bw_lever l, const char *native);
 
 /* Whether two native values mean the same (a v1 FREEZING is FROZEN;
  * blanks around are ignored). */
@@ -84,5 +84,5 @@ bool bw_lever_same(enum bw_lever l, const char *a, const char *b);
  * (cpu.weight, or cpu.shares converted), cg itself left out; an idle
  * sibling counts as BW_WEIGHT_MIN. Returns 0 with *ret_sum and the
  * number of siblings, or a negative errno. */
-int bw_lever_sibling_weights(const struct bw_cg_root *root, const struct bw_cg *cg, uint64_t *ret_sum,
+int bw_lever_sibling_weights(const struct bw_cg_root *root, struct bw_cg *cg, uint64_t *ret_sum,
                              unsigned *ret_n);

@@ -391,42 +391,39 @@ void manager_cgroup_made(int wd, const char *name, void *userdata) {
         }
 }
 
-/* The cgroup files the units keep between samples. Each open cgroup holds
- * its directories (two on a hybrid host) whatever the plan; the files its
- * light samples read (cpu.stat, the twin's usage, the quota) come next,
- * then what only full samples read (cpu.stat.local, cpu.pressure). The
- * plan takes the largest set that fits 85 % of the budget for every unit,
- * else the first file for the share of units that fits: a stable choice
- * (by each unit's fixed rank), not units taking turns. It counts every
- * configured unit, present or not: planned for the units present only, it
- * would lag behind ten thousand cgroups adopted in batches and run out of
- * descriptors before the next plan. A plan that keeps less than the last
- * one is applied at once. */
+/* The cgroup files the units keep between samples. What a light sample
+ * reads comes first (cpu.stat, the twin's usage, the quota), with the
+ * directories (one, two on a hybrid host), then what only full samples
+ * read (cpu.stat.local, cpu.pressure). The plan takes the largest set that
+ * fits 85 % of the budget for every unit; else every unit keeps the first
+ * file a light sample reads and no directory, those that are not quiet
+ * keeping everything while it fits (unit_fd_economy()); else that file
+ * for the share of units that fits: a stable choice (by each unit's fixed
+ * rank), not units taking turns. It counts every configured unit, present
+ * or not: planned for the units present only, it would lag behind ten
+ * thousand cgroups adopted in batches and run out of descriptors before
+ * the next plan. A plan that keeps less than the last one is applied at
+ * once. */
 void manager_plan_fds(Manager *m) {
-        size_t dirs = 0, triggers = 0, avail, budget = m->unit_ctx.fd_budget / 20 * 17, n = m->n_units;
+        size_t dirs = 0, triggers = 0, avail, budget = UNIT_FD_ROOM(m->unit_ctx.fd_budget), n = m->n_units;
         bool hybrid = m->root->layout != BW_CG_LAYOUT_V2;
         unsigned light = BW_CG_FILE_STAT | BW_CG_FILE_USAGE | BW_CG_FILE_QUOTA, per_light = hybrid ? 3 : 2;
-        unsigned keep, share = 1000;
+        unsigned per_first = per_light - 1, keep, share = 1000;
 
         for (size_t i = 0; i < n; i++) {
                 const Unit *u = m->units[i];
 
-                if (!u->cg)
-                        dirs += hybrid ? 2 : 1;
-                else
-                        dirs += u->cg->v2_dirfd >= 0 && u->cg->v2_dirfd != u->cg->bw_dirfd ? 2 : 1;
+                dirs += (u->cg ? u->cg->has_v2 && u->cg->layout != BW_CG_LAYOUT_V2 : hybrid) ? 2 : 1;
                 triggers += u->trigger_fd >= 0;
         }
-        avail = budget > dirs + triggers ? budget - dirs - triggers : 0;
-        if (n == 0 || avail >= n * (per_light + 2))
-                keep = _BW_CG_FILE_ALL - 1;
-        else if (avail >= n * per_light)
-                keep = light;
+        avail = budget > triggers ? budget - triggers : 0;
+        if (n == 0 || avail >= dirs + n * (per_light + 2))
+                keep = UNIT_FILES_ALL;
+        else if (avail >= dirs + n * per_light)
+                keep = light | BW_CG_DIRS;
         else {
                 keep = BW_CG_FILE_STAT | BW_CG_FILE_USAGE;
-                share = (unsigned) (avail * 1000 / (n * (per_light - 1)));
-                if (share > 1000)
-                        share = 1000;
+                share = avail >= n * per_first ? 1000 : (unsigned) (avail * 1000 / (n * per_first));
         }
         if (keep != m->fd_keep || share != m->fd_share)
                 log_debug("Units hold %zu file descriptors (budget %zu): keeping 0x%x for %u/1000 of %zu units",

@@ -472,7 +472,7 @@ int manager_new(Manager **ret) {
         r = store_new(m->event, &m->state_saves, &m->store);
         if (r < 0)
                 goto fail;
-        m->fd_keep = _BW_CG_FILE_ALL - 1;
+        m->fd_keep = UNIT_FILES_ALL;
         m->fd_share = 1000;
         r = ticker_new(m->event, on_units_due, m, &m->ticker);
         if (r < 0)

@@ -162,10 +162,14 @@ static void slice_put_back(const struct lever_host *u, const struct unit_slice_t
 /* The threads of the unit's cgroup and of every cgroup below it: a slice's
  * are in its services. */
 static int read_tids(const struct lever_host *u, pid_t **ret, size_t *ret_n) {
-        bool v2 = u->cg->v2_dirfd >= 0;
+        int dfd = bw_cg_dir(u->cg, BW_CG_TREE_V2);
+        bool v2 = dfd != -EOPNOTSUPP;
 
-        return bw_slice_cgroup_tids(v2 ? u->cg->v2_dirfd : u->cg->bw_dirfd, v2 ? "cgroup.threads" : "tasks",
-                                    TIDS_MAX_DEPTH, ret, ret_n);
+        if (!v2)
+                dfd = bw_cg_dir(u->cg, BW_CG_TREE_BW);
+        if (dfd < 0)
+                return dfd;
+        return bw_slice_cgroup_tids(dfd, v2 ? "cgroup.threads" : "tasks", TIDS_MAX_DEPTH, ret, ret_n);
 }
 
 static const struct unit_slice_thread *find_thread(const struct unit_levers *lv, pid_t tid) {

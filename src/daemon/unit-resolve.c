@@ -58,11 +58,16 @@ void unit_unwatch(Unit *u) {
  * its light samples read the file. */
 static void unit_watch_quota(Unit *u) {
         char path[64];
-        int r;
+        int dfd, r;
 
         if (!u->ctx->quotawatch)
                 return;
-        (void) snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", u->cg->bw_dirfd, bw_cg_quota_name(u->cg));
+        dfd = bw_cg_dir(u->cg, BW_CG_TREE_BW);
+        if (dfd < 0) {
+                log_debug_errno(dfd, "%s: not watching its quota file: %s", u->name, STRERROR(dfd));
+                return;
+        }
+        (void) snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", dfd, bw_cg_quota_name(u->cg));
         r = quotawatch_add(u->ctx->quotawatch, path, &u->quota_watch);
         if (r == -ENOSPC && !*u->ctx->quota_watch_said) {
                 log_info("Out of inotify watches (fs.inotify.max_user_watches): the units past %zu read their "

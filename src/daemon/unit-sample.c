@@ -42,11 +42,14 @@ static int on_trigger(sd_event_source *s, int fd, uint32_t revents, void *userda
 
 /* A PSI trigger (psi-trigger.h) wakes the unit when it is throttled. */
 static void unit_trigger_open(Unit *u) {
-        int fd, r;
+        int dfd, fd, r;
 
-        if (!u->cg || u->cg->v2_dirfd < 0 || u->trigger_fd >= 0 || u->trigger_refused)
+        if (!u->cg || !u->cg->has_v2 || u->trigger_fd >= 0 || u->trigger_refused)
                 return;
-        fd = psi_trigger_open(u->cg->v2_dirfd, u->name, u->cfg.target_pressure,
+        dfd = bw_cg_dir(u->cg, BW_CG_TREE_V2);
+        if (dfd < 0)
+                return;         /* gone, or out of descriptors: the next sample says */
+        fd = psi_trigger_open(dfd, u->name, u->cfg.target_pressure,
                               u->ctx->config->global.pressure_window_usec, u->ctx->can_trigger_any_window);
         /* Not cgroup2 (a fixture), or a kernel that refuses the trigger:
          * not asked again on every sample while the cgroup is open; out of

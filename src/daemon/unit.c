@@ -153,28 +153,35 @@ int unit_fd_error(Unit *u, int r, const char *what) {
 /* After its sample a unit keeps the files the manager's plan allows
  * (manager_plan_fds()): all of them while they fit; near the descriptor
  * limit (ten thousand cgroups with every file held need more than 20 000)
- * what its light samples read, then only its first one, and at last that
- * one for a share of the units. The rest are opened again when read. A
- * quiet unit's light samples leave the quota to its full ones when the
- * quota file is not kept. */
+ * what its light samples read with the directories, then only the first
+ * file a light sample reads, and at last that one for a share of the
+ * units. Without its directories, a unit that is not quiet keeps
+ * everything while the units' count stays within the room: its next
+ * sample is a full one. The rest is opened again when read (the
+ * directories beneath the root). A quiet unit's light samples leave the
+ * quota to its full ones when the quota file is not kept. */
 void unit_fd_economy(Unit *u) {
         const struct unit_context *c = u->ctx;
         unsigned keep = *c->fd_keep;
 
-        if (!u->cg || keep == _BW_CG_FILE_ALL - 1)
+        if (!u->cg || keep == UNIT_FILES_ALL)
                 return;
         if (u->fd_rank >= *c->fd_share)
                 keep = 0;
-        if (bw_cg_release(u->cg, (_BW_CG_FILE_ALL - 1) & ~keep) > 0)
+        if (!(keep & BW_CG_DIRS) && !u->quiet && *c->fds_held <= UNIT_FD_ROOM(c->fd_budget))
+                return;
+        if (bw_cg_release(u->cg, UNIT_FILES_ALL & ~keep) > 0)
                 unit_count_fds(u);
 }
 
 void unit_attach_telemetry(Unit *u) {
         int r;
 
-        if (!u->cg)
+        if (!u->cg || !*u->ctx->telemetry)
                 return;
-        r = unit_telemetry_attach(&u->rq, *u->ctx->telemetry, u->cg->v2_dirfd);
+        r = bw_cg_dir(u->cg, BW_CG_TREE_V2);
+        if (r >= 0)
+                r = unit_telemetry_attach(&u->rq, *u->ctx->telemetry, r);
         if (r < 0)
                 log_warning_errno(r, "%s: cannot count the run-queue wait of cgroup %s: %s", u->name,
                                   u->cgroup_path ? u->cgroup_path : "?", STRERROR(r));

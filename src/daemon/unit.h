@@ -232,6 +232,12 @@ int unit_expected_path(const Unit *u, char **ret);
 /* Stop watching for u's cgroup (unit_resolve() watches while it is absent). */
 void unit_unwatch(Unit *u);
 
+/* Every file of a cgroup and its directories (BW_CG_*). */
+#define UNIT_FILES_ALL ((_BW_CG_FILE_ALL - 1) | BW_CG_DIRS)
+/* The share of fd_budget the units' plan fills (the rest is slack for
+ * what a pass opens on the way). */
+#define UNIT_FD_ROOM(budget) ((budget) / 20 * 17)
+
 /* Close the files the manager's plan does not keep (manager_plan_fds()). */
 void unit_fd_economy(Unit *u);
 

@@ -43,15 +43,18 @@ static int fixture_trim(int dirfd, const char *name, size_t len) {
  * bandwidth directory, counted in stats.writes (a negative LEN is the
  * formatter's error, passed on). No read-modify here: callers decide. */
 static int cg_write(struct bw_cg *cg, const char *name, const char *buf, int len) {
-        int r;
+        int dfd, r;
 
         if (len < 0)
                 return len;
 
-        r = bw_write_at(cg->bw_dirfd, name, O_NOFOLLOW, buf, (size_t) len);
+        dfd = bw_cg_dir(cg, BW_CG_TREE_BW);
+        if (dfd < 0)
+                return dfd;
+        r = bw_write_at(dfd, name, O_NOFOLLOW, buf, (size_t) len);
         if (r < 0)
                 return r;
-        r = fixture_trim(cg->bw_dirfd, name, (size_t) len);
+        r = fixture_trim(dfd, name, (size_t) len);
         if (r < 0)
                 return r;
 

@@ -68,10 +68,15 @@ static int read_fd(const struct bw_cg *cg, int fd, bool check_unlinked, char *bu
         return 0;
 }
 
+/* Read without touching the file's atime where the daemon may (it owns
+ * the file, or has CAP_FOWNER): a read then dirties no inode. cgroupfs
+ * keeps no atime of its own; an ordinary filesystem (a fixture) does. */
 static int open_file(int dirfd, const char *name) {
         int fd;
 
-        fd = openat(dirfd, name, O_RDONLY|O_CLOEXEC|O_NOFOLLOW|O_NOCTTY);
+        fd = openat(dirfd, name, O_RDONLY|O_CLOEXEC|O_NOFOLLOW|O_NOCTTY|O_NOATIME);
+        if (fd < 0 && errno == EPERM)
+                fd = openat(dirfd, name, O_RDONLY|O_CLOEXEC|O_NOFOLLOW|O_NOCTTY);
         if (fd < 0)
                 return -errno;
         return fd;
@@ -91,86 +96,55 @@ static int open_file_optional(int dirfd, const char *name, int *ret_fd) {
         return 0;
 }
 
-int bw_cg_same(const struct bw_cg_root *root, const struct bw_cg *cg) {
+/* Open the directory of cg's path beneath ROOTFD; 1 and the fd in *ret
+ * when it is the one of DEV and INO, 0 when the path names another one or
+ * none, or a negative errno. */
+static int open_same_dir(int rootfd, const char *path, dev_t dev, ino_t ino, int *ret) {
         _cleanup_close_ int fd = -EBADF;
-        struct stat a, b;
+        struct stat st;
 
-        if (!root || !cg || cg->bw_dirfd < 0 || root->bw_fd < 0)
-                return -EINVAL;
-        if (fstat(cg->bw_dirfd, &a) < 0)
-                return -errno;
-        fd = bw_cg_openat_beneath(root->bw_fd, cg->path, O_PATH|O_DIRECTORY, true);
+        fd = bw_cg_openat_beneath(rootfd, path, O_PATH|O_DIRECTORY, true);
         if (fd == -ENOENT || fd == -ENOTDIR)
                 return 0;
         if (fd < 0)
                 return fd;
-        if (fstat(fd, &b) < 0)
+        if (fstat(fd, &st) < 0)
                 return -errno;
-        return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+        if (st.st_dev != dev || st.st_ino != ino)
+                return 0;
+        if (ret)
+                *ret = TAKE_FD(fd);
+        return 1;
 }
 
-int bw_cg_open(const struct bw_cg_root *root, const char *path, struct bw_cg **ret) {
-        _cleanup_(bw_cg_freep) struct bw_cg *cg = NULL;
-        const char *rel;
+int bw_cg_same(const struct bw_cg_root *root, const struct bw_cg *cg) {
+        if (!root || !cg || root->bw_fd < 0)
+                return -EINVAL;
+        return open_same_dir(root->bw_fd, cg->path, cg->bw_dev, cg->bw_ino, NULL);
+}
+
+/* The identity of the directory at FD, kept for opening it again. */
+static int dir_identity(int fd, dev_t *ret_dev, ino_t *ret_ino) {
+        struct stat st;
+
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        *ret_dev = st.st_dev;
+        *ret_ino = st.st_ino;
+        return 0;
+}
+
+/* The files beside the bandwidth tree's: the v2 twin (HYBRID), cpuacct
+ * (V1), pressure. */
+static int open_usage_and_pressure(struct bw_cg *cg, const struct bw_cg_root *root, const char *rel) {
         int fd, r;
-
-        if (!root || !ret)
-                return -EINVAL;
-
-        r = bw_cg_path_validate(path);
-        if (r < 0)
-                return r;
-        if (root->bw_fd < 0 || root->layout == BW_CG_LAYOUT_UNKNOWN)
-                return -EINVAL;
-
-        rel = path[0] == '/' ? path + 1 : path;
-
-        cg = calloc(1, sizeof(*cg));
-        if (!cg)
-                return -ENOMEM;
-        cg->bw_dirfd = cg->v2_dirfd = cg->stat_fd = cg->local_fd = cg->usage_fd = cg->pressure_fd = cg->quota_fd = -1;
-        cg->layout = root->layout;
-        cg->path = strdup(rel);
-        if (!cg->path)
-                return -ENOMEM;
-
-        fd = bw_cg_openat_beneath(root->bw_fd, rel, O_PATH|O_DIRECTORY, true);
-        if (fd < 0)
-                return fd;
-        cg->bw_dirfd = fd;
-        {
-                struct statfs sfs;
-
-                cg->kernfs = fstatfs(fd, &sfs) >= 0 &&
-                        (sfs.f_type == CGROUP_SUPER_MAGIC || sfs.f_type == CGROUP2_SUPER_MAGIC);
-        }
-
-        /* Without its bandwidth file the directory is not governable: the cpu
-         * controller is not enabled for it (v2) or this is not a cpu
-         * hierarchy. */
-        if (faccessat(cg->bw_dirfd, bw_cg_quota_name(cg),
-                      F_OK, AT_SYMLINK_NOFOLLOW) < 0)
-                return errno == ENOENT ? -EOPNOTSUPP : -errno;
-        /* Held: read on every sample (an external write is seen at once),
-         * one pread instead of an open, read and close. */
-        fd = open_file(cg->bw_dirfd, bw_cg_quota_name(cg));
-        if (fd < 0)
-                return fd;
-        cg->quota_fd = fd;
-
-        fd = open_file(cg->bw_dirfd, CPU_STAT);
-        if (fd < 0)
-                return fd;
-        cg->stat_fd = fd;
-
-        /* Kernels before 6.6 have no cpu.stat.local. */
-        r = open_file_optional(cg->bw_dirfd, CPU_STAT_LOCAL, &cg->local_fd);
-        if (r < 0)
-                return r;
 
         switch (root->layout) {
         case BW_CG_LAYOUT_V2:
                 cg->v2_dirfd = cg->bw_dirfd;
+                cg->has_v2 = true;
+                cg->v2_dev = cg->bw_dev;
+                cg->v2_ino = cg->bw_ino;
                 r = open_file_optional(cg->v2_dirfd, CPU_PRESSURE, &cg->pressure_fd);
                 if (r < 0)
                         return r;
@@ -187,6 +161,10 @@ int bw_cg_open(const struct bw_cg_root *root, const char *path, struct bw_cg **r
                 if (fd < 0)
                         return fd;
                 cg->v2_dirfd = fd;
+                cg->has_v2 = true;
+                r = dir_identity(fd, &cg->v2_dev, &cg->v2_ino);
+                if (r < 0)
+                        return r;
                 r = open_file_optional(cg->v2_dirfd, CPU_STAT, &cg->usage_fd);
                 if (r < 0)
                         return r;
@@ -219,6 +197,75 @@ int bw_cg_open(const struct bw_cg_root *root, const char *path, struct bw_cg **r
         default:
                 return -EINVAL;
         }
+        return 0;
+}
+
+int bw_cg_open(const struct bw_cg_root *root, const char *path, struct bw_cg **ret) {
+        _cleanup_(bw_cg_freep) struct bw_cg *cg = NULL;
+        const char *rel;
+        int fd, r;
+
+        if (!root || !ret)
+                return -EINVAL;
+
+        r = bw_cg_path_validate(path);
+        if (r < 0)
+                return r;
+        if (root->bw_fd < 0 || root->layout == BW_CG_LAYOUT_UNKNOWN)
+                return -EINVAL;
+
+        rel = path[0] == '/' ? path + 1 : path;
+
+        cg = calloc(1, sizeof(*cg));
+        if (!cg)
+                return -ENOMEM;
+        cg->bw_dirfd = cg->v2_dirfd = cg->stat_fd = cg->local_fd = cg->usage_fd = cg->pressure_fd = cg->quota_fd = -1;
+        cg->layout = root->layout;
+        cg->root = root;
+        cg->path = strdup(rel);
+        if (!cg->path)
+                return -ENOMEM;
+
+        fd = bw_cg_openat_beneath(root->bw_fd, rel, O_PATH|O_DIRECTORY, true);
+        if (fd < 0)
+                return fd;
+        cg->bw_dirfd = fd;
+        r = dir_identity(fd, &cg->bw_dev, &cg->bw_ino);
+        if (r < 0)
+                return r;
+        {
+                struct statfs sfs;
+
+                cg->kernfs = fstatfs(fd, &sfs) >= 0 &&
+                        (sfs.f_type == CGROUP_SUPER_MAGIC || sfs.f_type == CGROUP2_SUPER_MAGIC);
+        }
+
+        /* Without its bandwidth file the directory is not governable: the cpu
+         * controller is not enabled for it (v2) or this is not a cpu
+         * hierarchy. */
+        if (faccessat(cg->bw_dirfd, bw_cg_quota_name(cg),
+                      F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+                return errno == ENOENT ? -EOPNOTSUPP : -errno;
+        /* Held: read on every sample (an external write is seen at once),
+         * one pread instead of an open, read and close. */
+        fd = open_file(cg->bw_dirfd, bw_cg_quota_name(cg));
+        if (fd < 0)
+                return fd;
+        cg->quota_fd = fd;
+
+        fd = open_file(cg->bw_dirfd, CPU_STAT);
+        if (fd < 0)
+                return fd;
+        cg->stat_fd = fd;
+
+        /* Kernels before 6.6 have no cpu.stat.local. */
+        r = open_file_optional(cg->bw_dirfd, CPU_STAT_LOCAL, &cg->local_fd);
+        if (r < 0)
+                return r;
+
+        r = open_usage_and_pressure(cg, root, rel);
+        if (r < 0)
+                return r;
 
         *ret = TAKE_PTR(cg);
         return 0;
@@ -237,20 +284,49 @@ static int *file_slot(struct bw_cg *cg, unsigned file) {
         }
 }
 
+int bw_cg_dir(struct bw_cg *cg, enum bw_cg_tree tree) {
+        bool v2 = tree == BW_CG_TREE_V2 && cg->layout != BW_CG_LAYOUT_V2;
+        int *slot = v2 ? &cg->v2_dirfd : &cg->bw_dirfd, fd = -EBADF, rootfd, r;
+
+        if (tree == BW_CG_TREE_V2 && !cg->has_v2)
+                return -EOPNOTSUPP;
+        if (*slot >= 0)
+                return *slot;
+        rootfd = v2 ? cg->root->v2_fd : cg->root->bw_fd;
+        if (rootfd < 0)
+                return -EBADF;
+        r = open_same_dir(rootfd, cg->path, v2 ? cg->v2_dev : cg->bw_dev, v2 ? cg->v2_ino : cg->bw_ino, &fd);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return -ENODEV;         /* removed, or removed and made again */
+        *slot = fd;
+        if (cg->layout == BW_CG_LAYOUT_V2)
+                cg->v2_dirfd = fd;
+        return fd;
+}
+
+/* Open NAME beneath the directory of TREE. */
+static int open_in(struct bw_cg *cg, enum bw_cg_tree tree, const char *name) {
+        int dfd = bw_cg_dir(cg, tree);
+
+        return dfd < 0 ? dfd : open_file(dfd, name);
+}
+
 /* Where a released file is opened again from. */
 static int file_reopen(struct bw_cg *cg, unsigned file) {
         switch (file) {
         case BW_CG_FILE_STAT:
-                return open_file(cg->bw_dirfd, CPU_STAT);
+                return open_in(cg, BW_CG_TREE_BW, CPU_STAT);
         case BW_CG_FILE_LOCAL:
-                return open_file(cg->bw_dirfd, CPU_STAT_LOCAL);
+                return open_in(cg, BW_CG_TREE_BW, CPU_STAT_LOCAL);
         case BW_CG_FILE_USAGE:
-                return cg->layout == BW_CG_LAYOUT_HYBRID ? open_file(cg->v2_dirfd, CPU_STAT) :
-                        open_file(cg->bw_dirfd, CPUACCT_USAGE);
+                return cg->layout == BW_CG_LAYOUT_HYBRID ? open_in(cg, BW_CG_TREE_V2, CPU_STAT) :
+                        open_in(cg, BW_CG_TREE_BW, CPUACCT_USAGE);
         case BW_CG_FILE_PRESSURE:
-                return open_file(cg->v2_dirfd, CPU_PRESSURE);
+                return open_in(cg, BW_CG_TREE_V2, CPU_PRESSURE);
         case BW_CG_FILE_QUOTA:
-                return open_file(cg->bw_dirfd, bw_cg_quota_name(cg));
+                return open_in(cg, BW_CG_TREE_BW, bw_cg_quota_name(cg));
         default:
                 return -EINVAL;
         }
@@ -279,13 +355,24 @@ unsigned bw_cg_release(struct bw_cg *cg, unsigned files) {
         for (unsigned f = 1; f < _BW_CG_FILE_ALL; f <<= 1) {
                 int *slot = file_slot(cg, f);
 
-                if (!(files & f) || !slot || *slot < 0 || *slot == cg->bw_dirfd || *slot == cg->v2_dirfd)
+                if (!(files & f) || !slot || *slot < 0)
                         continue;
                 close(*slot);
                 *slot = -1;
                 cg->released |= f;
                 n++;
         }
+        if (!(files & BW_CG_DIRS))
+                return n;
+        if (cg->v2_dirfd >= 0 && cg->v2_dirfd != cg->bw_dirfd) {
+                close(cg->v2_dirfd);
+                n++;
+        }
+        if (cg->bw_dirfd >= 0) {
+                close(cg->bw_dirfd);
+                n++;
+        }
+        cg->bw_dirfd = cg->v2_dirfd = -1;
         return n;
 }
 
@@ -483,12 +570,15 @@ static int read_u64_at(int dirfd, const char *name, int (*parse)(const char *, s
 /* Read an optional burst file: *ret_has false when the kernel lacks it. */
 int bw_cg_read_burst(struct bw_cg *cg, uint64_t *ret_usec, bool *ret_has) {
         uint64_t v;
-        int r;
+        int dfd, r;
 
-        r = read_u64_at(cg->bw_dirfd, cg->layout == BW_CG_LAYOUT_V2 ? V2_BURST : V1_BURST, bw_u64_parse, &v);
+        dfd = bw_cg_dir(cg, BW_CG_TREE_BW);
+        if (dfd < 0)
+                return dfd;
+        r = read_u64_at(dfd, cg->layout == BW_CG_LAYOUT_V2 ? V2_BURST : V1_BURST, bw_u64_parse, &v);
         if (r == -ENOENT) {
                 /* Tell "no burst support" from "the cgroup is gone". */
-                if (faccessat(cg->bw_dirfd, CPU_STAT, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+                if (faccessat(dfd, CPU_STAT, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
                         return -errno;
                 *ret_usec = 0;
                 *ret_has = false;
@@ -568,8 +658,11 @@ int bw_cg_read_bandwidth(struct bw_cg *cg, struct bw_bandwidth *ret) {
                 return -EINVAL;
 
         r = read_quota(cg, true, &bw.quota_usec, &bw.period_usec);
-        if (r >= 0 && cg->layout != BW_CG_LAYOUT_V2)
-                r = read_u64_at(cg->bw_dirfd, V1_PERIOD, bw_u64_parse, &bw.period_usec);
+        if (r >= 0 && cg->layout != BW_CG_LAYOUT_V2) {
+                r = bw_cg_dir(cg, BW_CG_TREE_BW);
+                if (r >= 0)
+                        r = read_u64_at(r, V1_PERIOD, bw_u64_parse, &bw.period_usec);
+        }
         if (r < 0)
                 return r;
 
@@ -582,15 +675,19 @@ int bw_cg_read_bandwidth(struct bw_cg *cg, struct bw_bandwidth *ret) {
 }
 
 /* Is cg's directory still there? 0, or -ENOENT once it was removed (its
- * dirfd then finds nothing), another negative errno. */
-static int cg_check_alive(const struct bw_cg *cg) {
-        if (faccessat(cg->bw_dirfd, bw_cg_quota_name(cg),
-                      F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+ * dirfd then finds nothing; -ENODEV when released and made again), another
+ * negative errno. */
+static int cg_check_alive(struct bw_cg *cg) {
+        int dfd = bw_cg_dir(cg, BW_CG_TREE_BW);
+
+        if (dfd < 0)
+                return dfd;
+        if (faccessat(dfd, bw_cg_quota_name(cg), F_OK, AT_SYMLINK_NOFOLLOW) < 0)
                 return -errno;
         return 0;
 }
 
-int bw_cg_read_ancestor_quota(const struct bw_cg_root *root, const struct bw_cg *cg, uint64_t period_usec,
+int bw_cg_read_ancestor_quota(const struct bw_cg_root *root, struct bw_cg *cg, uint64_t period_usec,
                               uint64_t *ret_quota_usec, char **ret_path) {
         __extension__ typedef unsigned __int128 u128;
         _cleanup_free_ char *path = NULL;

@@ -31,8 +31,8 @@ BW_DEFINE_STRING_TABLE(bw_lever, enum bw_lever, lever_table, _BW_LEVER_MAX, enum
 /* Which directory a lever's file is in. */
 enum where {
         WHERE_NONE,
-        WHERE_BW,       /* the bandwidth tree (cg->bw_dirfd) */
-        WHERE_V2,       /* the cgroup2 directory (cg->v2_dirfd) */
+        WHERE_BW,       /* the bandwidth tree's directory (bw_cg_dir()) */
+        WHERE_V2,       /* the cgroup2 directory */
         WHERE_FREEZER,  /* v1 freezer hierarchy */
         WHERE_CPUSET,   /* v1 cpuset hierarchy */
 };
@@ -154,9 +154,9 @@ int bw_lever_from_native(enum bw_cg_layout layout, enum bw_lever l, const char *
         return put_str(buf, n, native);
 }
 
-/* The directory of cg that holds the lever's file: one of cg's held fds
+/* The directory of cg that holds the lever's file: cg's own (bw_cg_dir())
  * (*ret_owned = -1), or one opened beneath a v1 root (*ret_owned, to close). */
-static int lever_dir(const struct bw_cg_root *root, const struct bw_cg *cg, enum bw_lever l, const char **ret_file,
+static int lever_dir(const struct bw_cg_root *root, struct bw_cg *cg, enum bw_lever l, const char **ret_file,
                      int *ret_owned) {
         struct place p = lever_place(cg->layout, l);
         int rootfd = -1, fd;
@@ -165,9 +165,9 @@ static int lever_dir(const struct bw_cg_root *root, const struct bw_cg *cg, enum
         *ret_file = p.file;
         switch (p.where) {
         case WHERE_BW:
-                return cg->bw_dirfd;
+                return bw_cg_dir(cg, BW_CG_TREE_BW);
         case WHERE_V2:
-                return cg->v2_dirfd >= 0 ? cg->v2_dirfd : -EOPNOTSUPP;
+                return bw_cg_dir(cg, BW_CG_TREE_V2);
         case WHERE_FREEZER:
                 rootfd = root ? root->freezer_fd : -1;
                 break;
@@ -194,7 +194,7 @@ static int lever_dir(const struct bw_cg_root *root, const struct bw_cg *cg, enum
         return fd;
 }
 
-int bw_lever_read(const struct bw_cg_root *root, const struct bw_cg *cg, enum bw_lever l, char *buf, size_t n) {
+int bw_lever_read(const struct bw_cg_root *root, struct bw_cg *cg, enum bw_lever l, char *buf, size_t n) {
         _cleanup_close_ int owned = -1;
         const char *file;
         ssize_t k;
@@ -221,7 +221,7 @@ int bw_lever_read(const struct bw_cg_root *root, const struct bw_cg *cg, enum bw
         return 0;
 }
 
-int bw_lever_write(const struct bw_cg_root *root, const struct bw_cg *cg, enum bw_lever l, const char *native) {
+int bw_lever_write(const struct bw_cg_root *root, struct bw_cg *cg, enum bw_lever l, const char *native) {
         _cleanup_close_ int owned = -1;
         const char *file;
         int dfd;
@@ -284,7 +284,7 @@ static uint64_t sibling_weight(int parentfd, const char *name, enum bw_cg_layout
         return layout == BW_CG_LAYOUT_V2 ? v : bw_weight_from_shares(v);
 }
 
-int bw_lever_sibling_weights(const struct bw_cg_root *root, const struct bw_cg *cg, uint64_t *ret_sum,
+int bw_lever_sibling_weights(const struct bw_cg_root *root, struct bw_cg *cg, uint64_t *ret_sum,
                              unsigned *ret_n) {
         _cleanup_free_ char *parent = NULL;
         const char *self, *slash;

@@ -1276,6 +1276,72 @@ static void test_release(void **state) {
         assert_int_equal(psi.full.total_usec, 6543);
 }
 
+/* Released directories: a read of a file still held needs none; anything
+ * else opens them again beneath the root, and only the directory the
+ * cgroup was opened at will do. */
+static void test_release_dirs(void **state) {
+        _cleanup_tree_ char *v2 = tree_v2("50000 100000\n", "0\n");
+        _cleanup_tree_ char *hy = tree_hybrid("50000\n", "100000\n", "0\n", true);
+        _cleanup_(rootp) struct bw_cg_root *root2 = NULL, *rooth = NULL;
+        _cleanup_(cgp) struct bw_cg *cg2 = NULL, *cgh = NULL;
+        struct bw_bandwidth bw, target = { .quota_usec = 60000, .period_usec = 100000 };
+        struct bw_cpu_stat st;
+        struct bw_psi psi;
+        _cleanup_free_ char *max = NULL;
+        int dfd;
+
+        open_cg(v2, &root2, &cg2);
+        /* Everything but cpu.stat: dir, quota, pressure (no cpu.stat.local). */
+        assert_int_equal(bw_cg_nfds(cg2), 4);
+        assert_int_equal(bw_cg_release(cg2, ((_BW_CG_FILE_ALL - 1) & ~BW_CG_FILE_STAT) | BW_CG_DIRS), 3);
+        assert_int_equal(bw_cg_nfds(cg2), 1);
+        assert_int_equal(bw_cg_release(cg2, BW_CG_DIRS), 0);
+        assert_int_equal(bw_cg_read_stat_light(cg2, &st), 0);
+        assert_int_equal(bw_cg_nfds(cg2), 1);           /* the held file alone */
+        assert_int_equal(bw_cg_read_bandwidth(cg2, &bw), 0);
+        assert_int_equal(bw.quota_usec, 50000);
+        assert_int_equal(bw_cg_nfds(cg2), 3);           /* the directory, the quota too */
+        assert_int_equal(bw_cg_release(cg2, BW_CG_FILE_QUOTA | BW_CG_DIRS), 2);
+        assert_int_equal(bw_cg_write_bandwidth(cg2, &target, NULL), 1);
+        max = tree_get(v2, CG "/cpu.max");
+        assert_string_equal(max, "60000 100000\n");
+        dfd = bw_cg_dir(cg2, BW_CG_TREE_V2);            /* V2: the same directory */
+        assert_true(dfd >= 0);
+        assert_int_equal(bw_cg_dir(cg2, BW_CG_TREE_BW), dfd);
+        assert_int_equal(bw_cg_same(root2, cg2), 1);
+
+        /* Removed and made again at the same path: another directory. */
+        assert_int_equal(bw_cg_nfds(cg2), 3);           /* the write read the quota */
+        assert_int_equal(bw_cg_release(cg2, BW_CG_FILE_QUOTA | BW_CG_DIRS), 2);
+        vanish(v2, CG);
+        assert_int_equal(bw_cg_dir(cg2, BW_CG_TREE_BW), -ENODEV);
+        tree_put(v2, CG "/cpu.max", "70000 100000\n");
+        tree_put(v2, CG "/cpu.stat", V2_STAT);
+        tree_put(v2, CG "/cpu.pressure", PRESSURE);
+        assert_int_equal(bw_cg_same(root2, cg2), 0);
+        assert_int_equal(bw_cg_dir(cg2, BW_CG_TREE_BW), -ENODEV);
+        assert_true(bw_cg_error_is_vanished(bw_cg_read_pressure(cg2, &psi)));
+        assert_true(bw_cg_error_is_vanished(bw_cg_read_bandwidth(cg2, &bw)));
+        assert_true(bw_cg_error_is_vanished(bw_cg_write_bandwidth(cg2, &target, NULL)));
+        free(max);
+        max = tree_get(v2, CG "/cpu.max");
+        assert_string_equal(max, "70000 100000\n");   /* not written through the new one */
+        assert_int_equal(bw_cg_nfds(cg2), 1);
+
+        /* Hybrid: the v2 twin's directory apart; pressure opens it alone. */
+        open_cg(hy, &rooth, &cgh);
+        assert_int_equal(bw_cg_release(cgh, BW_CG_FILE_PRESSURE | BW_CG_FILE_QUOTA | BW_CG_DIRS), 4);
+        assert_int_equal(bw_cg_read_stat_light(cgh, &st), 0);  /* cpu.stat and the twin's held */
+        assert_int_equal(st.usage_usec, 7000000);
+        assert_int_equal(bw_cg_read_pressure(cgh, &psi), 0);
+        assert_int_equal(psi.full.total_usec, 6543);
+        assert_true(cgh->v2_dirfd >= 0);
+        assert_int_equal(cgh->bw_dirfd, -1);
+        assert_true(bw_cg_dir(cgh, BW_CG_TREE_BW) >= 0);
+        assert_int_not_equal(bw_cg_dir(cgh, BW_CG_TREE_BW), bw_cg_dir(cgh, BW_CG_TREE_V2));
+        assert_int_equal(bw_cg_release(cgh, BW_CG_DIRS), 2);
+}
+
 /* ---- ancestors -------------------------------------------------------- */
 
 #define LEAF "top.slice/mid.slice/leaf.service"
@@ -1346,7 +1412,7 @@ static unsigned count_fds(void) {
 }
 
 /* Call with sentinels, check that they stay on failure, return the result. */
-static int ancestor_quota(const struct bw_cg_root *root, const struct bw_cg *cg, uint64_t period,
+static int ancestor_quota(const struct bw_cg_root *root, struct bw_cg *cg, uint64_t period,
                           uint64_t *ret_quota, char **ret_path) {
         char *path = (char *) "sentinel";
         uint64_t quota = 4242;
@@ -1860,6 +1926,7 @@ int main(void) {
                 cmocka_unit_test(test_vanished_local),
                 cmocka_unit_test(test_read_light_quota),
                 cmocka_unit_test(test_release),
+                cmocka_unit_test(test_release_dirs),
                 cmocka_unit_test(test_ancestor_quota),
                 cmocka_unit_test(test_ancestor_quota_top_level),
                 cmocka_unit_test(test_ancestor_quota_errors),
