@@ -25,7 +25,7 @@ void manager_counts(const Manager *m, struct governor_counts *ret) {
                 c.present += u->cg != NULL;
                 c.boosted += unit_is_boosted(u);
                 c.paused += u->paused;
-                c.spending += strcmp(unit_state_to_string(u), "spending") == 0;
+                c.spending += unit_state(u) == UNIT_STATE_SPENDING;
         }
         *ret = c;
 }
@@ -161,9 +161,9 @@ static void unit_snapshot(const Manager *m, const Unit *u, struct governor_unit 
 
 /* Resting at its headroom or at the baseline: nothing to look at. */
 static bool unit_at_rest(const Unit *u) {
-        const char *s = unit_state_to_string(u);
+        enum unit_state s = unit_state(u);
 
-        return strcmp(s, "resting") == 0 || strcmp(s, "baseline") == 0;
+        return s == UNIT_STATE_RESTING || s == UNIT_STATE_BASELINE;
 }
 
 /* Which of m->units list_units() takes when they are more than `limit`: the

@@ -758,20 +758,34 @@ bool unit_is_boosted(const Unit *u) {
         return w->quota_usec * b->period_usec > b->quota_usec * w->period_usec;
 }
 
-const char *unit_state_to_string(const Unit *u) {
+static const char *const unit_state_table[_UNIT_STATE_MAX] = {
+        [UNIT_STATE_ABSENT]    = "absent",
+        [UNIT_STATE_NEW]       = "new",
+        [UNIT_STATE_PAUSED]    = "paused",
+        [UNIT_STATE_EXHAUSTED] = "exhausted",
+        [UNIT_STATE_BASELINE]  = "baseline",
+        [UNIT_STATE_SPENDING]  = "spending",
+        [UNIT_STATE_RESTING]   = "resting",
+};
+
+enum unit_state unit_state(const Unit *u) {
         if (!u->cg)
-                return "absent";
+                return UNIT_STATE_ABSENT;
         if (!u->adopted)
-                return "new";
+                return UNIT_STATE_NEW;
         if (u->paused)
-                return "paused";
+                return UNIT_STATE_PAUSED;
         if (u->pstate.exhausted && u->params.mode == BW_MODE_ELASTIC)
-                return "exhausted";
+                return UNIT_STATE_EXHAUSTED;
         if (!u->has_last || u->last.headroom_usec == 0)
-                return "baseline";
+                return UNIT_STATE_BASELINE;
         if (u->last.spend_rate > 0)
-                return "spending";
-        return "resting";
+                return UNIT_STATE_SPENDING;
+        return UNIT_STATE_RESTING;
+}
+
+const char *unit_state_to_string(const Unit *u) {
+        return unit_state_table[unit_state(u)];
 }
 
 /* Resting headroom counts: a group idle now is one wake-up away from

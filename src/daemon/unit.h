@@ -269,6 +269,17 @@ void unit_set_paused(Unit *u, bool paused);
  * for want of credit), "spending" (using credit with headroom in place),
  * "resting" (headroom in place, not spending), "baseline" (no headroom:
  * mode, CPUQuotaMax= or an ancestor leaves none). */
+enum unit_state {
+        UNIT_STATE_ABSENT,
+        UNIT_STATE_NEW,
+        UNIT_STATE_PAUSED,
+        UNIT_STATE_EXHAUSTED,
+        UNIT_STATE_BASELINE,
+        UNIT_STATE_SPENDING,
+        UNIT_STATE_RESTING,
+        _UNIT_STATE_MAX,
+};
+enum unit_state unit_state(const Unit *u);
 const char *unit_state_to_string(const Unit *u);
 /* The kernel holds something other than the baseline (headroom, the
  * resting burst): the one definition of "boosted". */
