@@ -86,8 +86,26 @@ static const struct cpustat_table table_local_v1 = {
 
 struct parse_state {
         const struct cpustat_table *table;
+        size_t next;                    /* the key after the last one found: the kernel's order */
         struct bw_cpu_stat st;
 };
+
+/* The table's index of the key LINE[0..KLEN), or n_keys. The key after
+ * the last one found is tried first. */
+static size_t find_key(struct parse_state *ps, const char *line, size_t klen) {
+        const struct cpustat_key *keys = ps->table->keys;
+        size_t n = ps->table->n_keys;
+
+        for (size_t j = 0; j < n; j++) {
+                size_t i = (ps->next + j) % n;
+
+                if (keys[i].len == klen && memcmp(keys[i].name, line, klen) == 0) {
+                        ps->next = i + 1;
+                        return i;
+                }
+        }
+        return n;
+}
 
 /* "KEY VALUE" with exactly one blank; unknown keys are checked for shape
  * only. The last line may lack its newline: "usage_usec 12" at the end of
@@ -96,7 +114,7 @@ static int parse_line(const char *line, size_t n, void *userdata) {
         struct parse_state *ps = userdata;
         const struct cpustat_key *keys = ps->table->keys;
         const char *sp, *value;
-        size_t klen, vlen;
+        size_t klen, vlen, i;
         uint64_t v;
         int r;
 
@@ -110,10 +128,8 @@ static int parse_line(const char *line, size_t n, void *userdata) {
         if (!is_token(line, klen))
                 return -EINVAL;
 
-        for (size_t i = 0; i < ps->table->n_keys; i++) {
-                if (keys[i].len != klen || memcmp(keys[i].name, line, klen) != 0)
-                        continue;
-
+        i = find_key(ps, line, klen);
+        if (i < ps->table->n_keys) {
                 /* A known key's value is digits only, which is a token
                  * (checked by the number's parser, not twice). */
                 if (ps->st.seen & keys[i].bit || vlen == 0)
