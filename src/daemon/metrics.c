@@ -333,19 +333,51 @@ static const struct rq_family rq_families[] = {
  * value (bit k of ok: family k has one for it), the run-queue counters,
  * and where its label is in the render's label storage. A fifth of the
  * snapshot's size, which at ten thousand units is what the render keeps. */
-struct metrics_row {
-        uint64_t v[METRICS_N_FAMILIES];
-        uint64_t ok;
-        size_t label_off, label_len;
-        bool has_rq;
+/* A unit's run-queue values, apart: most hosts count none (ten thousand
+ * rows would carry 2.7 MB of zeros for a few milliseconds). */
+struct metrics_row_rq {
         uint64_t wait_slots[BW_RQ_SLOTS];
         uint64_t wait_ns;
         uint64_t rq[ELEMENTSOF(rq_families)];
 };
 
+struct metrics_rqs {
+        struct metrics_row_rq *v;
+        size_t n, allocated;
+};
+
+struct metrics_row {
+        uint64_t v[METRICS_N_FAMILIES];
+        uint64_t ok;
+        size_t label_off, label_len;
+        size_t rq;                      /* 1 + its index in the job's metrics_rqs, 0 without */
+};
+
 _Static_assert(METRICS_N_FAMILIES <= 64, "one bit of metrics_row.ok per family");
 
-static int row_make(struct metrics_row *row, const struct governor_unit *u, struct metrics_buf *storage) {
+static int rq_add(struct metrics_rqs *rqs, const struct governor_unit *u, size_t *ret) {
+        struct metrics_row_rq *x;
+
+        if (rqs->n == rqs->allocated) {
+                size_t a = rqs->allocated ? rqs->allocated * 2 : 16;
+                struct metrics_row_rq *v = reallocarray(rqs->v, a, sizeof(*v));
+
+                if (!v)
+                        return -ENOMEM;
+                rqs->v = v;
+                rqs->allocated = a;
+        }
+        x = &rqs->v[rqs->n++];
+        memcpy(x->wait_slots, u->rq.wait_slots, sizeof(x->wait_slots));
+        x->wait_ns = u->rq.wait_ns;
+        for (size_t k = 0; k < ELEMENTSOF(rq_families); k++)
+                memcpy(&x->rq[k], (const char *) &u->rq + rq_families[k].offset, sizeof(x->rq[k]));
+        *ret = rqs->n;
+        return 0;
+}
+
+static int row_make(struct metrics_row *row, const struct governor_unit *u, struct metrics_rqs *rqs,
+                    struct metrics_buf *storage) {
         row->ok = 0;
         for (size_t k = 0; k < METRICS_N_FAMILIES; k++) {
                 bool ok = true;
@@ -353,13 +385,9 @@ static int row_make(struct metrics_row *row, const struct governor_unit *u, stru
                 row->v[k] = metrics_families[k].value(u, &ok);
                 row->ok |= (uint64_t) ok << k;
         }
-        row->has_rq = u->has_rq;
-        if (u->has_rq) {
-                memcpy(row->wait_slots, u->rq.wait_slots, sizeof(row->wait_slots));
-                row->wait_ns = u->rq.wait_ns;
-                for (size_t k = 0; k < ELEMENTSOF(rq_families); k++)
-                        memcpy(&row->rq[k], (const char *) &u->rq + rq_families[k].offset, sizeof(row->rq[k]));
-        }
+        row->rq = 0;
+        if (u->has_rq && rq_add(rqs, u, &row->rq) < 0)
+                return -ENOMEM;
         label_add(storage, u->summary.name, &row->label_off, &row->label_len);
         return storage->error;
 }
@@ -375,8 +403,8 @@ static void write_family(struct metrics_buf *b, size_t k, const struct metrics_r
 }
 
 /* The wait histogram: the log2 buckets as cumulative "le" buckets. */
-static void write_rq_histogram(struct metrics_buf *b, const struct metrics_row *rows, const struct label *labels,
-                               size_t n) {
+static void write_rq_histogram(struct metrics_buf *b, const struct metrics_row *rows,
+                               const struct metrics_rqs *rqs, const struct label *labels, size_t n) {
         static const char name[] = "bwgov_runqueue_wait_seconds";
         struct number le[BW_RQ_SLOTS];
 
@@ -395,28 +423,31 @@ static void write_rq_histogram(struct metrics_buf *b, const struct metrics_row *
                    "Run-queue wait of the unit's tasks, from wake-up or preemption until they ran (BPF, since the "
                    "cgroup was first counted).");
         for (size_t i = 0; i < n; i++) {
+                const struct metrics_row_rq *x;
                 uint64_t cum = 0;
 
-                if (!rows[i].has_rq)
+                if (rows[i].rq == 0)
                         continue;
+                x = &rqs->v[rows[i].rq - 1];
                 for (unsigned slot = 0; slot < BW_RQ_SLOTS; slot++) {
-                        cum += rows[i].wait_slots[slot];
+                        cum += x->wait_slots[slot];
                         rq_sample(b, "bwgov_runqueue_wait_seconds_bucket", &labels[i], &le[slot], cum, false);
                 }
-                rq_sample(b, "bwgov_runqueue_wait_seconds_sum", &labels[i], NULL, rows[i].wait_ns, true);
+                rq_sample(b, "bwgov_runqueue_wait_seconds_sum", &labels[i], NULL, x->wait_ns, true);
                 rq_sample(b, "bwgov_runqueue_wait_seconds_count", &labels[i], NULL, cum, false);
         }
 }
 
-static void write_rq(struct metrics_buf *b, const struct metrics_row *rows, const struct label *labels, size_t n) {
-        write_rq_histogram(b, rows, labels, n);
+static void write_rq(struct metrics_buf *b, const struct metrics_row *rows, const struct metrics_rqs *rqs,
+                     const struct label *labels, size_t n) {
+        write_rq_histogram(b, rows, rqs, labels, n);
         for (size_t k = 0; k < ELEMENTSOF(rq_families); k++) {
                 const struct rq_family *fam = &rq_families[k];
 
                 put_header(b, fam->name, strlen(fam->name), "counter", fam->help);
                 for (size_t i = 0; i < n; i++)
-                        if (rows[i].has_rq)
-                                rq_sample(b, fam->name, &labels[i], NULL, rows[i].rq[k], fam->ns);
+                        if (rows[i].rq != 0)
+                                rq_sample(b, fam->name, &labels[i], NULL, rqs->v[rows[i].rq - 1].rq[k], fam->ns);
         }
 }
 
@@ -439,6 +470,7 @@ struct MetricsJob {
         uint64_t epoch;                 /* of the unit list the rows come from */
         struct metrics_row *rows;
         size_t n, allocated;            /* rows taken so far */
+        struct metrics_rqs rqs;         /* their run-queue values */
         bool snapped;                   /* all of them */
         struct governor_unit *chunk;    /* one call's snapshots */
         struct label *labels;           /* the rows' labels, made when rendering starts */
@@ -459,7 +491,7 @@ static void job_part(MetricsJob *j, size_t part) {
         else if (part < PART_RQ)
                 write_family(j->b, part - PART_FAMILY0, j->rows, j->labels, j->n);
         else
-                write_rq(j->b, j->rows, j->labels, j->n);
+                write_rq(j->b, j->rows, &j->rqs, j->labels, j->n);
 }
 
 /* The next units' rows. A unit list that changed since the first ones (a
@@ -474,6 +506,7 @@ static int job_snapshot(MetricsJob *j) {
                 return r;
         if (j->n > 0 && epoch != j->epoch) {
                 j->n = 0;               /* from the first again */
+                j->rqs.n = 0;
                 metrics_buf_done(&j->storage);
                 j->epoch = epoch;
                 return 0;
@@ -489,7 +522,7 @@ static int job_snapshot(MetricsJob *j) {
                 j->allocated = a;
         }
         for (size_t i = 0; i < got; i++) {
-                r = row_make(&j->rows[j->n], &j->chunk[i], &j->storage);
+                r = row_make(&j->rows[j->n], &j->chunk[i], &j->rqs, &j->storage);
                 if (r < 0)
                         return r;
                 j->n++;
@@ -522,6 +555,7 @@ MetricsJob *metrics_job_free(MetricsJob *j) {
         metrics_buf_done(&j->own_b);
         metrics_buf_done(&j->storage);
         free(j->rows);
+        free(j->rqs.v);
         free(j->chunk);
         free(j->labels);
         free(j->tmp);
