@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "bwgov/fileio.h"
@@ -519,22 +520,67 @@ int state_refresh(struct bw_state *s, struct bw_state_unit *u) {
         return 1;
 }
 
-/* The document: one line per entry, each entry's text formatted only
- * when its fields changed since it was last. */
-int bw_state_format(struct bw_state *s, char **ret) {
-        static const char tail[] = "\n  }\n}";
-        char head[128];
-        size_t len, at, head_len;
-        char *out;
+/* Where the document goes: a buffer of the right size, or a file in
+ * writev() batches (ten thousand entries are 3 MB: a save never holds
+ * them twice). */
+#define DOC_IOV 256
 
-        /* A boot id is 36 characters of hex digits and dashes (checked at
-         * parse, written by the caller): no escaping needed. */
-        head_len = (size_t) snprintf(head, sizeof(head),
-                                     "{\n  \"schema_version\": %d,%s%s%s\n"
-                                     "  \"generation\": %" PRIu64 ",\n  \"units\": {",
-                                     STATE_SCHEMA_VERSION, s->boot_id[0] ? "\n  \"boot_id\": \"" : "", s->boot_id,
-                                     s->boot_id[0] ? "\"," : "", s->generation);
-        len = head_len + sizeof(tail) - 1 + 1;
+struct doc_out {
+        int fd;                         /* -1: into buf */
+        char *buf;
+        size_t at;
+        struct iovec iov[DOC_IOV];
+        size_t n_iov;
+};
+
+static int doc_flush(struct doc_out *o) {
+        struct iovec *v = o->iov;
+        size_t n = o->n_iov;
+
+        o->n_iov = 0;
+        while (n > 0) {
+                ssize_t k = writev(o->fd, v, (int) n);
+
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                /* A short write: on from where it stopped. */
+                while (n > 0 && (size_t) k >= v->iov_len) {
+                        k -= (ssize_t) v->iov_len;
+                        v++;
+                        n--;
+                }
+                if (n > 0) {
+                        v->iov_base = (char *) v->iov_base + k;
+                        v->iov_len -= (size_t) k;
+                }
+        }
+        return 0;
+}
+
+static int doc_put(struct doc_out *o, const char *p, size_t n) {
+        int r;
+
+        if (o->fd < 0) {
+                memcpy(o->buf + o->at, p, n);
+                o->at += n;
+                return 0;
+        }
+        if (o->n_iov == DOC_IOV) {
+                r = doc_flush(o);
+                if (r < 0)
+                        return r;
+        }
+        o->iov[o->n_iov++] = (struct iovec) { (void *) p, n };
+        return 0;
+}
+
+/* Every entry's text made again where its fields changed; *ret_len: the
+ * bytes of the entries with their separators. */
+static int state_refresh_all(struct bw_state *s, size_t *ret_len) {
+        size_t len = 0;
 
         s->formatted = 0;
         for (size_t i = 0; i < s->n_units; i++) {
@@ -544,28 +590,53 @@ int bw_state_format(struct bw_state *s, char **ret) {
                         return r;
                 len += s->units[i].text_len + 6;        /* ",\n    " */
         }
-        out = malloc(len);
-        if (!out)
-                return -ENOMEM;
-        memcpy(out, head, head_len);
-        at = head_len;
-        for (size_t i = 0; i < s->n_units; i++) {
-                size_t n = s->units[i].text_len;
+        *ret_len = len;
+        return 0;
+}
 
-                memcpy(out + at, i > 0 ? ",\n    " : "\n    ", i > 0 ? 6 : 5);
-                at += i > 0 ? 6 : 5;
-                memcpy(out + at, s->units[i].text, n);
-                at += n;
+/* The document, one line per entry, from the entries' texts (made). */
+static int state_emit(const struct bw_state *s, struct doc_out *o) {
+        static const char tail[] = "\n  }\n}", empty[] = "}\n}";
+        char head[128];
+        int r = 0;
+
+        /* A boot id is 36 characters of hex digits and dashes (checked at
+         * parse, written by the caller): no escaping needed. */
+        (void) snprintf(head, sizeof(head),
+                        "{\n  \"schema_version\": %d,%s%s%s\n  \"generation\": %" PRIu64 ",\n  \"units\": {",
+                        STATE_SCHEMA_VERSION, s->boot_id[0] ? "\n  \"boot_id\": \"" : "", s->boot_id,
+                        s->boot_id[0] ? "\"," : "", s->generation);
+        r = doc_put(o, head, strlen(head));
+        for (size_t i = 0; i < s->n_units && r >= 0; i++) {
+                r = doc_put(o, i > 0 ? ",\n    " : "\n    ", i > 0 ? 6 : 5);
+                if (r >= 0)
+                        r = doc_put(o, s->units[i].text, s->units[i].text_len);
         }
-        if (s->n_units == 0) {
-                memcpy(out + at, "}\n}", 3);
-                at += 3;
-        } else {
-                memcpy(out + at, tail, sizeof(tail) - 1);
-                at += sizeof(tail) - 1;
-        }
-        out[at] = '\0';
-        *ret = out;
+        if (r >= 0)
+                r = s->n_units == 0 ? doc_put(o, empty, sizeof(empty) - 1) : doc_put(o, tail, sizeof(tail) - 1);
+        if (r >= 0 && o->fd >= 0)
+                r = doc_put(o, "\n", 1);
+        if (r >= 0 && o->fd >= 0)
+                r = doc_flush(o);
+        return r;
+}
+
+/* The document: one line per entry, each entry's text formatted only
+ * when its fields changed since it was last. */
+int bw_state_format(struct bw_state *s, char **ret) {
+        struct doc_out o = { .fd = -1 };
+        size_t len;
+        int r;
+
+        r = state_refresh_all(s, &len);
+        if (r < 0)
+                return r;
+        o.buf = malloc(len + 128 + 16);         /* the head, the tail, the NUL */
+        if (!o.buf)
+                return -ENOMEM;
+        (void) state_emit(s, &o);
+        o.buf[o.at] = '\0';
+        *ret = o.buf;
         return 0;
 }
 
@@ -583,42 +654,42 @@ int bw_state_load(int dirfd, const char *name, struct bw_state *ret) {
 }
 
 int bw_state_save(int dirfd, const char *name, struct bw_state *s) {
-        _cleanup_free_ char *text = NULL, *tmp = NULL;
+        _cleanup_free_ char *tmp = NULL;
         _cleanup_close_ int fd = -1;
-        size_t len, done = 0;
+        struct doc_out o = { .fd = -1 };
+        size_t len;
         int r;
 
         s->generation++;
-        r = bw_state_format(s, &text);
+        r = state_refresh_all(s, &len);
         if (r < 0) {
                 s->generation--;
                 return r;
         }
-        len = strlen(text);
 
-        if (asprintf(&tmp, ".%s.tmp.%d", name, (int) getpid()) < 0)
+        if (asprintf(&tmp, ".%s.tmp.%d", name, (int) getpid()) < 0) {
+                s->generation--;
                 return -ENOMEM;
+        }
 
         /* A new file, whatever was left at that name: a FIFO there would
          * block the open, and a file to truncate could be anything. */
-        if (unlinkat(dirfd, tmp, 0) < 0 && errno != ENOENT)
+        if (unlinkat(dirfd, tmp, 0) < 0 && errno != ENOENT) {
+                s->generation--;
                 return -errno;
-        fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0644);
-        if (fd < 0)
-                return -errno;
-
-        while (done < len) {
-                ssize_t n = write(fd, text + done, len - done);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        r = -errno;
-                        goto fail;
-                }
-                done += (size_t) n;
         }
-        if (write(fd, "\n", 1) != 1 || fsync(fd) < 0) {
-                r = errno > 0 ? -errno : -EIO;
+        fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0644);
+        if (fd < 0) {
+                s->generation--;
+                return -errno;
+        }
+
+        o.fd = fd;
+        r = state_emit(s, &o);
+        if (r < 0)
+                goto fail;
+        if (fsync(fd) < 0) {
+                r = -errno;
                 goto fail;
         }
         if (renameat(dirfd, tmp, dirfd, name) < 0) {
