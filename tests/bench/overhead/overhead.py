@@ -23,10 +23,11 @@ that gets throttled, raised and decays; the rest steady under the baseline).
    under valgrind the daemon falls behind the clock, so a plain total /
    unit ticks would overcount the once-per-interval work.
 
-bwgovd keeps 3 fds per cgroup open in a v2 tree (5 on hybrid); a size that
-does not fit under RLIMIT_NOFILE is reported as such and still attempted,
-and an adoption that does not finish within --adopt-timeout is reported
-with how far it got.
+With every file held bwgovd keeps 3 fds per cgroup open in the fixture's
+v2 tree (5 on hybrid); a size where that does not fit under RLIMIT_NOFILE
+is reported as such (with the fds it held: its plan keeps fewer, see
+bwgovd(8)) and still attempted, and an adoption that does not finish
+within --adopt-timeout is reported with how far it got.
 
   overhead.py --bwgovd BUILD/src/daemon/bwgovd [--sizes 10,100,1000,10000]
               [--window 10] [--callgrind-ticks 3] [--out FILE.json]
