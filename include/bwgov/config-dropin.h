@@ -42,6 +42,18 @@ size_t bw_dropin_list_n_active(const struct bw_dropin_list *l);
 int bw_dropin_list_collect(const char *const *dirs, const char *subdir, struct bw_dropin_list *ret,
                            struct bw_config_error *error);
 
+/* The drop-ins of unit NAME by systemd's rules: those of <NAME>.d and of
+ * the prefix directories of its name cut after each dash
+ * ("cri-containerd-0f1e.scope" also reads "cri-.scope.d" and
+ * "cri-containerd-.scope.d"). Per file name the highest-priority
+ * directory wins, and within one directory the most specific name. */
+int bw_dropin_list_collect_unit(const char *const *dirs, const char *name, struct bw_dropin_list *ret,
+                                struct bw_config_error *error);
+
+/* NAME is a prefix directory's ("libpod-.scope"): it applies to every unit
+ * of that type whose name starts with the part before the dot. */
+bool bw_config_unit_name_is_prefix(const char *name);
+
 /* The main file NAME: only the copy in the highest-priority directory that
  * has one counts. Returns 1 with its path in *RET_PATH (malloc'd), 0 with
  * *RET_PATH = NULL when no directory has one or that copy is masked, or a

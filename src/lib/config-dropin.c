@@ -210,6 +210,75 @@ int bw_dropin_list_collect(const char *const *dirs, const char *subdir, struct b
         return 0;
 }
 
+bool bw_config_unit_name_is_prefix(const char *name) {
+        const char *dot = name ? strrchr(name, '.') : NULL;
+
+        /* "X-.T": X not empty ("-.slice" is the root slice), T a type. */
+        return dot && dot - name >= 2 && dot[-1] == '-' && dot[1] != '\0' && !strchr(dot + 1, '-');
+}
+
+/* The directories systemd reads for unit NAME, least specific first: the
+ * name cut after each dash ("a-b-c.scope": "a-.scope", "a-b-.scope"),
+ * then the name itself. */
+static int unit_variants(const char *name, struct bw_strv *ret) {
+        _cleanup_(bw_strv_done) struct bw_strv v = { 0 };
+        const char *dot = strrchr(name, '.');
+        size_t n = 0;
+
+        for (const char *p = name; dot && p < dot; p++)
+                n += *p == '-';
+        v.items = calloc(n + 1, sizeof(*v.items));
+        if (!v.items)
+                return -ENOMEM;
+        for (const char *p = name + 1; dot && p < dot; p++) {
+                /* A dash ending the prefix part ("a-.scope") names a prefix
+                 * directory itself: its variants are the shorter ones. */
+                if (*p != '-' || p + 1 == dot)
+                        continue;
+                if (asprintf(&v.items[v.n], "%.*s%s", (int) (p + 1 - name), name, dot) < 0)
+                        return -ENOMEM;
+                v.n++;
+        }
+        v.items[v.n] = strdup(name);
+        if (!v.items[v.n])
+                return -ENOMEM;
+        v.n++;
+        *ret = v;
+        v = (struct bw_strv) { 0 };
+        return 0;
+}
+
+int bw_dropin_list_collect_unit(const char *const *dirs, const char *name, struct bw_dropin_list *ret,
+                                struct bw_config_error *error) {
+        _cleanup_(bw_dropin_list_done) struct bw_dropin_list l = { 0 };
+        _cleanup_(bw_strv_done) struct bw_strv variants = { 0 };
+        struct dropin_scan s = { .list = &l, .error = error };
+        int r;
+
+        r = unit_variants(name, &variants);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; dirs[i]; i++)
+                for (size_t k = 0; k < variants.n; k++) {
+                        _cleanup_free_ char *sub = NULL, *dpath = NULL;
+
+                        if (asprintf(&sub, "%s" UNIT_DIR_SUFFIX, variants.items[k]) < 0)
+                                return -ENOMEM;
+                        dpath = path_join(dirs[i], sub);
+                        if (!dpath)
+                                return -ENOMEM;
+                        r = scan_dir(dpath, dropin_entry, &s, error);
+                        if (r < 0)
+                                return r;
+                }
+
+        if (l.n > 0)
+                qsort(l.items, l.n, sizeof(*l.items), cmp_dropin);
+        *ret = l;
+        l = (struct bw_dropin_list) { 0 };
+        return 0;
+}
+
 int bw_config_find_main(const char *const *dirs, const char *name, char **ret_path, struct bw_config_error *error) {
         size_t n_dirs = 0;
         int r;

@@ -22,6 +22,7 @@
 #include "bwgov/config.h"
 #include "bwgov/discover.h"
 #include "bwgov/macro.h"
+#include "config-internal.h"
 #include "string-util.h"
 
 #define MAIN_CONFIG_NAME  "bwgov.conf"
@@ -516,20 +517,14 @@ static int unit_validate(const struct bw_unit_config *u, const struct source *sr
 /* Load one unit. Returns 1 and fills *ret (and *ret_cgroup_at, "file:line"
  * of its Cgroup=, NULL without), 0 when all its drop-ins are masked (not
  * configured), or a negative errno. */
-static int load_unit(const char *const *dirs, const char *name, struct bw_unit_config *ret, char **ret_cgroup_at,
+int config_load_unit(const char *const *dirs, const char *name, struct bw_unit_config *ret, char **ret_cgroup_at,
                      struct bw_config_error *error) {
         _cleanup_(bw_unit_config_done) struct bw_unit_config u = unit_defaults;
         _cleanup_(bw_dropin_list_done) struct bw_dropin_list l = { 0 };
         struct source sources[_BK_MAX] = { 0 };
-        _cleanup_free_ char *subdir = NULL;
         int r;
 
-        if (asprintf(&subdir, "%s.d", name) < 0) {
-                subdir = NULL;
-                return -ENOMEM;
-        }
-
-        r = bw_dropin_list_collect(dirs, subdir, &l, error);
+        r = bw_dropin_list_collect_unit(dirs, name, &l, error);
         if (r < 0)
                 return r;
         if (bw_dropin_list_n_active(&l) == 0)
@@ -633,11 +628,17 @@ static int load_units(const char *const *dirs, struct bw_config *c, struct bw_co
                 _cleanup_free_ char *at = NULL, *path = NULL;
                 struct bw_unit_config *units;
 
-                r = load_unit(dirs, names.items[i], &u, &at, error);
+                r = config_load_unit(dirs, names.items[i], &u, &at, error);
                 if (r < 0)
                         goto finish;
                 if (r == 0)
                         continue;
+                if (bw_config_unit_name_is_prefix(u.name)) {
+                        r = config_add_prefix(c, &u, at, error);
+                        if (r < 0)
+                                goto finish;
+                        continue;
+                }
                 r = u.cgroup ? ((path = strdup(u.cgroup)) ? 0 : -ENOMEM) : bw_unit_cgroup_path(u.name, &path);
                 if (r == -ENOMEM)
                         goto finish;
@@ -700,6 +701,9 @@ void bw_config_done(struct bw_config *c) {
         if (!c)
                 return;
         array_done_and_free(c->units, c->n_units, bw_unit_config_done);
+        for (size_t i = 0; i < c->n_prefixes; i++)
+                free(c->prefixes[i]);
+        free(c->prefixes);
         *c = (struct bw_config) { 0 };
 }
 

@@ -508,6 +508,77 @@ static void test_dropin_override_and_order(void **state) {
         tree_done(&t);
 }
 
+/* Prefix directories, systemd's way: "a-.scope.d" applies to every scope
+ * whose name starts with "a-"; per file name the highest-priority
+ * directory wins, within one the most specific name. */
+static void test_prefix_dirs(void **state) {
+        struct bw_unit_config i = { 0 };
+        struct bw_config_error e = { 0 };
+        struct tree t;
+        struct bw_config c = { 0 };
+        const struct bw_unit_config *u;
+
+        tree_init(&t);
+        put(&t, "usr-lib/cri-.scope.d/10-a.conf", "[Bandwidth]\nCreditMax=10s\nPriority=1\n");
+        put(&t, "usr-lib/cri-containerd-.scope.d/10-a.conf", "[Bandwidth]\nCreditMax=20s\n");
+        put(&t, "usr-lib/cri-containerd-.scope.d/20-b.conf", "[Bandwidth]\nCPUQuotaMax=300%\n");
+        put(&t, "run/cri-.scope.d/20-b.conf", "[Bandwidth]\nCPUQuotaMax=150%\n");
+        put(&t, "etc/cri-containerd-abc.scope.d/30-c.conf", "[Bandwidth]\nTargetThrottle=3%\n");
+        put(&t, "etc/libpod-.scope.d/10-a.conf", "[Bandwidth]\nCreditMax=5s\n");
+        put(&t, "etc/-.slice.d/10-a.conf", "[Bandwidth]\nCreditMax=7s\n");
+        assert_int_equal(load(&t, &c, NULL), 0);
+        /* Prefix directories are no units; "-.slice" is the root slice. */
+        assert_int_equal(c.n_prefixes, 3);
+        assert_string_equal(c.prefixes[0], "cri-.scope");
+        assert_string_equal(c.prefixes[1], "cri-containerd-.scope");
+        assert_string_equal(c.prefixes[2], "libpod-.scope");
+        assert_null(bw_config_find_unit(&c, "libpod-.scope"));
+        assert_non_null(bw_config_find_unit(&c, "-.slice"));
+        /* A unit of its own name reads its prefixes' drop-ins too: usr-lib's
+         * 10-a.conf of cri-containerd- replaces cri-'s whole (its Priority=
+         * gone), run's 20-b.conf of cri- replaces usr-lib's of
+         * cri-containerd-. */
+        u = bw_config_find_unit(&c, "cri-containerd-abc.scope");
+        assert_non_null(u);
+        assert_int_equal(u->credit_max_usec, SEC(20));
+        assert_int_equal(u->priority, 0);
+        assert_int_equal(u->cpu_quota_max, PCT(150));
+        assert_int_equal(u->target_throttle, PCT(3));
+
+        assert_true(bw_config_prefix_matches(&c, "libpod-0f1e.scope"));
+        assert_true(bw_config_prefix_matches(&c, "cri-containerd-0f1e.scope"));
+        assert_true(bw_config_prefix_matches(&c, "cri-o-1.scope"));
+        assert_false(bw_config_prefix_matches(&c, "libpod-0f1e.service"));     /* another type */
+        assert_false(bw_config_prefix_matches(&c, "libpod.scope"));
+        assert_false(bw_config_prefix_matches(&c, "libpodx-1.scope"));
+        assert_false(bw_config_prefix_matches(&c, "libpod-.scope"));           /* the prefix itself */
+        assert_false(bw_config_prefix_matches(&c, "xlibpod-1.scope"));
+
+        /* An instance: its prefixes' drop-ins, governing the cgroup found. */
+        assert_int_equal(bw_config_load_instance(t.dirs, "cri-containerd-0f1e.scope",
+                                                 "kubepods.slice/cri-containerd-0f1e.scope", &i, &e), 1);
+        assert_string_equal(i.name, "cri-containerd-0f1e.scope");
+        assert_string_equal(i.cgroup, "kubepods.slice/cri-containerd-0f1e.scope");
+        assert_int_equal(i.credit_max_usec, SEC(20));
+        assert_int_equal(i.cpu_quota_max, PCT(150));
+        assert_int_equal(i.target_throttle, PCT(1));          /* the default: abc's own is not its */
+        bw_unit_config_done(&i);
+        assert_int_equal(bw_config_load_instance(t.dirs, "libpod-1.scope", "machine.slice/libpod-1.scope", &i, &e),
+                         1);
+        assert_int_equal(i.credit_max_usec, SEC(5));
+        bw_unit_config_done(&i);
+        /* Every drop-in masked: none. */
+        put(&t, "etc/libpod-.scope.d/10-a.conf", "");
+        assert_int_equal(bw_config_load_instance(t.dirs, "libpod-1.scope", "m/libpod-1.scope", &i, &e), 0);
+        bw_config_done(&c);
+
+        /* A prefix directory naming one cgroup is refused where it says so. */
+        put(&t, "etc/libpod-.scope.d/10-a.conf", "[Bandwidth]\n\nCgroup=/machine.slice\n");
+        assert_load_error(&t, -EINVAL, "ROOT/etc/libpod-.scope.d/10-a.conf:3: Cgroup: libpod-.scope is a prefix "
+                          "directory, for every unit whose name starts with its prefix: it cannot name one cgroup");
+        tree_done(&t);
+}
+
 static void test_masking(void **state) {
         struct tree t;
         struct bw_config c = { 0 };
@@ -1466,6 +1537,7 @@ int main(void) {
                 cmocka_unit_test(test_main_config_highest_wins),
                 cmocka_unit_test(test_main_config_masked),
                 cmocka_unit_test(test_dropin_override_and_order),
+                cmocka_unit_test(test_prefix_dirs),
                 cmocka_unit_test(test_masking),
                 cmocka_unit_test(test_empty_assignment_resets),
                 cmocka_unit_test(test_unit_suffixes),

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Between config.c and config-prefix.c. */
+
+struct bw_config;
+struct bw_config_error;
+struct bw_unit_config;
+
+/* Unit NAME's drop-ins (its own directory's and its prefix directories')
+ * parsed and checked: 1 with *ret and *ret_cgroup_at ("file:line" of
+ * Cgroup=, or NULL), 0 when none is left unmasked, or a negative errno
+ * with *error filled. */
+int config_load_unit(const char *const *dirs, const char *name, struct bw_unit_config *ret, char **ret_cgroup_at,
+                     struct bw_config_error *error);
+
+/* Keep u (a prefix directory's unit, checked) in c->prefixes; one that
+ * sets Cgroup= (at CGROUP_AT) is refused. */
+int config_add_prefix(struct bw_config *c, const struct bw_unit_config *u, const char *cgroup_at,
+                      struct bw_config_error *error);
