@@ -10,7 +10,7 @@
 #include "cgwatch.h"
 #include "log.h"
 
-#define CGWATCH_MASK (IN_CREATE | IN_MOVED_TO | IN_ONLYDIR)
+#define CGWATCH_MASK (IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM | IN_ONLYDIR)
 
 struct watch {
         int wd;
@@ -64,12 +64,12 @@ static int on_inotify(sd_event_source *s, int fd, uint32_t revents, void *userda
                                 x = watch_find(w, e->wd);
                                 if (x) {
                                         watch_drop(w, x);
-                                        w->fn(e->wd, NULL, w->userdata);
+                                        w->fn(e->wd, NULL, false, w->userdata);
                                 }
                                 continue;
                         }
                         if ((e->mask & IN_ISDIR) && e->len > 0 && watch_find(w, e->wd))
-                                w->fn(e->wd, e->name, w->userdata);
+                                w->fn(e->wd, e->name, e->mask & (IN_CREATE | IN_MOVED_TO), w->userdata);
                 }
         }
 }

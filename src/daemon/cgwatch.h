@@ -12,10 +12,11 @@
 
 typedef struct CgWatch CgWatch;
 
-/* A directory `name` appeared in the directory watched as wd; name is NULL
- * when that directory went away (the watch is gone: units holding wd must
- * forget it without cgwatch_release()). */
-typedef void (*cgwatch_fn)(int wd, const char *name, void *userdata);
+/* A directory `name` appeared in the directory watched as wd (made), or
+ * went from it (!made: removed or moved away); name is NULL when the
+ * watched directory itself went away (the watch is gone: units holding wd
+ * must forget it without cgwatch_release()). */
+typedef void (*cgwatch_fn)(int wd, const char *name, bool made, void *userdata);
 
 int cgwatch_new(sd_event *event, cgwatch_fn fn, void *userdata, CgWatch **ret);
 CgWatch *cgwatch_free(CgWatch *w);

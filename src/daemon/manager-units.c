@@ -16,22 +16,69 @@ static int unit_ptr_name_cmp(const void *a, const void *b) {
         return strcmp((*(Unit *const *) a)->name, (*(Unit *const *) b)->name);
 }
 
+/* A unit to have: the configuration's, or a prefix unit it still makes. */
+struct wanted {
+        const struct bw_unit_config *c;
+        bool instance;
+};
+
+static int wanted_cmp(const void *a, const void *b) {
+        return strcmp(((const struct wanted *) a)->c->name, ((const struct wanted *) b)->c->name);
+}
+
+/* The units to have, sorted by name (*ret_instances: the prefix units'
+ * configurations, to free). */
+static int wanted_units(Manager *m, struct wanted **ret, struct bw_unit_config **ret_instances,
+                        size_t *ret_n_instances, size_t *ret_n) {
+        struct bw_unit_config *inst = NULL;
+        size_t n_inst = 0, n = 0;
+        struct wanted *v;
+        int r;
+
+        r = manager_instance_configs(m, &inst, &n_inst);
+        if (r < 0)
+                return r;
+        v = calloc(m->config.n_units + n_inst + 1, sizeof(*v));
+        if (!v) {
+                array_done_and_free(inst, n_inst, bw_unit_config_done);
+                return -ENOMEM;
+        }
+        for (size_t k = 0; k < m->config.n_units; k++)
+                v[n++] = (struct wanted) { &m->config.units[k], false };
+        for (size_t k = 0; k < n_inst; k++)
+                v[n++] = (struct wanted) { &inst[k], true };
+        if (n_inst > 0)
+                qsort(v, n, sizeof(*v), wanted_cmp);
+        *ret = v;
+        *ret_instances = inst;
+        *ret_n_instances = n_inst;
+        *ret_n = n;
+        return 0;
+}
+
 /* The units of the configuration, in its (name) order: kept ones
  * reconfigured, new ones created (their first sample due at once, adopted
  * in the ticker's batches), dropped ones restored and freed. One pass over
  * both sorted lists, not a search per unit. */
 int manager_sync_units(Manager *m) {
+        _cleanup_free_ struct wanted *wanted = NULL;
+        struct bw_unit_config *inst = NULL;
         _cleanup_free_ Unit **units = NULL;
-        size_t n = 0, i = 0;
+        size_t n = 0, i = 0, n_wanted = 0, n_inst = 0;
         bool changed = false;
         int r;
 
-        units = calloc(m->config.n_units > 0 ? m->config.n_units : 1, sizeof(Unit *));
-        if (!units)
+        r = wanted_units(m, &wanted, &inst, &n_inst, &n_wanted);
+        if (r < 0)
+                return r;
+        units = calloc(n_wanted > 0 ? n_wanted : 1, sizeof(Unit *));
+        if (!units) {
+                array_done_and_free(inst, n_inst, bw_unit_config_done);
                 return -ENOMEM;
+        }
         m->outermost_dirty = true;      /* m->cgtree is about to hold freed units */
-        for (size_t k = 0; k < m->config.n_units; k++) {
-                const struct bw_unit_config *c = &m->config.units[k];
+        for (size_t k = 0; k < n_wanted; k++) {
+                const struct bw_unit_config *c = wanted[k].c;
                 int cmp = 1;
 
                 /* Units before c that the configuration no longer has. */
@@ -52,7 +99,11 @@ int manager_sync_units(Manager *m) {
                 }
                 if (r < 0)
                         goto fail;
+                units[n - 1]->instance = wanted[k].instance;
         }
+        array_done_and_free(inst, n_inst, bw_unit_config_done);
+        inst = NULL;
+        n_inst = 0;
         for (; i < m->n_units; i++) {
                 changed = true;
                 contention_unit_leaving(m->contention, m->units[i], "unconfigure");
@@ -74,6 +125,7 @@ int manager_sync_units(Manager *m) {
         }
         return 0;
 fail:
+        array_done_and_free(inst, n_inst, bw_unit_config_done);
         /* Keep every unit: the ones moved over and the ones not reached. */
         for (size_t k = 0; k < m->n_units; k++)
                 if (m->units[k])
@@ -372,10 +424,14 @@ static bool unit_expects(const Unit *u, const char *name) {
         return strcmp(base ? base + 1 : path, name) == 0;
 }
 
-void manager_cgroup_made(int wd, const char *name, void *userdata) {
+void manager_cgroup_made(int wd, const char *name, bool made, void *userdata) {
         Manager *m = userdata;
         uint64_t now;
 
+        if (name && !made) {
+                (void) manager_prefix_dir_event(m, wd, name, false);
+                return;
+        }
         (void) sd_event_now(m->event, CLOCK_MONOTONIC, &now);
         for (size_t i = 0; i < m->n_units; i++) {
                 Unit *u = m->units[i];
@@ -389,6 +445,8 @@ void manager_cgroup_made(int wd, const char *name, void *userdata) {
                         (void) ticker_schedule(m->ticker, &u->tick, now + CGROUP_SETTLE_USEC);
                 }
         }
+        /* After the units' look: a prefix unit made here joins m->units. */
+        (void) manager_prefix_dir_event(m, wd, name, true);
 }
 
 /* The cgroup files the units keep between samples. What a light sample

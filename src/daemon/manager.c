@@ -63,6 +63,8 @@ static void on_unit_cgroup_changed(Unit *u, void *userdata) {
 
         m->units_generation++;
         metrics_mark_changed(&m->metrics);
+        if (u->instance && !u->cg)
+                m->instances_gone = true;       /* forgotten at the next host pass */
         /* A cgroup found: its place among the others. Anything else (a
          * cgroup closed or moved) is worked out again for every unit, once,
          * when next needed (manager_update_outermost()). */
@@ -168,14 +170,13 @@ static int mkdir_p(const char *path, mode_t mode) {
         return 0;
 }
 
-static int manager_config_dirs(Manager *m, const char *const **ret, const char *buf[2]) {
+void manager_config_dirs(Manager *m, const char *const **ret, const char *buf[2]) {
         if (m->config_dir) {
                 buf[0] = m->config_dir;
                 buf[1] = NULL;
                 *ret = buf;
         } else
                 *ret = bw_config_default_dirs();
-        return 0;
 }
 
 int manager_load_config(Manager *m) {
@@ -217,6 +218,10 @@ static void manager_update_status(Manager *m) {
         (void) sd_notifyf(false, "STATUS=Governing %zu of %zu configured cgroups, %zu boosted, %zu spending credit",
                           c.present, c.units, c.boosted, c.spending);
 }
+
+/* Prefix units' cgroups are looked for again this often: a watch may have
+ * missed one (inotify's queue overflowed, out of watches). */
+#define PREFIX_RESCAN_USEC (30 * USEC_PER_SEC)
 
 /* Each step of a metrics file renders for at most this long (whole
  * families): ten thousand units are some 40 ms in all, which in one go
@@ -304,6 +309,7 @@ static int host_timer_pass(sd_event_source *s, uint64_t usec, Manager *m) {
 
         /* Each close of a PSI trigger waits for an RCU grace period. */
         m->trigger_closes_left = 2;
+        manager_prune_instances(m);
         manager_sample_host(m);
         manager_plan_shedding(m, usec);
         /* No latency unit and nothing held, and no cgroup came or went nor
@@ -318,6 +324,8 @@ static int host_timer_pass(sd_event_source *s, uint64_t usec, Manager *m) {
                 return 0;
         m->last_slow_host_usec = usec;
 
+        if (m->config.n_prefixes > 0 && usec - m->prefix_scan_usec >= PREFIX_RESCAN_USEC)
+                manager_scan_prefixes(m, usec);        /* what a watch missed */
         if (m->outermost_dirty)
                 manager_update_outermost(m);
         manager_plan_fds(m);
@@ -387,6 +395,7 @@ int manager_reload(Manager *m) {
                 log_error("Reload failed, keeping the previous configuration");
         } else {
                 r = manager_sync_units(m);
+                manager_scan_prefixes(m, now);
                 if (r < 0)
                         log_error_errno(r, "Failed to apply the new configuration: %s", STRERROR(r));
                 else {
@@ -572,6 +581,7 @@ Manager *manager_free(Manager *m) {
         metrics_job_free(m->metrics_job);
         sd_event_source_disable_unref(m->stop_source);
         ticker_free(m->ticker);
+        manager_prefix_done(m);
         cgwatch_free(m->cgwatch);
         quotawatch_free(m->quotawatch);
         if (m->host_pressure_fd >= 0)
@@ -657,6 +667,7 @@ int manager_startup(Manager *m) {
         r = manager_sync_units(m);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up units: %s", STRERROR(r));
+        manager_scan_prefixes(m, clock_now_usec(CLOCK_MONOTONIC));
         r = contention_new(m->event, &m->config, (Unit *const *const *) &m->units, &m->n_units, m->ncpus,
                            &m->contention);
         if (r < 0)

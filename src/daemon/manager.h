@@ -62,6 +62,10 @@ struct Manager {
         struct bw_cgtree cgtree;        /* the units with a cgroup path (valid while not dirty) */
         uint64_t cgtree_generation;     /* counted up by each rebuild (Unit.cgtree_generation) */
         Contention *contention;         /* Contention= over the units (contention-sched.h) */
+        struct slice_watch *slice_watches;      /* slices watched for prefix units (manager-prefix.c) */
+        size_t n_slice_watches;
+        uint64_t prefix_scan_usec;      /* the last look for them */
+        bool instances_gone;            /* a prefix unit's cgroup went: pruned at the next host pass */
 
         sd_event_source *host_timer;
         struct latency_guard latency;   /* latency protection (latency-guard.h) */
@@ -139,6 +143,18 @@ extern const struct governor_ops manager_governor_ops;
  * free dropped ones; m->units stays sorted by name. Returns 0 or a negative
  * errno (every unit kept). */
 int manager_sync_units(Manager *m);
+/* Units made from prefix directories (manager-prefix.c): look for their
+ * cgroups below the root and every slice, and watch the slices; a new
+ * directory in a watched one (returns false when wd is not one); the
+ * units whose cgroup went, freed (not while stopping); the configurations
+ * of the ones a reload keeps (*ret malloc'd, its items too). */
+void manager_scan_prefixes(Manager *m, uint64_t now);
+bool manager_prefix_dir_event(Manager *m, int wd, const char *name, bool made);
+void manager_prune_instances(Manager *m);
+int manager_instance_configs(Manager *m, struct bw_unit_config **ret, size_t *ret_n);
+void manager_prefix_done(Manager *m);
+/* The configuration's search directories (buf: room for --config-dir=). */
+void manager_config_dirs(Manager *m, const char *const **ret, const char *buf[2]);
 /* Which units have no governed unit above them, which have some below. */
 void manager_update_outermost(Manager *m);
 bool manager_outermost_add(Manager *m, Unit *u);
@@ -164,7 +180,7 @@ void manager_restore_all(Manager *m, const char *why);
  * then sample each. */
 void manager_units_due(struct bw_tick_entry *const *due, size_t n, uint64_t now, void *userdata);
 /* cgwatch's callback (cgwatch.h): an absent unit's cgroup was made. */
-void manager_cgroup_made(int wd, const char *name, void *userdata);
+void manager_cgroup_made(int wd, const char *name, bool made, void *userdata);
 /* Restore every baseline that we changed; save the state. Returns the
  * number of units whose baseline a write error kept from being put back
  * (each logged; their records stay in state.json for the next start). */

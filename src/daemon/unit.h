@@ -89,6 +89,7 @@ struct Unit {
         int watch_wd;                   /* its parent directory's cgwatch while absent, or -1 */
         bool trigger_refused;           /* the open cgroup cannot have one (not asked again) */
         bool owner_said;                /* "governed by unit X" logged (unit_resolve()) */
+        bool instance;                  /* made from prefix directories for a cgroup found (manager-prefix.c) */
         uint64_t last_tick_usec;
         uint64_t deadline_usec;         /* the latest sample the last decision's horizon allows */
         uint64_t last_sdintent_usec;    /* systemd's CPUQuota= is asked at most once per Interval= */
