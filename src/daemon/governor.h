@@ -194,12 +194,13 @@ struct governor_ops {
         int (*list_units)(void *userdata, size_t limit, struct governor_unit **ret, size_t *ret_n,
                           size_t *ret_total);
         int (*get_unit)(void *userdata, const char *name, struct governor_unit *ret);
-        /* Units [from, from + max) in list_units()'s order, into out[]:
-         * *ret_n of them (0 past the end), of *ret_total in all. *ret_epoch
-         * changes when the list itself does (a reload): a caller taking it
-         * in pieces starts over then. */
-        int (*snapshot_units)(void *userdata, size_t from, size_t max, struct governor_unit *out, size_t *ret_n,
-                              size_t *ret_total, uint64_t *ret_epoch);
+        /* At most max units whose names sort after AFTER (NULL: from the
+         * first), in name order, into out[]: *ret_n of them (0 past the
+         * end), of *ret_total units in all. A caller taking them in pieces
+         * goes on after the last name it got: units made or gone meanwhile
+         * (containers, a reload) need no start over. */
+        int (*snapshot_units)(void *userdata, const char *after, size_t max, struct governor_unit *out,
+                              size_t *ret_n, size_t *ret_total);
         /* -ENOENT for an unknown unit (checked first), -EINVAL for a limit
          * below 1 (see bw_history_select()), -ENOMEM. */
         int (*get_history)(void *userdata, const char *name, const struct bw_history_query *q,

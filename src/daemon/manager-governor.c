@@ -213,16 +213,24 @@ static int list_units(void *userdata, size_t limit, struct governor_unit **ret, 
         return 0;
 }
 
-static int snapshot_units(void *userdata, size_t from, size_t max, struct governor_unit *out, size_t *ret_n,
-                          size_t *ret_total, uint64_t *ret_epoch) {
+static int snapshot_units(void *userdata, const char *after, size_t max, struct governor_unit *out,
+                          size_t *ret_n, size_t *ret_total) {
         const Manager *m = userdata;
-        size_t k = 0;
+        size_t lo = 0, hi = m->n_units, k = 0;
 
-        for (size_t i = from; i < m->n_units && k < max; i++)
+        /* The first unit whose name sorts after AFTER (m->units is sorted). */
+        while (after && lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+
+                if (strcmp(m->units[mid]->name, after) <= 0)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        for (size_t i = lo; i < m->n_units && k < max; i++)
                 unit_snapshot(m, m->units[i], &out[k++]);
         *ret_n = k;
         *ret_total = m->n_units;
-        *ret_epoch = m->units_epoch;
         return 0;
 }
 

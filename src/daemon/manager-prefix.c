@@ -99,7 +99,6 @@ static void instance_add(Manager *m, const char *path, const char *name) {
         memmove(m->units + at + 1, m->units + at, (m->n_units - at) * sizeof(Unit *));
         m->units[at] = u;
         m->n_units++;
-        m->units_epoch++;
         m->outermost_dirty = true;
         metrics_mark_changed(&m->metrics);
         log_info("%s: found cgroup %s, governed by its prefix drop-ins", name, path);
@@ -265,7 +264,6 @@ void manager_prune_instances(Manager *m) {
         if (j == m->n_units)
                 return;
         m->n_units = j;
-        m->units_epoch++;
         m->outermost_dirty = true;
         metrics_mark_changed(&m->metrics);
 }

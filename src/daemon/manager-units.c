@@ -115,7 +115,6 @@ int manager_sync_units(Manager *m) {
                 metrics_mark_changed(&m->metrics);
         m->units = TAKE_PTR(units);
         m->n_units = n;
-        m->units_epoch++;
         m->outermost_dirty = true;
         m->any_searched = false;
         for (size_t k = 0; k < n && !m->any_searched; k++) {
@@ -133,7 +132,6 @@ fail:
         free(m->units);
         m->units = TAKE_PTR(units);
         m->n_units = n;
-        m->units_epoch++;
         qsort(m->units, m->n_units, sizeof(Unit *), unit_ptr_name_cmp);
         return r;
 }

@@ -55,7 +55,6 @@ struct Manager {
         bool quota_watch_said;          /* out of inotify watches, said */
         UsageGates *gates;              /* parents' usage for quiet units (usagegate.h), NULL: none */
         Unit **units;                   /* sorted by name */
-        uint64_t units_epoch;           /* counted up when m->units is made anew (manager_sync_units()) */
         size_t n_units;
         bool any_searched;              /* a unit's cgroup is searched for by name (a service, a scope) */
         bool outermost_dirty;           /* a cgroup opened or closed: Unit.outermost to work out again */

@@ -467,7 +467,7 @@ static int metrics_write_failed(const char *path, int r) {
 struct MetricsJob {
         Governor g;
         struct governor_status status;
-        uint64_t epoch;                 /* of the unit list the rows come from */
+        char *last;                     /* the name of the last unit taken */
         struct metrics_row *rows;
         size_t n, allocated;            /* rows taken so far */
         struct metrics_rqs rqs;         /* their run-queue values */
@@ -494,24 +494,24 @@ static void job_part(MetricsJob *j, size_t part) {
                 write_rq(j->b, j->rows, &j->rqs, j->labels, j->n);
 }
 
-/* The next units' rows. A unit list that changed since the first ones (a
- * reload) starts the rows over: the positions mean other units now. */
+/* The next units' rows: those after the last one taken, in name order (a
+ * unit made or gone since the first ones, a container, a reload, needs no
+ * start over: one made before the last name waits for the next file). */
 static int job_snapshot(MetricsJob *j) {
         size_t got = 0, total = 0;
-        uint64_t epoch = 0;
         int r;
 
-        r = j->g.ops->snapshot_units(j->g.userdata, j->n, SNAPSHOT_CHUNK, j->chunk, &got, &total, &epoch);
+        r = j->g.ops->snapshot_units(j->g.userdata, j->last, SNAPSHOT_CHUNK, j->chunk, &got, &total);
         if (r < 0)
                 return r;
-        if (j->n > 0 && epoch != j->epoch) {
-                j->n = 0;               /* from the first again */
-                j->rqs.n = 0;
-                metrics_buf_done(&j->storage);
-                j->epoch = epoch;
-                return 0;
+        if (got > 0) {
+                char *last = strdup(j->chunk[got - 1].summary.name);
+
+                if (!last)
+                        return -ENOMEM;
+                free(j->last);
+                j->last = last;
         }
-        j->epoch = epoch;
         if (j->n + got > j->allocated) {
                 size_t a = total > j->n + got ? total : j->n + got;
                 struct metrics_row *rows = reallocarray(j->rows, a, sizeof(*rows));
@@ -527,7 +527,7 @@ static int job_snapshot(MetricsJob *j) {
                         return r;
                 j->n++;
         }
-        if (got == 0 || j->n >= total) {
+        if (got < SNAPSHOT_CHUNK) {
                 j->snapped = true;
                 j->chunk = mfree(j->chunk);
         }
@@ -554,6 +554,7 @@ MetricsJob *metrics_job_free(MetricsJob *j) {
         }
         metrics_buf_done(&j->own_b);
         metrics_buf_done(&j->storage);
+        free(j->last);
         free(j->rows);
         free(j->rqs.v);
         free(j->chunk);
