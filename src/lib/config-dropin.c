@@ -187,27 +187,35 @@ static int dropin_entry(int dfd, const char *dpath, const char *name, void *user
         return dropin_list_put(s->list, name, TAKE_PTR(path), masked);
 }
 
-int bw_dropin_list_collect(const char *const *dirs, const char *subdir, struct bw_dropin_list *ret,
-                           struct bw_config_error *error) {
+/* The drop-ins of SUBDIRS (in that order within each of DIRS: a later
+ * one's file replaces an earlier one's of the same name), sorted. */
+static int collect(const char *const *dirs, char *const *subdirs, size_t n_subdirs, struct bw_dropin_list *ret,
+                   struct bw_config_error *error) {
         _cleanup_(bw_dropin_list_done) struct bw_dropin_list l = { 0 };
         struct dropin_scan s = { .list = &l, .error = error };
         int r;
 
-        for (size_t i = 0; dirs[i]; i++) {
-                _cleanup_free_ char *dpath = path_join(dirs[i], subdir);
+        for (size_t i = 0; dirs[i]; i++)
+                for (size_t k = 0; k < n_subdirs; k++) {
+                        _cleanup_free_ char *dpath = path_join(dirs[i], subdirs[k]);
 
-                if (!dpath)
-                        return -ENOMEM;
-                r = scan_dir(dpath, dropin_entry, &s, error);
-                if (r < 0)
-                        return r;
-        }
+                        if (!dpath)
+                                return -ENOMEM;
+                        r = scan_dir(dpath, dropin_entry, &s, error);
+                        if (r < 0)
+                                return r;
+                }
 
         if (l.n > 0)
                 qsort(l.items, l.n, sizeof(*l.items), cmp_dropin);
         *ret = l;
         l = (struct bw_dropin_list) { 0 };
         return 0;
+}
+
+int bw_dropin_list_collect(const char *const *dirs, const char *subdir, struct bw_dropin_list *ret,
+                           struct bw_config_error *error) {
+        return collect(dirs, (char *const *) &subdir, 1, ret, error);
 }
 
 bool bw_config_unit_name_is_prefix(const char *name) {
@@ -219,8 +227,8 @@ bool bw_config_unit_name_is_prefix(const char *name) {
 
 /* The directories systemd reads for unit NAME, least specific first: the
  * name cut after each dash ("a-b-c.scope": "a-.scope", "a-b-.scope"),
- * then the name itself. */
-static int unit_variants(const char *name, struct bw_strv *ret) {
+ * then the name itself; SUFFIX after each. */
+static int unit_variants(const char *name, const char *suffix, struct bw_strv *ret) {
         _cleanup_(bw_strv_done) struct bw_strv v = { 0 };
         const char *dot = strrchr(name, '.');
         size_t n = 0;
@@ -235,12 +243,11 @@ static int unit_variants(const char *name, struct bw_strv *ret) {
                  * directory itself: its variants are the shorter ones. */
                 if (*p != '-' || p + 1 == dot)
                         continue;
-                if (asprintf(&v.items[v.n], "%.*s%s", (int) (p + 1 - name), name, dot) < 0)
+                if (asprintf(&v.items[v.n], "%.*s%s%s", (int) (p + 1 - name), name, dot, suffix) < 0)
                         return -ENOMEM;
                 v.n++;
         }
-        v.items[v.n] = strdup(name);
-        if (!v.items[v.n])
+        if (asprintf(&v.items[v.n], "%s%s", name, suffix) < 0)
                 return -ENOMEM;
         v.n++;
         *ret = v;
@@ -250,33 +257,13 @@ static int unit_variants(const char *name, struct bw_strv *ret) {
 
 int bw_dropin_list_collect_unit(const char *const *dirs, const char *name, struct bw_dropin_list *ret,
                                 struct bw_config_error *error) {
-        _cleanup_(bw_dropin_list_done) struct bw_dropin_list l = { 0 };
         _cleanup_(bw_strv_done) struct bw_strv variants = { 0 };
-        struct dropin_scan s = { .list = &l, .error = error };
         int r;
 
-        r = unit_variants(name, &variants);
+        r = unit_variants(name, UNIT_DIR_SUFFIX, &variants);
         if (r < 0)
                 return r;
-        for (size_t i = 0; dirs[i]; i++)
-                for (size_t k = 0; k < variants.n; k++) {
-                        _cleanup_free_ char *sub = NULL, *dpath = NULL;
-
-                        if (asprintf(&sub, "%s" UNIT_DIR_SUFFIX, variants.items[k]) < 0)
-                                return -ENOMEM;
-                        dpath = path_join(dirs[i], sub);
-                        if (!dpath)
-                                return -ENOMEM;
-                        r = scan_dir(dpath, dropin_entry, &s, error);
-                        if (r < 0)
-                                return r;
-                }
-
-        if (l.n > 0)
-                qsort(l.items, l.n, sizeof(*l.items), cmp_dropin);
-        *ret = l;
-        l = (struct bw_dropin_list) { 0 };
-        return 0;
+        return collect(dirs, variants.items, variants.n, ret, error);
 }
 
 int bw_config_find_main(const char *const *dirs, const char *name, char **ret_path, struct bw_config_error *error) {
