@@ -29,7 +29,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -43,25 +42,9 @@ K8S_VERSIONS = ["1.31.0", "1.34.0"]
 
 
 def venv_python():
-    venv = os.environ.get("BWGOV_K8S_VENV") or os.path.join(os.environ.get("BWGOV_BUILD_ROOT", "/tmp"), "k8s-venv")
-    py = os.path.join(venv, "bin", "python")
-    probe = "import kubernetes_validate, yaml"
-    if os.path.exists(py) and subprocess.run([py, "-c", probe], capture_output=True).returncode == 0:
-        return py
-    r = subprocess.run([sys.executable, "-m", "venv", "--clear", venv], capture_output=True, text=True)
-    if r.returncode != 0:
-        print(f"FAIL: cannot create a venv (Debian: apt-get install python3-venv):\n{r.stdout}{r.stderr}")
-        sys.exit(1)
-    r = subprocess.run([py, "-m", "pip", "install", "--disable-pip-version-check", "--no-input", "-q", VALIDATOR],
-                       capture_output=True, text=True, timeout=600)
-    if r.returncode != 0:
-        try:
-            urllib.request.urlopen("https://pypi.org/simple/kubernetes-validate/", timeout=20).read(1)
-        except Exception as e:
-            vc.skip(f"PyPI unreachable ({e}); pip said:\n{r.stderr[-2000:]}")
-        print(f"FAIL: pip install {VALIDATOR} failed although PyPI answers:\n{r.stdout}{r.stderr}")
-        sys.exit(1)
-    return py
+    venv = os.path.join(os.environ.get("BWGOV_BUILD_ROOT", "/tmp"), "k8s-venv")
+    return vc.pypi_venv(venv, VALIDATOR, "import kubernetes_validate, yaml",
+                        "https://pypi.org/simple/kubernetes-validate/")
 
 
 failed = []

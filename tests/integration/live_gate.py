@@ -23,30 +23,11 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "bench", "overhead"))
 from realcg import Tree  # noqa: E402
+sys.path.insert(0, HERE)
+from live_common import check, failures, metrics, wait_for  # noqa: E402
 
 BUILD = os.environ.get("BWGOV_BUILD_ROOT", "build")
 BWGOVD = os.environ.get("BWGOVD") or os.path.join(BUILD, "src/daemon/bwgovd")
-failures = []
-
-
-def check(cond, what):
-    print(("PASS: " if cond else "FAIL: ") + what, flush=True)
-    if not cond:
-        failures.append(what)
-
-
-def metrics(base):
-    out = {}
-    try:
-        with open(os.path.join(base, "run", "metrics.prom")) as f:
-            for line in f:
-                if line.startswith("#") or not line.strip():
-                    continue
-                k, v = line.rsplit(" ", 1)
-                out[k] = float(v)
-    except OSError:
-        pass
-    return out
 
 
 def usage_of(m, unit):
@@ -61,16 +42,6 @@ def kernel_usage(tree, path):
             k, v = line.split()
             if k == "usage_usec":
                 return int(v)
-    return None
-
-
-def wait_for(pred, seconds):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        v = pred()
-        if v:
-            return v
-        time.sleep(0.1)
     return None
 
 

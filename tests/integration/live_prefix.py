@@ -27,40 +27,11 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "bench", "overhead"))
 from realcg import Tree  # noqa: E402
+sys.path.insert(0, HERE)
+from live_common import check, failures, metrics, wait_for  # noqa: E402
 
 BUILD = os.environ.get("BWGOV_BUILD_ROOT", "build")
 BWGOVD = os.environ.get("BWGOVD") or os.path.join(BUILD, "src/daemon/bwgovd")
-failures = []
-
-
-def check(cond, what):
-    print(("PASS: " if cond else "FAIL: ") + what, flush=True)
-    if not cond:
-        failures.append(what)
-
-
-def metrics(base):
-    out = {}
-    try:
-        with open(os.path.join(base, "run", "metrics.prom")) as f:
-            for line in f:
-                if line.startswith("#") or not line.strip():
-                    continue
-                k, v = line.rsplit(" ", 1)
-                out[k] = float(v)
-    except OSError:
-        pass
-    return out
-
-
-def wait_for(pred, seconds, step=0.02):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        v = pred()
-        if v:
-            return v
-        time.sleep(step)
-    return None
 
 
 def main():
@@ -111,14 +82,14 @@ def main():
               f"the container there at start rests at twice its baseline ({q(ctr[0])})")
         start = time.monotonic()
         tree.create(ctr[1])
-        got = wait_for(lambda: q(ctr[1]) == 100000, 5)
+        got = wait_for(lambda: q(ctr[1]) == 100000, 5, step=0.02)
         took = time.monotonic() - start
         check(got is not None and took < 1.0, f"a container made later governed {took:.2f} s after its mkdir")
 
         check(wait_for(lambda: present(ctr[0].split("/")[1]) == 1, 5) is not None, "listed in the metrics")
         start = time.monotonic()
         tree.remove(ctr[0])
-        gone = wait_for(lambda: present(ctr[0].split("/")[1]) is None, 5)
+        gone = wait_for(lambda: present(ctr[0].split("/")[1]) is None, 5, step=0.02)
         took = time.monotonic() - start
         check(gone is not None and took < 2.5, f"a removed container forgotten {took:.2f} s after its rmdir")
         with open(log_path) as f:

@@ -15,7 +15,6 @@ import os
 import subprocess
 import sys
 import unittest
-import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -26,23 +25,7 @@ G = vc.INTERFACE
 
 def venv_python():
     venv = os.environ.get("BWGOV_VENV") or os.path.join(os.environ.get("BWGOV_BUILD_ROOT", "/tmp"), "varlink-venv")
-    py = os.path.join(venv, "bin", "python")
-    if os.path.exists(py) and subprocess.run([py, "-c", "import varlink"], capture_output=True).returncode == 0:
-        return py
-    r = subprocess.run([sys.executable, "-m", "venv", "--clear", venv], capture_output=True, text=True)
-    if r.returncode != 0:
-        print(f"FAIL: cannot create a venv (Debian: apt-get install python3-venv):\n{r.stdout}{r.stderr}")
-        sys.exit(1)
-    r = subprocess.run([py, "-m", "pip", "install", "--disable-pip-version-check", "--no-input", "-q", "varlink"],
-                       capture_output=True, text=True, timeout=300)
-    if r.returncode != 0:
-        try:
-            urllib.request.urlopen("https://pypi.org/simple/varlink/", timeout=20).read(1)
-        except Exception as e:
-            vc.skip(f"PyPI unreachable ({e}); pip said:\n{r.stderr[-2000:]}")
-        print(f"FAIL: pip install varlink failed although PyPI answers:\n{r.stdout}{r.stderr}")
-        sys.exit(1)
-    return py
+    return vc.pypi_venv(venv, "varlink", "import varlink", "https://pypi.org/simple/varlink/")
 
 
 def outer():

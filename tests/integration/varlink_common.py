@@ -205,3 +205,30 @@ def wait_ticks_advance(path, start, n=5, timeout=20):
 def skip(reason):
     print(f"SKIP: {reason}")
     sys.exit(77)
+
+
+def pypi_venv(venv, requirement, probe, index_url):
+    """The python of a venv with REQUIREMENT from PyPI, kept at VENV (made
+    once; PROBE is the import that says it is whole). Skips (77) only when PyPI does not answer INDEX_URL; a venv
+    that cannot be made, or an install that fails while PyPI answers, fails
+    (exit 1)."""
+    import subprocess
+    import urllib.request
+
+    py = os.path.join(venv, "bin", "python")
+    if os.path.exists(py) and subprocess.run([py, "-c", probe], capture_output=True).returncode == 0:
+        return py
+    r = subprocess.run([sys.executable, "-m", "venv", "--clear", venv], capture_output=True, text=True)
+    if r.returncode != 0:
+        print(f"FAIL: cannot create a venv (Debian: apt-get install python3-venv):\n{r.stdout}{r.stderr}")
+        sys.exit(1)
+    r = subprocess.run([py, "-m", "pip", "install", "--disable-pip-version-check", "--no-input", "-q", requirement],
+                       capture_output=True, text=True, timeout=600)
+    if r.returncode != 0:
+        try:
+            urllib.request.urlopen(index_url, timeout=20).read(1)
+        except Exception as e:
+            skip(f"PyPI unreachable ({e}); pip said:\n{r.stderr[-2000:]}")
+        print(f"FAIL: pip install {requirement} failed although PyPI answers:\n{r.stdout}{r.stderr}")
+        sys.exit(1)
+    return py

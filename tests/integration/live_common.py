@@ -1,0 +1,39 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""What the live tests on real cgroups share: checks that count their
+failures, bwgovd's metrics file as a dict, waiting for a condition."""
+import os
+import time
+
+failures = []
+
+
+def check(cond, what):
+    print(("PASS: " if cond else "FAIL: ") + what, flush=True)
+    if not cond:
+        failures.append(what)
+
+
+def metrics(base):
+    """{'name{labels}': value} of BASE/run/metrics.prom ({} while absent)."""
+    out = {}
+    try:
+        with open(os.path.join(base, "run", "metrics.prom")) as f:
+            for line in f:
+                if line.startswith("#") or not line.strip():
+                    continue
+                k, v = line.rsplit(" ", 1)
+                out[k] = float(v)
+    except OSError:
+        pass
+    return out
+
+
+def wait_for(pred, seconds, step=0.1):
+    """pred()'s first true value within SECONDS, else None."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        v = pred()
+        if v:
+            return v
+        time.sleep(step)
+    return None
