@@ -37,3 +37,15 @@ def wait_for(pred, seconds, step=0.1):
             return v
         time.sleep(step)
     return None
+
+
+def finish(base):
+    """The exit status; BASE removed when every check passed, else kept
+    (and named) for the daemon's log."""
+    import shutil
+
+    if not failures:
+        shutil.rmtree(base, ignore_errors=True)
+    else:
+        print(f"kept {base} (the daemon's log is bwgovd.log)")
+    return 1 if failures else 0

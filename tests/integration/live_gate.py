@@ -13,7 +13,6 @@ made, and removed at the end. Exits 77 (SKIP) without root or a cpu
 controller.
 """
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -24,7 +23,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "bench", "overhead"))
 from realcg import Tree  # noqa: E402
 sys.path.insert(0, HERE)
-from live_common import check, failures, metrics, wait_for  # noqa: E402
+from live_common import check, finish, metrics, wait_for  # noqa: E402
 
 BUILD = os.environ.get("BWGOV_BUILD_ROOT", "build")
 BWGOVD = os.environ.get("BWGOVD") or os.path.join(BUILD, "src/daemon/bwgovd")
@@ -83,7 +82,7 @@ def main():
         m0 = wait_for(lambda: (lambda m: m if m.get("bwgov_gated_samples_total", 0) > 0 else None)(metrics(base)), 30)
         check(m0 is not None, "idle cgroups under one parent: gated samples within 30 s")
         if m0 is None:
-            return 1
+            return finish(base)
         check(m0.get("bwgov_usage_gates") == 1, f"one usage gate (the parent): {m0.get('bwgov_usage_gates')}")
         t0 = m0["bwgov_ticks_total"]
         g0 = m0["bwgov_gated_samples_total"]
@@ -139,11 +138,7 @@ def main():
                 except OSError:
                     time.sleep(0.1)
         tree.remove(parent)
-        if not failures:
-            shutil.rmtree(base, ignore_errors=True)
-        else:
-            print(f"kept {base} (the daemon's log is bwgovd.log)")
-    return 1 if failures else 0
+    return finish(base)
 
 
 if __name__ == "__main__":

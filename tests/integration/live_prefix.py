@@ -17,7 +17,6 @@ Only cgroups named bwgov-test-* are made, and removed at the end. Exits
 77 (SKIP) without root or a cpu controller.
 """
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -28,7 +27,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "bench", "overhead"))
 from realcg import Tree  # noqa: E402
 sys.path.insert(0, HERE)
-from live_common import check, failures, metrics, wait_for  # noqa: E402
+from live_common import check, finish, metrics, wait_for  # noqa: E402
 
 BUILD = os.environ.get("BWGOV_BUILD_ROOT", "build")
 BWGOVD = os.environ.get("BWGOVD") or os.path.join(BUILD, "src/daemon/bwgovd")
@@ -108,11 +107,7 @@ def main():
         for p in ctr:
             tree.remove(p)
         tree.remove(slice_)
-        if not failures:
-            shutil.rmtree(base, ignore_errors=True)
-        else:
-            print(f"kept {base} (the daemon's log is bwgovd.log)")
-    return 1 if failures else 0
+    return finish(base)
 
 
 if __name__ == "__main__":
