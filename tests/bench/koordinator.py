@@ -116,7 +116,11 @@ def main(argv):
         if now < next_t:
             time.sleep(min(next_t - now, 0.1))
             continue
+        # A ticker, as Go's time.Ticker is: ticks missed while it was held up are
+        # dropped, not run back to back (they would see no new throttling and lower).
         next_t += a.interval
+        if next_t <= now:
+            next_t = now + a.interval
         st["loops"] += 1
         try:
             cur, per = fs.read_quota()

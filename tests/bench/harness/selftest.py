@@ -471,14 +471,24 @@ def test_koordinator(tmp):
     try:
         thr = 0
         seen = []
-        for _ in range(24):                 # throttled every loop: +20 % each, capped at 150000
+        after_cap = 0
+        for _ in range(200):                # throttled every loop: +20 % each, capped at 150000
             thr += 1
             _write(os.path.join(d, "cpu.stat"), f"usage_usec 0\nnr_periods {thr}\nnr_throttled {thr}\n")
             time.sleep(0.05)                # faster than its loop: every look sees new throttling
             seen.append(quota())
+            after_cap += 150000 in seen
+            if after_cap > 6:               # a few looks at the ceiling (~0.3 s, three of its loops)
+                break
         check("koordinator: raises by 20 % steps", 60000 in seen and 72000 in seen, seen)
-        check("koordinator: capped at 300 %", max(seen) == 150000 and seen[-1] == 150000, seen)
-        time.sleep(1.6)                     # no throttling: -20 % per loop down to the baseline
+        # The ceiling, not the timing: a loop held up on a busy host may see no new throttling
+        # and lower once (Koordinator's law does that too), but nothing goes above 300 %.
+        check("koordinator: capped at 300 %", max(seen) == 150000 and seen.count(150000) >= 3, seen)
+        for _ in range(200):                # no throttling: -20 % per loop down to the baseline
+            time.sleep(0.05)
+            if quota() == 50000:
+                break
+        time.sleep(0.3)                     # and it stays there
         check("koordinator: lowers back to the baseline", quota() == 50000, quota())
     finally:
         p.send_signal(signal.SIGTERM)
