@@ -18,7 +18,9 @@
  * capability is true only when the manifest has items with that effect and
  * every one of them is present (unknown counts as absent). burst_bug is true
  * when the kernel has burst, the bandwidth root is v2 (only cpu.max writes
- * corrupt the burst) and not every burst-repair item is present. The
+ * corrupt the burst) and not every burst-repair item is present.
+ * write_order_free needs more than presence: every order-writes item must
+ * have been seen present by its behaviour probe in this run. The
  * conservative value of everything is false (see bw_kcaps_conservative()). */
 struct bw_kcaps {
         bool has_burst;
@@ -28,6 +30,14 @@ struct bw_kcaps {
         bool has_psi_triggers_unprivileged; /* implies has_psi */
         bool has_burst_stats;
         bool identical_update_is_noop;
+        /* The kernel accepts a quota below the current burst (and a burst
+         * above the quota): no writer of cpu.max / cpu.cfs_quota_us is
+         * refused with EINVAL because of the burst bwgovd set, so the order
+         * of quota and burst writes does not matter. True only when the
+         * load-free write-order probe ran (it does at bwgovd's startup) and
+         * saw a quota below the burst accepted; false when it saw EINVAL,
+         * could not run, or was inconclusive. */
+        bool write_order_free;
         /* From BTF, for the run-queue telemetry (src/bpf): the scheduler
          * tracepoints it attaches to (tp_btf/sched_switch), and what the
          * kernel lets it see of throttling. */

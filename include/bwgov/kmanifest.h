@@ -37,6 +37,7 @@ enum bw_keffect {
         BW_KEFFECT_NO_PSI_TRIGGERS,             /* no unprivileged triggers: poll, or 2 s windows */
         BW_KEFFECT_NO_BURST_STATS,
         BW_KEFFECT_AVOID_IDENTICAL_WRITES,
+        BW_KEFFECT_ORDER_WRITES,                /* quota below burst refused: burst first */
         _BW_KEFFECT_MAX,
 };
 
@@ -57,6 +58,7 @@ enum bw_kbehaviour {
         BW_KBEHAVIOUR_IDENTICAL_UPDATE_NOOP,
         BW_KBEHAVIOUR_ACCOUNTING_SLACK,
         BW_KBEHAVIOUR_ATOMIC_RUNTIME_POOL,
+        BW_KBEHAVIOUR_WRITE_ORDER,              /* load-free: see bw_kbehaviour_is_load_free() */
         _BW_KBEHAVIOUR_MAX,
 };
 

@@ -8,7 +8,9 @@
  * root prefix are parameters, so fixture trees stand in for /sys/fs/cgroup,
  * /proc and /boot without root. Only the behaviour probes touch the kernel
  * (they create and remove one scratch cgroup) and they run only when
- * bw_kprobe_env.allow_behaviour is set. */
+ * allowed: the busy-loop ones with bw_kprobe_env.allow_behaviour, the
+ * load-free one (write-order: no task, a few writes, milliseconds) with
+ * allow_load_free_behaviour too. */
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -30,11 +32,15 @@ struct bw_kprobe_env {
                                          * /boot/config-*; NULL or "/" for the real root */
         const char *btf_path;           /* raw BTF; NULL: <host_root>/sys/kernel/btf/vmlinux */
         const struct bw_kversion *version; /* the running kernel; NULL when unknown */
-        bool allow_behaviour;           /* run the scratch-cgroup probes (needs root) */
+        bool allow_behaviour;           /* run every scratch-cgroup probe, the busy-loop ones
+                                         * included (needs root, takes seconds) */
+        bool allow_load_free_behaviour; /* run the load-free ones even without allow_behaviour
+                                         * (bwgovd's startup check does) */
         const char *scratch_prefix;     /* scratch cgroup "<prefix>-<pid>" under bw_root_fd;
                                          * NULL: "bwgov-probe" */
-        /* With allow_behaviour, bw_kcheck_run() calls this instead of
-         * bw_kprobe_behaviour() when set (tests); same contract. */
+        /* When set, bw_kcheck_run() calls this instead of bw_kprobe_behaviour()
+         * for every probe bw_kprobe_behaviour_allowed() lets run (tests);
+         * same contract. */
         int (*behaviour_probe)(const struct bw_kprobe_env *env, enum bw_kbehaviour b,
                                struct bw_kprobe_result *ret);
 };
@@ -61,7 +67,7 @@ int bw_kprobe_run(const struct bw_kprobe_env *env, const struct bw_kitem *item, 
 
 /* The individual probes, for tests and the daemon. Same contract as above.
  *
- * bw_kprobe_behaviour() runs only with env->allow_behaviour and only when
+ * bw_kprobe_behaviour() runs only when bw_kprobe_behaviour_allowed() and when
  * env->bw_root_fd is on a cgroup file system (never in a fixture tree). It
  * creates the scratch cgroup "<scratch_prefix>-<pid>" under bw_root_fd and
  * always removes it again:
@@ -86,9 +92,13 @@ int bw_kprobe_run(const struct bw_kprobe_env *env, const struct bw_kitem *item, 
  *    &cfs_b->lock class are compared with the slices it refilled (CPU time
  *    over sched_cfs_bandwidth_slice_us): at least one per four slices is
  *    ABSENT, at most one per twenty is PRESENT.
+ *  - write-order (load-free: no task, no load, milliseconds; see
+ *    bw_kprobe_write_order_at()): quota 50000 and burst 50000 at a 100000
+ *    period, then a quota of 25000. Accepted with the burst kept is PRESENT,
+ *    EINVAL (and accepted once the burst is 0) is ABSENT.
  *
- * bw_kcheck_run() tries an item's methods in order until one decides; with
- * allow_behaviour it then still runs the item's behaviour probes: agreeing
+ * bw_kcheck_run() tries an item's methods in order until one decides; it then
+ * still runs the item's behaviour probes that env allows: agreeing
  * or inconclusive results are appended to detected_by, a contradiction makes
  * the item UNKNOWN ("conflicting: ..."). */
 int bw_kprobe_file(const struct bw_kprobe_env *env, char *const *any, size_t n_any, struct bw_kprobe_result *ret);
@@ -109,6 +119,36 @@ struct bw_kbpf {
 /* Fills *ret (false / "none" / "unknown" without BTF). Returns 0 or -ENOMEM. */
 int bw_kprobe_bpf_support(const struct bw_kprobe_env *env, struct bw_kbpf *ret);
 int bw_kprobe_behaviour(const struct bw_kprobe_env *env, enum bw_kbehaviour b, struct bw_kprobe_result *ret);
+
+/* The load-free behaviour probes: no task in the scratch cgroup, no load, a
+ * few writes, milliseconds (write-order). bwgovd runs them at startup,
+ * where the busy-loop probes never run. */
+bool bw_kbehaviour_is_load_free(enum bw_kbehaviour b);
+
+/* Whether env lets probe b run: allow_behaviour, or allow_load_free_behaviour
+ * for a load-free probe. */
+bool bw_kprobe_behaviour_allowed(const struct bw_kprobe_env *env, enum bw_kbehaviour b);
+
+/* How the write-order probe writes a value into a cgroup file: 0 or the
+ * kernel's negative errno (the test seam). */
+typedef int (*bw_kprobe_write_fn)(int dir_fd, const char *name, const char *value, void *userdata);
+
+/* The write-order probe's steps in dir_fd, an empty cgroup with the
+ * bandwidth files (v1: cpu.cfs_{period,quota,burst}_us; v2: cpu.max,
+ * cpu.max.burst), through write (NULL: the files themselves):
+ * period 100000, quota 50000, burst 50000, then quota 25000 below the burst.
+ * That write accepted and the burst read back as 50000 is PRESENT (the
+ * kernel no longer orders quota and burst); refused with EINVAL, and
+ * accepted once the burst is 0, is ABSENT (mainline: a quota below the burst
+ * is EINVAL). On v2 a burst read back as 50 is UNKNOWN: the kernel has the
+ * cpu.max burst bug (divided by 1000), which hides the check. Anything else
+ * is UNKNOWN with the reason. Leaves the group limited; the caller removes
+ * it. Returns 0 or -ENOMEM. */
+int bw_kprobe_write_order_at(int dir_fd, bool v1, bw_kprobe_write_fn write, void *userdata,
+                             struct bw_kprobe_result *ret);
+/* The whole probe: a scratch cgroup under env->bw_root_fd, the steps above,
+ * the cgroup removed. For bw_kprobe_behaviour(), which checks the gate. */
+int bw_kprobe_write_order(const struct bw_kprobe_env *env, struct bw_kprobe_result *ret);
 
 /* Sum of the acquisitions of a lock class in /proc/lock_stat. Returns 1 and
  * *ret when the class is listed, 0 (*ret = 0) when it is not, -EBADMSG for a

@@ -22,7 +22,10 @@ struct bw_kreport_args {
         const struct bw_cg_root *root;  /* the cgroup roots to probe, borrowed; NULL: open cgroup_root */
         const char *cgroup_root;        /* without root: a directory standing in for /sys/fs/cgroup;
                                          * NULL: the host's mounts */
-        int probe;                      /* behaviour probes: 1 run, 0 do not, -1 run when privileged */
+        int probe;                      /* busy-loop behaviour probes: 1 run, 0 do not, -1 run when
+                                         * privileged. The load-free ones (write-order) run whenever
+                                         * there is a bandwidth root, whatever this says: bwgovd's
+                                         * startup check (probe 0) needs them */
         bool privileged;                /* the caller is root (behaviour probes need it) */
         const char *scratch_prefix;     /* name prefix of the probes' scratch cgroup; NULL: "bwgov-probe" */
 };
@@ -38,8 +41,10 @@ struct bw_kreport {
         char *version_error;            /* why not, when !version_ok */
         const struct bw_cg_root *root;  /* the cgroup roots probed; NULL when none was found */
         char *root_error;               /* why none was found */
-        bool probes_allowed;            /* behaviour probes ran */
-        const char *probes_note;        /* "run", or why not */
+        bool probes_allowed;            /* every behaviour probe ran */
+        bool load_free_probes_allowed;  /* the load-free ones ran (see probe above) */
+        const char *probes_note;        /* "run", "load-free only (why not the others)",
+                                         * or "not run (why)" */
         struct bw_kcheck_result *result; /* NULL when the manifest could not be loaded */
         enum bw_kverdict verdict;       /* UNCHECKED too when the manifest or its files failed */
 
@@ -60,11 +65,15 @@ const char *bw_kreport_problem(const struct bw_kreport *r);
 
 /* The report as the JSON document of `bwgovctl check-kernel --json`
  * (docs/bwgovctl-json.md): kernel, manifest, cgroup, probes, verdict, items,
- * capabilities. Returns a new reference, or NULL on ENOMEM. */
+ * capabilities. Its capabilities are bw_kreport_caps_to_json()'s plus
+ * write_order_free. Returns a new reference, or NULL on ENOMEM. */
 json_t *bw_kreport_to_json(const struct bw_kreport *r);
 
 /* Parts of that document, for replies that carry only some of it: the items
  * array ([] without a manifest) and the capabilities object (null without a
- * manifest). Both return a new reference, or NULL on ENOMEM. */
+ * manifest) in the shape of the varlink interface's KernelCapabilities,
+ * which does not declare write_order_free yet (src/daemon's
+ * io.bwgov.Governor.varlink; the item burst-write-order in the items
+ * carries the same answer). Both return a new reference, or NULL on ENOMEM. */
 json_t *bw_kreport_items_to_json(const struct bw_kreport *r);
 json_t *bw_kreport_caps_to_json(const struct bw_kreport *r);

@@ -46,9 +46,10 @@ static void help(void) {
                "     --manifest=PATH      Manifest to check against (default:\n"
                "                          %s)\n"
                "     --json               Print JSON instead of a table\n"
-               "     --probe              Run the behaviour probes in a scratch cgroup (root only;\n"
-               "                          the default when run as root)\n"
-               "     --no-probe           Do not run them\n"
+               "     --probe              Run every behaviour probe in a scratch cgroup, the busy-loop\n"
+               "                          ones included (root only; the default when run as root)\n"
+               "     --no-probe           Run only the load-free ones (write-order: a few writes,\n"
+               "                          no load), as bwgovd does at startup\n"
                "     --cgroup-root=DIR    Directory standing in for /sys/fs/cgroup\n"
                "     --socket=PATH        Ignored: this command talks to no daemon\n"
                "\n"
@@ -237,6 +238,7 @@ static void print_caps(const struct bw_kcaps *caps) {
                 { offsetof(struct bw_kcaps, has_psi_full), "psi-full" },
                 { offsetof(struct bw_kcaps, has_psi_triggers_unprivileged), "psi-triggers-unprivileged" },
                 { offsetof(struct bw_kcaps, identical_update_is_noop), "identical-update-noop" },
+                { offsetof(struct bw_kcaps, write_order_free), "write-order-free" },
                 { offsetof(struct bw_kcaps, has_bpf_runqueue), "bpf-runqueue" },
         };
         char text[512] = "";

@@ -56,7 +56,7 @@ static int append_reason(char **acc, const char *how) {
 }
 
 static void compute_caps(const struct bw_kcheck_result *res, bool v1, struct bw_kcaps *ret) {
-        bool seen[_BW_KEFFECT_MAX] = { false }, all_present[_BW_KEFFECT_MAX];
+        bool seen[_BW_KEFFECT_MAX] = { false }, all_present[_BW_KEFFECT_MAX], all_seen_working = true;
 
         for (size_t e = 0; e < _BW_KEFFECT_MAX; e++)
                 all_present[e] = true;
@@ -66,6 +66,10 @@ static void compute_caps(const struct bw_kcheck_result *res, bool v1, struct bw_
                 seen[e] = true;
                 if (res->rows[i].status != BW_KSTATUS_PRESENT)
                         all_present[e] = false;
+                /* A write refused with EINVAL is a hard failure for someone
+                 * else: relax the order only on what the kernel did. */
+                if (e == BW_KEFFECT_ORDER_WRITES && res->rows[i].behaviour != BW_KSTATUS_PRESENT)
+                        all_seen_working = false;
         }
 
 #define HAS(e) (seen[e] && all_present[e])
@@ -78,6 +82,7 @@ static void compute_caps(const struct bw_kcheck_result *res, bool v1, struct bw_
                 .has_psi_triggers_unprivileged = HAS(BW_KEFFECT_NO_PSI) && HAS(BW_KEFFECT_NO_PSI_TRIGGERS),
                 .has_burst_stats = HAS(BW_KEFFECT_NO_BURST_STATS),
                 .identical_update_is_noop = HAS(BW_KEFFECT_AVOID_IDENTICAL_WRITES),
+                .write_order_free = HAS(BW_KEFFECT_ORDER_WRITES) && all_seen_working,
         };
 #undef HAS
 }
@@ -146,8 +151,8 @@ static int run_method(const struct bw_kprobe_env *env, const struct bw_kitem *it
         }
         b = &cache->result[d->behaviour];
         if (!cache->done[d->behaviour]) {
-                r = env->behaviour_probe && env->allow_behaviour ? env->behaviour_probe(env, d->behaviour, b) :
-                                                                   bw_kprobe_run(env, it, d, b);
+                r = env->behaviour_probe && bw_kprobe_behaviour_allowed(env, d->behaviour) ?
+                            env->behaviour_probe(env, d->behaviour, b) : bw_kprobe_run(env, it, d, b);
                 if (r < 0)
                         return r;
                 cache->done[d->behaviour] = true;
@@ -156,8 +161,8 @@ static int run_method(const struct bw_kprobe_env *env, const struct bw_kitem *it
         return 0;
 }
 
-/* Try IT's methods in order until one decides; with allow_behaviour, its
- * behaviour probes still run after that (see row_corroborate()). */
+/* Try IT's methods in order until one decides; its behaviour probes that env
+ * allows still run after that (see row_corroborate()). */
 static int check_item(const struct bw_kprobe_env *env, const struct bw_kitem *it, struct behaviour_cache *cache,
                       struct bw_kcheck_row *row) {
         _cleanup_free_ char *reasons = NULL;
@@ -167,13 +172,14 @@ static int check_item(const struct bw_kprobe_env *env, const struct bw_kitem *it
                 const struct bw_kdetect *d = &it->detect[k];
                 struct bw_kprobe_result pr = { 0 };
                 const struct bw_kprobe_result *use;
+                bool probe = d->method == BW_KDETECT_BEHAVIOUR && bw_kprobe_behaviour_allowed(env, d->behaviour);
 
-                if (row->detected_by && (d->method != BW_KDETECT_BEHAVIOUR || !env->allow_behaviour))
+                if (row->detected_by && !probe)
                         continue;
                 r = run_method(env, it, d, cache, &pr, &use);
                 if (r < 0)
                         return r;
-                if (d->method == BW_KDETECT_BEHAVIOUR && env->allow_behaviour)
+                if (probe)
                         row->behaviour = use->status;
 
                 if (row->detected_by)

@@ -45,6 +45,7 @@ static const char *const effect_table[_BW_KEFFECT_MAX] = {
         [BW_KEFFECT_NO_PSI_TRIGGERS] = "no-psi-triggers",
         [BW_KEFFECT_NO_BURST_STATS] = "no-burst-stats",
         [BW_KEFFECT_AVOID_IDENTICAL_WRITES] = "avoid-identical-writes",
+        [BW_KEFFECT_ORDER_WRITES] = "order-writes",
 };
 
 static const char *const method_table[_BW_KDETECT_MAX] = {
@@ -63,6 +64,7 @@ static const char *const behaviour_table[_BW_KBEHAVIOUR_MAX] = {
         [BW_KBEHAVIOUR_IDENTICAL_UPDATE_NOOP] = "identical-update-noop",
         [BW_KBEHAVIOUR_ACCOUNTING_SLACK] = "accounting-slack",
         [BW_KBEHAVIOUR_ATOMIC_RUNTIME_POOL] = "atomic-runtime-pool",
+        [BW_KBEHAVIOUR_WRITE_ORDER] = "write-order",
 };
 
 BW_DEFINE_STRING_TABLE(bw_kitem_kind, enum bw_kitem_kind, kind_table, _BW_KITEM_KIND_MAX, int, -EINVAL)

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Behaviour probes: each creates a scratch cgroup under the bandwidth root,
- * forks a busy loop into it, measures what the kernel does under a quota
- * (burst kept across cpu.max writes, identical rewrites, accounting slack,
- * pool lock acquisitions) and removes the cgroup again. Only these probes
- * touch the kernel; the static ones are kprobe.c. */
+/* Behaviour probes: each creates a scratch cgroup under the bandwidth root
+ * (kprobe-scratch.c), forks a busy loop into it, measures what the kernel
+ * does under a quota (burst kept across cpu.max writes, identical rewrites,
+ * accounting slack, pool lock acquisitions) and removes the cgroup again;
+ * and the gate and dispatch of every behaviour probe, the load-free
+ * write-order probe (kprobe-write-order.c) included. Only these probes touch
+ * the kernel; the static ones are kprobe.c. */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +24,7 @@
 #include "bwgov/fileio.h"
 #include "bwgov/kprobe.h"
 #include "bwgov/macro.h"
+#include "kprobe-scratch.h"
 
 /* ------------------------------------------------------------------------ */
 /* Behaviour probes in a scratch cgroup */
@@ -43,13 +46,6 @@
 /* The child kills itself after this long if the parent never does. */
 #define PROBE_CHILD_ALARM_SEC  10
 
-struct scratch {
-        int root_fd;
-        char *name;
-        int dir_fd;
-        pid_t child;
-};
-
 static int64_t now_nsec(clockid_t clk) {
         struct timespec ts;
 
@@ -65,82 +61,8 @@ static void sleep_nsec(int64_t ns) {
                 ;
 }
 
-static void scratch_done(struct scratch *s) {
-        if (s->child > 0) {
-                (void) kill(s->child, SIGKILL);
-                while (waitpid(s->child, NULL, 0) < 0 && errno == EINTR)
-                        ;
-                s->child = 0;
-        }
-        if (s->dir_fd >= 0) {
-                close(s->dir_fd);
-                s->dir_fd = -EBADF;
-        }
-        if (s->name) {
-                /* A killed task leaves the cgroup asynchronously: retry a while. */
-                for (int i = 0; i < 200; i++) {
-                        if (unlinkat(s->root_fd, s->name, AT_REMOVEDIR) >= 0 || errno == ENOENT)
-                                break;
-                        if (errno != EBUSY)
-                                break;
-                        sleep_nsec(10 * 1000 * 1000LL);
-                }
-                free(s->name);
-                s->name = NULL;
-        }
-}
-
-static int scratch_create(const struct bw_kprobe_env *env, struct scratch *ret) {
-        struct scratch s = { .root_fd = env->bw_root_fd, .dir_fd = -EBADF };
-
-        if (asprintf(&s.name, "%s-%d", env->scratch_prefix ? env->scratch_prefix : "bwgov-probe", (int) getpid()) < 0)
-                return -ENOMEM;
-        if (mkdirat(s.root_fd, s.name, 0755) < 0) {
-                int r = -errno;
-
-                /* A leftover of an earlier run of this very pid: remove and retry. */
-                if (r != -EEXIST || unlinkat(s.root_fd, s.name, AT_REMOVEDIR) < 0 ||
-                    mkdirat(s.root_fd, s.name, 0755) < 0) {
-                        free(s.name);
-                        return r;
-                }
-        }
-        s.dir_fd = openat(s.root_fd, s.name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-        if (s.dir_fd < 0) {
-                int r = -errno;
-
-                scratch_done(&s);
-                return r;
-        }
-        *ret = s;
-        return 0;
-}
-
-/* A string value into a cgroup file, one write(). */
-static int write_str_at(int dir_fd, const char *name, const char *value) {
-        return bw_write_at(dir_fd, name, O_NOFOLLOW, value, strlen(value));
-}
-
-static int read_u64_at(int dir_fd, const char *name, uint64_t *ret) {
-        char buf[64], *end;
-        unsigned long long v;
-        ssize_t n;
-
-        n = bw_read_small_at(dir_fd, name, O_NOFOLLOW, buf, sizeof buf);
-        if (n < 0)
-                return (int) n;
-        if (buf[0] < '0' || buf[0] > '9')
-                return -EINVAL;
-        errno = 0;
-        v = strtoull(buf, &end, 10);
-        if (errno != 0 || (*end != '\n' && *end != '\0' && *end != ' '))
-                return -EINVAL;
-        *ret = v;
-        return 0;
-}
-
 static int probe_burst_survives(const struct bw_kprobe_env *env, struct bw_kprobe_result *ret) {
-        struct scratch s;
+        struct bw_scratch s;
         struct stat st;
         uint64_t burst = 0;
         int r;
@@ -151,7 +73,7 @@ static int probe_burst_survives(const struct bw_kprobe_env *env, struct bw_kprob
                 return bw_kprobe_result_set(ret, BW_KSTATUS_UNKNOWN,
                                             "behaviour: not applicable on a v1 hierarchy (the bug is in cpu.max only)");
 
-        r = scratch_create(env, &s);
+        r = bw_scratch_create(env, &s);
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
@@ -162,15 +84,15 @@ static int probe_burst_survives(const struct bw_kprobe_env *env, struct bw_kprob
                 r = bw_kprobe_result_set(ret, BW_KSTATUS_UNKNOWN, "behaviour: scratch cgroup has no cpu.max.burst");
                 goto finish;
         }
-        r = write_str_at(s.dir_fd, "cpu.max", "50000 100000");
+        r = bw_scratch_write(s.dir_fd, "cpu.max", "50000 100000");
         if (r >= 0)
-                r = write_str_at(s.dir_fd, "cpu.max.burst", "20000");
+                r = bw_scratch_write(s.dir_fd, "cpu.max.burst", "20000");
         /* A different quota, so that a kernel that skips identical updates
          * still goes through the whole write path. */
         if (r >= 0)
-                r = write_str_at(s.dir_fd, "cpu.max", "60000 100000");
+                r = bw_scratch_write(s.dir_fd, "cpu.max", "60000 100000");
         if (r >= 0)
-                r = read_u64_at(s.dir_fd, "cpu.max.burst", &burst);
+                r = bw_scratch_read_u64(s.dir_fd, "cpu.max.burst", &burst);
         if (r < 0) {
                 r = bw_kprobe_result_set(ret, BW_KSTATUS_UNKNOWN, "behaviour: scratch cgroup: %s", strerror(-r));
                 goto finish;
@@ -187,7 +109,7 @@ static int probe_burst_survives(const struct bw_kprobe_env *env, struct bw_kprob
                                          "behaviour: cpu.max.burst 20000 became %llu after a cpu.max write",
                                          (unsigned long long) burst);
 finish:
-        scratch_done(&s);
+        bw_scratch_done(&s);
         return r;
 }
 
@@ -270,7 +192,7 @@ static int stopped(int r) {
         return r < 0 ? r : 1;
 }
 
-static int scratch_start_busy(const struct bw_kprobe_env *env, struct scratch *s, struct bw_kprobe_result *ret) {
+static int scratch_start_busy(const struct bw_kprobe_env *env, struct bw_scratch *s, struct bw_kprobe_result *ret) {
         int pipefd[2] = { -EBADF, -EBADF };
         char pidbuf[32];
         int r;
@@ -288,11 +210,11 @@ static int scratch_start_busy(const struct bw_kprobe_env *env, struct scratch *s
                 busy_child(pipefd[0]);
         }
 
-        (void) write_str_at(s->dir_fd, env->bw_is_v1 ? "cpu.shares" : "cpu.weight",
+        (void) bw_scratch_write(s->dir_fd, env->bw_is_v1 ? "cpu.shares" : "cpu.weight",
                         env->bw_is_v1 ? "262144" : "10000");
 
         snprintf(pidbuf, sizeof pidbuf, "%d", (int) s->child);
-        r = write_str_at(s->dir_fd, "cgroup.procs", pidbuf);
+        r = bw_scratch_write(s->dir_fd, "cgroup.procs", pidbuf);
         if (r < 0) {
                 r = stopped(bw_kprobe_result_set(ret, BW_KSTATUS_UNKNOWN,
                                "behaviour: cannot move the probe into the scratch cgroup: %s", strerror(-r)));
@@ -312,10 +234,10 @@ finish:
 
 /* Create the scratch cgroup and start the busy loop in it. Returns 0, 1
  * with an UNKNOWN result in ret (nothing left to clean up), or -ENOMEM. */
-static int scratch_start(const struct bw_kprobe_env *env, struct scratch *s, struct bw_kprobe_result *ret) {
+static int scratch_start(const struct bw_kprobe_env *env, struct bw_scratch *s, struct bw_kprobe_result *ret) {
         int r;
 
-        r = scratch_create(env, s);
+        r = bw_scratch_create(env, s);
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
@@ -324,7 +246,7 @@ static int scratch_start(const struct bw_kprobe_env *env, struct scratch *s, str
                                                     strerror(-r)));
         r = scratch_start_busy(env, s, ret);
         if (r != 0)
-                scratch_done(s);
+                bw_scratch_done(s);
         return r;
 }
 
@@ -332,7 +254,7 @@ static int scratch_start(const struct bw_kprobe_env *env, struct scratch *s, str
  * written file and value come back in ret_file and value, for rewriting.
  * Returns 1 when the limit is in place, 0 when it could not be written (*ret
  * says so), or a negative errno. */
-static int scratch_set_quota(const struct bw_kprobe_env *env, const struct scratch *s, unsigned long long quota,
+static int scratch_set_quota(const struct bw_kprobe_env *env, const struct bw_scratch *s, unsigned long long quota,
                              unsigned long long period, char *value, size_t size, const char **ret_file,
                              struct bw_kprobe_result *ret) {
         char p[32];
@@ -342,13 +264,13 @@ static int scratch_set_quota(const struct bw_kprobe_env *env, const struct scrat
                 snprintf(p, sizeof p, "%llu", period);
                 snprintf(value, size, "%llu", quota);
                 *ret_file = "cpu.cfs_quota_us";
-                r = write_str_at(s->dir_fd, "cpu.cfs_period_us", p);
+                r = bw_scratch_write(s->dir_fd, "cpu.cfs_period_us", p);
         } else {
                 snprintf(value, size, "%llu %llu", quota, period);
                 *ret_file = "cpu.max";
         }
         if (r >= 0)
-                r = write_str_at(s->dir_fd, *ret_file, value);
+                r = bw_scratch_write(s->dir_fd, *ret_file, value);
         if (r < 0)
                 return bw_kprobe_result_set(ret, BW_KSTATUS_UNKNOWN,
                                             "behaviour: cannot set the scratch quota: %s", strerror(-r));
@@ -363,9 +285,9 @@ static int measure_failed(struct bw_kprobe_result *ret, int r) {
 
 /* Starts the scratch cgroup with its busy child and measures the child
  * without a limit for PROBE_UNLIMITED_NSEC. Returns 1 with *s running (the
- * caller ends it with scratch_done()), 0 when *ret says why the probe cannot
+ * caller ends it with bw_scratch_done()), 0 when *ret says why the probe cannot
  * go on (nothing left running), or a negative errno. */
-static int scratch_start_unlimited(const struct bw_kprobe_env *env, struct scratch *s,
+static int scratch_start_unlimited(const struct bw_kprobe_env *env, struct bw_scratch *s,
                                    struct measurement *ret_unlimited, struct bw_kprobe_result *ret) {
         int r;
 
@@ -375,7 +297,7 @@ static int scratch_start_unlimited(const struct bw_kprobe_env *env, struct scrat
         r = measure(s->child, PROBE_UNLIMITED_NSEC, -EBADF, NULL, ret_unlimited);
         if (r < 0) {
                 r = measure_failed(ret, r);
-                scratch_done(s);
+                bw_scratch_done(s);
                 return r;
         }
         return 1;
@@ -387,7 +309,7 @@ static int probe_identical_update(const struct bw_kprobe_env *env, struct bw_kpr
         char quota_value[64];
         struct measurement unlimited, limited, rewritten;
         unsigned u, l, w;
-        struct scratch s;
+        struct bw_scratch s;
         int r;
 
         r = scratch_start_unlimited(env, &s, &unlimited, ret);
@@ -451,7 +373,7 @@ static int probe_identical_update(const struct bw_kprobe_env *env, struct bw_kpr
                                          "writes",
                                          w / 10, w % 10);
 finish:
-        scratch_done(&s);
+        bw_scratch_done(&s);
         return r;
 }
 
@@ -512,7 +434,7 @@ static int probe_accounting_slack(const struct bw_kprobe_env *env, struct bw_kpr
         unsigned u, l, f;
         const char *file;
         char value[64];
-        struct scratch s;
+        struct bw_scratch s;
         int r;
 
         r = scratch_start_unlimited(env, &s, &unlimited, ret);
@@ -574,7 +496,7 @@ static int probe_accounting_slack(const struct bw_kprobe_env *env, struct bw_kpr
                                          f / 10, f % 10, (unsigned long long) throttled, (unsigned long long) periods,
                                          l / 10, l % 10);
 finish:
-        scratch_done(&s);
+        bw_scratch_done(&s);
         return r;
 }
 
@@ -657,7 +579,7 @@ static int probe_atomic_pool(const struct bw_kprobe_env *env, struct bw_kprobe_r
         uint64_t a0, a1, slice_us = 0, taken, slices;
         const char *file;
         char buf[64], value[64];
-        struct scratch s;
+        struct bw_scratch s;
         int r;
 
         r = bw_kprobe_host_path(env, "/proc/lock_stat", &lockstat);
@@ -723,14 +645,14 @@ static int probe_atomic_pool(const struct bw_kprobe_env *env, struct bw_kprobe_r
                                          "used %llu "
                                          "slices of runtime", (unsigned long long) taken, (unsigned long long) slices);
 finish:
-        scratch_done(&s);
+        bw_scratch_done(&s);
         return r;
 }
 
 int bw_kprobe_behaviour(const struct bw_kprobe_env *env, enum bw_kbehaviour b, struct bw_kprobe_result *ret) {
         struct statfs sfs;
 
-        if (!env->allow_behaviour)
+        if (!bw_kprobe_behaviour_allowed(env, b))
                 return bw_kprobe_result_set(ret, BW_KSTATUS_UNKNOWN, "behaviour: probe not run");
         if (env->bw_root_fd < 0)
                 return bw_kprobe_result_set(ret, BW_KSTATUS_UNKNOWN, "behaviour: no cgroup bandwidth root");
@@ -751,6 +673,8 @@ int bw_kprobe_behaviour(const struct bw_kprobe_env *env, enum bw_kbehaviour b, s
                 return probe_accounting_slack(env, ret);
         case BW_KBEHAVIOUR_ATOMIC_RUNTIME_POOL:
                 return probe_atomic_pool(env, ret);
+        case BW_KBEHAVIOUR_WRITE_ORDER:
+                return bw_kprobe_write_order(env, ret);
         default:
                 return bw_kprobe_result_set(ret, BW_KSTATUS_UNKNOWN, "behaviour: unknown probe");
         }

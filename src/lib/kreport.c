@@ -107,10 +107,14 @@ static int kreport_root(struct bw_kreport *rep, const struct bw_kreport_args *a)
                 rep->root = rep->root_owned;
         }
 
+        /* The load-free probes (a few writes to an empty scratch cgroup)
+         * run for every caller; without root they report that they could
+         * not create it. */
         rep->probes_allowed = a->probe != 0 && a->privileged && rep->root;
+        rep->load_free_probes_allowed = rep->root != NULL;
         rep->probes_note = rep->probes_allowed ? "run" :
-                           a->probe == 0 ? "not run (--no-probe)" :
-                           !rep->root ? "not run (no cgroup bandwidth root)" : "not run (needs root)";
+                           !rep->root ? "not run (no cgroup bandwidth root)" :
+                           a->probe == 0 ? "load-free only (--no-probe)" : "load-free only (the others need root)";
         return 0;
 }
 
@@ -124,6 +128,7 @@ static int kreport_probe(struct bw_kreport *rep, const struct bw_kreport_args *a
                 .btf_path = a->btf_path,
                 .version = rep->version_ok ? &rep->version : NULL,
                 .allow_behaviour = rep->probes_allowed,
+                .allow_load_free_behaviour = rep->load_free_probes_allowed,
                 .scratch_prefix = a->scratch_prefix,
         };
         struct bw_kbpf bpf;
@@ -266,9 +271,22 @@ json_t *bw_kreport_caps_to_json(const struct bw_kreport *r) {
                          "throttle_model", c->throttle_model ? c->throttle_model : "unknown");
 }
 
+/* The capabilities of the whole document: the varlink shape plus
+ * write_order_free (see kreport.h). */
+static json_t *doc_caps_json(const struct bw_kreport *r) {
+        json_t *caps = bw_kreport_caps_to_json(r);
+
+        if (caps && json_is_object(caps) &&
+            json_object_set_new(caps, "write_order_free", json_boolean(r->result->caps.write_order_free)) < 0) {
+                json_decref(caps);
+                return NULL;
+        }
+        return caps;
+}
+
 json_t *bw_kreport_to_json(const struct bw_kreport *r) {
         /* json_pack() takes the "o" references even when it fails. */
-        return json_pack("{s:o, s:{s:s, s:s?, s:b, s:b, s:o}, s:o, s:{s:b, s:s}, s:s, s:o, s:o}",
+        return json_pack("{s:o, s:{s:s, s:s?, s:b, s:b, s:o}, s:o, s:{s:b, s:b, s:s}, s:s, s:o, s:o}",
                          "kernel", kernel_json(r),
                          "manifest",
                                  "path", r->manifest_path,
@@ -279,8 +297,9 @@ json_t *bw_kreport_to_json(const struct bw_kreport *r) {
                          "cgroup", cgroup_json(r),
                          "probes",
                                  "behaviour", r->probes_allowed,
+                                 "load_free", r->load_free_probes_allowed,
                                  "note", r->probes_note,
                          "verdict", bw_kverdict_to_string(r->verdict),
                          "items", r->result ? bw_kreport_items_to_json(r) : json_null(),
-                         "capabilities", bw_kreport_caps_to_json(r));
+                         "capabilities", doc_caps_json(r));
 }

@@ -15,6 +15,7 @@
 #include <zlib.h>
 #include <cmocka.h>
 
+#include "bwgov/fileio.h"
 #include "bwgov/kernelcheck.h"
 #include "bwgov/macro.h"
 
@@ -273,6 +274,11 @@ static void test_strings(void **state) {
         assert_string_equal(bw_kdetect_method_to_string(BW_KDETECT_CPUSTAT_FIELD), "cpustat-field");
         assert_string_equal(bw_kbehaviour_to_string(BW_KBEHAVIOUR_BURST_SURVIVES_CPUMAX_WRITE),
                             "burst-survives-cpumax-write");
+        assert_string_equal(bw_kbehaviour_to_string(BW_KBEHAVIOUR_WRITE_ORDER), "write-order");
+        assert_string_equal(bw_keffect_to_string(BW_KEFFECT_ORDER_WRITES), "order-writes");
+        /* Only write-order is load-free. */
+        for (int i = 0; i < _BW_KBEHAVIOUR_MAX; i++)
+                assert_int_equal(bw_kbehaviour_is_load_free(i), i == BW_KBEHAVIOUR_WRITE_ORDER);
         assert_int_equal(bw_kitem_kind_from_string("upstream"), -EINVAL);
         assert_int_equal(bw_kimportance_from_string(NULL), -EINVAL);
         assert_null(bw_keffect_to_string(_BW_KEFFECT_MAX));
@@ -300,7 +306,7 @@ static void test_manifest_fixture(void **state) {
         assert_string_equal(m->branches[0].name, "6.1");
         assert_int_equal(m->branches[0].n_series, 1);
         assert_int_equal(m->n_files, 2);
-        assert_int_equal(m->n_items, 9);
+        assert_int_equal(m->n_items, 10);
 
         it = bw_kmanifest_find_item(m, "cpu-max-burst-fix");
         assert_non_null(it);
@@ -331,6 +337,14 @@ static void test_manifest_fixture(void **state) {
         assert_null(it->upstream_commit);
         assert_int_equal(it->n_patches, 2);
         assert_string_equal(it->patches[1], "6.12/0001-sched-fair-identical-update-noop.patch");
+
+        it = bw_kmanifest_find_item(m, "burst-write-order");
+        assert_non_null(it);
+        assert_int_equal(it->n_detect, 1);
+        assert_int_equal(it->detect[0].method, BW_KDETECT_BEHAVIOUR);
+        assert_int_equal(it->detect[0].behaviour, BW_KBEHAVIOUR_WRITE_ORDER);
+        assert_int_equal(it->effect, BW_KEFFECT_ORDER_WRITES);
+        assert_int_equal(it->importance, BW_KIMPORTANCE_OPTIONAL);
 
         it = bw_kmanifest_find_item(m, "psi");
         assert_non_null(it);
@@ -928,9 +942,165 @@ static void test_probe_behaviour_refused(void **state) {
         assert_int_equal(before.st_nlink, after.st_nlink);
         assert_int_equal(before.st_mtime, after.st_mtime);
 
+        /* Load-free probes only: write-order gets past the gate (and stops
+         * at the fixture tree), the busy-loop probes do not. */
+        env.allow_behaviour = false;
+        env.allow_load_free_behaviour = true;
+        for (int b = 0; b < _BW_KBEHAVIOUR_MAX; b++)
+                expect(bw_kprobe_behaviour(&env, b, &res), &res, BW_KSTATUS_UNKNOWN,
+                       b == BW_KBEHAVIOUR_WRITE_ORDER ? "behaviour: bandwidth root is not a cgroup file system" :
+                                                        "behaviour: probe not run");
+        assert_int_equal(stat(dir, &after), 0);
+        assert_int_equal(before.st_nlink, after.st_nlink);
+
         env.bw_root_fd = -EBADF;
+        expect(bw_kprobe_behaviour(&env, BW_KBEHAVIOUR_WRITE_ORDER, &res), &res, BW_KSTATUS_UNKNOWN,
+               "behaviour: no cgroup bandwidth root");
+        env.allow_behaviour = true;
         expect(bw_kprobe_behaviour(&env, BW_KBEHAVIOUR_IDENTICAL_UPDATE_NOOP, &res), &res, BW_KSTATUS_UNKNOWN,
                "behaviour: no cgroup bandwidth root");
+}
+
+/* A kernel's tg_set_cfs_bandwidth() as far as the write-order probe sees
+ * it, over plain files in a temporary directory: mainline refuses a quota
+ * below the burst (and a burst above the quota) with EINVAL, the patched
+ * kernel accepts both; burst_bug divides the burst by 1000 on a cpu.max
+ * write, as kernels before 6.10 (6.1.93) did. Every accepted value is
+ * written to its file, for the probe to read back. */
+struct fake_kernel {
+        bool patched, burst_bug, fail_all_quota;
+        unsigned long long quota, burst;        /* quota 0: max */
+        unsigned writes, refused;
+};
+
+static int fake_put(int dir_fd, const char *name, const char *value) {
+        _cleanup_close_ int fd = openat(dir_fd, name, O_WRONLY | O_TRUNC | O_CLOEXEC);
+
+        if (fd < 0)
+                return -errno;
+        return dprintf(fd, "%s\n", value) < 0 ? -EIO : 0;
+}
+
+static int fake_write(int dir_fd, const char *name, const char *value, void *userdata) {
+        struct fake_kernel *k = userdata;
+        unsigned long long v = strtoull(value, NULL, 10);
+        char b[32];
+
+        k->writes++;
+        if (strcmp(name, "cpu.cfs_period_us") == 0)
+                return fake_put(dir_fd, name, value);
+        if (strcmp(name, "cpu.cfs_quota_us") == 0 || strcmp(name, "cpu.max") == 0) {
+                /* The bug passed the burst in the wrong unit, before the check. */
+                unsigned long long burst = k->burst_bug && strcmp(name, "cpu.max") == 0 ? k->burst / 1000 : k->burst;
+
+                if (k->fail_all_quota || (!k->patched && v < burst)) {
+                        k->refused++;
+                        return -EINVAL;
+                }
+                k->quota = v;
+                if (burst != k->burst) {
+                        k->burst = burst;
+                        snprintf(b, sizeof b, "%llu", k->burst);
+                        assert_int_equal(fake_put(dir_fd, "cpu.max.burst", b), 0);
+                }
+                return fake_put(dir_fd, name, value);
+        }
+        if (strcmp(name, "cpu.cfs_burst_us") == 0 || strcmp(name, "cpu.max.burst") == 0) {
+                if (!k->patched && k->quota > 0 && v > k->quota) {
+                        k->refused++;
+                        return -EINVAL;
+                }
+                k->burst = v;
+                return fake_put(dir_fd, name, value);
+        }
+        return -ENOENT;
+}
+
+/* A temporary cgroup directory of the given hierarchy, fresh. */
+static int fake_cgroup(char *dir, bool v1, bool with_burst) {
+        int fd;
+
+        assert_non_null(mkdtemp(dir));
+        if (v1) {
+                write_file(dir, "cpu.cfs_period_us", "100000\n");
+                write_file(dir, "cpu.cfs_quota_us", "-1\n");
+                if (with_burst)
+                        write_file(dir, "cpu.cfs_burst_us", "0\n");
+        } else {
+                write_file(dir, "cpu.max", "max 100000\n");
+                if (with_burst)
+                        write_file(dir, "cpu.max.burst", "0\n");
+        }
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        return fd;
+}
+
+/* The same probe flips with the kernel's answer to one write. */
+static void test_probe_write_order(void **state) {
+        struct bw_kprobe_result res;
+
+        for (int v1 = 0; v1 <= 1; v1++) {
+                char dir[] = "/tmp/bwgov-test-write-order-XXXXXX";
+                _cleanup_close_ int fd = fake_cgroup(dir, v1, true);
+                struct fake_kernel k = { 0 };
+                char buf[64];
+
+                /* Mainline: EINVAL below the burst, accepted once it is 0. */
+                expect(bw_kprobe_write_order_at(fd, v1, fake_write, &k, &res), &res, BW_KSTATUS_ABSENT,
+                       "behaviour: quota 25000 below burst 50000 refused with EINVAL (accepted with burst 0)");
+                assert_int_equal(k.refused, 1);
+                assert_int_equal(k.quota, 25000);
+                assert_int_equal(k.burst, 0);
+
+                /* Patched: accepted, the burst kept above the quota. */
+                k = (struct fake_kernel) { .patched = true };
+                expect(bw_kprobe_write_order_at(fd, v1, fake_write, &k, &res), &res, BW_KSTATUS_PRESENT,
+                       "behaviour: quota 25000 accepted below burst 50000, burst kept");
+                assert_int_equal(k.refused, 0);
+                assert_int_equal(k.writes, v1 ? 4 : 3);
+                assert_int_equal(bw_read_small_at(fd, v1 ? "cpu.cfs_burst_us" : "cpu.max.burst", 0, buf,
+                                                  sizeof buf), 6);
+                assert_string_equal(buf, "50000\n");
+                assert_int_equal(bw_read_small_at(fd, v1 ? "cpu.cfs_quota_us" : "cpu.max", 0, buf, sizeof buf),
+                                 v1 ? 6 : 13);
+                assert_string_equal(buf, v1 ? "25000\n" : "25000 100000\n");
+
+                /* Refused whatever the burst: not the order, unknown. */
+                k = (struct fake_kernel) { .fail_all_quota = true };
+                expect(bw_kprobe_write_order_at(fd, v1, fake_write, &k, &res), &res, BW_KSTATUS_UNKNOWN,
+                       v1 ? "behaviour: cannot set up cpu.cfs_quota_us: Invalid argument" :
+                            "behaviour: cannot set up cpu.max: Invalid argument");
+
+                rm_rf(dir);
+        }
+
+        /* v2 before 6.10: the cpu.max write shrank the burst, so nothing
+         * was refused; that says nothing about the order. */
+        {
+                char dir[] = "/tmp/bwgov-test-write-order-XXXXXX";
+                _cleanup_close_ int fd = fake_cgroup(dir, false, true);
+                struct fake_kernel k = { .burst_bug = true };
+
+                expect(bw_kprobe_write_order_at(fd, false, fake_write, &k, &res), &res, BW_KSTATUS_UNKNOWN,
+                       "behaviour: the cpu.max write divided the burst by 1000 (burst bug), which hides the "
+                       "order check");
+                rm_rf(dir);
+        }
+
+        /* No burst file (before 5.14), or no cpu.max (no cpu controller). */
+        {
+                char dir[] = "/tmp/bwgov-test-write-order-XXXXXX";
+                _cleanup_close_ int fd = fake_cgroup(dir, true, false);
+                struct fake_kernel k = { 0 };
+
+                expect(bw_kprobe_write_order_at(fd, true, fake_write, &k, &res), &res, BW_KSTATUS_UNKNOWN,
+                       "behaviour: no cpu.cfs_burst_us (no burst, nothing to order)");
+                assert_int_equal(k.writes, 0);
+                expect(bw_kprobe_write_order_at(fd, false, fake_write, &k, &res), &res, BW_KSTATUS_UNKNOWN,
+                       "behaviour: scratch cgroup has no cpu.max");
+                rm_rf(dir);
+        }
 }
 
 static void test_probe_run_version(void **state) {
@@ -983,7 +1153,7 @@ static void test_check_run(void **state) {
         env = env_for(cpu, true, unified, debian, &v61);
         env.btf_path = "/nonexistent/vmlinux";
         assert_int_equal(bw_kcheck_run(m, &env, &r), 0);
-        assert_int_equal(r->n_rows, 9);
+        assert_int_equal(r->n_rows, 10);
         assert_string_equal(r->rows[0].id, "cfs-burst");
         assert_string_equal(r->rows[0].title, "burstable CFS bandwidth (cpu.max.burst, cpu.cfs_burst_us)");
         assert_string_equal(r->rows[0].fallback, "quota only, no burst");
@@ -1014,6 +1184,11 @@ static void test_check_run(void **state) {
         assert_true(r->caps.has_psi_triggers_unprivileged);
         assert_true(r->caps.has_burst_stats);
         assert_false(r->caps.identical_update_is_noop);
+        row = row_of(r, "burst-write-order");
+        assert_int_equal(row->status, BW_KSTATUS_UNKNOWN);
+        assert_string_equal(row->detected_by, "behaviour: probe not run");
+        assert_int_equal(row->behaviour, -1);
+        assert_false(r->caps.write_order_free);
         bw_kcheck_result_free(r);
 
         /* Debian 5.10 on an old v2 host: burst missing, and so on. */
@@ -1083,6 +1258,8 @@ static struct {
 static int fake_behaviour_probe(const struct bw_kprobe_env *env, enum bw_kbehaviour b,
                                 struct bw_kprobe_result *ret) {
         fake_behaviour[b].calls++;
+        if (!fake_behaviour[b].how)
+                fail_msg("no fake outcome for probe %s", bw_kbehaviour_to_string(b));
         *ret = (struct bw_kprobe_result) { .status = fake_behaviour[b].status,
                                            .how = strdup(fake_behaviour[b].how) };
         return ret->how ? 0 : -ENOMEM;
@@ -1111,6 +1288,7 @@ static void test_check_corroboration(void **state) {
         env.behaviour_probe = fake_behaviour_probe;
 
         /* Not allowed: the probes never run, the version decides alone. */
+        set_fake(BW_KBEHAVIOUR_WRITE_ORDER, BW_KSTATUS_UNKNOWN, "behaviour: not decided here");
         set_fake(BW_KBEHAVIOUR_BURST_SURVIVES_CPUMAX_WRITE, BW_KSTATUS_ABSENT, "behaviour: became 20");
         set_fake(BW_KBEHAVIOUR_IDENTICAL_UPDATE_NOOP, BW_KSTATUS_ABSENT, "behaviour: refilled");
         assert_int_equal(bw_kcheck_run(m, &env, &r), 0);
@@ -1165,6 +1343,73 @@ static void test_check_corroboration(void **state) {
                             "conflicting: version: 6.1.192 >= 6.1.93 (6.1 stable); behaviour: became 20");
         assert_int_equal(r->verdict, BW_KVERDICT_UNCHECKED);
         assert_int_equal(r->n_required_unknown, 1);
+        bw_kcheck_result_free(r);
+
+        bw_kmanifest_free(m);
+}
+
+/* write_order_free follows the load-free write-order probe, which runs
+ * where the busy-loop probes do not (bwgovd's startup check). */
+static void test_check_write_order(void **state) {
+        _cleanup_free_ char *path = fixture_path("manifest/manifest.json");
+        _cleanup_free_ char *debian = fixture_path("host-debian61");
+        _cleanup_close_ int cpu = open_fixture_dir("hybrid/cpu"), unified = open_fixture_dir("hybrid/unified");
+        struct bw_kmanifest *m = NULL;
+        struct bw_kcheck_result *r = NULL;
+        const struct bw_kcheck_row *row;
+        struct bw_kversion v61;
+        struct bw_kprobe_env env;
+
+        assert_int_equal(bw_kmanifest_load(AT_FDCWD, path, &m, NULL), 0);
+        assert_int_equal(bw_kversion_parse(DEBIAN61, &v61), 0);
+        env = env_for(cpu, true, unified, debian, &v61);
+        env.btf_path = "/nonexistent/vmlinux";
+        env.behaviour_probe = fake_behaviour_probe;
+        env.allow_load_free_behaviour = true;
+        for (int b = 0; b < _BW_KBEHAVIOUR_MAX; b++)
+                set_fake(b, BW_KSTATUS_ABSENT, "behaviour: fake");
+
+        /* The patched kernel: present, and the capability with it. */
+        set_fake(BW_KBEHAVIOUR_WRITE_ORDER, BW_KSTATUS_PRESENT, "behaviour: quota accepted");
+        assert_int_equal(bw_kcheck_run(m, &env, &r), 0);
+        row = row_of(r, "burst-write-order");
+        assert_int_equal(row->status, BW_KSTATUS_PRESENT);
+        assert_int_equal(row->method, BW_KDETECT_BEHAVIOUR);
+        assert_int_equal(row->behaviour, BW_KSTATUS_PRESENT);
+        assert_string_equal(row->detected_by, "behaviour: quota accepted");
+        assert_true(r->caps.write_order_free);
+        assert_int_equal(fake_behaviour[BW_KBEHAVIOUR_WRITE_ORDER].calls, 1);
+        /* The busy-loop probes stayed off. */
+        for (int b = 0; b < _BW_KBEHAVIOUR_MAX; b++)
+                if (b != BW_KBEHAVIOUR_WRITE_ORDER)
+                        assert_int_equal(fake_behaviour[b].calls, 0);
+        assert_string_equal(row_of(r, "identical-update-noop")->detected_by, "behaviour: probe not run");
+        assert_int_equal(row_of(r, "cpu-max-burst-fix")->behaviour, -1);
+        bw_kcheck_result_free(r);
+
+        /* Mainline: EINVAL, absent, no capability; optional, so the verdict stands. */
+        set_fake(BW_KBEHAVIOUR_WRITE_ORDER, BW_KSTATUS_ABSENT, "behaviour: quota refused with EINVAL");
+        assert_int_equal(bw_kcheck_run(m, &env, &r), 0);
+        row = row_of(r, "burst-write-order");
+        assert_int_equal(row->status, BW_KSTATUS_ABSENT);
+        assert_false(r->caps.write_order_free);
+        assert_int_equal(r->verdict, BW_KVERDICT_OK);
+        bw_kcheck_result_free(r);
+
+        /* Inconclusive: unknown, no capability. */
+        set_fake(BW_KBEHAVIOUR_WRITE_ORDER, BW_KSTATUS_UNKNOWN, "behaviour: cannot create a scratch cgroup");
+        assert_int_equal(bw_kcheck_run(m, &env, &r), 0);
+        assert_int_equal(row_of(r, "burst-write-order")->status, BW_KSTATUS_UNKNOWN);
+        assert_false(r->caps.write_order_free);
+        bw_kcheck_result_free(r);
+
+        /* Not allowed at all: never called, no capability. */
+        env.allow_load_free_behaviour = false;
+        set_fake(BW_KBEHAVIOUR_WRITE_ORDER, BW_KSTATUS_PRESENT, "behaviour: quota accepted");
+        assert_int_equal(bw_kcheck_run(m, &env, &r), 0);
+        assert_int_equal(fake_behaviour[BW_KBEHAVIOUR_WRITE_ORDER].calls, 0);
+        assert_string_equal(row_of(r, "burst-write-order")->detected_by, "behaviour: probe not run");
+        assert_false(r->caps.write_order_free);
         bw_kcheck_result_free(r);
 
         bw_kmanifest_free(m);
@@ -1237,9 +1482,11 @@ int main(void) {
                 cmocka_unit_test(test_probe_btf),
                 cmocka_unit_test(test_probe_bpf_support),
                 cmocka_unit_test(test_probe_behaviour_refused),
+                cmocka_unit_test(test_probe_write_order),
                 cmocka_unit_test(test_probe_run_version),
                 cmocka_unit_test(test_check_run),
                 cmocka_unit_test(test_check_corroboration),
+                cmocka_unit_test(test_check_write_order),
                 cmocka_unit_test(test_lockstat),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

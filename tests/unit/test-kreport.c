@@ -59,9 +59,16 @@ static void test_complete(void **state) {
         assert_string_equal(rep->version.release, "6.1.0-28-amd64");
         assert_non_null(rep->root);
         assert_int_equal(rep->root->layout, BW_CG_LAYOUT_HYBRID);
-        /* -1 means "when privileged", and the caller said it is not. */
+        /* -1 means "when privileged", and the caller said it is not; the
+         * load-free probes run for everyone (here they stop at the fixture
+         * tree, which is no cgroup file system). */
         assert_false(rep->probes_allowed);
-        assert_string_equal(rep->probes_note, "not run (needs root)");
+        assert_true(rep->load_free_probes_allowed);
+        assert_string_equal(rep->probes_note, "load-free only (the others need root)");
+        assert_string_equal(rep->result->rows[bw_kmanifest_find_item(rep->manifest, "burst-write-order") -
+                                              rep->manifest->items].detected_by,
+                            "behaviour: bandwidth root is not a cgroup file system");
+        assert_false(rep->result->caps.write_order_free);
         assert_non_null(rep->result);
         assert_int_equal(rep->result->n_rows, rep->manifest->n_items);
         assert_int_equal(rep->verdict, BW_KVERDICT_OK);
@@ -79,7 +86,10 @@ static void test_required_missing(void **state) {
 
         assert_int_equal(rep->verdict, BW_KVERDICT_REQUIRED_MISSING);
         assert_int_equal(rep->result->n_required_absent, 2);
-        assert_string_equal(rep->probes_note, "not run (--no-probe)");
+        /* bwgovd's startup check: the load-free probes still run. */
+        assert_false(rep->probes_allowed);
+        assert_true(rep->load_free_probes_allowed);
+        assert_string_equal(rep->probes_note, "load-free only (--no-probe)");
         assert_null(bw_kreport_problem(rep));
         bw_kreport_free(rep);
 }
@@ -167,6 +177,7 @@ static void test_no_root_no_version(void **state) {
         assert_non_null(rep->root_error);
         assert_non_null(strstr(rep->root_error, "no cgroup CPU bandwidth controller found in kernelcheck/nonexistent"));
         assert_false(rep->probes_allowed);
+        assert_false(rep->load_free_probes_allowed);
         assert_string_equal(rep->probes_note, "not run (no cgroup bandwidth root)");
         assert_false(rep->version_ok);
         assert_string_equal(rep->version_error, "kernelcheck/nonexistent-version: No such file or directory");
@@ -218,10 +229,16 @@ static void test_json(void **state) {
                         assert_non_null(json_object_get(it, keys[k]));
                 assert_string_equal(json_string_value(json_object_get(it, "id")), rep->result->rows[i].id);
         }
+        /* The document's capabilities are the varlink shape plus
+         * write_order_free (not declared in io.bwgov.Governor.varlink yet). */
         caps = bw_kreport_caps_to_json(rep);
+        assert_null(json_object_get(caps, "write_order_free"));
+        assert_int_equal(json_object_set_new(caps, "write_order_free",
+                                             json_boolean(rep->result->caps.write_order_free)), 0);
         assert_true(json_equal(json_object_get(doc, "capabilities"), caps));
         assert_int_equal(json_is_true(json_object_get(caps, "has_burst")), rep->result->caps.has_burst);
         json_decref(caps);
+        assert_true(json_is_true(json_object_get(json_object_get(doc, "probes"), "load_free")));
         json_decref(items);
         json_decref(doc);
         bw_kreport_free(rep);
