@@ -115,8 +115,11 @@ int bw_state_journal_append(int dirfd, const char *name, struct bw_state *s) {
         return (int) u64_min(len, INT_MAX);
 fail:
         /* A line cut short in the middle of the journal would hide the
-         * lines after it: cut back to the lines before. */
-        (void) ftruncate(fd, st.st_size);
+         * lines after it: cut back to the lines before. Whether or not that
+         * works, the caller saves the whole state.json instead, which
+         * removes the journal. */
+        if (ftruncate(fd, st.st_size) < 0)
+                return r;       /* said for -Wunused-result: r is the first error */
         return r;
 }
 
