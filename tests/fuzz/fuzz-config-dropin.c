@@ -93,12 +93,14 @@ static void make_entry(int dfd, char *spec, const char *content, size_t len) {
         if (!path_ok(spec) || (arrow && !target_ok(arrow)) || make_parents(dfd, spec) < 0)
                 return;
 
-        if (arrow)
-                (void) symlinkat(arrow, dfd, spec);
-        else if (dir)
+        if (arrow) {
+                if (symlinkat(arrow, dfd, spec) < 0)
+                        return;         /* a name already made: the first one stays */
+        } else if (dir) {
                 (void) mkdirat(dfd, spec, 0755);
-        else if (faccessat(dfd, spec, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+        } else if (faccessat(dfd, spec, F_OK, AT_SYMLINK_NOFOLLOW) < 0) {
                 (void) fuzz_write_file_at(dfd, spec, content, len);
+        }
 }
 
 static bool is_header(const char *p, const char *end) {
