@@ -2,7 +2,8 @@
 # Latency protection under systemd on cgroup v2: a Class=latency slice with a
 # service that wakes every millisecond and a Class=best-effort slice with a
 # CPU hog. bwgovd climbs its ladder (the latency slice's cpu.weight raised,
-# the best-effort slice in cpu.idle; no slice rung on 6.1), explain says so;
+# the best-effort slice in cpu.idle; the EEVDF slice rung from 6.12, none on
+# 6.1), explain says so;
 # pause and resume, a SIGKILL (systemd restarts bwgovd, which puts back what
 # the dead one held once the load is gone), unconfigure, and stop each put
 # cpu.weight and cpu.idle back exactly.
@@ -87,10 +88,39 @@ check "bwgovctl explain: the best-effort slice is held and idle" be_explained
 no_slice() {
         bwgovctl explain "$lat" --json | jq -e '.protection.slice_usec == null'
 }
-check "no EEVDF slice rung on this kernel ($(uname -r))" no_slice
+# se.slice (ns) of the waking service's shell, as the scheduler holds it.
+se_slice() {
+        awk '$1 == "se.slice" { print $3 }' "/proc/$(systemctl show -P MainPID "$latload")/sched"
+}
+slice_held() {
+        local usec se
+        usec=$(bwgovctl explain "$lat" --json | jq -r '.protection.slice_usec')
+        se=$(se_slice)
+        printf 'explain slice_usec %s, se.slice %s ns\n' "$usec" "$se"
+        [[ $usec =~ ^[0-9]+$ && $se =~ ^[0-9]+$ ]] && ((usec > 0 && se == usec * 1000))
+}
+slice_usec=""
+read -r kmaj kmin _ <<<"$(uname -r | tr '.-' '  ')"
+if ((kmaj > 6 || (kmaj == 6 && kmin >= 12))); then
+        # sched_attr.sched_runtime is a fair task's slice request from 6.12.
+        check "the EEVDF slice rung on $(uname -r): the latency service runs with the short slice" \
+                wait_for 10 slice_held
+        slice_usec=$(bwgovctl explain "$lat" --json | jq -r '.protection.slice_usec')
+else
+        check "no EEVDF slice rung on this kernel ($(uname -r))" no_slice
+fi
 
 check "bwgovctl pause $lat" bwgovctl pause "$lat"
 check "paused: cpu.weight and cpu.idle back" wait_for 5 restored
+if [[ -n $slice_usec ]]; then
+        slice_back() {
+                local se
+                se=$(se_slice)
+                printf 'se.slice %s ns (held: %s us)\n' "$se" "$slice_usec"
+                [[ $se =~ ^[0-9]+$ ]] && ((se != slice_usec * 1000))
+        }
+        check "paused: the service's slice is back to the default" wait_for 5 slice_back
+fi
 check "bwgovctl resume $lat" bwgovctl resume "$lat"
 check "resumed: at the top rung again" wait_for 60 level_is idle
 

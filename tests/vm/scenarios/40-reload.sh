@@ -44,6 +44,40 @@ check "bwgovd governs $slice with CreditMax=60s" \
         wait_for 20 show_has '.unit.adopted and .config.credit_max_usec == 60000000 and .config.mode == "elastic"' ||
         fail_with_journal "$svc"
 
+# How systemctl reload reaches the daemon depends on systemd: from 253 the
+# unit is Type=notify-reload (systemd sends SIGHUP itself and waits for the
+# daemon's RELOADING=1 ... READY=1, so the new configuration is in force when
+# systemctl returns); 252 has ExecReload=kill -HUP, which returns at once.
+sdver=$(systemctl --version | awk 'NR == 1 { print $2 + 0 }')
+info "systemd $sdver: Type=$(systemctl show -P Type "$svc"), ExecReload=$(systemctl show -P ExecReload "$svc")"
+if ((sdver >= 253)); then
+        check_eq "systemd $sdver: $svc is Type=notify-reload" notify-reload systemctl show -P Type "$svc"
+        check_eq "no ExecReload= (systemd signals the daemon itself)" "" systemctl show -P ExecReload "$svc"
+        check_eq "ReloadSignal= is SIGHUP" 1 systemctl show -P ReloadSignal "$svc"
+        printf '[Bandwidth]\nMode=elastic\nCreditMax=61s\n' >"$dropin/10-test.conf"
+        c=$(journal_cursor)
+        pid_before=$(systemctl show -P MainPID "$svc")
+        check "systemctl reload bwgovd (notify-reload)" systemctl reload "$svc"
+        # No waiting: systemctl returned after the daemon's READY=1.
+        check "CreditMax=61s is in force when systemctl reload returns" \
+                show_has '.config.credit_max_usec == 61000000' || fail_with_journal "$svc"
+        reloading_seen() {
+                unit_log_since "$c" "$svc" | grep -E 'Reloading|Reloaded'
+        }
+        check "systemd logged the reload (Reloading/Reloaded)" wait_for 10 reloading_seen
+        check_eq "the reload did not restart bwgovd" "$pid_before" systemctl show -P MainPID "$svc"
+        printf '[Bandwidth]\nMode=elastic\nCreditMax=60s\n' >"$dropin/10-test.conf"
+        check "systemctl reload bwgovd (back to CreditMax=60s)" systemctl reload "$svc"
+        check "CreditMax=60s is in force when systemctl reload returns" \
+                show_has '.config.credit_max_usec == 60000000'
+else
+        check_eq "systemd $sdver: $svc is Type=notify" notify systemctl show -P Type "$svc"
+        has_kill_hup() {
+                systemctl show -P ExecReload "$svc" | grep -F 'kill' | grep -F -- '-HUP'
+        }
+        check "ExecReload= sends SIGHUP (systemd < 253 has no notify-reload)" has_kill_hup
+fi
+
 st=$(bwgovctl status --json)
 reloads0=$(jq .reloads <<<"$st")
 failures0=$(jq .reload_failures <<<"$st")
