@@ -13,6 +13,15 @@
  *              throttling is accounting noise (accounting-slack: close to none)
  *   bursty     4 threads running 1 ms and sleeping 1 ms, cpu.max "50000 100000",
  *              2 s: exercises runtime return, the slack timer and unthrottling
+ *   writeorder no task: cpu.max "50000 100000", cpu.max.burst 50000, then
+ *              cpu.max "25000 100000", below the burst (burst-write-order:
+ *              lowered=1 and the burst kept; mainline: lowered=0 errno=22,
+ *              EINVAL), then a burst of five quotas over "10000 100000"
+ *              (burst_set=1 patched, 0 mainline)
+ *   burstcap   when burst_set: that group (burst 50000 over quota 10000), 0.6 s
+ *              idle, then 1 busy thread for 1 s: no period may run more than one
+ *              quota over its quota (burst_usec <= nr_bursts * 10000), the
+ *              refill caps the burst at min(burst, quota)
  *
  * Built static by tests/kernel-patches/boot-check; not part of the meson build.
  */
@@ -120,9 +129,9 @@ static void *worker_main(void *arg) {
  * @rewrite_ms > 0 the parent writes @cpu_max again every @rewrite_ms ms.
  */
 static int run_test(const char *test, const char *cpu_max, int nthreads, bool bursty,
-                    double sec, int rewrite_ms) {
+                    double sec, int rewrite_ms, double idle_sec) {
         char dir[128], path[192], pidbuf[32];
-        long long usage, periods, throttled, throttled_us;
+        long long usage, periods, throttled, throttled_us, bursts, burst_us;
         unsigned rewrites = 0;
         int pipefd[2], status;
         pid_t pid;
@@ -166,13 +175,16 @@ static int run_test(const char *test, const char *cpu_max, int nthreads, bool bu
                 _exit(0);
         }
         close(pipefd[0]);
-        usleep(100 * 1000);     /* let the child join the cgroup */
+        /* Let the child join the cgroup (and the group idle, if asked). */
+        usleep((useconds_t) ((idle_sec > 0.1 ? idle_sec : 0.1) * 1e6));
 
         snprintf(path, sizeof(path), "%s/cpu.stat", dir);
         usage = read_key(path, "usage_usec");
         periods = read_key(path, "nr_periods");
         throttled = read_key(path, "nr_throttled");
         throttled_us = read_key(path, "throttled_usec");
+        bursts = read_key(path, "nr_bursts");
+        burst_us = read_key(path, "burst_usec");
 
         (void) write(pipefd[1], "g", 1);
         double start = now_sec();
@@ -190,15 +202,64 @@ static int run_test(const char *test, const char *cpu_max, int nthreads, bool bu
         close(pipefd[1]);
         waitpid(pid, &status, 0);
 
-        say("RESULT %s seconds=%.2f usage_usec=%lld nr_periods=%lld nr_throttled=%lld throttled_usec=%lld rewrites=%u\n",
+        say("RESULT %s seconds=%.2f usage_usec=%lld nr_periods=%lld nr_throttled=%lld throttled_usec=%lld "
+            "nr_bursts=%lld burst_usec=%lld rewrites=%u\n",
             test, sec,
             read_key(path, "usage_usec") - usage,
             read_key(path, "nr_periods") - periods,
             read_key(path, "nr_throttled") - throttled,
             read_key(path, "throttled_usec") - throttled_us,
+            read_key(path, "nr_bursts") - bursts,
+            read_key(path, "burst_usec") - burst_us,
             rewrites);
         rmdir(dir);
         return 0;
+}
+
+/* A file holding one number; -1 when unreadable. */
+static long long read_number(const char *path) {
+        char buf[64] = "";
+        FILE *f = fopen(path, "re");
+
+        if (!f)
+                return -1;
+        if (!fgets(buf, sizeof(buf), f))
+                buf[0] = '\0';
+        fclose(f);
+        return buf[0] >= '0' && buf[0] <= '9' ? strtoll(buf, NULL, 10) : -1;
+}
+
+/* writeorder and, where the kernel takes a burst above the quota, burstcap
+ * (see the top). Leaves no cgroup behind. */
+static void write_order_test(void) {
+        const char *dir = CG "/bwgov-test-burstcap";
+        int lowered, burst_set, err = 0;
+        long long burst_after;
+
+        if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+                say("RESULT writeorder error=mkdir:%s\n", strerror(errno));
+                return;
+        }
+        if (write_file(CG "/bwgov-test-burstcap/cpu.max", "50000 100000") < 0 ||
+            write_file(CG "/bwgov-test-burstcap/cpu.max.burst", "50000") < 0) {
+                say("RESULT writeorder error=setup:%s\n", strerror(errno));
+                rmdir(dir);
+                return;
+        }
+        lowered = write_file(CG "/bwgov-test-burstcap/cpu.max", "25000 100000");
+        if (lowered < 0)
+                err = -lowered;
+        burst_after = read_number(CG "/bwgov-test-burstcap/cpu.max.burst");
+        /* Five quotas of burst over a quota of 10 ms (mainline: burst first
+         * down to 0, then the quota, then the burst, which it refuses). */
+        (void) write_file(CG "/bwgov-test-burstcap/cpu.max.burst", "0");
+        (void) write_file(CG "/bwgov-test-burstcap/cpu.max", "10000 100000");
+        burst_set = write_file(CG "/bwgov-test-burstcap/cpu.max.burst", "50000") == 0;
+        say("RESULT writeorder lowered=%d errno=%d burst_after=%lld burst_set=%d\n",
+            lowered == 0, err, burst_after, burst_set);
+        if (burst_set)
+                run_test("burstcap", "10000 100000", 1, false, 1.0, 0, 0.6);
+        rmdir(dir);
 }
 
 /* When boot-check put bwgovctl (with its libraries and the manifest) into
@@ -248,11 +309,12 @@ int main(void) {
         ncpu = sysconf(_SC_NPROCESSORS_ONLN);
         say("RESULT setup ncpu=%ld\n", ncpu);
 
-        run_test("enforce", "50000 100000", 1, false, 2.0, 0);
-        run_test("rewrite", "10000 100000", 1, false, 3.0, 2);
+        run_test("enforce", "50000 100000", 1, false, 2.0, 0, 0);
+        run_test("rewrite", "10000 100000", 1, false, 3.0, 2, 0);
         snprintf(max, sizeof(max), "%ld 10000", ncpu * 10000);
-        run_test("boundary", max, (int) ncpu, false, 3.0, 0);
-        run_test("bursty", "50000 100000", 4, true, 2.0, 0);
+        run_test("boundary", max, (int) ncpu, false, 3.0, 0, 0);
+        run_test("bursty", "50000 100000", 4, true, 2.0, 0, 0);
+        write_order_test();
         check_kernel();
         say("RESULT done\n");
 out:
