@@ -93,7 +93,8 @@ struct bw_kitem {
         enum bw_kitem_kind kind;
         bool has_upstream;              /* false when "upstream" is null: out-of-tree
                                          * items, build options */
-        char *upstream_commit;          /* NULL when !has_upstream */
+        char *upstream_commit;          /* NULL when !has_upstream, or for a feature known
+                                         * by its release only ("commit": null) */
         unsigned release_major;         /* mainline release that has it */
         unsigned release_minor;
         struct bw_kstable *stable;      /* sorted by branch */

@@ -259,6 +259,7 @@ static void parse_upstream(struct vctx *c, const char *path, json_t *item, struc
         _cleanup_free_ char *p = vctx_path_key(c, path, "upstream");
         json_t *v = json_object_get(item, "upstream");
         const char *commit, *release;
+        bool unknown_commit;
 
         if (!v || !p)
                 return;
@@ -275,7 +276,10 @@ static void parse_upstream(struct vctx *c, const char *path, json_t *item, struc
                 return;
         }
         vctx_check_keys(c, p, v, keys, keys);
-        commit = vctx_get_string(c, p, v, "commit");
+        /* A feature may be known by its release alone ("commit": null):
+         * a fix must name its commit. */
+        unknown_commit = it->kind == BW_KITEM_FEATURE && json_is_null(json_object_get(v, "commit"));
+        commit = unknown_commit ? NULL : vctx_get_string(c, p, v, "commit");
         release = vctx_get_string(c, p, v, "release");
         if (commit && !manifest_is_hex_lower(commit, 7, 40)) {
                 vctx_error_key(c, p, "commit", "expected an abbreviated commit id (7 to 40 lowercase hex digits)");
@@ -285,9 +289,10 @@ static void parse_upstream(struct vctx *c, const char *path, json_t *item, struc
                 vctx_error_key(c, p, "release", "expected a mainline release like \"6.10\"");
                 release = NULL;
         }
-        if (!commit || !release)
+        if ((!commit && !unknown_commit) || !release)
                 return;
-        it->upstream_commit = vctx_strdup(c, commit);
+        if (commit)
+                it->upstream_commit = vctx_strdup(c, commit);
         it->has_upstream = true;
 }
 

@@ -29,7 +29,10 @@ static void check_item(const struct bw_kmanifest *m, const struct bw_kitem *it) 
         fuzz_check(bw_kitem_kind_from_string(bw_kitem_kind_to_string(it->kind)) == (int) it->kind);
         fuzz_check(bw_kimportance_from_string(bw_kimportance_to_string(it->importance)) == (int) it->importance);
         fuzz_check(bw_keffect_from_string(bw_keffect_to_string(it->effect)) == (int) it->effect);
-        fuzz_check(it->has_upstream == (it->upstream_commit != NULL));
+        /* A commit only with an upstream release; a feature may have the
+         * release without its commit. */
+        fuzz_check(!it->upstream_commit || it->has_upstream);
+        fuzz_check(it->upstream_commit || !it->has_upstream || it->kind == BW_KITEM_FEATURE);
         for (size_t i = 0; i < it->n_patches; i++)
                 fuzz_check(listed(m, it->patches[i]));
         for (size_t i = 0; i < it->n_detect; i++) {

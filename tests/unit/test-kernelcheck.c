@@ -377,6 +377,19 @@ static void test_manifest_fixture(void **state) {
                 assert_false(it->has_upstream);
                 bw_kmanifest_free(m);
         }
+        /* A feature known by its release only: "version" still works. */
+        {
+                _cleanup_free_ char *doc = mutated_manifest("/items/0/upstream/commit", "null");
+
+                assert_int_equal(bw_kmanifest_parse(doc, strlen(doc), &m, &errors), 0);
+                it = bw_kmanifest_find_item(m, "cfs-burst");
+                assert_non_null(it);
+                assert_true(it->has_upstream);
+                assert_null(it->upstream_commit);
+                assert_int_equal(it->release_major, 5);
+                assert_int_equal(it->release_minor, 14);
+                bw_kmanifest_free(m);
+        }
         bw_kmanifest_free(NULL);
         bw_kerrors_done(&errors);
         bw_kerrors_done(NULL);
@@ -505,6 +518,9 @@ static void test_manifest_schema_errors(void **state) {
                   "expected a mainline release" },
                 { "/items/1/upstream/commit", "\"XYZ\"", "$.items[1].upstream.commit",
                   "expected an abbreviated commit id" },
+                /* Only a feature may leave its commit unknown. */
+                { "/items/1/upstream/commit", "null", "$.items[1].upstream.commit",
+                  "expected a string, got null" },
                 { "/items/1/upstream", "null", "$.items[1].detect[0]",
                   "method \"version\" needs an upstream release" },
                 { "/items/7/upstream", "{\"commit\": \"abcdef1\", \"release\": \"6.1\"}", "$.items[7].upstream",
