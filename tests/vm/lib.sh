@@ -173,6 +173,50 @@ journal_since() {
         journalctl --after-cursor="$1" -o json --no-pager | jq -c "select(${2:-true})"
 }
 
+# jq 1.6 (Debian 12) exits 0 under -e when it reads no input at all, so a
+# failing `bwgovctl ... --json | jq -e FILTER` would pass. With -e, no input
+# (only white space) is a failure here. Every jq -e of the scenarios reads
+# its standard input; exported for their `bash -c` checks.
+jq() {
+        local a in
+        for a in "$@"; do
+                if [[ $a == -e || $a == --exit-status ]]; then
+                        in=$(cat)
+                        if [[ -z ${in//[[:space:]]/} ]]; then
+                                echo "jq: no input" >&2
+                                return 1
+                        fi
+                        command jq "$@" <<<"$in"
+                        return
+                fi
+        done
+        command jq "$@"
+}
+export -f jq
+
+# journal_usec CURSOR JQ-FILTER: the monotonic time (µs) of the first journal
+# entry since CURSOR that matches the filter.
+journal_usec() {
+        journal_since "$1" "$2" | jq -r .__MONOTONIC_TIMESTAMP | head -n 1
+}
+
+# governed_after CURSOR UNIT: the seconds from systemd's start of UNIT (its
+# "Started" entry, SD_MESSAGE_UNIT_STARTED) to bwgovd's "UNIT: governing
+# cgroup" entry, both in the journal since CURSOR: what bwgovd took, without
+# the time the guest's commands take to run and to poll under TCG.
+governed_after() {
+        local t0 t1
+        t0=$(journal_usec "$1" "._PID == \"1\" and .UNIT == \"$2\" and
+                                .MESSAGE_ID == \"39f53479d3a045ac8e11786248231fbf\"")
+        t1=$(journal_usec "$1" "._SYSTEMD_UNIT == \"bwgovd.service\" and
+                                (.MESSAGE | startswith(\"$2: governing cgroup\"))")
+        if [[ -z $t0 || -z $t1 ]]; then
+                printf 'governed_after: no start (%s) or no governing (%s) entry for %s\n' "$t0" "$t1" "$2" >&2
+                return 1
+        fi
+        awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", (b - a) / 1e6 }'
+}
+
 unit_log_since() {
         journal_since "$1" "._SYSTEMD_UNIT == \"$2\" or .UNIT == \"$2\"" | jq -r .MESSAGE
 }
