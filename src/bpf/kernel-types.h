@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* The few kernel types rqstat.bpf.c reads, with only the fields it reads.
+/* The few kernel types rqstat.bpf.c and refused.bpf.c read, with only the fields it reads.
  * preserve_access_index makes every access a CO-RE relocation: libbpf finds
  * each field by name in the running kernel's BTF at load time, so no
  * vmlinux.h of one kernel is built in. Fields that only some kernels have are
@@ -36,6 +36,10 @@ struct cgroup_subsys_state {
 struct cgroup {
         struct cgroup_subsys_state self;
         struct kernfs_node *kn;
+} __kt;
+
+struct task_group {
+        struct cgroup_subsys_state css;
 } __kt;
 
 struct css_set {

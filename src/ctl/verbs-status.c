@@ -45,6 +45,11 @@ static void print_status_header(const struct options *o, json_t *st) {
                        ju64(st, "telemetry_cgroups") == 1 ? "" : "s");
         else if (jhas(st, "telemetry"))
                 printf("Latency:  no run-queue telemetry: %s\n", strq(jstr(st, "telemetry_reason")));
+        if (jbool(st, "refused_writes"))
+                printf("Writes:   quota writes refused for the burst are put in place (%" PRIu64 " so far)\n",
+                       ju64(st, "refused_writes_seen"));
+        else if (jhas(st, "refused_writes"))
+                printf("Writes:   refused quota writes not followed: %s\n", strq(jstr(st, "refused_writes_reason")));
         printf("Reloads:  %" PRIu64 ", %" PRIu64 " rejected\n", ju64(st, "reloads"), ju64(st, "reload_failures"));
         if (jhas(st, "state_error"))
                 printf("%sState:    cannot be saved (%s): no unit is raised, baselines are still restored%s\n",

@@ -347,7 +347,7 @@ static json_t *method_get_status(VarlinkCall *call, json_t *params, void *userda
 
         return varlink_reply(json_pack(
                         "{s:s, s:o, s:o, s:o, s:s, s:s, s:o, s:s, s:o, s:o,"
-                        " s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:o, s:o, s:o, s:o}",
+                        " s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:o, s:o, s:b, s:o, s:o, s:o, s:o}",
                         "version", PACKAGE_VERSION,
                         "pid", jint((uint64_t) getpid()),
                         "uptime_usec", jint(now - gv->start_usec),
@@ -369,6 +369,9 @@ static json_t *method_get_status(VarlinkCall *call, json_t *params, void *userda
                         "telemetry", (int) s.telemetry,
                         "telemetry_reason", jstring_or_null(s.telemetry ? NULL : s.telemetry_reason),
                         "telemetry_cgroups", jint(s.telemetry_tracked),
+                        "refused_writes", (int) s.refused_writes,
+                        "refused_writes_reason", jstring_or_null(s.refused_writes ? NULL : s.refused_writes_reason),
+                        "refused_writes_seen", jint(s.refused_writes_seen),
                         "connections", jint(varlink_server_n_connections(varlink_call_server(call))),
                         "state_error", jstring_or_null(s.state_error < 0 ? STRERROR(s.state_error) : NULL)));
 }

@@ -55,6 +55,9 @@ struct governor_status {
         bool telemetry;                 /* the run-queue BPF programs are loaded */
         const char *telemetry_reason;   /* why not, "" when they are */
         size_t telemetry_tracked;       /* cgroups they count */
+        bool refused_writes;            /* quota writes refused for our burst are followed (refused.h) */
+        const char *refused_writes_reason;      /* why not, "" when they are */
+        uint64_t refused_writes_seen;   /* such writes told by the kernel */
         uint64_t heap_bytes;            /* the daemon's heap in use (malloc's count, not pages) */
         size_t usage_gates;             /* parents whose usage is read for their children (usagegate.h) */
         uint64_t gated_samples;         /* samples that read nothing: the parent had not run */

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The manager's side of the run-queue telemetry (telemetry.h): load it as
- * Telemetry= says, on the host's own cgroup tree only, keep the reason when
- * there is none, and count (or stop counting) every open unit cgroup. */
+/* The manager's side of its BPF programs: the run-queue telemetry
+ * (telemetry.h), loaded as Telemetry= says, on the host's own cgroup tree
+ * only, with the reason kept when there is none, counting every open unit
+ * cgroup; and the refused quota writes (refused.h), handed to their unit. */
 
+#include <inttypes.h>
 #include <stdio.h>
 
 #include "log.h"
@@ -45,4 +47,46 @@ void manager_apply_telemetry(Manager *m) {
         }
         for (size_t i = 0; i < m->n_units; i++)
                 unit_attach_telemetry(m->units[i]);
+}
+
+static void on_refused(const struct bw_refused_write *w, void *userdata) {
+        Manager *m = userdata;
+
+        for (size_t i = 0; i < m->n_units; i++) {
+                Unit *u = m->units[i];
+
+                if (u->cg && u->adopted && (uint64_t) u->cg->bw_ino == w->cgroup_id) {
+                        unit_refused_write(u, w);
+                        return;
+                }
+        }
+        log_debug("%s[%" PRIu32 "]: a quota of %" PRIu64 "us refused for the burst of cgroup %" PRIu64
+                  ", which bwgovd does not govern", w->comm, w->tgid, w->quota_usec, w->cgroup_id);
+}
+
+void manager_follow_refused(Manager *m, bool write_order_free) {
+        int r;
+
+        if (m->cgroup_root) {
+                snprintf(m->refused_reason, sizeof(m->refused_reason),
+                         "bwgovd runs on a cgroup tree other than the host's (--cgroup-root)");
+                return;
+        }
+        if (write_order_free) {
+                snprintf(m->refused_reason, sizeof(m->refused_reason),
+                         "not needed: the kernel takes a quota below the burst (burst-write-order)");
+                log_info("The kernel takes a quota below the burst: "
+                         "writers lowering a governed quota are never refused.");
+                return;
+        }
+        r = refused_new(m->event, on_refused, m, &m->refused, m->refused_reason);
+        if (r < 0) {
+                log_notice("Quota writes the kernel refuses for bwgovd's burst cannot be followed: %s. A writer "
+                           "other than systemd that lowers a governed quota below the burst gets EINVAL "
+                           "(bwgovd(8), WRITE ORDER).", m->refused_reason);
+                return;
+        }
+        m->refused_reason[0] = '\0';
+        log_info("Quota writes the kernel refuses for bwgovd's burst are followed and put in place "
+                 "(BPF fexit on %s()).", refused_function(m->refused));
 }

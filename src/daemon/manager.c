@@ -591,6 +591,7 @@ Manager *manager_free(Manager *m) {
         usage_gates_free(m->gates);
         contention_free(m->contention);
         telemetry_free(m->telemetry);
+        refused_free(m->refused);
         sd_event_source_disable_unref(m->host_timer);
         sd_event_source_disable_unref(m->sigterm);
         sd_event_source_disable_unref(m->sigint);
@@ -608,6 +609,7 @@ Manager *manager_free(Manager *m) {
 }
 
 int manager_startup(Manager *m) {
+        bool write_order_free = false;
         int r;
 
         if (m->cgroup_root)
@@ -630,7 +632,7 @@ int manager_startup(Manager *m) {
 
         /* Only on the host: a fixture tree says nothing about the kernel. */
         if (!m->cgroup_root) {
-                struct bw_kcaps caps;
+                struct bw_kcaps caps = { 0 };
 
                 r = kcheck_run(&(struct kcheck_args) {
                                         .mode = m->config.global.kernel_check,
@@ -640,8 +642,10 @@ int manager_startup(Manager *m) {
                 if (r < 0)
                         return r;
                 /* Unchecked (0): assume burst support, as before the check. */
-                if (r > 0)
+                if (r > 0) {
                         m->unit_ctx.burst_supported = caps.has_burst;
+                        write_order_free = caps.write_order_free;
+                }
         }
 
         m->unit_ctx.root = m->root;
@@ -664,6 +668,7 @@ int manager_startup(Manager *m) {
                 return log_error_errno(r, "Failed to create runtime directory %s: %s", m->runtime_dir, STRERROR(r));
 
         manager_apply_telemetry(m);
+        manager_follow_refused(m, write_order_free);
         r = manager_sync_units(m);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up units: %s", STRERROR(r));

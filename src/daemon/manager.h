@@ -23,6 +23,7 @@
 #include "metrics.h"
 #include "store.h"
 #include "telemetry.h"
+#include "refused.h"
 #include "unit.h"
 
 typedef struct Manager Manager;
@@ -46,6 +47,8 @@ struct Manager {
         struct unit_context unit_ctx;   /* what every unit sees */
         Telemetry *telemetry;           /* run-queue telemetry, NULL when there is none ... */
         char telemetry_reason[TELEMETRY_REASON_MAX];    /* ... and why */
+        Refused *refused;               /* quota writes refused for our burst, NULL when not followed ... */
+        char refused_reason[REFUSED_REASON_MAX];        /* ... and why */
 
         Ticker *ticker;                 /* the units' samples, in batches (ticker.h) */
         sd_event_source *stop_source;   /* SIGTERM's restore, a batch per loop iteration */
@@ -119,6 +122,10 @@ int manager_new(Manager **ret);
  * failure to load is logged with its reason and leaves the daemon without
  * telemetry (manager-telemetry.c). */
 void manager_apply_telemetry(Manager *m);
+/* Follow quota writes the kernel refuses for our burst (refused.h), once,
+ * at startup: not needed where the kernel has the write-order patch
+ * (write_order_free), nor on a cgroup tree other than the host's. */
+void manager_follow_refused(Manager *m, bool write_order_free);
 Manager *manager_free(Manager *m);
 int manager_load_config(Manager *m);
 int manager_startup(Manager *m);

@@ -85,6 +85,10 @@ static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap
         return 0;
 }
 
+void telemetry_libbpf_log(void) {
+        libbpf_set_print(libbpf_log);
+}
+
 static size_t round_pow2(size_t n) {
         size_t p = 1;
 
@@ -164,7 +168,7 @@ int telemetry_new(size_t capacity, Telemetry **ret, char reason[static TELEMETRY
         Telemetry *t;
         int r;
 
-        libbpf_set_print(libbpf_log);
+        telemetry_libbpf_log();
         t = calloc(1, sizeof(*t));
         if (!t)
                 return -ENOMEM;

@@ -36,5 +36,9 @@ size_t telemetry_tracked(const Telemetry *t);
 /* How often the programs were loaded (1 + the times the maps grew). */
 unsigned telemetry_loads(const Telemetry *t);
 
+/* libbpf's messages to the journal (warnings as warnings, the rest at
+ * debug level); every user of libbpf calls this before loading. */
+void telemetry_libbpf_log(void);
+
 /* The cgroup id of a cgroup2 directory: its inode number. */
 int telemetry_cgroup_id(int dirfd, uint64_t *ret);

@@ -273,7 +273,7 @@ int unit_adopt(Unit *u, const struct bw_bandwidth *cur) {
 /* Someone else (systemd on daemon-reload or set-property, an operator)
  * wrote cpu.max: their value is the new contract, but for a burst that is
  * still ours (bw_baseline_rebase()). Never write back. */
-static void unit_rebase(Unit *u, const struct bw_bandwidth *cur) {
+void unit_rebase(Unit *u, const struct bw_bandwidth *cur) {
         const struct bw_baseline_view was = unit_view(u);
         struct bw_baseline_view now;
 
@@ -424,37 +424,6 @@ int unit_apply(Unit *u, const struct bw_bandwidth *seen, const struct bw_bandwid
 
 /* ---- the tick ----------------------------------------------------------- */
 
-/* systemd's intended CPUQuota= is two D-Bus round trips to PID 1: asked
- * on the Interval= rhythm, not on every short-horizon sample. */
-static bool unit_sdintent_due(Unit *u, uint64_t now) {
-        if (u->last_sdintent_usec != 0 && now - u->last_sdintent_usec < unit_interval(u))
-                return false;
-        u->last_sdintent_usec = now;
-        return true;
-}
-
-/* Returns 1 and systemd's intended quota/period when they changed since
- * the last read (the first read is only recorded), 0 otherwise. A unit with
- * its own Cgroup= is not systemd's to follow. */
-static int unit_sdintent_changed(Unit *u, uint64_t *ret_quota_usec, uint64_t *ret_period_usec) {
-        uint64_t quota, period;
-        bool had;
-
-        if (u->cfg.cgroup || sdintent_read(u->ctx->sdintent, u->name, &quota, &period) <= 0)
-                return 0;
-        if (u->has_sd_intent && u->sd_quota_usec == quota && u->sd_period_usec == period)
-                return 0;
-        had = u->has_sd_intent;
-        u->has_sd_intent = true;
-        u->sd_quota_usec = quota;
-        u->sd_period_usec = period;
-        if (!had)
-                return 0;
-        *ret_quota_usec = quota;
-        *ret_period_usec = period;
-        return 1;
-}
-
 /* Reads cpu.max into ret. Returns 1, 0 when the cgroup vanished (closed),
  * or a negative errno (logged). */
 static int unit_read_bandwidth(Unit *u, struct bw_bandwidth *ret) {
@@ -473,37 +442,17 @@ static int unit_read_bandwidth(Unit *u, struct bw_bandwidth *ret) {
 }
 
 /* Step 1: what the kernel holds against what we expect. Adopt a new unit,
- * re-base on someone else's write, or put systemd's new CPUQuota= in place
- * when its own write did not make it (our burst was above it, or it is
- * still to come): burst lowered first, then it is the baseline. cur is
+ * re-base on someone else's write, or put in place what someone meant to
+ * write and the kernel refused for our burst (unit-intent.c). cur is
  * updated to what the kernel then holds. */
 static int unit_follow(Unit *u, struct bw_bandwidth *cur, uint64_t now) {
-        char q[BW_QUOTA_STRING_MAX];
-        struct bw_bandwidth t;
-        uint64_t sq, sp;
-        int r;
-
         if (!u->adopted)
                 return unit_adopt(u, cur);
         if (!bw_bandwidth_equal(cur, unit_expected(u))) {
                 unit_rebase(u, cur);
                 return 0;
         }
-        if (!unit_sdintent_due(u, now) || unit_sdintent_changed(u, &sq, &sp) <= 0 ||
-            (cur->quota_usec == sq && cur->period_usec == sp))
-                return 0;
-
-        bw_baseline_intent_target(cur, &u->baseline, sq, sp, &t);
-        log_notice("%s: systemd's CPUQuota= now means %sus/%" PRIu64 "us, not in the kernel; applying it",
-                   u->name, bw_quota_to_string(sq, q), sp);
-        r = unit_apply(u, cur, &t, "systemd-intent");
-        if (r < 0)
-                return r;
-        r = bw_cg_read_bandwidth(u->cg, cur);
-        if (r < 0)
-                return r;
-        unit_rebase(u, cur);
-        return 0;
+        return unit_follow_intents(u, cur, now);
 }
 
 /* Step 3: the law. A paused unit is still observed (explain and history

@@ -17,6 +17,7 @@
 #include "bwgov/config.h"
 #include "bwgov/history.h"
 #include "bwgov/policy.h"
+#include "bwgov/refused-abi.h"
 #include "sdintent.h"
 #include "store.h"
 #include "cgwatch.h"
@@ -125,6 +126,15 @@ struct Unit {
         uint64_t sd_quota_usec;
         uint64_t sd_period_usec;
 
+        /* The last quota write the kernel refused for our burst (refused.h),
+         * put in place at the next tick (unit-intent.c). */
+        struct {
+                bool pending;
+                uint64_t quota_usec, period_usec, burst_usec;
+                uint32_t tgid;
+                char comm[BW_REFUSED_COMM_MAX];
+        } refused;
+
         /* Counters for metrics and the CLI. */
         uint64_t ticks;
         uint64_t external_changes;
@@ -206,6 +216,18 @@ enum bw_mode unit_mode(const Unit *u);
  * -EAGAIN when cpu.max changed meanwhile (the next tick re-bases), or
  * another negative errno (logged). */
 int unit_apply(Unit *u, const struct bw_bandwidth *seen, const struct bw_bandwidth *target, const char *reason);
+
+/* Someone else wrote cpu.max: their value is the new contract, but for a
+ * burst that is still ours (bw_baseline_rebase()). Never writes back. */
+void unit_rebase(Unit *u, const struct bw_bandwidth *cur);
+
+/* What others meant cpu.max to be and the kernel refused for our burst
+ * (unit-intent.c): a refused write told by the kernel (unit_refused_write())
+ * or systemd's changed CPUQuota=, put in place with the burst lowered
+ * first, then re-based on. cur is updated. Returns 0 or a negative errno. */
+int unit_follow_intents(Unit *u, struct bw_bandwidth *cur, uint64_t now);
+/* Note a refused write of this unit's cgroup for the next tick. */
+void unit_refused_write(Unit *u, const struct bw_refused_write *w);
 
 /* What restoring the baseline means now (bw_baseline_restore_plan()).
  * Returns 1 with the current value and the one to write, 0 when there is

@@ -52,6 +52,7 @@ static int fake_get_status(void *userdata, struct governor_status *ret) {
                 .mode = BW_MODE_ELASTIC,
                 .reloads = f->reloads,
                 .telemetry_reason = "",
+                .refused_writes_reason = "",
         };
         return 0;
 }

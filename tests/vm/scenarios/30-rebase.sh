@@ -174,9 +174,11 @@ check "bwgovd re-bases on the new quota (external-change, BWGOV_QUOTA_NEW=30000)
 # (EINVAL in PID 1); bwgovd must then put systemd's value in place itself.
 systemd_or_bwgovd_applied() {
         systemd_applied || journal_since "$c" '._SYSTEMD_UNIT == "bwgovd.service"' | jq -r .MESSAGE |
-                grep -q "systemd-intent"
+                grep -Eq "systemd-intent|refused-write"
 }
-check "systemd's 30% reached the kernel (written by PID 1, or by bwgovd as systemd-intent after PID 1 got EINVAL)" \
+# bwgovd learns it from systemd's CPUQuota= (systemd-intent) or, quicker,
+# from the kernel's refusal of PID 1's write (refused-write, BPF).
+check "systemd's 30% reached the kernel (written by PID 1, or by bwgovd as systemd-intent or refused-write after PID 1 got EINVAL)" \
         systemd_or_bwgovd_applied
 check "bwgovctl show --json: baseline 30000, quota limit 60000 (2 x baseline)" \
         show_has '.unit.baseline.quota_usec == 30000 and .limits.quota_limit_usec == 60000'
