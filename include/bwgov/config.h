@@ -136,6 +136,8 @@ struct bw_unit_config {
         char *name;                          /* unit name, e.g. "web.slice" (the .d directory name minus ".d") */
         char *cgroup;                        /* Cgroup=, normalized without leading or trailing '/'
                                               * ("machine.slice/foo.scope"); NULL to derive from the unit name */
+        char *subgroup;                      /* Subgroup=, the cgroup below that one to govern, normalized
+                                              * ("container"); NULL: the unit's cgroup itself */
         enum bw_mode mode;                   /* Mode=, valid when has_mode; see bw_unit_mode() */
         bool has_mode;
         uint64_t cpu_quota;                  /* CPUQuota=, µs/s, baseline; 0 = unset: adopt from cpu.max */
@@ -211,7 +213,7 @@ int bw_config_load(const char *const *dirs, struct bw_config *ret, struct bw_con
 /* Frees everything and zeroes *c. Accepts NULL. */
 void bw_config_done(struct bw_config *c);
 
-/* Frees the strings of *u (name, cgroup, cpu_quota_source) and zeroes it.
+/* Frees the strings of *u (name, cgroup, subgroup, cpu_quota_source) and zeroes it.
  * Accepts NULL. */
 void bw_unit_config_done(struct bw_unit_config *u);
 

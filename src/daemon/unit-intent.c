@@ -26,12 +26,12 @@ static bool unit_sdintent_due(Unit *u, uint64_t now) {
 
 /* Returns 1 and systemd's intended quota/period when they changed since
  * the last read (the first read is only recorded), 0 otherwise. A unit with
- * its own Cgroup= is not systemd's to follow. */
+ * its own Cgroup= or a Subgroup= is not systemd's to follow. */
 static int unit_sdintent_changed(Unit *u, uint64_t *ret_quota_usec, uint64_t *ret_period_usec) {
         uint64_t quota, period;
         bool had;
 
-        if (u->cfg.cgroup || sdintent_read(u->ctx->sdintent, u->name, &quota, &period) <= 0)
+        if (u->cfg.cgroup || u->cfg.subgroup || sdintent_read(u->ctx->sdintent, u->name, &quota, &period) <= 0)
                 return 0;
         if (u->has_sd_intent && u->sd_quota_usec == quota && u->sd_period_usec == period)
                 return 0;

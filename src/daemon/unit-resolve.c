@@ -94,6 +94,15 @@ int unit_resolve(Unit *u) {
                 return 0;
         if (r < 0)
                 return log_warning_errno(r, "%s: cannot map unit to a cgroup: %s", u->name, STRERROR(r));
+        if (u->cfg.subgroup) {
+                /* The runtime's own cgroup below the unit's (crun's "container"). */
+                char *sub;
+
+                if (asprintf(&sub, "%s%s%s", path, path[0] ? "/" : "", u->cfg.subgroup) < 0)
+                        return log_oom();
+                free(path);
+                path = sub;
+        }
 
         /* The configuration has one unit per cgroup; a unit found by name
          * may still be in one another unit's Cgroup= names. */
@@ -110,7 +119,9 @@ int unit_resolve(Unit *u) {
         }
         r = bw_cg_open(u->ctx->root, path, &u->cg);
         if (bw_cg_error_is_vanished(r)) {
-                if (!searched)
+                /* A unit found by name is looked for again by name; its
+                 * subgroup, made after it, is watched for in it. */
+                if (!searched || u->cfg.subgroup)
                         unit_watch(u, path);
                 return 0;
         }

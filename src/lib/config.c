@@ -194,6 +194,7 @@ enum {
         BK_INTERVAL,
         BK_ACTIVE_INTERVAL,
         BK_CGROUP,
+        BK_SUBGROUP,
         BK_CLASS,
         BK_LATENCY_TARGET,
         BK_CPU_GUARANTEE,
@@ -221,6 +222,10 @@ static const struct key_def bandwidth_keys[_BK_MAX] = {
                            .expected = "a cgroup path like /machine.slice/foo.scope, without empty, \".\" or \"..\" "
                                        "components",
                            .range = "a cgroup path of at most 4096 characters"),
+        [BK_SUBGROUP] = BKEY("Subgroup", VT_CGROUP, subgroup,
+                             .expected = "a cgroup path below the unit's cgroup, like container, without empty, "
+                                         "\".\" or \"..\" components",
+                             .range = "a cgroup path of at most 4096 characters"),
         [BK_CLASS] = BKEY("Class", VT_CLASS, class, HAS(has_class),
                           .expected = "one of latency, throughput, best-effort"),
         [BK_LATENCY_TARGET] = BKEY("LatencyTarget", VT_TIMESPAN, latency_target_usec,
@@ -676,7 +681,7 @@ const char *const *bw_config_default_dirs(void) {
 void bw_unit_config_done(struct bw_unit_config *u) {
         if (!u)
                 return;
-        free_many(u->name, u->cgroup, u->cpu_quota_source);
+        free_many(u->name, u->cgroup, u->subgroup, u->cpu_quota_source);
         *u = (struct bw_unit_config) { 0 };
 }
 
@@ -687,8 +692,9 @@ int bw_unit_config_copy(const struct bw_unit_config *src, struct bw_unit_config 
                 return -EINVAL;
 
         c = *src;
-        c.name = c.cgroup = c.cpu_quota_source = NULL;
+        c.name = c.cgroup = c.subgroup = c.cpu_quota_source = NULL;
         if (!strdup_or_null(src->name, &c.name) || !strdup_or_null(src->cgroup, &c.cgroup) ||
+            !strdup_or_null(src->subgroup, &c.subgroup) ||
             !strdup_or_null(src->cpu_quota_source, &c.cpu_quota_source))
                 return -ENOMEM;
 

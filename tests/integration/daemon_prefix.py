@@ -18,7 +18,10 @@ slices, on the simulated kernel. Checked:
   libpod-1.service);
 - a removed container is forgotten (no longer listed), one made again with
   the same name is governed afresh; a reload keeps the governed ones;
-- SIGTERM restores every container's quota.
+- SIGTERM restores every container's quota;
+- Subgroup=container governs crun's libpod-<id>.scope/container (made after
+  the scope) and leaves the scope alone; a more specific prefix directory
+  masks conmon's libpod-conmon-<id>.scope.
 
 No root.
 """
@@ -127,6 +130,37 @@ class TestPrefixDropins(unittest.TestCase):
         d.wait_for(lambda: c.read_max() == (50000, df.PERIOD, 0), 10, "the baseline back")
         d.wait_for(lambda: self.present("libpod-ccc.scope") is None, 10, "no longer listed")
         self.assertTrue(self.sd.alive())
+
+    def test_subgroup_crun_layout(self):
+        """crun (podman's runtime) keeps the quota in libpod-<id>.scope/container,
+        made after the scope, and leaves the scope at max: Subgroup=container
+        governs the container cgroup; conmon's scope, masked by a more specific
+        prefix directory, is left alone."""
+        pdir = os.path.join(self.conf, "libpod-.scope.d")
+        with open(os.path.join(pdir, "20-subgroup.conf"), "w") as f:
+            f.write("[Bandwidth]\nSubgroup=container\n")
+        mask = os.path.join(self.conf, "libpod-conmon-.scope.d")
+        os.makedirs(mask)
+        for name in os.listdir(pdir):
+            os.symlink("/dev/null", os.path.join(mask, name))
+        conmon = self.make("machine.slice/libpod-conmon-ddd.scope", "max")
+        self.sd.start(wait=True)
+        d = self.sd.d
+        scope = self.make("machine.slice/libpod-ddd.scope", "max")
+        time.sleep(0.3)                 # crun makes the scope, then its subgroup
+        ctr = self.make("machine.slice/libpod-ddd.scope/container", 50000)
+        d.wait_for(lambda: ctr.read_max()[0] == 120000, 10, "the container cgroup at its resting headroom (CPUQuotaMax=120%)")
+        st = vc.call(self.sd.socket_path, vc.INTERFACE + ".GetUnit", {"unit": "libpod-ddd.scope"})["parameters"]
+        self.assertEqual(st["unit"]["cgroup"], "machine.slice/libpod-ddd.scope/container")
+        self.assertEqual(st["unit"]["baseline"]["quota_usec"], 50000)
+        with open(os.path.join(scope.dir, "cpu.max")) as f:
+            self.assertEqual(f.read().split()[0], "max", "the scope itself is left alone")
+        self.assertIsNone(self.present("libpod-conmon-ddd.scope"), "conmon's scope is masked")
+        with open(os.path.join(conmon.dir, "cpu.max")) as f:
+            self.assertEqual(f.read().split()[0], "max")
+        d.signal(signal.SIGTERM)
+        self.assertEqual(d.wait(20), 0)
+        self.assertEqual(ctr.read_max(), (50000, df.PERIOD, 0))
 
 
 if __name__ == "__main__":

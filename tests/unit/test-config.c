@@ -1057,7 +1057,7 @@ static void test_known_keys(void **state) {
                 "Bandwidth.TargetThrottle=2%", "Bandwidth.TargetPressure=6%", "Bandwidth.TargetWaitP99=20ms",
                 "Bandwidth.Priority=-3",
                 "Bandwidth.Interval=250ms", "Bandwidth.ActiveInterval=200ms", "Bandwidth.Cgroup=machine.slice/x.scope/",
-                "Bandwidth.Class=latency", "Bandwidth.LatencyTarget=1ms", "Bandwidth.CPUGuarantee=50%",
+                "Bandwidth.Subgroup=/container", "Bandwidth.Class=latency", "Bandwidth.LatencyTarget=1ms", "Bandwidth.CPUGuarantee=50%",
         };
         const char *const *keys = bw_config_known_keys();
         char gov[4096] = "[Governor]\n", bw[4096] = "[Bandwidth]\n";
@@ -1082,7 +1082,7 @@ static void test_known_keys(void **state) {
                 strcat(strncmp(keys[n], "Governor.", 9) == 0 ? gov : bw, values[n] + strlen(keys[n]));
                 strcat(strncmp(keys[n], "Governor.", 9) == 0 ? gov : bw, "\n");
         }
-        assert_int_equal(n, 27);
+        assert_int_equal(n, 28);
         assert_int_equal(n, ELEMENTSOF(values));
 
         tree_init(&t);
@@ -1117,6 +1117,7 @@ static void test_known_keys(void **state) {
         assert_int_equal(u->active_interval_usec, MSEC(200));
         assert_int_equal(bw_unit_active_interval_usec(&c, u), MSEC(200));
         assert_string_equal(u->cgroup, "machine.slice/x.scope");
+        assert_string_equal(u->subgroup, "container");
         assert_true(u->has_class);
         assert_int_equal(bw_unit_class(u), BW_CLASS_LATENCY);
         assert_int_equal(u->latency_target_usec, MSEC(1));
@@ -1192,25 +1193,30 @@ static void test_cgroup_values(void **state) {
                 { "/a/b\x7f", NULL },
         };
 
-        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+        /* Cgroup= and Subgroup= take the same paths (Subgroup= below the unit's). */
+        for (size_t i = 0; i < 2 * ELEMENTSOF(cases); i++) {
+                const char *key = i % 2 ? "Subgroup" : "Cgroup";
+                const char *in = cases[i / 2].in, *out = cases[i / 2].out;
                 struct tree t;
                 struct bw_config c = { 0 };
-                char content[256];
+                char content[256], want[128];
                 char *msg = NULL;
                 int r;
 
-                print_message("# Cgroup=%s\n", cases[i].in);
+                print_message("# %s=%s\n", key, in);
                 tree_init(&t);
-                snprintf(content, sizeof(content), "[Bandwidth]\nCgroup=%s\n", cases[i].in);
+                snprintf(content, sizeof(content), "[Bandwidth]\n%s=%s\n", key, in);
                 put(&t, "etc/x.d/10.conf", content);
                 r = load(&t, &c, &msg);
-                if (cases[i].out) {
+                if (out) {
                         assert_int_equal(r, 0);
-                        assert_string_equal(c.units[0].cgroup, cases[i].out);
+                        assert_string_equal(i % 2 ? c.units[0].subgroup : c.units[0].cgroup, out);
+                        assert_null(i % 2 ? c.units[0].cgroup : c.units[0].subgroup);
                         bw_config_done(&c);
                 } else {
                         assert_int_equal(r, -EINVAL);
-                        assert_non_null(strstr(msg, "ROOT/etc/x.d/10.conf:2: Cgroup: expected a cgroup path"));
+                        snprintf(want, sizeof(want), "ROOT/etc/x.d/10.conf:2: %s: expected a cgroup path", key);
+                        assert_non_null(strstr(msg, want));
                         free(msg);
                 }
                 tree_done(&t);
