@@ -1,0 +1,144 @@
+#!/bin/bash
+# Debian's podman (crun, systemd cgroup manager) running containers from a
+# local image (busybox-static imported: no registry, no network), governed
+# through the libpod-.scope.d prefix directory (issue 18). crun puts the
+# container and its --cpus quota in libpod-<id>.scope/container and leaves
+# the scope at max: the drop-in says Subgroup=container.
+#   1. a container started with --cpus 0.5 is governed (machine.slice/
+#      libpod-<id>.scope/container, baseline 50000) within one Interval= of
+#      its scope's start, without a reload; conmon's scope
+#      (libpod-conmon-<id>) is masked by a more specific prefix directory;
+#   2. podman update --cpus 0.8 re-bases it (baseline 80000);
+#   3. podman update --cpus 0.3 - below the burst bwgovd keeps in place -
+#      lands: the kernel takes it (write-order patch), or it refuses crun's
+#      write and bwgovd, told by its BPF fexit program (or by systemd's
+#      CPUQuota= when crun went through PID 1), puts 30000 in place itself
+#      within a few seconds, and re-bases on it;
+#   4. podman rm forgets it;
+#   5. on stop bwgovd puts the baseline back.
+# shellcheck source-path=SCRIPTDIR/.. source=lib.sh
+. "${BWGOV_VM_LIB:?}"
+
+svc=bwgovd.service
+image=localhost/bwgov-busybox
+name=bwgov-c1
+dropin=/etc/bwgov/libpod-.scope.d
+mask=/etc/bwgov/libpod-conmon-.scope.d
+
+cleanup() {
+        podman rm -f -t 0 "$name" >/dev/null 2>&1
+        rm -rf "$dropin" "$mask"
+        systemctl reload "$svc" 2>/dev/null
+}
+trap cleanup EXIT
+
+check "bwgovd is running" systemctl start "$svc" || fail_with_journal "$svc"
+mkdir -p /etc/bwgov/bwgov.conf.d
+printf '[Governor]\nHostPressureLimit=0%%\n' >/etc/bwgov/bwgov.conf.d/50-vm-test.conf
+
+make_image() {
+        local d
+        d=$(mktemp -d)
+        mkdir -p "$d/bin"
+        cp "$(command -v busybox)" "$d/bin/busybox"
+        ln -s busybox "$d/bin/sh"
+        tar -C "$d" -cf - . | podman import --quiet - "$image"
+        rm -rf "$d"
+}
+check "podman import: a busybox rootfs as $image" make_image
+info "$(podman --version), OCI runtime $(podman info --format '{{.Host.OCIRuntime.Name}} {{.Host.OCIRuntime.Version}}' 2>&1 | head -n 1)"
+info "cgroup manager: $(podman info --format '{{.Host.CgroupManager}}' 2>&1)"
+info "bwgovctl status: $(bwgovctl status 2>&1 | grep '^Writes:')"
+
+mkdir -p "$dropin" "$mask"
+printf '[Bandwidth]\nSubgroup=container\nMode=elastic\nCreditMax=30s\n' >"$dropin/10-containers.conf"
+ln -sf /dev/null "$mask/10-containers.conf"
+check "systemctl reload bwgovd (libpod-.scope.d, conmon's masked)" systemctl reload "$svc" || fail_with_journal "$svc"
+
+c=$(journal_cursor)
+check "podman run -d --cpus 0.5" podman run -d --name "$name" --cpus 0.5 --network none "$image" \
+        sh -c 'while :; do :; done'
+start=$(date +%s.%N)
+id=$(podman inspect -f '{{.Id}}' "$name")
+scope=libpod-$id.scope
+cg=$(unit_cgroup "$scope")
+info "container $id: $cg, cpu.max $(cat "$cg/cpu.max" 2>&1)"
+cpumax_tree() {
+        local f
+        for f in $(find "$cg" -name cpu.max); do
+                printf '%s: %s; ' "${f#"$cg"}" "$(cat "$f")"
+        done
+}
+info "cpu.max below the scope: $(cpumax_tree)"
+check_eq "the container's process is in crun's subgroup" "0::${cg#/sys/fs/cgroup}/container" \
+        cat "/proc/$(podman inspect -f '{{.State.Pid}}' "$name")/cgroup"
+ccg=$cg/container
+check_eq "podman's scope is in machine.slice" "/sys/fs/cgroup/machine.slice/$scope" echo "$cg"
+baseline_is() {
+        bwgovctl show "$scope" --json |
+                jq -e --argjson q "$1" --arg cg "${ccg#/sys/fs/cgroup/}" \
+                        '.unit.adopted and .unit.baseline.quota_usec == $q and .unit.cgroup == $cg'
+}
+check "the container is governed by the prefix drop-in (baseline 50000)" wait_for 10 baseline_is 50000 ||
+        fail_with_journal "$svc"
+took=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+gap=$(governed_after "$c" "$scope")
+info "governed ${gap:-?} s after systemd started the scope (journal); bwgovctl saw it $took s after podman run returned"
+check "... within one Interval= (1 s) of its start, 0.5 s more under TCG (journal timestamps)" \
+        awk -v t="$gap" 'BEGIN { exit !(t != "" && t < 1.5) }'
+conmon_alone() {
+        ! bwgovctl status --all | grep -q "libpod-conmon-$id"
+}
+check "conmon's scope (libpod-conmon-<id>.scope, masked) is not governed" conmon_alone
+
+check "podman update --cpus 0.8" podman update --cpus 0.8 "$name"
+check "re-based on the runtime's raise (baseline 80000)" wait_for 10 baseline_is 80000 || fail_with_journal "$svc"
+rested() {
+        local q p
+        read -r q p <"$ccg/cpu.max"
+        printf 'cpu.max %s %s, burst %s\n' "$q" "$p" "$(cat "$ccg/cpu.max.burst")"
+        (($(cat "$ccg/cpu.max.burst") > 30000))
+}
+check "a burst above 30000 is in place before the lower update" wait_for 10 rested
+
+c=$(journal_cursor)
+out=$(podman update --cpus 0.3 "$name" 2>&1)
+rc=$?
+info "podman update --cpus 0.3: exit status $rc${out:+: $out}"
+landed() {
+        local q p
+        read -r q p <"$ccg/cpu.max"
+        printf 'cpu.max %s %s, burst %s\n' "$q" "$p" "$(cat "$ccg/cpu.max.burst")"
+        baseline_is 30000 >/dev/null
+}
+check "the runtime's lower quota lands: baseline 30000" wait_for 10 landed || fail_with_journal "$svc" 60
+how() {
+        local w
+        w=$(journal_since "$c" ".BWGOV_UNIT == \"$scope\" and .BWGOV_REASON != null" |
+                jq -r '"\(.BWGOV_REASON) \(.BWGOV_QUOTA_OLD) -> \(.BWGOV_QUOTA_NEW)"')
+        printf '%s\n' "$w"
+        if ((rc == 0)); then
+                grep -q '^external-change .* -> 30000$' <<<"$w"
+        else
+                grep -Eq '^(refused-write|systemd-intent) .* -> 30000$' <<<"$w"
+        fi
+}
+check "how: taken by the kernel (podman succeeded) or put in place by bwgovd (refused-write)" how
+info "bwgovd's journal: $(unit_log_since "$c" "$svc" | grep -E 'refused|CPUQuota' | head -n 2 | paste -sd ' ')"
+
+check "podman rm -f" podman rm -f -t 0 "$name"
+forgotten() {
+        ! bwgovctl show "$scope" --json >/dev/null 2>&1
+}
+check "the removed container is forgotten" wait_for 10 forgotten || fail_with_journal "$svc"
+
+check "podman run again, then stop bwgovd" podman run -d --name "$name" --cpus 0.5 --network none "$image" \
+        sh -c 'while :; do :; done'
+id=$(podman inspect -f '{{.Id}}' "$name")
+scope=libpod-$id.scope
+cg=$(unit_cgroup "$scope")
+ccg=$cg/container
+check "governed (baseline 50000)" wait_for 10 baseline_is 50000
+check "systemctl stop bwgovd" systemctl stop "$svc"
+check_eq "the container's baseline back" "50000 100000" cat "$ccg/cpu.max"
+check "start bwgovd again" systemctl start "$svc" || fail_with_journal "$svc"
