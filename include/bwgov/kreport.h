@@ -65,15 +65,13 @@ const char *bw_kreport_problem(const struct bw_kreport *r);
 
 /* The report as the JSON document of `bwgovctl check-kernel --json`
  * (docs/bwgovctl-json.md): kernel, manifest, cgroup, probes, verdict, items,
- * capabilities. Its capabilities are bw_kreport_caps_to_json()'s plus
- * write_order_free. Returns a new reference, or NULL on ENOMEM. */
+ * capabilities. Returns a new reference, or NULL on ENOMEM. */
 json_t *bw_kreport_to_json(const struct bw_kreport *r);
 
 /* Parts of that document, for replies that carry only some of it: the items
  * array ([] without a manifest) and the capabilities object (null without a
- * manifest) in the shape of the varlink interface's KernelCapabilities,
- * which does not declare write_order_free yet (src/daemon's
- * io.bwgov.Governor.varlink; the item burst-write-order in the items
- * carries the same answer). Both return a new reference, or NULL on ENOMEM. */
+ * manifest) in the shape of the varlink interface's KernelCapabilities (src/
+ * daemon's io.bwgov.Governor.varlink). Both return a new reference, or NULL
+ * on ENOMEM. */
 json_t *bw_kreport_items_to_json(const struct bw_kreport *r);
 json_t *bw_kreport_caps_to_json(const struct bw_kreport *r);

@@ -258,7 +258,7 @@ json_t *bw_kreport_caps_to_json(const struct bw_kreport *r) {
         if (!r->result)
                 return json_null();
         c = &r->result->caps;
-        return json_pack("{s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:s, s:s}",
+        return json_pack("{s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:s, s:s, s:b}",
                          "has_burst", c->has_burst,
                          "burst_bug", c->burst_bug,
                          "has_psi", c->has_psi,
@@ -268,20 +268,8 @@ json_t *bw_kreport_caps_to_json(const struct bw_kreport *r) {
                          "identical_update_is_noop", c->identical_update_is_noop,
                          "has_bpf_runqueue", c->has_bpf_runqueue,
                          "bpf_throttled_clock", c->bpf_throttled_clock ? c->bpf_throttled_clock : "none",
-                         "throttle_model", c->throttle_model ? c->throttle_model : "unknown");
-}
-
-/* The capabilities of the whole document: the varlink shape plus
- * write_order_free (see kreport.h). */
-static json_t *doc_caps_json(const struct bw_kreport *r) {
-        json_t *caps = bw_kreport_caps_to_json(r);
-
-        if (caps && json_is_object(caps) &&
-            json_object_set_new(caps, "write_order_free", json_boolean(r->result->caps.write_order_free)) < 0) {
-                json_decref(caps);
-                return NULL;
-        }
-        return caps;
+                         "throttle_model", c->throttle_model ? c->throttle_model : "unknown",
+                         "write_order_free", c->write_order_free);
 }
 
 json_t *bw_kreport_to_json(const struct bw_kreport *r) {
@@ -301,5 +289,5 @@ json_t *bw_kreport_to_json(const struct bw_kreport *r) {
                                  "note", r->probes_note,
                          "verdict", bw_kverdict_to_string(r->verdict),
                          "items", r->result ? bw_kreport_items_to_json(r) : json_null(),
-                         "capabilities", doc_caps_json(r));
+                         "capabilities", bw_kreport_caps_to_json(r));
 }
