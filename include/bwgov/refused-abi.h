@@ -2,19 +2,11 @@
 #pragma once
 
 /* One quota write the kernel refused because it was below the group's
- * burst (the write-order dependency: see src/bpf/refused.bpf.c), as
- * src/bpf/refused.bpf.c sends it through its ring buffer. Shared by the BPF
- * program and user space, as rqstat-abi.h is. */
+ * burst (the write-order dependency), as src/bpf/refused.bpf.c sends it
+ * through its ring buffer. Shared by the BPF program and user space
+ * (bpf-abi.h). */
 
-#ifdef __bpf__
-#include <linux/types.h>
-typedef __u64 bw_u64;
-typedef __u32 bw_u32;
-#else
-#include <stdint.h>
-typedef uint64_t bw_u64;
-typedef uint32_t bw_u32;
-#endif
+#include "bwgov/bpf-abi.h"
 
 #define BW_REFUSED_COMM_MAX 16
 

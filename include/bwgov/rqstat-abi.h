@@ -3,22 +3,12 @@
 
 /* What src/bpf/rqstat.bpf.c counts per governed cgroup and CPU, as the
  * daemon reads it from the `stats` map: one value per possible CPU, summed by
- * the reader. Shared by the BPF program (clang -target bpf) and user space:
- * bw_u64 and bw_u32 are __u64 and __u32 for the BPF target, uint64_t and
- * uint32_t in user space (the same bytes either way). Counters only ever
- * grow while the entry exists; the `pending_*` fields are the program's
- * scratch for the throttle in progress on that CPU and are not data. */
+ * the reader. Shared by the BPF program (clang -target bpf) and user space
+ * (bpf-abi.h). Counters only ever grow while the entry exists; the
+ * `pending_*` fields are the program's scratch for the throttle in progress
+ * on that CPU and are not data. */
 
-#ifdef __bpf__
-#include <linux/types.h>
-typedef __u64 bw_u64;
-typedef __u32 bw_u32;
-#else
-#include <stdint.h>
-typedef uint64_t bw_u64;
-typedef uint32_t bw_u32;
-_Static_assert(sizeof(bw_u64) == 8, "bw_u64 is 8 bytes");
-#endif
+#include "bwgov/bpf-abi.h"
 
 /* Log2 buckets of microseconds: slot 0 holds [0, 2) µs, slot i (1 ≤ i <
  * BW_RQ_SLOTS-1) holds [2^i, 2^(i+1)) µs, the last slot everything from
