@@ -217,6 +217,19 @@ governed_after() {
         awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", (b - a) / 1e6 }'
 }
 
+# check_governed_in_time CURSOR UNIT START WHAT: check that bwgovd took UNIT
+# within one Interval= (1 s; 0.5 s more for TCG) of systemd starting it, by
+# the journal's times (governed_after); START (date +%s.%N) and WHAT say when
+# the scenario's own command returned, for the record.
+check_governed_in_time() {
+        local took gap
+        took=$(awk -v a="$3" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+        gap=$(governed_after "$1" "$2")
+        info "governed ${gap:-?} s after systemd started $2 (journal); bwgovctl saw it $took s after $4"
+        check "... within one Interval= (1 s) of its start, 0.5 s more under TCG (journal times)" \
+                awk -v t="$gap" 'BEGIN { exit !(t != "" && t < 1.5) }'
+}
+
 unit_log_since() {
         journal_since "$1" "._SYSTEMD_UNIT == \"$2\" or .UNIT == \"$2\"" | jq -r .MESSAGE
 }
