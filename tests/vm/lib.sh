@@ -174,23 +174,45 @@ journal_since() {
 }
 
 # jq 1.6 (Debian 12) exits 0 under -e when it reads no input at all, so a
-# failing `bwgovctl ... --json | jq -e FILTER` would pass. With -e, no input
-# (only white space) is a failure here. Every jq -e of the scenarios reads
-# its standard input; exported for their `bash -c` checks.
+# failing `bwgovctl ... --json | jq -e FILTER` (or an empty file) would pass.
+# With -e, no input (only white space, from standard input or from every
+# file named) is a failure here. Exported for the scenarios' `bash -c` checks.
 jq() {
-        local a in
+        local a skip=0 positional=0 exit_status=0 in f files=()
         for a in "$@"; do
-                if [[ $a == -e || $a == --exit-status ]]; then
-                        in=$(cat)
-                        if [[ -z ${in//[[:space:]]/} ]]; then
-                                echo "jq: no input" >&2
-                                return 1
-                        fi
-                        command jq "$@" <<<"$in"
-                        return
+                if ((skip > 0)); then
+                        skip=$((skip - 1))
+                        continue
                 fi
+                case $a in
+                -e | --exit-status) exit_status=1 ;;
+                --arg | --argjson | --slurpfile | --rawfile) skip=2 ;;
+                -f | --from-file | -L | --indent) skip=1 ;;
+                -*) ;;
+                *)
+                        positional=$((positional + 1))
+                        ((positional == 1)) || files+=("$a")
+                        ;;
+                esac
         done
-        command jq "$@"
+        ((exit_status)) || { command jq "$@"; return; }
+        if ((${#files[@]} > 0)); then
+                in=""
+                for f in "${files[@]}"; do
+                        [[ -r $f ]] && in+=$(<"$f")
+                done
+        else
+                in=$(cat)
+        fi
+        if [[ -z ${in//[[:space:]]/} ]]; then
+                echo "jq: no input" >&2
+                return 1
+        fi
+        if ((${#files[@]} > 0)); then
+                command jq "$@"
+        else
+                command jq "$@" <<<"$in"
+        fi
 }
 export -f jq
 
