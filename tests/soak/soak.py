@@ -88,6 +88,9 @@ class Soak:
         self.quiet = threading.Event()          # a checkpoint: churn and traffic held
         self.churn_idle = threading.Event()     # ... and every churned cgroup removed
         self.lock = threading.Lock()            # the tree and the expectations
+        # A reload and a broken reload run from two threads: each must see the
+        # configuration directory it wrote, not the other's broken file.
+        self.conf_lock = threading.Lock()
         prefix = f"{PREFIX}{os.getpid()}-"     # two soaks at once never meet
         self.stable = [f"{prefix}s{i}" for i in range(a.stable)]
         self.pool = [f"{prefix}c{i}" for i in range(a.pool)]
@@ -241,10 +244,11 @@ class Soak:
 
     def reload(self):
         n = self.rnd.choice(self.stable)
-        with open(os.path.join(self.conf, n + ".d", "20-soak.conf"), "w") as f:
-            f.write(f"[Bandwidth]\nCreditMax={self.rnd.choice([10, 20, 40])}s\n")
-        self.events.append((round(time.monotonic() - self.t0, 1), "reload"))
-        p = self.ctl("reload")
+        with self.conf_lock:
+            with open(os.path.join(self.conf, n + ".d", "20-soak.conf"), "w") as f:
+                f.write(f"[Bandwidth]\nCreditMax={self.rnd.choice([10, 20, 40])}s\n")
+            self.events.append((round(time.monotonic() - self.t0, 1), "reload"))
+            p = self.ctl("reload")
         self.counts["reloads"] += 1
         if p.returncode != 0:
             self.counts["reload_errors"] += 1
@@ -252,11 +256,14 @@ class Soak:
 
     def broken_reload(self):
         path = os.path.join(self.conf, self.rnd.choice(self.stable) + ".d", "30-broken.conf")
-        with open(path, "w") as f:
-            f.write("[Bandwidth]\nCreditMax=soon\n")
-        self.events.append((round(time.monotonic() - self.t0, 1), "broken reload"))
-        p = self.ctl("reload")
-        os.unlink(path)
+        with self.conf_lock:
+            with open(path, "w") as f:
+                f.write("[Bandwidth]\nCreditMax=soon\n")
+            self.events.append((round(time.monotonic() - self.t0, 1), "broken reload"))
+            try:
+                p = self.ctl("reload")
+            finally:
+                os.unlink(path)
         if p.returncode == 1 and "30-broken.conf:2" in p.stderr + p.stdout:
             self.counts["reloads_refused"] += 1
         else:
