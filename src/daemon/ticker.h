@@ -39,3 +39,14 @@ void ticker_cancel(Ticker *t, struct bw_tick_entry *e);
 
 /* Entries queued. */
 size_t ticker_size(const Ticker *t);
+
+/* When an entry that came due at due and comes every interval is due next:
+ * one interval after due keeps its rhythm (not after now, which would drift
+ * by each wake-up's lateness). When that is not ahead of now any more (the
+ * loop was held, or the entry waited for later batches), one interval after
+ * the last point of a grid of grid_usec at or before now: entries that lost
+ * their rhythm share wake-ups instead of each keeping its own phase. grid_usec
+ * is at most half the interval, so the result is always ahead of now. */
+static inline uint64_t ticker_next_due(uint64_t due, uint64_t now, uint64_t interval, uint64_t grid_usec) {
+        return (due + interval > now ? due : now - now % grid_usec) + interval;
+}

@@ -205,11 +205,9 @@ void unit_on_due(Unit *u, uint64_t due, uint64_t now) {
         uint64_t interval = unit_interval(u);
 
         /* Schedule first, so a pass that fails early never stops the
-         * schedule; the decision then sets its own horizon. One Interval=
-         * after the time it was due keeps the rhythm (not after the time
-         * it ran), unless that is past already: then from the last grid
-         * point (Interval= is at least 100 ms, twice the grid). */
-        (void) unit_schedule(u, due + interval > now ? due : now - now % UNIT_REPHASE_USEC, interval);
+         * schedule; the decision then sets its own horizon. Interval= is at
+         * least 100 ms, twice the grid. */
+        (void) ticker_schedule(u->ctx->ticker, &u->tick, ticker_next_due(due, now, interval, UNIT_REPHASE_USEC));
         (void) unit_tick(u, now);
 }
 

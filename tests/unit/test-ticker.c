@@ -2,8 +2,9 @@
 /* The units' ticker (src/daemon/ticker.c) on a real sd-event loop: a unit
  * rescheduled one interval after it was due, as unit_on_due() does, keeps
  * that interval (issue 17, finding 6: Interval=1s ticked every 1.25 s, the
- * timer's default accuracy of 250 ms and a re-arm from when it fired). The
- * clock is the real one: sd-event takes no other. No root. */
+ * timer's default accuracy of 250 ms and a re-arm from when it fired), and
+ * ticker_next_due() keeps a rhythm or takes up one on the grid. The clock is
+ * the real one: sd-event takes no other. No root. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -46,7 +47,8 @@ static void on_due(struct bw_tick_entry *const *due, size_t n, uint64_t now, voi
                 (void) sd_event_exit(r->event, 0);
                 return;
         }
-        /* unit_on_due(): one interval after it was due, not after now. */
+        /* unit_on_due(): one interval after it was due, not after now
+         * (ticker_next_due() on time; its re-phasing is test_next_due's). */
         assert_int_equal(ticker_schedule(r->ticker, &r->entry, due[0]->due_usec + INTERVAL_USEC), 0);
 }
 
@@ -83,8 +85,35 @@ static void test_rhythm(void **state) {
         sd_event_unref(r.event);
 }
 
+#define MS USEC_PER_MSEC
+
+/* ticker_next_due(), what unit_on_due() schedules with (a 50 ms grid). */
+static void test_next_due(void **state) {
+        uint64_t first;
+
+        /* On time or late by less than an interval: the rhythm is kept,
+         * whatever the lateness. */
+        assert_int_equal(ticker_next_due(1000 * MS, 1000 * MS, 1000 * MS, 50 * MS), 2000 * MS);
+        assert_int_equal(ticker_next_due(1000 * MS + 17, 1003 * MS, 1000 * MS, 50 * MS), 2000 * MS + 17);
+        assert_int_equal(ticker_next_due(1000 * MS + 17, 1999 * MS, 1000 * MS, 50 * MS), 2000 * MS + 17);
+        /* Late by an interval or more: from the grid point at or before now,
+         * still ahead of now. */
+        assert_int_equal(ticker_next_due(1000 * MS, 2000 * MS, 1000 * MS, 50 * MS), 3000 * MS);
+        assert_int_equal(ticker_next_due(1000 * MS, 2130 * MS, 1000 * MS, 50 * MS), 3100 * MS);
+        assert_int_equal(ticker_next_due(1000 * MS + 17, 5049 * MS, 1000 * MS, 50 * MS), 6000 * MS);
+        /* At the shortest Interval= (100 ms, twice the grid) too. */
+        assert_true(ticker_next_due(0, 149 * MS, 100 * MS, 50 * MS) > 149 * MS);
+        /* Entries of many phases that all lost their rhythm in one grid
+         * step share one due time: one wake-up instead of one each. */
+        first = ticker_next_due(0, 3000 * MS + 1, 1000 * MS, 50 * MS);
+        for (uint64_t phase = 1; phase < 1000 * MS; phase += 7919)
+                assert_int_equal(ticker_next_due(phase, 3000 * MS + 1 + phase % (49 * MS), 1000 * MS, 50 * MS),
+                                 first);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_next_due),
                 cmocka_unit_test(test_rhythm),
         };
 
