@@ -59,6 +59,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
 from harness import cgroup as cgmod  # noqa: E402
+from harness.cgroup import kill_cgroup  # noqa: E402
 from harness import telemetry as tm  # noqa: E402
 from harness.governor import Bwgovd, WriteTrace, stop_pid  # noqa: E402
 
@@ -211,44 +212,6 @@ class KnobSampler(threading.Thread):
 
 
 # ---- the antagonist ----------------------------------------------------------
-
-def kill_cgroup(cg, timeout=10.0):
-    """SIGKILL every process in our own bench cgroup (hackbench forks 160
-    children): cgroup.kill of the v2 cgroup when there is one, else each PID
-    of its cgroup.procs through a pidfd, checked to be in the cgroup after the
-    pidfd is open (so a reused PID is never signalled). Returns the PIDs left."""
-    if not cg.name.startswith(cgmod.PREFIX):
-        raise ValueError(f"refusing to kill processes of {cg.bw_dir}")
-    deadline = time.monotonic() + timeout
-    kill_file = os.path.join(cg.v2_dir, "cgroup.kill") if cg.v2_dir else None
-    procs = os.path.join(cg.bw_dir, "cgroup.procs")
-    rel = "/" + cg.name
-    while True:
-        left = [int(x) for x in (_read(procs) or "").split()]
-        if not left or time.monotonic() > deadline:
-            return left
-        if kill_file and os.path.exists(kill_file):
-            try:
-                with open(kill_file, "w") as f:
-                    f.write("1")
-            except OSError:
-                kill_file = None
-        else:
-            for pid in left:
-                try:
-                    fd = os.pidfd_open(pid)
-                except OSError:
-                    continue
-                try:
-                    cgs = _read(f"/proc/{pid}/cgroup") or ""
-                    if any(line.split(":", 2)[-1] == rel for line in cgs.splitlines()):
-                        signal.pidfd_send_signal(fd, signal.SIGKILL)
-                except OSError:
-                    pass
-                finally:
-                    os.close(fd)
-        time.sleep(0.05)
-
 
 class Antagonist(threading.Thread):
     """hackbench over and over in the antagonist cgroup; one record per run:

@@ -7,6 +7,7 @@ Only cgroups whose name starts with "bwgov-bench-" are ever created or
 removed, and only processes we started are killed, by PID."""
 
 import os
+import signal
 import subprocess
 import time
 
@@ -244,6 +245,52 @@ class Cgroup:
                     left = []
                 warnings.append(f"could not remove {d} (tasks left: {' '.join(left)})")
         return warnings
+
+
+def _read_or_none(path):
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def kill_cgroup(cg, timeout=10.0):
+    """SIGKILL every process in our own bench cgroup (hackbench forks 160
+    children): cgroup.kill of the v2 cgroup when there is one, else each PID
+    of its cgroup.procs through a pidfd, checked to be in the cgroup after the
+    pidfd is open (so a reused PID is never signalled). Returns the PIDs left."""
+    if not cg.name.startswith(PREFIX):
+        raise ValueError(f"refusing to kill processes of {cg.bw_dir}")
+    deadline = time.monotonic() + timeout
+    kill_file = os.path.join(cg.v2_dir, "cgroup.kill") if cg.v2_dir else None
+    procs = os.path.join(cg.bw_dir, "cgroup.procs")
+    rel = "/" + cg.name
+    while True:
+        left = [int(x) for x in (_read_or_none(procs) or "").split()]
+        if not left or time.monotonic() > deadline:
+            return left
+        if kill_file and os.path.exists(kill_file):
+            try:
+                with open(kill_file, "w") as f:
+                    f.write("1")
+            except OSError:
+                kill_file = None
+        else:
+            for pid in left:
+                try:
+                    fd = os.pidfd_open(pid)
+                except OSError:
+                    continue
+                try:
+                    cgs = _read_or_none(f"/proc/{pid}/cgroup") or ""
+                    if any(line.split(":", 2)[-1] == rel for line in cgs.splitlines()):
+                        signal.pidfd_send_signal(fd, signal.SIGKILL)
+                except OSError:
+                    pass
+                finally:
+                    os.close(fd)
+        time.sleep(0.05)
 
 
 def leftovers(layout):
