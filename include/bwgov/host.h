@@ -13,18 +13,43 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Over the limit: host CPU pressure "some" above limit (µs/s, 0 = never),
- * while work outside the governed groups uses at least
- * BW_HOST_OTHER_USAGE_MIN of CPU (other_usage_rate: the host's busy CPU time
- * less the governed groups' usage, µs/s). PSI cannot tell whose tasks wait:
- * a governed group throttled at its baseline, or one with more runnable
- * threads than CPUs, stalls the host's "some" all by itself, and
- * subtracting the groups' own stall from the host's figure reads zero as
- * soon as a group stalls all the time, even with a starving neighbour
- * beside it. What the brake protects is work outside the governed groups;
- * when there is none, nobody is deprived of the CPU the headroom takes. */
+/* What the host sample says, averaged over about a second (rates in µs/s):
+ * host CPU pressure "some", the CPU used outside the governed groups, the
+ * governed groups' use above their baselines (each outermost group's usage
+ * rate less its baseline, not below 0, summed: the headroom actually in
+ * use), and the host's idle CPU (all CPUs less the busy time). */
+struct bw_host_sample {
+        uint64_t some_rate;
+        uint64_t other_usage_rate;
+        uint64_t governed_excess_rate;
+        uint64_t idle_rate;
+};
+
+/* Over the limit, i.e. the governed groups harm the rest of the host: its
+ * CPU pressure "some" is above limit (0 = never), work outside the governed
+ * groups uses at least BW_HOST_OTHER_USAGE_MIN of CPU, and either the
+ * governed groups use at least BW_HOST_EXCESS_MIN above their baselines and
+ * more than the host left idle (headroom served from idle CPU deprived
+ * nobody), or the host was over its limit at the last sample (was_over) and
+ * is still saturated (less than BW_HOST_IDLE_MIN idle): the groups whose
+ * headroom was withdrawn are at their baselines then, their excess is gone,
+ * and giving the headroom back would only take the CPU from the waiting
+ * others again.
+ *
+ * Pressure alone says too little. PSI cannot tell whose tasks wait: a
+ * governed group with more runnable threads than CPUs stalls the host's
+ * "some" all by itself, other processes stall each other, and subtracting
+ * the groups' own stall from the host's figure reads zero as soon as a
+ * group stalls all the time, even with a starving neighbour beside it. What
+ * the brake protects is work outside the governed groups, from the CPU the
+ * headroom takes: when nobody else runs, when no group is above its
+ * baseline, or when the CPU it uses above its baseline was idle anyway,
+ * withdrawing headroom helps nobody (it only throttles a group inside its
+ * contract while the others wait as much as before). */
 #define BW_HOST_OTHER_USAGE_MIN UINT64_C(50000)         /* 5 % of one CPU: more than bwgovd and a shell */
-bool bw_host_over_limit(uint64_t some_rate, uint64_t other_usage_rate, uint64_t limit);
+#define BW_HOST_EXCESS_MIN      UINT64_C(50000)         /* 5 % of one CPU above the baselines */
+#define BW_HOST_IDLE_MIN        UINT64_C(100000)        /* less idle than 10 % of one CPU: saturated */
+bool bw_host_over_limit(const struct bw_host_sample *s, bool was_over, uint64_t limit);
 
 /* Host shedding planner. When the host is over its limit, withdraw part of
  * the headroom, resting or in use: a share of the total proportional to
@@ -48,11 +73,16 @@ int bw_host_plan_shed(
                 uint64_t host_pressure_limit,
                 unsigned *ret_shed_permille);
 
-/* The busy CPU time of the host from /proc/stat's aggregate "cpu" line
- * ("cpu  user nice system idle iowait irq softirq steal guest guest_nice",
- * in USER_HZ ticks): user + nice + system + irq + softirq + steal, in µs
- * (guest time is already part of user). buf need not be NUL-terminated;
- * only the first line is read. Returns 0, -EINVAL for a first line that is
- * not a "cpu" line with at least the first eight numbers, -ERANGE on
- * overflow, -EINVAL for ticks_per_sec 0. */
-int bw_host_parse_stat(const char *buf, size_t len, uint64_t ticks_per_sec, uint64_t *ret_busy_usec);
+/* The busy and the idle CPU time of the host from /proc/stat's aggregate
+ * "cpu" line ("cpu  user nice system idle iowait irq softirq steal guest
+ * guest_nice", in USER_HZ ticks): busy = user + nice + system + irq + softirq
+ * + steal (guest time is already part of user), idle = idle + iowait, in µs.
+ * buf need not be NUL-terminated; only the first line is read. Returns 0,
+ * -EINVAL for a first line that is not a "cpu" line with at least the first
+ * eight numbers, -ERANGE on overflow, -EINVAL for ticks_per_sec 0; ret is
+ * untouched on failure. */
+struct bw_host_cpu {
+        uint64_t busy_usec;
+        uint64_t idle_usec;
+};
+int bw_host_parse_stat(const char *buf, size_t len, uint64_t ticks_per_sec, struct bw_host_cpu *ret);

@@ -51,9 +51,12 @@ static int host_read(int *fd, const char *path, char *buf, size_t size, size_t *
 
 /* CPU time the outermost governed groups have used by `now`: each one's
  * counter at its last sample, carried forward at its last rate (their
- * samples come at their own times, the host's at its own). */
-static uint64_t manager_governed_usage(Manager *m, uint64_t now) {
-        uint64_t sum = 0;
+ * samples come at their own times, the host's at its own). Also their use
+ * above their baselines at their last samples, µs/s: each group's usage rate
+ * less its baseline rate, not below 0 (a group under its baseline takes
+ * nothing from anyone), summed. */
+static uint64_t manager_governed_usage(Manager *m, uint64_t now, uint64_t *ret_excess_rate) {
+        uint64_t sum = 0, excess = 0;
 
         for (size_t i = 0; i < m->n_units; i++) {
                 Unit *u = m->units[i];
@@ -66,24 +69,39 @@ static uint64_t manager_governed_usage(Manager *m, uint64_t now) {
                 if (now > u->pstate.prev_now_usec)
                         v += u64_muldiv(u->last.usage_rate, now - u->pstate.prev_now_usec, USEC_PER_SEC);
                 sum = u64_sat_add(sum, v);
+                if (u->baseline.quota_usec != BW_QUOTA_MAX && u->baseline.period_usec > 0) {
+                        uint64_t base = u64_muldiv(u->baseline.quota_usec, USEC_PER_SEC, u->baseline.period_usec);
+
+                        if (u->last.usage_rate > base)
+                                excess = u64_sat_add(excess, u->last.usage_rate - base);
+                }
         }
+        *ret_excess_rate = excess;
         return sum;
 }
 
-/* Host CPU pressure and the CPU used outside the governed groups since the
- * last host sample, and whether the host is over HostPressureLimit=
- * (bw_host_over_limit()). The outside use is averaged over about
- * HOST_OTHER_TAU_USEC: governed samples and host samples come at different
- * times, and a single difference of the two is noisy. It counts only when
- * the pressure is over the limit: while the pressure is below half of it
- * (and the brake is off), the outside use (/proc/stat and a pass over every
- * unit) is taken once per Interval=, not every ActiveInterval=; the sample
- * whose pressure crosses half the limit takes it at once, over the time
- * since the last one. */
+/* x moved towards v by w/HOST_OTHER_TAU_USEC (an average over about that long). */
+static void host_average(int64_t *x, int64_t v, int64_t w) {
+        *x += (v - *x) * w / (int64_t) HOST_OTHER_TAU_USEC;
+}
+
+/* Host CPU pressure, the CPU used outside the governed groups, the governed
+ * groups' use above their baselines and the idle CPU since the last host
+ * sample, and whether the governed groups harm the rest of the host, i.e.
+ * whether it is over HostPressureLimit= (bw_host_over_limit()). The rates are
+ * averaged over about HOST_OTHER_TAU_USEC: governed samples and host samples
+ * come at different times, and a single difference of the two is noisy. They
+ * count only when the pressure is over the limit: while the pressure is
+ * below half of it (and the brake is off), they (/proc/stat and a pass over
+ * every unit) are taken once per Interval=, not every ActiveInterval=; the
+ * sample whose pressure crosses half the limit takes them at once, over the
+ * time since the last one. */
 void manager_sample_host(Manager *m) {
-        uint64_t now, busy = 0, dt, governed, limit = m->config.global.host_pressure_limit;
+        uint64_t now, dt, governed, excess, limit = m->config.global.host_pressure_limit;
+        struct bw_host_cpu cpu = { 0, 0 };
         bool has_busy = false;
         char buf[HOST_FILE_MAX_BYTES];
+        struct bw_host_sample hs;
         struct bw_psi psi;
         size_t n;
 
@@ -103,32 +121,52 @@ void manager_sample_host(Manager *m) {
 
         /* Only the aggregate "cpu" line, the first one. */
         if (host_read(&m->host_stat_fd, m->host_stat_path, buf, sizeof(buf), &n) >= 0 && n > 0 &&
-            bw_host_parse_stat(buf, n, (uint64_t) sysconf(_SC_CLK_TCK), &busy) >= 0)
+            bw_host_parse_stat(buf, n, (uint64_t) sysconf(_SC_CLK_TCK), &cpu) >= 0)
                 has_busy = true;
-        governed = manager_governed_usage(m, now);
+        governed = manager_governed_usage(m, now, &excess);
         dt = m->has_host && now > m->host_busy_time_usec ? now - m->host_busy_time_usec : 0;
-        if (dt > 0 && has_busy && m->has_host_busy && busy >= m->host_busy_usec &&
-            m->host_units_generation == m->units_generation) {
-                int64_t busy_delta = (int64_t) (busy - m->host_busy_usec);
+        if (dt > 0 && has_busy && m->has_host_busy && cpu.busy_usec >= m->host_busy_usec &&
+            cpu.idle_usec >= m->host_idle_usec && m->host_units_generation == m->units_generation) {
+                int64_t busy_delta = (int64_t) (cpu.busy_usec - m->host_busy_usec);
                 int64_t governed_delta = (int64_t) governed - (int64_t) m->host_governed_usec;
                 int64_t other = (busy_delta - governed_delta) * (int64_t) USEC_PER_SEC / (int64_t) dt;
                 int64_t w = (int64_t) u64_min(dt, HOST_OTHER_TAU_USEC);
+                int64_t idle = (int64_t) u64_muldiv(cpu.idle_usec - m->host_idle_usec, USEC_PER_SEC, dt);
 
-                m->host_busy_rate = (busy - m->host_busy_usec) * USEC_PER_SEC / dt;
-                m->host_other_avg += (other - m->host_other_avg) * w / (int64_t) HOST_OTHER_TAU_USEC;
+                m->host_busy_rate = (cpu.busy_usec - m->host_busy_usec) * USEC_PER_SEC / dt;
+                if (!m->host_averaged) {
+                        /* The first rates start the averages, not a move from 0. */
+                        m->host_other_avg = other;
+                        m->host_excess_avg = (int64_t) excess;
+                        m->host_idle_avg = idle;
+                        m->host_averaged = true;
+                } else {
+                        host_average(&m->host_other_avg, other, w);
+                        host_average(&m->host_excess_avg, (int64_t) excess, w);
+                        host_average(&m->host_idle_avg, idle, w);
+                }
         }
         m->has_host = true;
         m->has_host_busy = has_busy;
-        m->host_busy_usec = busy;
+        m->host_busy_usec = cpu.busy_usec;
+        m->host_idle_usec = cpu.idle_usec;
         m->host_busy_time_usec = now;
         m->host_governed_usec = governed;
         m->host_units_generation = m->units_generation;
         m->host_other_usage = m->host_other_avg > 0 ? (uint64_t) m->host_other_avg : 0;
+        m->host_governed_excess = m->host_excess_avg > 0 ? (uint64_t) m->host_excess_avg : 0;
+        m->host_idle = m->host_idle_avg > 0 ? (uint64_t) m->host_idle_avg : 0;
 
         /* Without /proc/stat there is no telling whether anyone else wants
-         * the CPU: the pressure alone decides. */
-        m->host_over_limit = bw_host_over_limit(m->host_some_rate, has_busy ? m->host_other_usage : UINT64_MAX,
-                                                limit);
+         * the CPU, or whether it was idle: the pressure and the governed
+         * groups' excess alone decide. */
+        hs = (struct bw_host_sample) {
+                .some_rate = m->host_some_rate,
+                .other_usage_rate = has_busy ? m->host_other_usage : UINT64_MAX,
+                .governed_excess_rate = has_busy ? m->host_governed_excess : excess,
+                .idle_rate = has_busy ? m->host_idle : 0,
+        };
+        m->host_over_limit = bw_host_over_limit(&hs, m->host_over_limit, limit);
 }
 
 void manager_plan_shedding(Manager *m, uint64_t now) {
@@ -178,8 +216,9 @@ void manager_plan_shedding(Manager *m, uint64_t now) {
         /* One line per plan that reaches new units, not one per unit: with
          * thousands of units each write says "host-shed" anyway. */
         if (n_new > 0)
-                log_notice("Host CPU pressure %" PRIu64 "us/s over limit %" PRIu64 "us/s while %" PRIu64
-                           "us/s of CPU is used outside the governed groups: withdrawing headroom from %zu unit%s, "
-                           "lowest Priority= first",
-                           m->host_some_rate, limit, m->host_other_usage, n_shed, n_shed == 1 ? "" : "s");
+                log_notice("Host CPU pressure %" PRIu64 "us/s over limit %" PRIu64 "us/s while the governed groups "
+                           "use %" PRIu64 "us/s above their baselines, %" PRIu64 "us/s of CPU is used outside them "
+                           "and %" PRIu64 "us/s is idle: withdrawing headroom from %zu unit%s, lowest Priority= first",
+                           m->host_some_rate, limit, m->host_governed_excess, m->host_other_usage, m->host_idle,
+                           n_shed, n_shed == 1 ? "" : "s");
 }

@@ -79,6 +79,7 @@ struct Manager {
         int host_pressure_fd, host_stat_fd;     /* held open (manager-host.c), -1 until read */
         uint64_t host_total_usec;       /* /proc/pressure/cpu some total */
         uint64_t host_busy_usec;        /* /proc/stat busy CPU time */
+        uint64_t host_idle_usec;        /* /proc/stat idle (and iowait) CPU time */
         bool has_host_busy;
         uint64_t host_time_usec;
         uint64_t host_busy_time_usec;   /* when host_busy_usec and host_governed_usec were taken */
@@ -87,6 +88,11 @@ struct Manager {
         uint64_t host_governed_usec;    /* the governed groups' usage at the last host sample */
         int64_t host_other_avg;         /* µs/s used outside the governed groups, averaged (signed) */
         uint64_t host_other_usage;      /* ... not below 0 */
+        int64_t host_excess_avg;        /* µs/s the governed groups use above their baselines, averaged */
+        uint64_t host_governed_excess;  /* ... not below 0 */
+        int64_t host_idle_avg;          /* µs/s of idle CPU over all CPUs, averaged */
+        uint64_t host_idle;             /* ... not below 0 */
+        bool host_averaged;             /* the averages above have a first value */
         uint64_t units_generation;      /* grows whenever a unit's cgroup opens or closes */
         uint64_t host_units_generation; /* ... at the last host sample */
         bool host_over_limit;           /* bw_host_over_limit() at the last host sample */

@@ -245,10 +245,14 @@ static void write_host(struct metrics_buf *b, const struct governor_status *s) {
                "Host CPU pressure (some) over the last interval.", s->host_pressure_rate);
         scalar(b, "bwgov_host_other_usage_usec_per_second", "gauge", "CPU used outside the governed groups.",
                s->host_other_usage_rate);
+        scalar(b, "bwgov_host_governed_excess_usec_per_second", "gauge",
+               "CPU the governed groups use above their baselines.", s->host_governed_excess_rate);
+        scalar(b, "bwgov_host_idle_usec_per_second", "gauge", "Idle CPU of the host, over all CPUs.",
+               s->host_idle_rate);
         scalar(b, "bwgov_runqueue_telemetry", "gauge",
                "1 while the run-queue BPF programs are loaded (GetStatus says why not).", s->telemetry ? 1 : 0);
         scalar(b, "bwgov_host_over_limit", "gauge",
-               "1 while the host is over HostPressureLimit= with work outside the governed groups.",
+               "1 while the governed groups' headroom harms work outside them (HostPressureLimit=).",
                s->host_over_limit ? 1 : 0);
         scalar(b, "bwgov_usage_gates", "gauge",
                "Parent cgroups whose usage is read once for their governed children.", s->usage_gates);

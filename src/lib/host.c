@@ -19,8 +19,12 @@
 #define STAT_CPU_PREFIX   "cpu "
 #define STAT_CPU_NAME_LEN 3                     /* "cpu": the fields start after it */
 
-bool bw_host_over_limit(uint64_t some_rate, uint64_t other_usage_rate, uint64_t limit) {
-        return limit > 0 && some_rate > limit && other_usage_rate >= BW_HOST_OTHER_USAGE_MIN;
+bool bw_host_over_limit(const struct bw_host_sample *s, bool was_over, uint64_t limit) {
+        bool harm = s->governed_excess_rate >= BW_HOST_EXCESS_MIN && s->governed_excess_rate > s->idle_rate;
+
+        if (limit == 0 || s->some_rate <= limit || s->other_usage_rate < BW_HOST_OTHER_USAGE_MIN)
+                return false;
+        return harm || (was_over && s->idle_rate < BW_HOST_IDLE_MIN);
 }
 
 struct shed_order {
@@ -101,19 +105,27 @@ int bw_host_plan_shed(
         return 0;
 }
 
-int bw_host_parse_stat(const char *buf, size_t len, uint64_t ticks_per_sec, uint64_t *ret_busy_usec) {
+static int ticks_to_usec(uint64_t ticks, uint64_t ticks_per_sec, uint64_t *ret) {
+        if (ticks > UINT64_MAX / USEC_PER_SEC)
+                return -ERANGE;
+        *ret = ticks * USEC_PER_SEC / ticks_per_sec;
+        return 0;
+}
+
+int bw_host_parse_stat(const char *buf, size_t len, uint64_t ticks_per_sec, struct bw_host_cpu *ret) {
         /* Fields after "cpu": user nice system idle iowait irq softirq steal. */
         static const bool busy[8] = { true, true, true, false, false, true, true, true };
-        uint64_t sum = 0;
+        uint64_t sum[2] = { 0, 0 };     /* busy, idle */
+        struct bw_host_cpu out;
         size_t i = 0;
 
-        if (!buf || !ret_busy_usec || ticks_per_sec == 0)
+        if (!buf || !ret || ticks_per_sec == 0)
                 return -EINVAL;
         if (len < strlen(STAT_CPU_PREFIX) || memcmp(buf, STAT_CPU_PREFIX, strlen(STAT_CPU_PREFIX)) != 0)
                 return -EINVAL;
         i = STAT_CPU_NAME_LEN;
         for (unsigned f = 0; f < ELEMENTSOF(busy); f++) {
-                uint64_t v = 0;
+                uint64_t v = 0, *s = &sum[busy[f] ? 0 : 1];
                 size_t start;
 
                 while (i < len && buf[i] == ' ')
@@ -127,14 +139,13 @@ int bw_host_parse_stat(const char *buf, size_t len, uint64_t ticks_per_sec, uint
                 }
                 if (i == start || (i < len && buf[i] != ' ' && buf[i] != '\n'))
                         return -EINVAL;
-                if (busy[f]) {
-                        if (sum > UINT64_MAX - v)
-                                return -ERANGE;
-                        sum += v;
-                }
+                if (*s > UINT64_MAX - v)
+                        return -ERANGE;
+                *s += v;
         }
-        if (sum > UINT64_MAX / USEC_PER_SEC)
+        if (ticks_to_usec(sum[0], ticks_per_sec, &out.busy_usec) < 0 ||
+            ticks_to_usec(sum[1], ticks_per_sec, &out.idle_usec) < 0)
                 return -ERANGE;
-        *ret_busy_usec = sum * USEC_PER_SEC / ticks_per_sec;
+        *ret = out;
         return 0;
 }

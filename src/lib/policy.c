@@ -96,13 +96,15 @@
  *    writes nothing: under its baseline it rests at Emax; over it, at the
  *    baseline.
  *
- * 6. Host protection (host.c). Over HostPressureLimit= the daemon plans
- *    how much of its headroom each group gives back (lowest Priority=
- *    first, at most half per sample); the law caps the group's headroom
- *    there and raises nobody (host-hold). Resting headroom is shed as well
- *    as headroom in use: an idle group is one wake-up away from spending
- *    it, and its own next sample may be an Interval= away, too late for
- *    the neighbour it would starve. Caps sit on levels; one comes back a
+ * 6. Host protection (host.c). When the governed groups harm the rest of
+ *    the host (over HostPressureLimit= while they use more than their
+ *    baselines, more than the host left idle, with other work there) the
+ *    daemon plans how much of its headroom each group gives back (lowest
+ *    Priority= first, at most half per sample); the law caps the group's
+ *    headroom there and raises nobody (host-hold). Resting headroom is shed
+ *    as well as headroom in use: an idle group is one wake-up away from
+ *    spending it, and its own next sample may be an Interval= away, too
+ *    late for the neighbour it would starve. Caps sit on levels; one comes back a
  *    level per three hold_off of continuous calm (slow return, fast
  *    retreat).
  *

@@ -136,6 +136,8 @@ class Sim(threading.Thread):
         self.host_total = 0
         self.other_cpus = 0.0      # CPUs used outside the governed groups
         self.other_usec = 0
+        self.idle_cpus = 0.0       # CPUs idle (the host is saturated at 0)
+        self.idle_usec = 0
         self.stop = threading.Event()
         self.write_host()
 
@@ -145,7 +147,8 @@ class Sim(threading.Thread):
                        f"full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n")
         # /proc/stat's aggregate line in USER_HZ (100) ticks: user = busy.
         busy = self.other_usec + sum(c.usage for c in self.cgroups)
-        write_in_place(self.stat_path, f"cpu  {busy // 10000} 0 0 1000000 0 0 0 0 0 0\ncpu0 0 0 0 0 0 0 0 0 0 0\n")
+        write_in_place(self.stat_path, f"cpu  {busy // 10000} 0 0 {self.idle_usec // 10000} 0 0 0 0 0 0\n"
+                                       "cpu0 0 0 0 0 0 0 0 0 0 0\n")
 
     def run(self):
         last = time.monotonic()
@@ -156,6 +159,7 @@ class Sim(threading.Thread):
             debt += (now - last) * 1e6
             self.host_total += int(self.host_rate * (now - last) * 1e6)
             self.other_usec += int(self.other_cpus * (now - last) * 1e6)
+            self.idle_usec += int(self.idle_cpus * (now - last) * 1e6)
             last = now
             while debt >= PERIOD // SLICES:
                 debt -= PERIOD // SLICES
@@ -402,15 +406,18 @@ class TestHostShedding(DaemonTest):
         d.wait_for(lambda: self.quota("low.slice") == 100000, 60, "low.slice's headroom back")
 
     def test_resting_headroom_is_shed(self):
-        # Over the limit while neither group uses more than its baseline:
-        # the headroom they rest at is one wake-up away from being spent,
-        # so it goes too, lowest priority first, without waiting for either
-        # group to spend; and it comes back once the host is calm.
+        # Over the limit because high.slice spends above its baseline while
+        # half a CPU is used outside and nothing idles: the headroom low.slice
+        # rests at (it uses less than its baseline) is one wake-up away from
+        # being spent, so it goes too, lowest priority first, without waiting
+        # for low.slice to spend; and it comes back once the host is calm.
         d = self.d
         d.wait_for(lambda: self.quota("low.slice") == 100000 and self.quota("high.slice") == 100000, 10,
                    "both resting at their headroom")
         d.wait_ticks("low.slice", 2)
         self.demand("low.slice", 0.3)
+        self.demand("high.slice", 0.9)
+        d.wait_ticks("high.slice", 3)
         self.sim.other_cpus = 0.5
         self.sim.host_rate = 0.45
         d.wait_for(lambda: d.metric("bwgov_host_over_limit") == 1, 10, "the host over its limit")
@@ -420,17 +427,58 @@ class TestHostShedding(DaemonTest):
         self.assertIn("BWGOV_REASON=host-shed", d.logtext())
         self.assertIn("withdrawing headroom from", d.logtext())
         # A larger excess, held: everything back at the baseline, and no
-        # write once it is (nothing left to shed, nothing raised).
+        # write once it is (nothing left to shed, nothing raised: the host
+        # stays saturated, so the brake holds although nobody is above its
+        # baseline any more).
         self.sim.host_rate = 0.9
         d.wait_for(lambda: self.quota("low.slice") == 50000 and self.quota("high.slice") == 50000, 20,
                    "both at their baselines")
-        writes = d.metric("bwgov_writes_total", "low.slice")
-        d.wait_ticks("low.slice", 10)
-        self.assertEqual(d.metric("bwgov_writes_total", "low.slice"), writes)
-        self.assertEqual(self.quota("low.slice"), 50000)
+        d.wait_ticks("high.slice", 3)          # metrics.prom shows the last write
+        writes = d.metric("bwgov_writes_total", "high.slice")
+        d.wait_ticks("high.slice", 30)
+        self.assertEqual(d.metric("bwgov_writes_total", "high.slice"), writes)
+        self.assertEqual(self.quota("high.slice"), 50000)
+        self.assertEqual(d.metric("bwgov_host_over_limit"), 1)
         self.sim.host_rate = 0.0
         d.wait_for(lambda: self.quota("low.slice") == 100000 and self.quota("high.slice") == 100000, 60,
                    "the headroom back after the calm")
+
+
+class TestHostBrakeNeedsHarm(DaemonTest):
+    # Pressure that other processes make among themselves is no reason to
+    # withdraw the headroom of a group that uses less than its baseline
+    # (issue 29: a real server lost all its headroom to its client's and
+    # other processes' pressure); nor is the headroom in use when the CPU it
+    # took was idle anyway.
+    global_conf = "[Governor]\nInterval=100ms\nMetricsInterval=100ms\nHostPressureLimit=40%\n"
+    units = {"app.slice": dict(quota=50000, burst=0, conf="CreditMax=600s\n")}
+
+    def test_others_pressure_alone_does_not_shed(self):
+        d = self.d
+        d.wait_for(lambda: self.quota("app.slice") == 100000, 10, "the resting headroom")
+        self.demand("app.slice", 0.3)
+        self.sim.other_cpus = 1.5
+        self.sim.host_rate = 0.60
+        d.wait_ticks("app.slice", 30)
+        self.assertEqual(d.metric("bwgov_host_over_limit"), 0)
+        self.assertEqual(d.metric("bwgov_shed_permille", "app.slice"), 0)
+        self.assertEqual(self.quota("app.slice"), 100000)
+        self.assertNotIn("host-shed", d.logtext())
+        # Above its baseline while a CPU and a half idles: nobody deprived.
+        self.sim.other_cpus = 0.3
+        self.sim.idle_cpus = 1.5
+        self.demand("app.slice", 0.9)
+        d.wait_ticks("app.slice", 30)
+        self.assertEqual(d.metric("bwgov_host_over_limit"), 0)
+        self.assertNotIn("host-shed", d.logtext())
+        # The same excess with the host saturated: shed.
+        self.sim.idle_cpus = 0.0
+        d.wait_for(lambda: d.metric("bwgov_shed_permille", "app.slice", 0) > 0, 20, "shedding")
+        d.wait_for(lambda: self.quota("app.slice") < 100000, 20, "headroom withdrawn")
+        # Idle CPU again: the brake lets go, the headroom comes back.
+        self.sim.idle_cpus = 1.5
+        d.wait_for(lambda: d.metric("bwgov_host_over_limit") == 0, 20, "the brake off")
+        d.wait_for(lambda: self.quota("app.slice") == 100000, 60, "the headroom back")
 
 
 class TestHostBrakeNeedsOthers(DaemonTest):

@@ -239,6 +239,10 @@ static int setup(void **state) {
                 .interval_usec = USEC_PER_SEC,
                 .mode = BW_MODE_ELASTIC,
                 .reloads = 3,
+                .host_other_usage_rate = 400000,
+                .host_governed_excess_rate = 300000,
+                .host_idle_rate = 100000,
+                .host_over_limit = true,
         };
         assert_int_equal(sd_event_new(&t->event), 0);
         g = (Governor) { &fake_ops, &t->fake };
@@ -470,6 +474,10 @@ static void test_status(void **state) {
         assert_int_equal(json_integer_value(json_object_get(p, "pid")), getpid());
         assert_string_equal(json_string_value(json_object_get(p, "layout")), "v2");
         assert_string_equal(json_string_value(json_object_get(p, "bandwidth_root")), "/sys/fs/cgroup");
+        assert_int_equal(json_integer_value(json_object_get(p, "host_other_usage_rate")), 400000);
+        assert_int_equal(json_integer_value(json_object_get(p, "host_governed_excess_rate")), 300000);
+        assert_int_equal(json_integer_value(json_object_get(p, "host_idle_rate")), 100000);
+        assert_true(json_is_true(json_object_get(p, "host_over_limit")));
         json_decref(msg);
 }
 

@@ -13,22 +13,47 @@
 
 static void test_over_limit(void **state) {
         static const struct {
-                uint64_t some, other, limit;
-                bool over;
+                uint64_t some, other, excess, idle, limit;
+                bool was_over, over;
                 const char *why;
         } cases[] = {
-                { 500000, 1000000, 400000, true,  "pressure over the limit, 1 CPU used by others" },
-                { 400000, 1000000, 400000, false, "exactly at the limit is not over" },
-                { 900000, 1000000, 0,      false, "limit 0: never" },
-                { 900000, 10000,   400000, false, "others use 1 % of a CPU: nobody to protect" },
-                { 900000, BW_HOST_OTHER_USAGE_MIN, 400000, true, "others use exactly the minimum" },
-                { 900000, 0,       400000, false, "nothing else runs" },
-                { 100000, 2000000, 400000, false, "pressure under the limit" },
+                { 500000, 1000000, 500000, 0, 400000, false, true, "pressure over the limit, 1 CPU used by others, "
+                                                                   "governed 0.5 CPU above baseline, nothing idle" },
+                { 400000, 1000000, 500000, 0, 400000, false, false, "exactly at the limit is not over" },
+                { 900000, 1000000, 500000, 0, 0, true, false, "limit 0: never" },
+                { 900000, 10000, 500000, 0, 400000, true, false, "others use 1 % of a CPU: nobody to protect" },
+                { 900000, BW_HOST_OTHER_USAGE_MIN, 500000, 0, 400000, false, true, "others use exactly the minimum" },
+                { 900000, 0, 500000, 0, 400000, true, false, "nothing else runs" },
+                { 100000, 2000000, 500000, 0, 400000, true, false, "pressure under the limit" },
+                /* Pressure that others make among themselves, or the governed
+                 * groups' own waiting, while no group is above its baseline. */
+                { 900000, 1700000, 0, 0, 400000, false, false, "no governed group above its baseline" },
+                { 900000, 1700000, BW_HOST_EXCESS_MIN - 1, 0, 400000, false, false, "just under the excess minimum" },
+                { 900000, 1700000, BW_HOST_EXCESS_MIN, 0, 400000, false, true, "the excess minimum, nothing idle" },
+                /* The headroom in use came from CPU that was idle anyway. */
+                { 900000, 200000, 300000, 800000, 400000, false, false, "the excess is less than the idle CPU" },
+                { 900000, 200000, 300000, 300000, 400000, false, false, "the excess equals the idle CPU" },
+                { 900000, 200000, 300001, 300000, 400000, false, true, "the excess is more than the idle CPU" },
+                /* Once over: the groups are back at their baselines (no
+                 * excess); still over while the host stays saturated. */
+                { 900000, 1000000, 0, 0, 400000, true, true, "was over, still saturated" },
+                { 900000, 1000000, 0, BW_HOST_IDLE_MIN - 1, 400000, true, true, "was over, just under the idle minimum" },
+                { 900000, 1000000, 0, BW_HOST_IDLE_MIN, 400000, true, false, "was over, the CPU idles now" },
+                { 300000, 1000000, 0, 0, 400000, true, false, "was over, the pressure fell" },
+                { 900000, 1000000, 0, 0, 400000, false, false, "not over before: saturation alone does not start it" },
         };
 
-        for (size_t i = 0; i < ELEMENTSOF(cases); i++)
-                if (bw_host_over_limit(cases[i].some, cases[i].other, cases[i].limit) != cases[i].over)
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                struct bw_host_sample hs = {
+                        .some_rate = cases[i].some,
+                        .other_usage_rate = cases[i].other,
+                        .governed_excess_rate = cases[i].excess,
+                        .idle_rate = cases[i].idle,
+                };
+
+                if (bw_host_over_limit(&hs, cases[i].was_over, cases[i].limit) != cases[i].over)
                         fail_msg("case %zu (%s): expected %s", i, cases[i].why, cases[i].over ? "over" : "not over");
+        }
 }
 
 static void test_parse_stat(void **state) {
@@ -39,30 +64,34 @@ static void test_parse_stat(void **state) {
         static const struct {
                 const char *in;
                 int r;
-                uint64_t busy;
+                uint64_t busy, idle;
         } cases[] = {
-                { "cpu  1 2 3 4 5 6 7 8 9 10\n", 0, (1 + 2 + 3 + 6 + 7 + 8) * 10000 },
-                { "cpu 1 2 3 4 5 6 7 8", 0, (1 + 2 + 3 + 6 + 7 + 8) * 10000 },      /* no newline, no guest fields */
-                { "cpu  1 2 3 4 5 6 7\n", -EINVAL, 0 },                               /* steal missing */
-                { "cpu0 1 2 3 4 5 6 7 8\n", -EINVAL, 0 },                             /* not the aggregate line */
-                { "intr 1 2 3 4 5 6 7 8\n", -EINVAL, 0 },
-                { "cpu  1 2 x 4 5 6 7 8\n", -EINVAL, 0 },
-                { "cpu  1 -2 3 4 5 6 7 8\n", -EINVAL, 0 },
-                { "cpu  99999999999999999999 2 3 4 5 6 7 8\n", -ERANGE, 0 },
-                { "", -EINVAL, 0 },
+                { "cpu  1 2 3 4 5 6 7 8 9 10\n", 0, (1 + 2 + 3 + 6 + 7 + 8) * 10000, (4 + 5) * 10000 },
+                /* no newline, no guest fields */
+                { "cpu 1 2 3 4 5 6 7 8", 0, (1 + 2 + 3 + 6 + 7 + 8) * 10000, (4 + 5) * 10000 },
+                { "cpu  1 2 3 4 5 6 7\n", -EINVAL, 0, 0 },                            /* steal missing */
+                { "cpu0 1 2 3 4 5 6 7 8\n", -EINVAL, 0, 0 },                          /* not the aggregate line */
+                { "intr 1 2 3 4 5 6 7 8\n", -EINVAL, 0, 0 },
+                { "cpu  1 2 x 4 5 6 7 8\n", -EINVAL, 0, 0 },
+                { "cpu  1 -2 3 4 5 6 7 8\n", -EINVAL, 0, 0 },
+                { "cpu  99999999999999999999 2 3 4 5 6 7 8\n", -ERANGE, 0, 0 },
+                { "cpu  1 2 3 18446744073709551615 1 6 7 8\n", -ERANGE, 0, 0 },         /* idle + iowait overflow */
+                { "", -EINVAL, 0, 0 },
         };
-        uint64_t busy = 42;
+        struct bw_host_cpu c = { 42, 43 };
 
-        assert_int_equal(bw_host_parse_stat(real, sizeof real - 1, 100, &busy), 0);
-        assert_int_equal(busy, (24915 + 0 + 6893 + 0 + 152 + 25) * UINT64_C(10000));
+        assert_int_equal(bw_host_parse_stat(real, sizeof real - 1, 100, &c), 0);
+        assert_int_equal(c.busy_usec, (24915 + 0 + 6893 + 0 + 152 + 25) * UINT64_C(10000));
+        assert_int_equal(c.idle_usec, (339230 + 732) * UINT64_C(10000));
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
-                busy = 42;
-                if (bw_host_parse_stat(cases[i].in, strlen(cases[i].in), 100, &busy) != cases[i].r)
+                c = (struct bw_host_cpu) { 42, 43 };
+                if (bw_host_parse_stat(cases[i].in, strlen(cases[i].in), 100, &c) != cases[i].r)
                         fail_msg("case %zu \"%s\": expected %d", i, cases[i].in, cases[i].r);
-                assert_int_equal(busy, cases[i].r == 0 ? cases[i].busy : 42);
+                assert_int_equal(c.busy_usec, cases[i].r == 0 ? cases[i].busy : 42);
+                assert_int_equal(c.idle_usec, cases[i].r == 0 ? cases[i].idle : 43);
         }
-        assert_int_equal(bw_host_parse_stat(real, sizeof real - 1, 0, &busy), -EINVAL);
+        assert_int_equal(bw_host_parse_stat(real, sizeof real - 1, 0, &c), -EINVAL);
 }
 
 static void test_shed_plan(void **state) {

@@ -185,6 +185,8 @@ static void snapshot_small(struct fake *f, struct governor_unit units[static 3])
                         .state_saves = 42,
                         .host_pressure_rate = 12345,
                         .host_other_usage_rate = 99,
+                        .host_governed_excess_rate = 77,
+                        .host_idle_rate = 55,
                         .telemetry = true,
                         .host_over_limit = false,
                         .heap_bytes = 1234567,
@@ -239,7 +241,7 @@ static void test_render_small(void **state) {
 
 /* Lines without units: 12 host values of three lines each, the HELP and
  * TYPE of the 35 unit families and of the 4 run-queue ones. */
-#define LINES_NO_UNITS (12 * 3 + 35 * 2 + 4 * 2)
+#define LINES_NO_UNITS (14 * 3 + 35 * 2 + 4 * 2)
 /* Of the 35 unit families, a steady throughput unit is in all but the
  * three Class=latency ones. */
 #define LINES_PER_STEADY_UNIT 32
