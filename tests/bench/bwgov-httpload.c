@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 /* bwgov-httpload: an open-loop HTTP/1.1 load generator for the real-application
- * benchmarks (tests/bench/apps). Requests are due on a schedule (fixed intervals
- * as wrk2 paces them, or Poisson arrivals), whatever the server does; a request
+ * benchmarks (tests/bench/apps). Requests are due on a schedule (evenly spaced,
+ * Poisson arrivals, or as wrk2 paces its connections: every connection at its
+ * share of the rate from one start time, so that they come due together),
+ * whatever the server does; a request
  * that finds no idle keep-alive connection waits in a queue, and its latency is
  * measured from the time it was due, not from the time it was sent, so a
  * stalled server cannot hide its stall (wrk2's "coordinated omission"
@@ -50,7 +52,7 @@ typedef struct Args {
         size_t n_headers;
         double rate_per_s, duration_s, warmup_s, timeout_s, drain_s;
         unsigned connections;
-        bool fixed;
+        enum arrivals { ARRIVALS_FIXED, ARRIVALS_POISSON, ARRIVALS_WRK2 } arrivals;
         uint64_t seed;
         const char *log_path;
 } Args;
@@ -80,6 +82,7 @@ typedef struct Load {
         bool scheduling;
         Rng rng;
         double mean_ns, t;
+        unsigned batch_left;
         /* the queue of due requests waiting for a connection (their due times) */
         uint64_t *queue;
         size_t q_head, q_len, q_cap;
@@ -95,7 +98,9 @@ static void help(void) {
                "measured from the time they were due. URL: http://IPV4-OR-[IPV6]:PORT/PATH.\n\n"
                "  -h --help              Show this help\n"
                "  -r --rate=R            Requests per second (default 10)\n"
-               "  -a --arrivals=KIND     fixed (evenly spaced, as wrk2) or poisson (default fixed)\n"
+               "  -a --arrivals=KIND     fixed (evenly spaced), poisson, or wrk2: every connection at\n"
+               "                         rate/connections from one start, so that all come due at once\n"
+               "                         every connections/rate seconds, as wrk2 -R paces them (default fixed)\n"
                "  -c --connections=N     Keep-alive connections (default 12, at most 1024)\n"
                "  -d --duration=S        Measured window, seconds (default 20)\n"
                "  -w --warmup=S          Requests due in this many seconds first are not measured (default 0)\n"
@@ -200,7 +205,7 @@ static int parse_args(int argc, char *argv[], Args *ret) {
                 { NULL, 0, NULL, 0 }
         };
         Args a = { .rate_per_s = 10, .duration_s = 20, .timeout_s = 30, .drain_s = 30, .connections = 12,
-                   .fixed = true, .seed = 1 };
+                   .arrivals = ARRIVALS_FIXED, .seed = 1 };
         uint64_t u;
         int c, r = 0;
 
@@ -213,8 +218,12 @@ static int parse_args(int argc, char *argv[], Args *ret) {
                         r = parse_decimal(optarg, &a.rate_per_s);
                         break;
                 case 'a':
-                        if (strcmp(optarg, "fixed") == 0 || strcmp(optarg, "poisson") == 0)
-                                a.fixed = optarg[0] == 'f';
+                        if (strcmp(optarg, "fixed") == 0)
+                                a.arrivals = ARRIVALS_FIXED;
+                        else if (strcmp(optarg, "poisson") == 0)
+                                a.arrivals = ARRIVALS_POISSON;
+                        else if (strcmp(optarg, "wrk2") == 0)
+                                a.arrivals = ARRIVALS_WRK2;
                         else
                                 r = -EINVAL;
                         break;
@@ -285,9 +294,28 @@ static int build_request(Load *l) {
         return 0;
 }
 
+/* The next due time. wrk2: `connections` requests at once, every
+ * connections/rate seconds, the first batch one interval after the start. */
 static uint64_t next_due(Load *l) {
-        l->t += l->a.fixed ? l->mean_ns : rng_exponential(&l->rng, l->mean_ns);
+        switch (l->a.arrivals) {
+        case ARRIVALS_WRK2:
+                if (l->batch_left == 0) {
+                        l->t += l->mean_ns * l->a.connections;
+                        l->batch_left = l->a.connections;
+                }
+                l->batch_left--;
+                break;
+        case ARRIVALS_POISSON:
+                l->t += rng_exponential(&l->rng, l->mean_ns);
+                break;
+        default:
+                l->t += l->mean_ns;
+        }
         return (uint64_t) l->t;
+}
+
+static const char *arrivals_name(enum arrivals a) {
+        return a == ARRIVALS_WRK2 ? "wrk2" : a == ARRIVALS_POISSON ? "poisson" : "fixed";
 }
 
 static int queue_push(Load *l, uint64_t due) {
@@ -664,7 +692,7 @@ static int report(Load *l, bool interrupted) {
         j = json_pack("{s:s, s:s, s:f, s:s, s:i, s:f, s:f, s:b, s:I, s:I, s:I, s:I, s:f, s:o, s:{s:I, s:I, s:I, s:I, "
                       "s:I}, s:I, s:I, s:I, s:f, s:f}",
                       "program", "bwgov-httpload", "url_path", l->a.path, "rate_per_s", l->a.rate_per_s,
-                      "arrivals", l->a.fixed ? "fixed" : "poisson", "connections", (int) l->a.connections,
+                      "arrivals", arrivals_name(l->a.arrivals), "connections", (int) l->a.connections,
                       "duration_s", l->a.duration_s, "warmup_s", l->a.warmup_s, "interrupted", interrupted,
                       "scheduled", (json_int_t) l->scheduled, "measured", (json_int_t) l->n_rec,
                       "completed", (json_int_t) ok, "warmup_requests", (json_int_t) l->warmup_done,
