@@ -16,6 +16,13 @@ BWGOV_BENCH_DEPS=(
         gnuplot-nox sysbench valgrind strace rt-tests bpftool
 )
 
+# The real servers of the application benchmark (tests/bench/apps): the
+# harness starts and stops them itself; their packaged services are never
+# started (see bwgov_install_deps).
+BWGOV_APPS_DEPS=(
+        apache2 postgresql-15 postgresql-client-15 tomcat10 tomcat10-examples default-jre-headless util-linux
+)
+
 bwgov_install_deps() {
         local missing=() p
         for p in "$@"; do
@@ -27,9 +34,21 @@ bwgov_install_deps() {
                 return 1
         fi
         echo "installing: ${missing[*]}" >&2
+        # Another apt-get may hold the lock for a while: wait for it, not fail.
         if [ -z "${BWGOV_APT_UPDATED:-}" ]; then
-                DEBIAN_FRONTEND=noninteractive apt-get update -qq
+                DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 update -qq
                 export BWGOV_APT_UPDATED=1
         fi
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+        # Packages with services (apache2, postgresql) start them from their
+        # maintainer scripts: a policy-rc.d that refuses every start keeps
+        # them down while they are installed, unless the host has its own.
+        local policy=/usr/sbin/policy-rc.d own_policy=0 r=0
+        if [ ! -e "$policy" ]; then
+                printf '#!/bin/sh\n# bwgov: no service starts while packages install\nexit 101\n' > "$policy" &&
+                        chmod 755 "$policy" && own_policy=1
+        fi
+        DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends \
+                "${missing[@]}" || r=$?
+        [ $own_policy -eq 1 ] && rm -f "$policy"
+        return $r
 }

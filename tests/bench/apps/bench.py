@@ -1,0 +1,118 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""The application benchmark as a whole: prepare every scenario (data, rate),
+then every repetition of every scenario with its configurations back to back
+in an order rotated per repetition (the same seed in each), and the report.
+run() is what tests/bench/run --only apps and tests/bench/apps/run call."""
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+from . import report, runner, scenarios, servers
+
+
+class Skip(Exception):
+    pass
+
+
+def preflight(only=()):
+    """What every scenario needs that a package provides; raises Skip."""
+    if os.geteuid() != 0:
+        raise Skip("the application benchmark creates cgroups and must run as root")
+    for path, pkg in ((servers.APACHE, "apache2"), (os.path.join(servers.PG_BIN, "postgres"), "postgresql-15"),
+                      (servers.TOMCAT_HOME, "tomcat10"), (servers.TOMCAT_EXAMPLES, "tomcat10-examples")):
+        if not os.path.exists(path):
+            raise Skip(f"{path} is missing (Debian package {pkg}; scripts/deps.sh BWGOV_APPS_DEPS installs it)")
+    for tool in ("java", "taskset", "strace"):
+        if not shutil.which(tool):
+            raise Skip(f"{tool} is missing")
+
+
+def planned(suite):
+    plan = []
+    for rep in range(max((s.reps for s in suite), default=0)):
+        for sc in suite:
+            if rep >= sc.reps:
+                continue
+            k = rep % len(sc.configs)
+            for cfg in sc.configs[k:] + sc.configs[:k]:
+                plan.append((sc, cfg, rep))
+    return plan
+
+
+def estimate_s(sc, cfg):
+    if sc.kind == "jvm":
+        base = {"unlimited": 12, "static": 25, "static+burst": 22}.get(cfg, 18)
+        return base + sc.duration + sc.steady + 3
+    if sc.kind == "build":
+        return {"unlimited": 40, "static": 150, "static+burst": 145}.get(cfg, 100) * (0.3 if "libbwgov" in
+                                                                                      " ".join(sc.targets) else 1)
+    return sc.warmup + sc.duration + (5 if sc.kind == "db" else 2) + (1 if cfg.startswith(("bwgovd", "koord")) else 0)
+
+
+def run(bins, layout, quick, log, workdir=None, shares=10240, only=(), repo=None, reps=None, keep=False,
+        configs=()):
+    """Returns the result dict (meta, scenarios, records, aggregates, targets).
+    configs: the configurations to run in every scenario instead of its own."""
+    preflight(only)
+    suite = scenarios.suite(quick, only)
+    for s in suite:
+        if reps:
+            s.reps = reps
+        if configs:
+            unknown = [c for c in configs if c not in scenarios.CONFIG_TITLES]
+            if unknown:
+                raise ValueError(f"unknown configuration {unknown[0]}")
+            s.configs = list(configs)
+    base = workdir or tempfile.mkdtemp(prefix="bwgov-bench-apps-", dir="/dev/shm" if os.path.isdir("/dev/shm")
+                                       else None)
+    os.makedirs(base, exist_ok=True)
+    os.chmod(base, 0o755)
+    ctx = runner.Context(layout, bins, base, log, shares, repo)
+    started = time.time()
+    records, interrupted = [], False
+    try:
+        for sc in suite:
+            log(f"preparing {sc.name}")
+            runner.prepare(ctx, sc)
+        plan = planned(suite)
+        log(f"{len(plan)} runs in {len(suite)} scenarios, about "
+            f"{sum(estimate_s(s, c) for s, c, _ in plan) / 60:.1f} min")
+        for i, (sc, cfg, rep) in enumerate(plan, 1):
+            t = time.time()
+            rec = runner.run_one(ctx, sc, cfg, rep)
+            records.append(rec)
+            m = report.get(rec, "result." + sc.metric[0]) if rec.get("ok") else None
+            log(f"[{i}/{len(plan)}] {sc.name} {cfg} rep {rep + 1}: "
+                + (f"{sc.metric[1]} {report.fmt(m)} {sc.metric[2]}, throttled {rec['throttled_pct']:.1f} %, "
+                   f"CPU {rec['usage_cpus']:.3f}" if rec.get("ok") else f"FAILED: {rec.get('error')}")
+                + f" ({time.time() - t:.1f} s)")
+    except KeyboardInterrupt:
+        interrupted = True
+        log("interrupted: cleaning up and reporting what was measured")
+    finally:
+        ctx.cleanup()
+        if not keep:
+            shutil.rmtree(base, ignore_errors=True)
+    meta = {"elapsed_min": round((time.time() - started) / 60, 2), "interrupted": interrupted, "quick": quick,
+            "prepare": ctx.prepare_notes, "client_cpu": os.cpu_count() - 1,
+            "bwgovd_config": "defaults (CreditMax=30s, CPUQuotaMax=2× the baseline, CPUBurstMax= the quota, "
+                             "HostPressureLimit=40%, Interval=1s), Mode= per row",
+            "koordinator": f"tests/bench/koordinator.py: 1 s loop, ±20 % steps, cap {runner.KOORD_CAP_PCT:g} %"}
+    return summarise({"meta": meta, "scenarios": [scenario_dict(s) for s in suite], "records": records})
+
+
+def scenario_dict(s):
+    return {"name": s.name, "kind": s.kind, "title": s.title, "quota_usec": s.quota, "period_usec": s.period,
+            "configs": s.configs, "reps": s.reps, "duration_s": s.duration, "warmup_s": s.warmup,
+            "rate_per_s": s.rate, "calibration": s.calibration, "metric": list(s.metric),
+            "empty_credit": s.empty_credit, "quota_share_checked": s.quota_share_checked}
+
+
+def summarise(res):
+    res["aggregates"] = report.aggregate(res["scenarios"], res["records"])
+    res["targets"] = report.evaluate(res["scenarios"], res["aggregates"], res["records"])
+    return res

@@ -1,0 +1,369 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""One run of an application scenario under one configuration, and the
+preparation shared by the runs (data, the rate that makes unlimited use
+TARGET_SHARE of the quota).
+
+A run: fresh bwgov-bench-* cgroups — the server's (its processes only), the
+clients' -gen (no quota, pinned clients) and, for the neighbour, a -victim —
+all with the benchmark weight against the rest of the host; the server's
+bandwidth as the configuration sets it (unlimited; the quota; the quota with
+burst = quota; the quota under the Koordinator-style loop or bwgovd); the
+server started, the governor started and past its adoption (for start-up
+scenarios the other way round: the group is idle and its credit full when the
+server starts), then the load. Around it: the cgroup's counters, a 100 ms
+timeline (harness.runner.Sampler), bwgovd's credit every 0.5 s, the host's
+pressure and busy CPU, and the governor's writes counted by strace."""
+
+import os
+import shutil
+import threading
+import time
+
+from harness import cgroup as cgmod
+from harness.governor import Bwgovd, Koordinator, WriteTrace, proc_stats
+from harness.runner import Sampler, _counters, _stop_governor, host_psi, loadavg
+
+from . import clients
+from .scenarios import NOHOST, SHARE_RANGE, TARGET_SHARE
+
+# bwgovd runs with its defaults (CreditMax=30s, CPUQuotaMax= twice the
+# baseline, CPUBurstMax= the quota, HostPressureLimit=40%): what an operator
+# gets with no tuning. Only Mode= is set (and HostPressureLimit=0% for the
+# diagnostic row).
+DEFAULT_CREDIT_MAX_S = 30.0
+KOORD_CAP_PCT = 300.0
+
+
+def host_busy_s():
+    """Busy CPU seconds of the host (/proc/stat: all but idle and iowait)."""
+    try:
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return None
+    return (sum(v) - v[3] - v[4]) / os.sysconf("SC_CLK_TCK")
+
+
+class GovSampler(threading.Thread):
+    """bwgovd's own figures every 0.5 s: credit, quota, headroom, shed."""
+
+    KEYS = ("bwgov_credit_usec", "bwgov_quota_usec", "bwgov_headroom_usec", "bwgov_shed_permille",
+            "bwgov_headroom_level")
+
+    def __init__(self, gov, t0):
+        super().__init__(daemon=True)
+        self.gov, self.t0 = gov, t0
+        self.rows = []
+        self.halt = threading.Event()
+
+    def run(self):
+        while not self.halt.wait(0.5):
+            m = self.gov.metrics()
+            self.rows.append([round(time.monotonic() - self.t0, 2)] + [m.get(k) for k in self.KEYS])
+
+    def stop(self):
+        self.halt.set()
+        self.join(2)
+
+
+class Run:
+    """What a scenario's drive() sees of its run."""
+
+    def __init__(self, ctx, scen, config, rep, rundir, cg, gen, victim, server, errlog):
+        self.ctx, self.scen, self.config, self.rep = ctx, scen, config, rep
+        self.rundir, self.cg, self.gen, self.victim = rundir, cg, gen, victim
+        self.server, self.errlog = server, errlog
+        self.bins = ctx.bins
+        self.latencies = []
+        self.measure_start = None
+
+    def mark_measure_start(self):
+        self.measure_start = time.monotonic()
+
+
+class Context:
+    def __init__(self, layout, bins, workdir, log, shares, repo):
+        self.layout, self.bins, self.workdir, self.log = layout, bins, workdir, log
+        self.shares, self.repo = shares, repo
+        self.seq = 0
+        self.live = []                  # cgroups to remove on cleanup
+        self.servers = {}               # scenario name -> prepared server
+        self.shared = {}                # the PostgreSQL template, calibrations
+        self.prepare_notes = {}
+
+    def new_cgroup(self, suffix, quota=None, period=100000, burst=0):
+        self.seq += 1
+        cg = cgmod.Cgroup(self.layout, f"{cgmod.PREFIX}apps-{os.getpid()}-{self.seq}{suffix}")
+        self.live.append(cg)
+        cg.create()
+        if self.shares:
+            cg.set_weight(self.shares)
+        cg.set(quota, period, burst)
+        return cg
+
+    def drop(self, cg):
+        for w in cg.destroy():
+            self.log(f"  warning: {w}")
+        if cg in self.live:
+            self.live.remove(cg)
+
+    def cleanup(self):
+        for s in self.servers.values():
+            if s is not None:
+                for w in s.stop():
+                    self.log(f"  warning: {w}")
+        for cg in list(self.live):
+            self.drop(cg)
+
+
+def contract_extra_s(config, quota_s):
+    if config == "static":
+        return 0.0
+    if config == "static+burst":
+        return quota_s
+    if config.startswith("bwgovd"):
+        return DEFAULT_CREDIT_MAX_S + quota_s       # CreditMax + the burst (CPUBurstMax= the quota)
+    return None
+
+
+def _start_governor(ctx, scen, config, rundir, cg):
+    if config.startswith("bwgovd"):
+        mode = "burst" if config == "bwgovd-burst" else "elastic"
+        extra_global = {"HostPressureLimit": "0%"} if config == NOHOST else None
+        gov = Bwgovd(ctx.bins["bwgovd"], os.path.join(rundir, "gov"), [cg.name], mode, None, None,
+                     extra_global=extra_global)
+        if scen.empty_credit:
+            q, p, b = cg.get()
+            gov.seed_state({cg.name: {"cgroup": cg.name, "quota_usec": q, "period_usec": p, "burst_usec": b,
+                                      "has_burst": cg.has_burst()}}, credit_usec=0)
+    elif config == "koordinator":
+        gov = Koordinator(ctx.bins["koordinator"], cg.bw_dir, cg.is_v2, KOORD_CAP_PCT, 1.0, rundir)
+    else:
+        return None, None
+    trace = WriteTrace(os.path.join(rundir, "writes.strace"))
+    ok = gov.start(trace, list(cg.bandwidth_files().values()))
+    if not ok:
+        tail = " | ".join(gov.log_tail(5)) if isinstance(gov, Bwgovd) else ""
+        trace.stop()
+        raise RuntimeError(f"the governor did not start: {tail}")
+    return gov, trace
+
+
+def _brake_notices(gov):
+    if not isinstance(gov, Bwgovd):
+        return None
+    try:
+        with open(gov.log, errors="replace") as f:
+            return sum(1 for line in f if "withdrawing headroom" in line)
+    except OSError:
+        return None
+
+
+def run_one(ctx, scen, config, rep):
+    rundir = os.path.join(ctx.workdir, "runs", f"{scen.name}-{config}-{rep}")
+    os.makedirs(rundir, exist_ok=True)
+    rec = {"scenario": scen.name, "config": config, "rep": rep, "ok": False, "rate_per_s": scen.rate,
+           "baseline_quota_usec": scen.quota, "period_usec": scen.period}
+    q = None if config == "unlimited" else scen.quota
+    cg = ctx.new_cgroup("", q, scen.period, scen.quota if config == "static+burst" else 0)
+    gen = ctx.new_cgroup("-gen")
+    victim = ctx.new_cgroup("-victim") if scen.victim else None
+    server = ctx.servers.get(scen.name)
+    gov = trace = gsamp = None
+    errlog = open(os.path.join(rundir, "clients.err"), "w")
+    try:
+        if server is not None and scen.start_before_governor:
+            server.start(cg)
+        gov, trace = _start_governor(ctx, scen, config, rundir, cg)
+        gstart_cpu = proc_stats(gov.pid)["cpu_s"] if gov else None
+        t0, e0 = time.monotonic(), time.time()
+        s0, h0, b0, la0 = cg.stat(), host_psi(), host_busy_s(), loadavg()
+        g0 = gen.stat()["usage_usec"]
+        sampler = Sampler(cg, t0)
+        sampler.sample()
+        sampler.start()
+        if isinstance(gov, Bwgovd):
+            gsamp = GovSampler(gov, t0)
+            gsamp.start()
+        r = Run(ctx, scen, config, rep, rundir, cg, gen, victim, server, errlog)
+        try:
+            res = scen.drive(r)
+        finally:
+            sampler.stop()
+            if gsamp:
+                gsamp.stop()
+        t1 = time.monotonic()
+        s1, h1, b1 = cg.stat(), host_psi(), host_busy_s()
+        wall = t1 - t0
+        if gov:
+            rec["governor"] = _stop_governor(gov, trace, [cg], e0, wall, scen.steady_from(), gstart_cpu)
+            rec["governor"]["brake_notices"] = _brake_notices(gov)
+            rec["governor"]["timeline"] = gsamp.rows if gsamp else None
+            rec["governor"]["keys"] = list(GovSampler.KEYS)
+            gov = None
+        if server is not None:
+            for w in server.stop():
+                ctx.log(f"  warning: {w}")
+        rec.update(_counters(s0, s1, sampler.rows, wall, scen.quota_cpus,
+                             contract_extra_s(config, scen.quota / 1e6), scen.quota / 1e6))
+        gen_cpus = (gen.stat()["usage_usec"] - g0) / 1e6 / wall
+        busy = (b1 - b0) / wall if b0 is not None and b1 is not None else None
+        rec.update({
+            "ok": True, "wall_s": wall, "result": res,
+            "usage_cpus": rec["usage_cpu_s"] / wall,
+            "usage_share_of_quota": rec["usage_cpu_s"] / wall / scen.quota_cpus,
+            "host_some_ms_per_s": (h1.get("some", 0) - h0.get("some", 0)) / 1000 / wall,
+            "host_busy_cpus": busy, "clients_cpus": gen_cpus,
+            "outside_cpus": (busy - rec["usage_cpu_s"] / wall - gen_cpus) if busy is not None else None,
+            "loadavg_start": la0, "restored": list(cg.get()),
+            "measure_from_s": (r.measure_start - t0) if r.measure_start else None,
+        })
+        rec["latency_cdf"] = clients.cdf_points(r.latencies)
+    except Exception as e:      # a failed run is recorded, the bench goes on
+        rec["error"] = f"{type(e).__name__}: {e}"
+        if server is not None:
+            rec["server_log"] = server.log_tail(8)
+    finally:
+        errlog.close()
+        if gov:
+            try:
+                gov.stop()
+            except Exception:
+                pass
+        if trace:
+            trace.stop()
+        if server is not None:
+            server.stop()
+        for c in (cg, gen, victim):
+            if c is not None:
+                ctx.drop(c)
+    if rec.get("ok"):
+        shutil.rmtree(os.path.join(rundir, "gov", "state"), ignore_errors=True)
+    return rec
+
+
+# ---- preparation: data, and the rate ----------------------------------------------------
+
+def _measure_cpu_per_request(ctx, scen, server, rate, seconds):
+    """CPU-seconds the server uses per request at `rate`, unlimited."""
+    cg = ctx.new_cgroup("-cal")
+    gen = ctx.new_cgroup("-cal-gen")
+    try:
+        server.start(cg)
+        log = os.path.join(ctx.workdir, f"calibrate-{scen.name}")
+        u0 = cg.stat()["usage_usec"]
+        with open(log + ".err", "w") as errlog:
+            out, rc = clients.run_client(gen, scen.calibrate_argv(ctx.bins, server, rate, seconds, log),
+                                         seconds + 120, errlog)
+        u1 = cg.stat()["usage_usec"]
+        n = scen.calibrate_count(out, log)
+    finally:
+        server.stop()
+        ctx.drop(cg)
+        ctx.drop(gen)
+    if n <= 0:
+        raise RuntimeError(f"calibration of {scen.name}: no request answered")
+    return (u1 - u0) / 1e6 / n
+
+
+PROBE = {"web": (3.0, 6), "db-tpcb": (150.0, 6), "db-select": (600.0, 6), "jvm": (60.0, 10)}
+
+
+def calibrate(ctx, scen, server):
+    """Sets scen.rate so that unlimited uses TARGET_SHARE of the quota: CPU per
+    request measured twice (at a probe rate, then at the rate it suggests),
+    once per server kind and shared by the quotas."""
+    key = scen.kind if scen.kind != "db" else ("db-select" if scen.select_only else "db-tpcb")
+    if scen.kind == "neighbour":
+        key = "web"
+    cal = ctx.shared.get(("cal", key))
+    if cal is None:
+        rate, secs = PROBE[key]
+        c1 = _measure_cpu_per_request(ctx, scen, server, rate, secs)
+        rate2 = TARGET_SHARE * 0.5 / c1
+        c2 = _measure_cpu_per_request(ctx, scen, server, rate2, secs)
+        cal = {"probe_rate": rate, "cpu_per_request_probe_ms": c1 * 1000, "rate_for_half_cpu": rate2,
+               "cpu_per_request_ms": c2 * 1000}
+        ctx.shared[("cal", key)] = cal
+        ctx.log(f"calibration {key}: {c1 * 1000:.3f} ms of CPU per request at {rate:g}/s, "
+                f"{c2 * 1000:.3f} ms at {rate2:.1f}/s")
+    scen.rate = round(TARGET_SHARE * scen.quota_cpus / (cal["cpu_per_request_ms"] / 1000), 1)
+    scen.calibration = dict(cal, target_share=TARGET_SHARE, share_range=list(SHARE_RANGE), rate=scen.rate)
+
+
+def prepare(ctx, scen):
+    """Data and rate of a scenario, once."""
+    from . import servers
+    t = time.monotonic()
+    wd = os.path.join(ctx.workdir, "srv", scen.name)
+    os.makedirs(wd, exist_ok=True)
+    os.chmod(wd, 0o755)
+    if scen.kind == "db":
+        pg = ctx.shared.get("pg")
+        if pg is None:
+            pgdir = os.path.join(ctx.workdir, "srv", "pg-template")
+            os.makedirs(pgdir, exist_ok=True)
+            pg = servers.Postgres(pgdir)
+            setup = ctx.new_cgroup("-setup")
+            try:
+                pg.prepare(setup)
+            finally:
+                pg.stop()
+                ctx.drop(setup)
+            ctx.shared["pg"] = pg
+            ctx.log(f"PostgreSQL cluster: initdb and pgbench -i -s {pg.scale} in {pg.init_s:.1f} s")
+        scen.shared = pg
+        uid, gid = servers.user_ids("postgres")
+        os.chown(wd, uid, gid)
+    if scen.kind == "build":
+        scen.prepare(ctx.repo, wd, ctx.log)
+        ctx.servers[scen.name] = None
+    else:
+        srv = scen.server(wd)
+        ctx.servers[scen.name] = srv
+        if scen.kind == "jvm":
+            calibrate_jvm(ctx, scen, srv)
+        else:
+            calibrate(ctx, scen, srv)
+    ctx.prepare_notes[scen.name] = {"prepare_s": round(time.monotonic() - t, 1), "rate_per_s": scen.rate,
+                                    "calibration": scen.calibration}
+
+
+def calibrate_jvm(ctx, scen, srv):
+    """The JSP load's rate: CPU per request of a warmed-up Tomcat (unlimited,
+    after 10 s of load), so that in steady state it uses TARGET_SHARE of the
+    quota; during the warm-up the JIT adds to it."""
+    from . import servers
+    cal = ctx.shared.get(("cal", "jvm"))
+    if cal is None:
+        cg = ctx.new_cgroup("-cal")
+        gen = ctx.new_cgroup("-cal-gen")
+        try:
+            srv.start(cg)
+            deadline = time.monotonic() + 300
+            while time.monotonic() < deadline and servers.http_get(srv.port, srv.SERVLET, 10)[0] != 200:
+                if not srv.alive():
+                    raise RuntimeError(f"tomcat exited: {srv.log_tail()}")
+                time.sleep(0.1)
+            rate, secs = PROBE["jvm"]
+            url = f"http://127.0.0.1:{srv.port}{srv.LOAD_PATH}"
+            with open(os.path.join(ctx.workdir, "calibrate-jvm.err"), "w") as errlog:
+                log = os.path.join(ctx.workdir, "calibrate-jvm")
+                clients.run_client(gen, clients.httpload_argv(ctx.bins["bwgov-httpload"], url, rate, secs, 0, 1, log,
+                                                              connections=8), secs + 120, errlog)
+                u0 = cg.stat()["usage_usec"]
+                out, rc = clients.run_client(gen, clients.httpload_argv(ctx.bins["bwgov-httpload"], url, rate, secs,
+                                                                        0, 2, log, connections=8), secs + 120, errlog)
+                u1 = cg.stat()["usage_usec"]
+            res, _ = clients.httpload_result(out, log)
+        finally:
+            srv.stop()
+            ctx.drop(cg)
+            ctx.drop(gen)
+        if res["completed"] <= 0:
+            raise RuntimeError("calibration of the JVM load: no request answered")
+        cal = {"probe_rate": rate, "cpu_per_request_ms": (u1 - u0) / 1e3 / res["completed"]}
+        ctx.shared[("cal", "jvm")] = cal
+        ctx.log(f"calibration jvm: {cal['cpu_per_request_ms']:.3f} ms of CPU per warm request")
+    scen.rate = round(TARGET_SHARE * scen.quota_cpus / (cal["cpu_per_request_ms"] / 1000), 1)
+    scen.calibration = dict(cal, target_share=TARGET_SHARE, rate=scen.rate)

@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Self-test of the application benchmark's pure parts (no root, no server):
+percentiles with failures counted as the worst, pgbench's per-transaction log
+(skipped transactions), bwgov-httpload's log by window, the contract's
+allowance per configuration, the interleaved plan, and the targets on
+synthetic aggregates (met, not met, and not applicable when unlimited uses
+more than 60 % of the quota)."""
+
+import math
+import os
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from apps import bench, clients, report, runner, scenarios  # noqa: E402
+
+
+class Clients(unittest.TestCase):
+    def test_percentiles_count_failures_as_worst(self):
+        s = clients.latency_summary([float(i) for i in range(1, 101)])
+        self.assertEqual((s["p50"], s["p99"], s["max"], s["n"], s["failed"]), (50.0, 99.0, 100.0, 100, 0))
+        # 2 failures among 100: the p99 is a failure, so there is no number for it.
+        s = clients.latency_summary([float(i) for i in range(1, 99)], failed=2)
+        self.assertIsNone(s["p99"])
+        self.assertIsNone(s["max"])
+        self.assertEqual(s["p50"], 50.0)
+        self.assertAlmostEqual(s["mean"], 49.5)
+        self.assertIsNone(clients.latency_summary([]))
+        self.assertIsNone(clients.latency_summary([], failed=3)["p50"])
+
+    def test_pgbench_log(self):
+        lines = ["0 1 1200 0 1700000000 100",
+                 "1 1 skipped 0 1700000000 200 5000",
+                 "2 1 800 0 1700000001 0 50",
+                 "garbage", "3 1 x 0 1 2"]
+        lat, skipped, (t0, t1) = clients.parse_pgbench_log_lines(lines)
+        self.assertEqual(lat, [1.2, 0.8])
+        self.assertEqual(skipped, 1)
+        self.assertEqual((t0, t1), (1700000000.0001, 1700000001.0))
+        self.assertEqual(clients.pgbench_summary_field(
+            "number of transactions above the 1000.0 ms latency limit: 12/3000 (0.400 %)",
+            "number of transactions above the"), 12.0)
+        self.assertIsNone(clients.pgbench_summary_field("", "tps = "))
+
+    def test_httpload_log_windows(self):
+        with tempfile.NamedTemporaryFile("w", delete=False) as f:
+            f.write("0.5 10.0 200 100\n1.5 20.0 200 100\n2.5 30.0 0 0\n3.5 40.0 503 10\n")
+        try:
+            self.assertEqual(clients.read_httpload_log(f.name), ([10.0, 20.0], 2))
+            self.assertEqual(clients.read_httpload_log(f.name, 1.0, 3.0), ([20.0], 1))
+            self.assertEqual(clients.read_httpload_log(f.name, 3.0), ([], 1))
+        finally:
+            os.unlink(f.name)
+
+    def test_cdf_is_monotone(self):
+        pts = clients.cdf_points([float(x) for x in range(1000)], 50)
+        self.assertEqual(pts[-1], (999.0, 1.0))
+        self.assertTrue(all(a[0] <= b[0] and a[1] <= b[1] for a, b in zip(pts, pts[1:])))
+
+    def test_pinned_to_the_last_cpu(self):
+        argv = clients.pinned(["x"])
+        self.assertEqual(argv[:3], ["taskset", "-c", str((os.cpu_count() or 1) - 1)])
+
+
+class Contract(unittest.TestCase):
+    def test_allowance(self):
+        q = 0.05
+        self.assertEqual(runner.contract_extra_s("static", q), 0.0)
+        self.assertEqual(runner.contract_extra_s("static+burst", q), q)
+        self.assertEqual(runner.contract_extra_s("bwgovd-elastic", q), runner.DEFAULT_CREDIT_MAX_S + q)
+        self.assertIsNone(runner.contract_extra_s("unlimited", q))
+        self.assertIsNone(runner.contract_extra_s("koordinator", q))
+
+
+class Plan(unittest.TestCase):
+    def test_interleaved_and_rotated(self):
+        suite = scenarios.suite(True, ["web"])
+        for s in suite:
+            s.reps = 2
+        plan = bench.planned(suite)
+        self.assertEqual(len(plan), sum(len(s.configs) * 2 for s in suite))
+        first = [c for s, c, r in plan if s.name == "web-0.5" and r == 0]
+        second = [c for s, c, r in plan if s.name == "web-0.5" and r == 1]
+        self.assertEqual(sorted(first), sorted(second))
+        self.assertNotEqual(first[0], second[0])
+        # Every repetition of every scenario runs before the next repetition starts.
+        reps = [r for _, _, r in plan]
+        self.assertEqual(reps, sorted(reps))
+
+    def test_suites(self):
+        quick = {s.name for s in scenarios.suite(True)}
+        full = {s.name for s in scenarios.suite(False)}
+        self.assertTrue({"web-0.5", "web-1", "db-tpcb-0.5", "db-select-1", "jvm-g1-2cpu-full", "jvm-g1-2cpu-empty",
+                         "build", "neighbour-0.5"} <= quick)
+        self.assertTrue(quick < full)
+        self.assertTrue(all(s.reps >= 5 for s in scenarios.suite(False)))
+
+
+def _agg(values):
+    """aggregates for one scenario from {config: {path: median}}."""
+    out = {}
+    for cfg, figs in values.items():
+        a = {p: {"median": v, "min": v, "max": v, "n": 1} for p, v in figs.items() if p != "contract"}
+        a["contract"] = figs.get("contract")
+        out[cfg] = a
+    return out
+
+
+class Targets(unittest.TestCase):
+    SC = {"name": "web-0.5", "kind": "web", "configs": ["unlimited", "static", "static+burst", "bwgovd-elastic"],
+          "empty_credit": False}
+
+    def rows(self, share=0.45, e=100.0, u=90.0, s=300.0, th=0.0, ce=0.25, cs=0.25, contract=(True,)):
+        agg = {"web-0.5": _agg({
+            "unlimited": {"usage_share_of_quota": share, "result.latency.p99": u},
+            "static": {"result.latency.p99": s},
+            "static+burst": {"usage_cpus": cs},
+            "bwgovd-elastic": {"result.latency.p99": e, "throttled_pct": th, "usage_cpus": ce,
+                               "contract": list(contract)}})}
+        return {r["target"].split(": ", 1)[1].split(" (")[0]: r["met"] for r in report.evaluate([self.SC], agg, [])}
+
+    def test_met(self):
+        self.assertTrue(all(self.rows().values()))
+
+    def test_each_can_fail(self):
+        self.assertFalse(self.rows(e=120.0)["bwgovd elastic p99 ≤ 1.2× unlimited"])
+        self.assertFalse(self.rows(s=150.0)["bwgovd elastic p99 ≤ 0.5× static"])
+        self.assertFalse(self.rows(th=1.5)["bwgovd elastic throttled periods ≤ 1 %"])
+        self.assertFalse(self.rows(ce=0.27)["bwgovd elastic mean CPU within 5 % of static + burst's"])
+        self.assertFalse(self.rows(contract=(True, False))["bwgovd elastic within its contract"])
+
+    def test_not_applicable_above_60_percent(self):
+        rows = self.rows(share=0.65, e=500.0)
+        # The contract holds whatever the load; the rest is not judged.
+        self.assertTrue(rows.pop("bwgovd elastic within its contract"))
+        self.assertTrue(all(v is None for v in rows.values()))
+
+    def test_jvm_build_neighbour(self):
+        scs = [{"name": "jvm-x-full", "kind": "jvm", "empty_credit": False, "configs": []},
+               {"name": "jvm-x-empty", "kind": "jvm", "empty_credit": True, "configs": []},
+               {"name": "build", "kind": "build", "empty_credit": False, "configs": []},
+               {"name": "neighbour-0.5", "kind": "neighbour", "empty_credit": False, "configs": []}]
+        agg = {"jvm-x-full": _agg({"unlimited": {"result.first_200_s": 10.0, "result.startup_line_s": 8.0,
+                                                 "result.first_jsp_s": 2.0},
+                                   "bwgovd-elastic": {"result.first_200_s": 11.0, "result.startup_line_s": 10.0,
+                                                      "result.first_jsp_s": 2.0}}),
+               "jvm-x-empty": _agg({"static": {"result.first_200_s": 20.0, "result.startup_line_s": 16.0,
+                                               "result.first_jsp_s": 4.0},
+                                    "bwgovd-elastic": {"result.first_200_s": 20.2, "result.startup_line_s": 17.0,
+                                                       "result.first_jsp_s": 3.0}}),
+               "build": _agg({"static": {"result.build_s": 100.0},
+                              "bwgovd-elastic": {"result.build_s": 70.0, "contract": [True, True]}}),
+               "neighbour-0.5": _agg({"static+burst": {"result.victim.latency_ms.p99": 10.0},
+                                      "bwgovd-elastic": {"result.victim.latency_ms.p99": 11.5}})}
+        rows = {r["target"]: r["met"] for r in report.evaluate(scs, agg, [])}
+        self.assertEqual(rows["jvm-x-full: bwgovd elastic first 200 ≤ 1.2× unlimited (full credit)"], True)
+        self.assertEqual(rows["jvm-x-full: bwgovd elastic startup ≤ 1.2× unlimited (full credit)"], False)
+        self.assertEqual(rows["jvm-x-empty: bwgovd elastic first 200 not worse than static (empty credit)"], True)
+        self.assertEqual(rows["jvm-x-empty: bwgovd elastic startup not worse than static (empty credit)"], False)
+        self.assertEqual(rows["build: bwgovd elastic completion ≤ static's"], True)
+        self.assertEqual(rows["build: bwgovd elastic within its contract, whole build and worst window"], True)
+        self.assertEqual(rows["neighbour-0.5: the victim's p99 beside bwgovd ≤ 1.1× beside static + burst"], False)
+
+    def test_markdown_renders(self):
+        res = {"meta": {"quick": True, "elapsed_min": 1.0}, "scenarios": [dict(self.SC, title="t", reps=1,
+                                                                              rate_per_s=5.0, calibration={})],
+               "records": [], "aggregates": {}, "targets": []}
+        res = bench.summarise(res)
+        md = report.markdown(res)
+        self.assertIn("Koordinator's published", md)
+        self.assertIn("| unlimited |", md)
+        self.assertEqual(report.fmt(math.inf), "–")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
