@@ -54,9 +54,11 @@ def estimate_s(sc, cfg):
 
 
 def run(bins, layout, quick, log, workdir=None, shares=10240, only=(), repo=None, reps=None, keep=False,
-        configs=()):
+        configs=(), bwgovd_unit=None):
     """Returns the result dict (meta, scenarios, records, aggregates, targets).
-    configs: the configurations to run in every scenario instead of its own."""
+    configs: the configurations to run in every scenario instead of its own;
+    bwgovd_unit: [Bandwidth] keys for every bwgovd row besides Mode=
+    (otherwise bwgovd runs with its defaults)."""
     preflight(only)
     suite = scenarios.suite(quick, only)
     for s in suite:
@@ -72,6 +74,7 @@ def run(bins, layout, quick, log, workdir=None, shares=10240, only=(), repo=None
     os.makedirs(base, exist_ok=True)
     os.chmod(base, 0o755)
     ctx = runner.Context(layout, bins, base, log, shares, repo)
+    ctx.bwgovd_unit = dict(bwgovd_unit or {})
     started = time.time()
     records, interrupted = [], False
     try:
@@ -100,7 +103,8 @@ def run(bins, layout, quick, log, workdir=None, shares=10240, only=(), repo=None
     meta = {"elapsed_min": round((time.time() - started) / 60, 2), "interrupted": interrupted, "quick": quick,
             "prepare": ctx.prepare_notes, "client_cpu": os.cpu_count() - 1,
             "bwgovd_config": "defaults (CreditMax=30s, CPUQuotaMax=2× the baseline, CPUBurstMax= the quota, "
-                             "HostPressureLimit=40%, Interval=1s), Mode= per row",
+                             "HostPressureLimit=40%, Interval=1s), Mode= per row"
+                             + "".join(f", {k}={v}" for k, v in ctx.bwgovd_unit.items()),
             "koordinator": f"tests/bench/koordinator.py: 1 s loop, ±20 % steps, cap {runner.KOORD_CAP_PCT:g} %"}
     return summarise({"meta": meta, "scenarios": [scenario_dict(s) for s in suite], "records": records})
 

@@ -90,6 +90,7 @@ class Context:
         self.servers = {}               # scenario name -> prepared server
         self.shared = {}                # the PostgreSQL template, calibrations
         self.prepare_notes = {}
+        self.bwgovd_unit = {}           # [Bandwidth] keys every bwgovd row gets beside Mode= (--bwgovd-set)
 
     def new_cgroup(self, suffix, quota=None, period=100000, burst=0):
         self.seq += 1
@@ -131,7 +132,7 @@ def _start_governor(ctx, scen, config, rundir, cg):
         mode = "burst" if config == "bwgovd-burst" else "elastic"
         extra_global = {"HostPressureLimit": "0%"} if config == NOHOST else None
         gov = Bwgovd(ctx.bins["bwgovd"], os.path.join(rundir, "gov"), [cg.name], mode, None, None,
-                     extra_global=extra_global)
+                     extra_global=extra_global, extra_unit=ctx.bwgovd_unit or None)
         if scen.empty_credit:
             q, p, b = cg.get()
             gov.seed_state({cg.name: {"cgroup": cg.name, "quota_usec": q, "period_usec": p, "burst_usec": b,
