@@ -391,7 +391,7 @@ class Tomcat(Server):
         import re
         try:
             with open(self.log_path, errors="replace") as f:
-                m = re.search(r"Server startup in \[?([0-9,]+)\]? ?ms", f.read())
+                m = re.search(r"Server startup in \[?([0-9,]+)\]? ?(?:ms|milliseconds)", f.read())
         except OSError:
             return None, None
         if m:
