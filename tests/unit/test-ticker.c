@@ -69,10 +69,14 @@ static void test_rhythm(void **state) {
         assert_int_equal(sd_event_loop(r.event), 0);
         assert_int_equal(r.n, TICKS);
 
-        /* The period over the run is the interval: within 1 %. */
+        /* The period over the run is the interval: within 5 %, which a
+         * drift (the 1.25 s of finding 6 is 25 %) never is, and which a late
+         * first or last wake-up of a loaded machine (up to 49 ms over the 49
+         * periods) does not fail; the 1 % this checked before failed once on
+         * the development machine at a load average of 9. */
         period = (r.at_usec[TICKS - 1] - r.at_usec[0]) / (TICKS - 1);
-        assert_true(period >= INTERVAL_USEC * 99 / 100);
-        assert_true(period <= INTERVAL_USEC * 101 / 100);
+        assert_true(period >= INTERVAL_USEC * 95 / 100);
+        assert_true(period <= INTERVAL_USEC * 105 / 100);
         /* Each tick comes when it is due: the timer's accuracy (1 ms) and
          * the process's timer slack, not sd-event's default 250 ms. The
          * median, so that a busy machine's odd late wake-up does not fail
