@@ -96,9 +96,18 @@ enum bw_restore {
 enum bw_restore bw_baseline_restore_plan(const struct bw_baseline_view *v, const struct bw_bandwidth *cur,
                                          struct bw_bandwidth *ret_baseline, struct bw_bandwidth *ret_target);
 
-/* The law's parameters for a unit: CPUQuotaMax= (default twice the baseline
- * quota, never below it) and CPUBurstMax= on the 1 ms grid, the targets and
- * intervals of config and cfg, and the resting burst: in burst and elastic
+/* The headroom of a unit without CPUQuotaMax=: the quota may rest at this
+ * many times the baseline (then capped by the host's CPUs and the nearest
+ * limited ancestor). Real servers burst wider than twice their limit (a web
+ * server's concurrent requests, a JVM's start-up with its compiler and
+ * collector threads: tests/bench/apps, issue 29), and the credit, not this
+ * ceiling, is what keeps the contract; Koordinator's CPU Burst allows 3x. */
+#define BW_QUOTA_MAX_DEFAULT_FACTOR 4
+
+/* The law's parameters for a unit: CPUQuotaMax= (default
+ * BW_QUOTA_MAX_DEFAULT_FACTOR times the baseline quota, never below it) and
+ * CPUBurstMax= on the 1 ms grid, the targets and intervals of config and
+ * cfg, and the resting burst: in burst and elastic
  * modes the burst rests at no less than min(CPUBurstMax= or the quota, the
  * quota), which costs nothing against the contract (its "+ burst" term counts
  * it). burst_supported is false when the kernel check found no burst file;

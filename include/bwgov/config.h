@@ -141,7 +141,7 @@ struct bw_unit_config {
         enum bw_mode mode;                   /* Mode=, valid when has_mode; see bw_unit_mode() */
         bool has_mode;
         uint64_t cpu_quota;                  /* CPUQuota=, µs/s, baseline; 0 = unset: adopt from cpu.max */
-        uint64_t cpu_quota_max;              /* CPUQuotaMax=, µs/s; 0 = unset: 2 x baseline at run time */
+        uint64_t cpu_quota_max;              /* CPUQuotaMax=, µs/s; 0 = unset: 4 x baseline at run time */
         uint64_t cpu_burst_max_usec;         /* CPUBurstMax=, µs, valid when has_cpu_burst_max
                                               * (0 = bwgov never changes the burst: it stays
                                               * as found at adoption); unset = up to the quota */

@@ -35,7 +35,7 @@ struct bw_policy_params {
         struct bw_bandwidth baseline;   /* the contract: quota/period at adoption or CPUQuota=; burst = the
                                          * resting burst (the daemon raises it to min(CPUBurstMax=, quota)
                                          * in burst and elastic modes) */
-        uint64_t quota_max_usec;        /* per period, CPUQuotaMax= (daemon default: 2 x baseline quota);
+        uint64_t quota_max_usec;        /* per period, CPUQuotaMax= (daemon default: 4 x baseline quota);
                                          * values below the baseline quota mean "baseline" */
         uint64_t burst_max_usec;        /* CPUBurstMax=, µs; 0 = up to the baseline quota */
         uint64_t credit_max_usec;       /* CreditMax=, CPU-µs */

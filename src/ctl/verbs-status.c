@@ -262,7 +262,7 @@ static void print_show_config(json_t *cfg) {
 
         printf(LABEL "CPUQuota=%s CPUQuotaMax=%s CPUBurstMax=%s CreditMax=%s\n", "Config:",
                jhas(cfg, "cpu_quota") ? fmt_percent(a, ju64(cfg, "cpu_quota")) : "(the kernel's)",
-               jhas(cfg, "cpu_quota_max") ? fmt_percent(b, ju64(cfg, "cpu_quota_max")) : "(2 x baseline)",
+               jhas(cfg, "cpu_quota_max") ? fmt_percent(b, ju64(cfg, "cpu_quota_max")) : "(4 x baseline)",
                jhas(cfg, "cpu_burst_max_usec") ? fmt_span(c, ju64(cfg, "cpu_burst_max_usec")) : "(the quota)",
                fmt_span(d, ju64(cfg, "credit_max_usec")));
         printf(LABEL "TargetThrottle=%s TargetPressure=%s TargetWaitP99=%s Priority=%" PRIi64 "\n", "",

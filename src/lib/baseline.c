@@ -116,7 +116,7 @@ void bw_baseline_params(const struct bw_config *config, const struct bw_unit_con
         if (cfg->cpu_quota_max > 0)
                 p.quota_max_usec = bw_quantize_quota(bw_percent_to_quota(cfg->cpu_quota_max, period));
         else if (baseline->quota_usec != BW_QUOTA_MAX)
-                p.quota_max_usec = 2 * baseline->quota_usec;
+                p.quota_max_usec = BW_QUOTA_MAX_DEFAULT_FACTOR * baseline->quota_usec;
         else
                 p.quota_max_usec = BW_QUOTA_MAX;
         if (baseline->quota_usec != BW_QUOTA_MAX && p.quota_max_usec < baseline->quota_usec)

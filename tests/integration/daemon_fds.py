@@ -90,7 +90,7 @@ class TestShortOfDescriptors(df.DaemonTest):
         names = list(self.quiet) + ["busy.slice"]
         d.wait_for(lambda: all(self.ticks(n) >= 3 for n in names), 60, f"3 ticks of each of {N} units")
         # Adopted: the resting headroom everywhere.
-        d.wait_for(lambda: all(c.read_max()[0] == 100000 for c in self.quiet.values()), 20,
+        d.wait_for(lambda: all(c.read_max()[0] == df.REST for c in self.quiet.values()), 20,
                    "the resting headroom on every quiet unit")
 
         # The busy unit spends its credit above the baseline.
@@ -115,7 +115,7 @@ class TestShortOfDescriptors(df.DaemonTest):
         d.wait_for(lambda: d.metric("bwgov_baseline_quota_usec", quiet_name(7)) == 70000, 20,
                    "the re-base of a quiet unit")
         self.assertLessEqual(self.ticks(quiet_name(7)) - t0, 3)
-        d.wait_for(lambda: q.read_max()[0] == 140000, 20, "the headroom on the new baseline")
+        d.wait_for(lambda: q.read_max()[0] == df.resting(70000), 20, "the headroom on the new baseline")
 
         # Removed and made again at the same path with another quota: the
         # directory opened again is another one, the unit adopted afresh.
@@ -129,7 +129,7 @@ class TestShortOfDescriptors(df.DaemonTest):
         self.quiet[name] = new
         d.wait_for(lambda: d.metric("bwgov_baseline_quota_usec", name) == 30000, 20,
                    "the cgroup made again adopted afresh")
-        d.wait_for(lambda: new.read_max()[0] == 60000, 20, "the headroom on the new cgroup")
+        d.wait_for(lambda: new.read_max()[0] == df.resting(30000), 20, "the headroom on the new cgroup")
         log = d.logtext()
         self.assertNotIn("Out of file descriptors", log)
 

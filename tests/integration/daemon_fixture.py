@@ -25,6 +25,15 @@ PERIOD = 100000
 SLICES = 10                     # the simulator advances in PERIOD / SLICES steps
 
 
+def resting(quota):
+    """Where a full bucket rests a baseline of `quota` without CPUQuotaMax=:
+    four times it (BW_QUOTA_MAX_DEFAULT_FACTOR), never above the host's CPUs."""
+    return min(4 * quota, (os.cpu_count() or 1) * PERIOD)
+
+
+REST = resting(50000)           # most units here have a baseline of 50000
+
+
 def write_in_place(path, text):
     # The daemon keeps cpu.stat/cpu.pressure open and preads them: the inode
     # must stay, so rewrite in place rather than rename.
@@ -299,9 +308,9 @@ class TestRestingHeadroom(DaemonTest):
 
     def test_full_credit_rests_at_headroom_and_a_burst_runs_unthrottled(self):
         d = self.d
-        # At adoption, with a full bucket: CPUQuotaMax= (2 x the baseline by
+        # At adoption, with a full bucket: CPUQuotaMax= (4 x the baseline by
         # default) and the resting burst = quota, in one go, before any load.
-        d.wait_for(lambda: self.quota("app.slice") == 100000 and self.burst("app.slice") == 50000, 10,
+        d.wait_for(lambda: self.quota("app.slice") == REST and self.burst("app.slice") == 50000, 10,
                    "the resting headroom")
         d.wait_ticks("app.slice", 5)
         writes = d.metric("bwgov_writes_total", "app.slice")
@@ -381,7 +390,7 @@ class TestHostShedding(DaemonTest):
 
     def test_lowest_priority_sheds_first(self):
         d = self.d
-        d.wait_for(lambda: self.quota("low.slice") == 100000 and self.quota("high.slice") == 100000, 10,
+        d.wait_for(lambda: self.quota("low.slice") == REST and self.quota("high.slice") == REST, 10,
                    "both resting at their headroom")
         d.wait_ticks("low.slice", 2)
         self.demand("low.slice", 0.9)
@@ -403,7 +412,7 @@ class TestHostShedding(DaemonTest):
         self.assertIn("BWGOV_REASON=host-shed", d.logtext())
         # Calm again: the headroom comes back, a level at a time.
         self.sim.host_rate = 0.0
-        d.wait_for(lambda: self.quota("low.slice") == 100000, 60, "low.slice's headroom back")
+        d.wait_for(lambda: self.quota("low.slice") == REST, 60, "low.slice's headroom back")
 
     def test_resting_headroom_is_shed(self):
         # Over the limit because high.slice spends above its baseline while
@@ -412,7 +421,7 @@ class TestHostShedding(DaemonTest):
         # being spent, so it goes too, lowest priority first, without waiting
         # for low.slice to spend; and it comes back once the host is calm.
         d = self.d
-        d.wait_for(lambda: self.quota("low.slice") == 100000 and self.quota("high.slice") == 100000, 10,
+        d.wait_for(lambda: self.quota("low.slice") == REST and self.quota("high.slice") == REST, 10,
                    "both resting at their headroom")
         d.wait_ticks("low.slice", 2)
         self.demand("low.slice", 0.3)
@@ -421,7 +430,7 @@ class TestHostShedding(DaemonTest):
         self.sim.other_cpus = 0.5
         self.sim.host_rate = 0.45
         d.wait_for(lambda: d.metric("bwgov_host_over_limit") == 1, 10, "the host over its limit")
-        d.wait_for(lambda: self.quota("low.slice") < 100000, 10, "low.slice's resting headroom withdrawn")
+        d.wait_for(lambda: self.quota("low.slice") < REST, 10, "low.slice's resting headroom withdrawn")
         self.assertGreaterEqual(self.quota("low.slice"), 50000)
         self.assertLessEqual(self.quota("low.slice"), self.quota("high.slice"))
         self.assertIn("BWGOV_REASON=host-shed", d.logtext())
@@ -440,7 +449,7 @@ class TestHostShedding(DaemonTest):
         self.assertEqual(self.quota("high.slice"), 50000)
         self.assertEqual(d.metric("bwgov_host_over_limit"), 1)
         self.sim.host_rate = 0.0
-        d.wait_for(lambda: self.quota("low.slice") == 100000 and self.quota("high.slice") == 100000, 60,
+        d.wait_for(lambda: self.quota("low.slice") == REST and self.quota("high.slice") == REST, 60,
                    "the headroom back after the calm")
 
 
@@ -455,14 +464,14 @@ class TestHostBrakeNeedsHarm(DaemonTest):
 
     def test_others_pressure_alone_does_not_shed(self):
         d = self.d
-        d.wait_for(lambda: self.quota("app.slice") == 100000, 10, "the resting headroom")
+        d.wait_for(lambda: self.quota("app.slice") == REST, 10, "the resting headroom")
         self.demand("app.slice", 0.3)
         self.sim.other_cpus = 1.5
         self.sim.host_rate = 0.60
         d.wait_ticks("app.slice", 30)
         self.assertEqual(d.metric("bwgov_host_over_limit"), 0)
         self.assertEqual(d.metric("bwgov_shed_permille", "app.slice"), 0)
-        self.assertEqual(self.quota("app.slice"), 100000)
+        self.assertEqual(self.quota("app.slice"), REST)
         self.assertNotIn("host-shed", d.logtext())
         # Above its baseline while a CPU and a half idles: nobody deprived.
         self.sim.other_cpus = 0.3
@@ -474,11 +483,11 @@ class TestHostBrakeNeedsHarm(DaemonTest):
         # The same excess with the host saturated: shed.
         self.sim.idle_cpus = 0.0
         d.wait_for(lambda: d.metric("bwgov_shed_permille", "app.slice", 0) > 0, 20, "shedding")
-        d.wait_for(lambda: self.quota("app.slice") < 100000, 20, "headroom withdrawn")
+        d.wait_for(lambda: self.quota("app.slice") < REST, 20, "headroom withdrawn")
         # Idle CPU again: the brake lets go, the headroom comes back.
         self.sim.idle_cpus = 1.5
         d.wait_for(lambda: d.metric("bwgov_host_over_limit") == 0, 20, "the brake off")
-        d.wait_for(lambda: self.quota("app.slice") == 100000, 60, "the headroom back")
+        d.wait_for(lambda: self.quota("app.slice") == REST, 60, "the headroom back")
 
 
 class TestHostBrakeNeedsOthers(DaemonTest):
@@ -490,7 +499,7 @@ class TestHostBrakeNeedsOthers(DaemonTest):
 
     def test_pressure_without_other_work_does_not_shed(self):
         d = self.d
-        d.wait_for(lambda: self.quota("app.slice") == 100000, 10, "the resting headroom")
+        d.wait_for(lambda: self.quota("app.slice") == REST, 10, "the resting headroom")
         self.demand("app.slice", 0.9)
         self.sim.host_rate = 0.60
         d.wait_ticks("app.slice", 30)
@@ -500,7 +509,7 @@ class TestHostBrakeNeedsOthers(DaemonTest):
         # The same pressure with a CPU's worth of work beside it: shed.
         self.sim.other_cpus = 1.0
         d.wait_for(lambda: d.metric("bwgov_shed_permille", "app.slice", 0) > 0, 20, "shedding")
-        d.wait_for(lambda: self.quota("app.slice") < 100000, 20, "headroom withdrawn")
+        d.wait_for(lambda: self.quota("app.slice") < REST, 20, "headroom withdrawn")
 
 
 class TestBurstOwnership(DaemonTest):
@@ -535,7 +544,7 @@ class TestExternalAndRestore(DaemonTest):
         # at different phases of the one-in-twenty full samples, is still
         # taken within two ticks, and nothing else is read as one.
         d = self.d
-        d.wait_for(lambda: self.quota("app.slice") == 100000, 10, "the resting headroom")
+        d.wait_for(lambda: self.quota("app.slice") == REST, 10, "the resting headroom")
         d.wait_ticks("app.slice", 25)
         self.assertEqual(d.metric("bwgov_external_changes_total", "app.slice"), 0)
         c = self.cg["app.slice"]
@@ -546,7 +555,7 @@ class TestExternalAndRestore(DaemonTest):
             start = d.metric("bwgov_unit_ticks_total", "app.slice")
             d.wait_for(lambda: d.metric("bwgov_baseline_quota_usec", "app.slice") == q, 10, f"re-base on {q}")
             self.assertLessEqual(d.metric("bwgov_unit_ticks_total", "app.slice") - start, 2)
-            d.wait_for(lambda: self.quota("app.slice") == 2 * q, 10, f"headroom on {q}")
+            d.wait_for(lambda: self.quota("app.slice") == resting(q), 10, f"headroom on {q}")
             self.assertEqual(d.metric("bwgov_external_changes_total", "app.slice"), i + 1)
         d.signal(signal.SIGTERM)
         self.assertEqual(d.wait(), 0)
@@ -554,9 +563,9 @@ class TestExternalAndRestore(DaemonTest):
 
     def test_external_change_becomes_the_baseline(self):
         # Someone else's quota is the new contract: never written back; the
-        # headroom is then built on it (CPUQuotaMax= defaults to twice it).
+        # headroom is then built on it (CPUQuotaMax= defaults to four times it).
         d = self.d
-        d.wait_for(lambda: self.quota("app.slice") == 100000, 10, "the resting headroom")
+        d.wait_for(lambda: self.quota("app.slice") == REST, 10, "the resting headroom")
         d.wait_ticks("app.slice", 2)
         c = self.cg["app.slice"]
         with c.lock:
@@ -565,9 +574,9 @@ class TestExternalAndRestore(DaemonTest):
         d.wait_for(lambda: d.metric("bwgov_baseline_quota_usec", "app.slice") == 70000, 10, "re-base")
         self.assertLessEqual(d.metric("bwgov_unit_ticks_total", "app.slice") - start, 2)
         self.assertGreaterEqual(d.metric("bwgov_external_changes_total", "app.slice"), 1)
-        d.wait_for(lambda: self.quota("app.slice") == 140000, 10, "headroom on the new baseline")
+        d.wait_for(lambda: self.quota("app.slice") == resting(70000), 10, "headroom on the new baseline")
         d.wait_ticks("app.slice", 10)
-        self.assertEqual(self.quota("app.slice"), 140000)
+        self.assertEqual(self.quota("app.slice"), resting(70000))
         self.assertEqual(d.metric("bwgov_external_changes_total", "app.slice"), 1)
         self.assertIn("BWGOV_REASON=external-change", d.logtext())
         d.signal(signal.SIGTERM)
@@ -665,7 +674,7 @@ class TestStateLock(DaemonTest):
     first keeps governing."""
 
     def test_second_daemon_refuses(self):
-        self.d.wait_for(lambda: self.quota("app.slice") == 100000, 10, "the resting headroom")
+        self.d.wait_for(lambda: self.quota("app.slice") == REST, 10, "the resting headroom")
         second = Daemon(self.base)
         second.log_path = os.path.join(self.base, "second.log")
         second.start()
@@ -673,7 +682,7 @@ class TestStateLock(DaemonTest):
         text = second.logtext()
         self.assertIn(f"State directory {os.path.join(self.base, 'state')} is in use by another bwgovd, "
                       f"pid {self.d.proc.pid}: refusing to start", text)
-        self.assertEqual(self.quota("app.slice"), 100000)       # nothing written by the second
+        self.assertEqual(self.quota("app.slice"), REST)       # nothing written by the second
         self.d.wait_ticks("app.slice", 3)
         self.d.signal(signal.SIGTERM)
         self.assertEqual(self.d.wait(), 0)
@@ -731,9 +740,9 @@ class TestConfiguredBaseline(DaemonTest):
 
     def test_cpuquota_is_put_in_place_and_burst_left_alone(self):
         d = self.d
-        # CPUQuota= is the contract; the headroom (2 x by default) rests on it.
+        # CPUQuota= is the contract; the headroom (4 x by default) rests on it.
         d.wait_for(lambda: d.metric("bwgov_baseline_quota_usec", "box") == 20000, 10, "CPUQuota= adopted")
-        d.wait_for(lambda: self.quota("box") == 40000, 10, "the resting headroom over CPUQuota=")
+        d.wait_for(lambda: self.quota("box") == resting(20000), 10, "the resting headroom over CPUQuota=")
         d.wait_ticks("box", 5)
         self.assertEqual(d.metric("bwgov_external_changes_total", "box"), 0)
         self.assertIn("BWGOV_REASON=configured-baseline", d.logtext())

@@ -89,7 +89,7 @@ class TestPrefixDropins(unittest.TestCase):
 
         t0 = time.monotonic()
         pod = self.make(POD + "/cri-containerd-0f1e2d.scope")
-        d.wait_for(lambda: pod.read_max()[0] == 100000, 10, "the container in a pod slice made later")
+        d.wait_for(lambda: pod.read_max()[0] == df.REST, 10, "the container in a pod slice made later")
         self.assertLess(time.monotonic() - t0, 1.0)
 
         # Not taken: another prefix, another type.

@@ -101,7 +101,7 @@ class FaultTest(df.DaemonTest):
         self.assertEqual(self.cg["app.slice"].read_max(), (quota, PERIOD, burst), "baseline restored exactly")
 
     def headroom(self, timeout=15):
-        self.d.wait_for(lambda: self.quota("app.slice") == 100000, timeout, "the resting headroom (100000)")
+        self.d.wait_for(lambda: self.quota("app.slice") == df.REST, timeout, f"the resting headroom ({df.REST})")
 
 
 # ---- a write to cpu.max fails -------------------------------------------
@@ -152,12 +152,12 @@ class WriteErrors(FaultTest):
         d.signal(signal.SIGTERM)
         rc = d.wait(15)
         self.assertNotEqual(rc, 0, "a stop that could not restore says so in its exit code")
-        self.assertEqual(self.quota("app.slice"), 100000)
+        self.assertEqual(self.quota("app.slice"), df.REST)
         self.assertIn("app.slice", d.logtext()[d.logtext().rfind("Received"):])
         with open(os.path.join(self.base, "state", "state.json")) as f:
             entry = json.load(f)["units"]["app.slice"]
         self.assertEqual(entry["baseline"]["quota_usec"], 50000, "the baseline is kept in state.json")
-        # The next daemon knows the 100000 as bwgov's and puts 50000 back.
+        # The next daemon knows the resting headroom as bwgov's and puts 50000 back.
         self.fault("")
         self.d = df.Daemon(self.base, self.daemon_env)
         self.d.log_path = os.path.join(self.base, "second.log")
@@ -517,7 +517,7 @@ class Vanish(unittest.TestCase):
              "--state-dir", os.path.join(self.base, "state"), "--runtime-dir", os.path.join(self.base, "run"),
              "--log-level", "info"], stdout=log, stderr=log, stdin=subprocess.DEVNULL)
         log.close()
-        self.wait(lambda: self.cg.get()[0] == "100000", 10, "the resting headroom")
+        self.wait(lambda: self.cg.get()[0] == str(df.REST), 10, "the resting headroom")
         held = self.fds()
         rng = random.Random(17)
         took = []
@@ -529,8 +529,9 @@ class Vanish(unittest.TestCase):
             quota = 30000 + 1000 * i
             self.make(quota)
             t0 = time.monotonic()
-            t1 = self.wait(lambda: self.cg.get()[0] == str(2 * quota) and self.metric("bwgov_baseline_quota_usec")
-                           == quota, 5, f"the new cgroup governed from its own {quota}")
+            t1 = self.wait(lambda: self.cg.get()[0] == str(df.resting(quota)) and
+                           self.metric("bwgov_baseline_quota_usec") == quota, 5,
+                           f"the new cgroup governed from its own {quota}")
             took.append(t1 - t0)
         print(f"governed again after {min(took):.3f}..{max(took):.3f} s", file=sys.stderr)
         self.assertLess(max(took), 1.5, "governed within moments of being made")

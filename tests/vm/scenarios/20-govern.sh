@@ -1,6 +1,6 @@
 #!/bin/bash
 # A slice with CPUQuota=50% and a bwgov drop-in: with a full credit bucket
-# bwgovd rests the slice's cpu.max at twice the baseline systemd set before
+# bwgovd rests the slice's cpu.max at four times the baseline systemd set before
 # any load; a bursty workload over the baseline started with systemd-run
 # --slice= spends the credit, and the quota comes back to exactly the
 # baseline when it is spent; bwgovctl shows each step through the socket.
@@ -54,19 +54,19 @@ check "bwgovctl show: the drop-in is in effect (elastic, CreditMax=5s)" \
         bash -c "bwgovctl show $slice --json | jq -e '.config.mode == \"elastic\" and .config.credit_max_usec == 5000000'"
 
 # With a full bucket the headroom is there before any load: the quota rests
-# at CPUQuotaMax= (twice the baseline by default), the burst at the quota.
+# at CPUQuotaMax= (four times the baseline by default), the burst at the quota.
 quota_is() {
         local quota period
         read -r quota period <"$cg/cpu.max"
         printf 'cpu.max %s %s, cpu.max.burst %s\n' "$quota" "$period" "$(cat "$cg/cpu.max.burst")"
         [[ $quota == "$1" ]]
 }
-check "the resting headroom is in place before any load (cpu.max 100000 100000)" wait_for 20 quota_is 100000 ||
+check "the resting headroom is in place before any load (cpu.max 200000 100000)" wait_for 20 quota_is 200000 ||
         fail_with_journal "$svc"
 check_eq "the resting burst = the baseline quota" 50000 cat "$cg/cpu.max.burst"
 rest_logged() {
         journalctl -b -o json --no-pager BWGOV_UNIT="$slice" |
-                jq -e -s 'any(.[]; .BWGOV_REASON == "resting-headroom" and .BWGOV_QUOTA_NEW == "100000")' >/dev/null
+                jq -e -s 'any(.[]; .BWGOV_REASON == "resting-headroom" and .BWGOV_QUOTA_NEW == "200000")' >/dev/null
 }
 check "the journal records it (BWGOV_UNIT=, BWGOV_REASON=resting-headroom)" wait_for 10 rest_logged
 state_is() {

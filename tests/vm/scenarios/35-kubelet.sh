@@ -6,8 +6,9 @@
 # container: the prefix drop-ins cri-containerd-.scope.d/ and
 # kubepods-burstable-.slice.d/ govern them (issue 18):
 #   1. a container already running at the reload and the pod slice are
-#      governed, each at its resting headroom (twice its baseline) and the
-#      container's under its pod's quota;
+#      governed, each at its resting headroom (four times its baseline, the
+#      pod's capped at the guest's 2 CPUs) and the container's under its
+#      pod's quota;
 #   2. a container started afterwards is governed within one Interval= (1s)
 #      of its start, without a reload;
 #   3. a container that stops is forgotten: bwgovctl no longer knows it;
@@ -80,8 +81,9 @@ check "the running container is governed by the prefix drop-in" wait_for 10 adop
 check "the pod slice is governed by its prefix drop-in" wait_for 10 adopted "$pod" || fail_with_journal "$svc"
 check "bwgovctl show: the container's drop-in is the prefix's (CreditMax=5s)" \
         bash -c "bwgovctl show $ctr1 --json | jq -e '.config.credit_max_usec == 5000000'"
-check "the pod rests at twice its baseline (160000)" wait_for 10 quota_is "$pcg" 160000
-check "the container rests at twice its baseline (60000)" wait_for 10 quota_is "$c1" 60000
+check "the pod rests at the guest's 2 CPUs (200000; four times its baseline is more)" \
+        wait_for 10 quota_is "$pcg" 200000
+check "the container rests at four times its baseline (120000)" wait_for 10 quota_is "$c1" 120000
 
 start=$(date +%s.%N)
 c=$(journal_cursor)
@@ -91,7 +93,7 @@ c2=$(unit_cgroup "$ctr2")
 check "a container started later is governed without a reload" wait_for 10 adopted "$ctr2" ||
         fail_with_journal "$svc"
 check_governed_in_time "$c" "$ctr2" "$start" systemd-run
-check "the second container rests at twice its baseline (40000)" wait_for 10 quota_is "$c2" 40000
+check "the second container rests at four times its baseline (80000)" wait_for 10 quota_is "$c2" 80000
 
 check_eq "a scope of another prefix is left alone" "30000 100000" cat "$ocg/cpu.max"
 check "bwgovctl does not know it" bash -c "! bwgovctl show $other --json >/dev/null 2>&1"
