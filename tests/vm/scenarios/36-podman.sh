@@ -10,7 +10,7 @@
 #      libpod-<id>.scope/container, baseline 50000) within one Interval= of
 #      its scope's start, without a reload; conmon's scope
 #      (libpod-conmon-<id>) is masked by a more specific prefix directory;
-#   1b. busy, it runs above 0.5 CPU while its credit (CreditMax=20s) lasts,
+#   1b. bwgovctl top -b lists it; busy, it runs above 0.5 CPU while its credit (CreditMax=20s) lasts,
 #      its quota raised (and the scope's with it, when it has one), and at
 #      exactly 0.5 again once the credit is spent (issue 33);
 #   2. podman update --cpus 0.8 re-bases it (baseline 80000);
@@ -91,6 +91,12 @@ conmon_alone() {
         ! bwgovctl status --all | grep -q "libpod-conmon-$id"
 }
 check "conmon's scope (libpod-conmon-<id>.scope, masked) is not governed" conmon_alone
+
+top_row() {
+        bwgovctl top -b -n 1 --no-legend --order=usage | grep "^$scope "
+}
+check "bwgovctl top -b lists the container's scope" top_row
+info "bwgovctl top: $(top_row)"
 
 # 1b. The headroom above --cpus, paid from the credit, on both releases.
 scope_max=$(cat "$cg/cpu.max")
