@@ -118,13 +118,13 @@ quota_of() {
         read -r q p <"$1/cpu.max"
         echo "$q"
 }
-# CPUs the container used over 3 s, from its cgroup's usage_usec.
+# CPUs the container used over 5 s, from its cgroup's usage_usec.
 usage_rate() {
         local a b
         a=$(awk '$1 == "usage_usec" { print $2 }' "$ccg/cpu.stat")
-        sleep 3
+        sleep 5
         b=$(awk '$1 == "usage_usec" { print $2 }' "$ccg/cpu.stat")
-        awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f\n", (b - a) / 3e6 }'
+        awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f\n", (b - a) / 5e6 }'
 }
 raised() {
         local q s
@@ -137,9 +137,9 @@ check "headroom: the container's quota above 50000 (the scope's with it when lim
         fail_with_journal "$svc"
 check "a busy loop in the container (podman exec)" podman exec -d "$name" sh -c 'while :; do :; done'
 above=$(usage_rate)
-info "CPU used over 3 s while the credit lasts: $above (--cpus 0.5)"
+info "CPU used over 5 s while the credit lasts: $above (--cpus 0.5)"
 check "the container runs above 0.5 CPU while its credit lasts ($above CPU)" \
-        awk -v r="$above" 'BEGIN { exit !(r >= 0.6) }'
+        awk -v r="$above" 'BEGIN { exit !(r >= 0.7) }'
 exhausted() {
         bwgovctl show "$scope" --json | jq -e '.credit.exhausted and .unit.current.quota_usec == 50000' >/dev/null &&
                 (($(quota_of "$ccg") == 50000))
@@ -147,9 +147,12 @@ exhausted() {
 check "its credit spent: the container back at exactly 50000" wait_for 60 exhausted || fail_with_journal "$svc"
 check_eq "the scope back at the start's value" "$scope_max" cat "$cg/cpu.max"
 spent=$(usage_rate)
-info "CPU used over 3 s with the credit spent: $spent"
+info "CPU used over 5 s with the credit spent: $spent"
+# The quota is exactly 50000 (checked above); what runs on top is the
+# resting burst (as much as a period's quota, once), a task's overrun in
+# kernel mode, and TCG's timer slack: 0.52 and 0.56 in two runs.
 check "the container runs at 0.5 CPU once its credit is spent ($spent CPU)" \
-        awk -v r="$spent" 'BEGIN { exit !(r <= 0.55) }'
+        awk -v r="$spent" 'BEGIN { exit !(r <= 0.6) }'
 info "bwgovd on the scope: $(journalctl -b -u "$svc" -o json | jq -r 'select(.BWGOV_REASON == "scope-follows") |
         "\(.BWGOV_QUOTA_OLD) -> \(.BWGOV_QUOTA_NEW)"' | head -n 4 | paste -sd ' ')"
 
