@@ -146,13 +146,29 @@ exhausted() {
 }
 check "its credit spent: the container back at exactly 50000" wait_for 60 exhausted || fail_with_journal "$svc"
 check_eq "the scope back at the start's value" "$scope_max" cat "$cg/cpu.max"
-spent=$(usage_rate)
-info "CPU used over 5 s with the credit spent: $spent"
-# The quota is exactly 50000 (checked above); what runs on top is the
-# resting burst (as much as a period's quota, once), a task's overrun in
-# kernel mode, and TCG's timer slack: 0.52 and 0.56 in two runs.
-check "the container runs at 0.5 CPU once its credit is spent ($spent CPU)" \
-        awk -v r="$spent" 'BEGIN { exit !(r <= 0.6) }'
+# Over a window spent whole at the baseline: exhausted at its start and
+# still at its end (headroom comes back only once a quarter of CreditMax=
+# is earned back, which a guest starved by a busy host does, running its
+# container below 0.5 CPU for a while).
+spent_rate() {
+        local r
+        for _ in 1 2 3; do
+                wait_for 60 exhausted >/dev/null || return 1
+                r=$(usage_rate)
+                if exhausted >/dev/null; then
+                        echo "$r"
+                        return 0
+                fi
+        done
+        return 1
+}
+spent=$(spent_rate)
+info "CPU used over 5 s with the credit spent: ${spent:-not measured: the credit kept coming back}"
+# The quota is exactly 50000; what runs on top is the resting burst (as
+# much as a period's quota, once), a task's overrun in kernel mode, and
+# TCG's timer slack: 0.52 and 0.56 in two runs.
+check "the container runs at 0.5 CPU once its credit is spent (${spent:-?} CPU)" \
+        awk -v r="$spent" 'BEGIN { exit !(r != "" && r <= 0.6) }'
 info "bwgovd on the scope: $(journalctl -b -u "$svc" -o json | jq -r 'select(.BWGOV_REASON == "scope-follows") |
         "\(.BWGOV_QUOTA_OLD) -> \(.BWGOV_QUOTA_NEW)"' | head -n 4 | paste -sd ' ')"
 
