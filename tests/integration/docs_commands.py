@@ -179,9 +179,13 @@ class DocsDaemon(vc.StaticDaemon):
         super().start(wait=True)
         want = set(self.doc_units)
         deadline = time.monotonic() + 30
+        r = None
         while time.monotonic() < deadline:
-            r = vc.call(self.socket_path, vc.INTERFACE + ".ListUnits")["parameters"]["units"]
-            if want <= {u["name"] for u in r if u["adopted"] and u["ticks"] >= 2}:
+            try:
+                r = vc.call(self.socket_path, vc.INTERFACE + ".ListUnits")["parameters"]["units"]
+            except (ConnectionRefusedError, FileNotFoundError):
+                r = None                # the socket's file is there before it listens
+            if r and want <= {u["name"] for u in r if u["adopted"] and u["ticks"] >= 2}:
                 return self
             time.sleep(0.1)
         raise AssertionError(f"the documentation's units {sorted(want)} were not all governed:\n{r}\n"
