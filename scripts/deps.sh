@@ -8,7 +8,12 @@ BWGOV_BUILD_DEPS=(
         libbpf-dev bpftool clang llvm libclang-rt-dev
         libcmocka-dev scdoc mandoc man-db
         strace valgrind procps util-linux
+        tmux bash-completion zsh fish prometheus
 )
+# tmux: bwgovctl top's live screen in a real terminal (ctl-top); bash-completion,
+# zsh, fish: the shell completions driven in each shell (completions); prometheus:
+# only its promtool, for deploy/prometheus' rules (deploy-monitoring); nothing needs
+# the server running (on the CI machines /usr/sbin/policy-rc.d keeps it stopped).
 
 # What tests/bench/run needs besides the build: plots, sysbench, callgrind,
 # the write trace, and hackbench (rt-tests) for the telemetry overhead.

@@ -30,6 +30,8 @@ static const struct verb verbs[] = {
           "Explain the latest decision for a unit: what it saw, the rule, what it did", verb_explain },
         { "history", "UNIT [-n N] [--json] [--no-legend]",
           "Show the decisions recorded for a unit, oldest first", verb_history },
+        { "top", "[-d TIME] [-o COLUMN] [-b] [-n N] [--no-legend] [--all]",
+          "Show the governed units live, sorted: usage, credit, headroom, throttling, p99", verb_top },
         { "latency", "UNIT [--json]",
           "Show a unit's run-queue waits: percentiles, the throttled share, histograms", verb_latency },
         { "reload", "[--json]",
@@ -81,6 +83,7 @@ static const struct verb *find_verb(const char *name) {
 static bool takes_separate_value(const char *arg) {
         static const char *const with_value[] = {
                 "--socket", "--lines", "-n", "--manifest", "--cgroup-root",
+                "--interval", "-d", "--order", "-o", "--iterations",
                 "--proc-version", "--host-root", "--btf", "--scratch-prefix",
         };
 

@@ -21,16 +21,16 @@ int ctl_oom(void) {
 }
 
 /* Print why the daemon refused; returns the exit code. */
-static int report_error(const struct options *o, const char *method, const char *error, json_t *params) {
+static int report_error(FILE *f, const struct options *o, const char *method, const char *error, json_t *params) {
         _cleanup_free_ char *s = NULL;
 
         if (strcmp(error, CTL_INTERFACE ".UnitNotFound") == 0) {
-                fprintf(stderr, "bwgovctl: no unit \"%s\" is configured (see 'bwgovctl status')\n",
+                fprintf(f, "bwgovctl: no unit \"%s\" is configured (see 'bwgovctl status')\n",
                         o->unit ? o->unit : "?");
                 return CTL_EXIT_NO_UNIT;
         }
         if (strcmp(error, CTL_INTERFACE ".PermissionDenied") == 0) {
-                fprintf(stderr, "bwgovctl: permission denied: %s needs %s\n", o->verb->name,
+                fprintf(f, "bwgovctl: permission denied: %s needs %s\n", o->verb->name,
                         o->verb->flags & VERB_MUTATING ? "root" : "root or membership of group bwgov");
                 return CTL_EXIT_DENIED;
         }
@@ -42,75 +42,80 @@ static int report_error(const struct options *o, const char *method, const char 
                 if (o->json && json_is_object(params) &&
                     json_object_set_new(params, "error", json_string(error)) == 0)
                         (void) ctl_print_json(params);
-                fprintf(stderr, "bwgovctl: reload failed: %s; the previous configuration stays\n",
+                fprintf(f, "bwgovctl: reload failed: %s; the previous configuration stays\n",
                         reason ? reason : "no reason given");
                 return CTL_EXIT_FAILURE;
         }
 
         s = json_dumps(params, JSON_COMPACT);
-        fprintf(stderr, "bwgovctl: %s failed: %s %s\n", method_short(method), error, s ? s : "");
+        fprintf(f, "bwgovctl: %s failed: %s %s\n", method_short(method), error, s ? s : "");
         return CTL_EXIT_FAILURE;
 }
 
 /* Returns 0, or the exit code after printing why not. */
-static int connect_daemon(const struct options *o, VarlinkClient **ret) {
+static int connect_daemon(FILE *f, const struct options *o, VarlinkClient **ret) {
         int r;
 
         r = varlink_client_connect(o->socket, ret);
         if (r == -EACCES || r == -EPERM) {
-                fprintf(stderr, "bwgovctl: permission denied: cannot connect to %s: %s "
+                fprintf(f, "bwgovctl: permission denied: cannot connect to %s: %s "
                         "(%s needs root or membership of group bwgov)\n", o->socket, strerror(-r), o->verb->name);
                 return CTL_EXIT_DENIED;
         }
         if (r == -ENOMEM)
                 return ctl_oom();
         if (r < 0) {
-                fprintf(stderr, "bwgovd is not running (cannot connect to %s: %s)\n", o->socket, strerror(-r));
+                fprintf(f, "bwgovd is not running (cannot connect to %s: %s)\n", o->socket, strerror(-r));
                 return CTL_EXIT_NOT_RUNNING;
         }
         return 0;
 }
 
 /* The transport's failure (a negative errno from varlink_client_call()). */
-static void report_call_failure(const char *method, int r) {
+static void report_call_failure(FILE *f, const char *method, int r) {
         switch (r) {
         case -ECONNRESET:
-                fprintf(stderr, "bwgovctl: bwgovd closed the connection during %s\n", method);
+                fprintf(f, "bwgovctl: bwgovd closed the connection during %s\n", method);
                 break;
         case -ETIMEDOUT:
-                fprintf(stderr, "bwgovctl: bwgovd did not answer %s in time\n", method);
+                fprintf(f, "bwgovctl: bwgovd did not answer %s in time\n", method);
                 break;
         case -EBADMSG:
-                fprintf(stderr, "bwgovctl: malformed reply to %s\n", method);
+                fprintf(f, "bwgovctl: malformed reply to %s\n", method);
                 break;
         default:
-                fprintf(stderr, "bwgovctl: %s failed: %s\n", method, strerror(-r));
+                fprintf(f, "bwgovctl: %s failed: %s\n", method, strerror(-r));
         }
 }
 
-int ctl_call(const struct options *o, VarlinkClient **client, const char *method, json_t *params, json_t **ret) {
+int ctl_call_to(FILE *err, const struct options *o, VarlinkClient **client, const char *method, json_t *params,
+                json_t **ret) {
         _cleanup_free_ char *error = NULL;
         json_t *reply = NULL;
         int r, code;
 
         if (!*client) {
-                r = connect_daemon(o, client);
+                r = connect_daemon(err, o, client);
                 if (r != 0)
                         return r;
         }
 
         r = varlink_client_call(*client, method, params, &reply, &error);
         if (r < 0) {
-                report_call_failure(method_short(method), r);
+                report_call_failure(err, method_short(method), r);
                 return CTL_EXIT_FAILURE;
         }
         if (r > 0) {
-                code = report_error(o, method, error, reply);
+                code = report_error(err, o, method, error, reply);
                 json_decref(reply);
                 return code;
         }
         *ret = reply;
         return 0;
+}
+
+int ctl_call(const struct options *o, VarlinkClient **client, const char *method, json_t *params, json_t **ret) {
+        return ctl_call_to(stderr, o, client, method, params, ret);
 }
 
 int ctl_print_json(json_t *v) {

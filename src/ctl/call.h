@@ -6,6 +6,7 @@
  * just one call and a printout. */
 
 #include <jansson.h>
+#include <stdio.h>
 
 #include "options.h"
 #include "varlink-client.h"
@@ -22,6 +23,10 @@
  * connecting first when *client is NULL. Returns 0 with *ret (a new
  * reference), or the exit code after printing why the call failed. */
 int ctl_call(const struct options *o, VarlinkClient **client, const char *method, json_t *params, json_t **ret);
+/* ctl_call() with its message written to err instead of stderr (bwgovctl top
+ * shows it on its screen). */
+int ctl_call_to(FILE *err, const struct options *o, VarlinkClient **client, const char *method, json_t *params,
+                json_t **ret);
 
 /* Say "out of memory" on stderr. Returns CTL_EXIT_FAILURE. */
 int ctl_oom(void);

@@ -31,9 +31,15 @@ static void help(const struct verb_info *v) {
                CTL_DEFAULT_SOCKET, v->flags & VERB_MUTATING ? " (this command needs root)" : "");
 }
 
+const char *ctl_default_socket(void) {
+        const char *e = getenv("BWGOV_SOCKET");
+
+        return e && *e ? e : CTL_DEFAULT_SOCKET;
+}
+
 /* A whole number from 1, digits only (strtoull alone takes blanks and a
  * sign). Returns 0 or -EINVAL. */
-static int parse_lines(const char *s, uint64_t *ret) {
+int parse_lines(const char *s, uint64_t *ret) {
         unsigned long long n;
         char *end;
 
@@ -79,11 +85,10 @@ int parse_options(int argc, char *argv[], const struct verb_info *v, struct opti
                 { "all",       no_argument,       NULL, 'a'           },
                 { NULL, 0, NULL, 0 }
         };
-        const char *e = getenv("BWGOV_SOCKET");
         struct options o = {
                 .verb = v,
                 .legend = true,
-                .socket = e && *e ? e : CTL_DEFAULT_SOCKET,
+                .socket = ctl_default_socket(),
         };
         int c, r;
 

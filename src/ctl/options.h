@@ -47,3 +47,9 @@ struct options {
  * CTL_DEFAULT_SOCKET. Returns 1 with *ret set, 0 when --help was shown,
  * -EINVAL for a usage error (already reported on stderr). */
 int parse_options(int argc, char *argv[], const struct verb_info *v, struct options *ret);
+
+/* $BWGOV_SOCKET when set and not empty, else CTL_DEFAULT_SOCKET. */
+const char *ctl_default_socket(void);
+
+/* A whole number from 1, digits only, into *ret. Returns 0 or -EINVAL. */
+int parse_lines(const char *s, uint64_t *ret);

@@ -2,7 +2,7 @@
 #pragma once
 
 /* The bwgovctl commands that talk to bwgovd over varlink: status, show,
- * explain, history, latency, reload, pause, resume. argv[0] is the command
+ * explain, history, latency, top, reload, pause, resume. argv[0] is the command
  * name; each parses its own options (--json, --no-legend, --socket=PATH, -h;
  * history also -n N) and returns the process exit code, one of the
  * CTL_EXIT_* codes of call.h. The --json output and the codes are documented in
@@ -15,6 +15,8 @@ int verb_show(int argc, char *argv[]);
 int verb_explain(int argc, char *argv[]);
 int verb_history(int argc, char *argv[]);
 int verb_latency(int argc, char *argv[]);
+/* top parses its own options (bwgovctl top --help); see verbs-top.c. */
+int verb_top(int argc, char *argv[]);
 int verb_reload(int argc, char *argv[]);
 int verb_pause(int argc, char *argv[]);
 int verb_resume(int argc, char *argv[]);

@@ -109,10 +109,30 @@ static json_t *protection_json(const struct governor_protection *p) {
                          "slice_threads", jint(p->slice_threads));
 }
 
+/* What the unit did over the sample of its latest decision (for bwgovctl
+ * top: no GetUnit per unit); null before the first one. */
+static json_t *unit_activity_json(const struct governor_unit *u) {
+        const struct bw_decision *d = &u->decision.d;
+
+        if (!u->summary.adopted || !u->has_decision)
+                return json_null();
+        return json_pack("{s:o, s:o, s:o, s:o, s:I, s:I, s:b, s:o, s:o, s:o}",
+                         "dt_usec", jint(d->dt_usec),
+                         "usage_rate", jint(d->usage_rate),
+                         "throttle_rate", jint(d->throttle_rate),
+                         "ancestor_throttle_rate", jint(d->ancestor_throttle_rate),
+                         "level", (json_int_t) d->level,
+                         "levels", (json_int_t) BW_POLICY_LEVELS,
+                         "active", (int) d->active,
+                         "time_to_empty_usec", jtime_or_null(d->time_to_empty_usec),
+                         "rq_wait_p99_usec", d->has_rq ? jint(d->rq_wait_p99_usec) : json_null(),
+                         "rq_throttled_permille", d->has_rq ? jint(d->rq_throttled_permille) : json_null());
+}
+
 static json_t *unit_summary_json(const struct governor_unit *u) {
         const struct governor_unit_summary *s = &u->summary;
 
-        return json_pack("{s:s, s:o, s:s, s:s, s:b, s:b, s:b, s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
+        return json_pack("{s:s, s:o, s:s, s:s, s:b, s:b, s:b, s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
                          "name", s->name,
                          "cgroup", jstring_or_null(s->cgroup),
                          "mode", bw_mode_to_string(s->mode),
@@ -127,7 +147,8 @@ static json_t *unit_summary_json(const struct governor_unit *u) {
                          "credit_max_usec", jint(u->config.cfg.credit_max_usec),
                          "rule", jstring_or_null(s->has_rule ? bw_rule_to_string(s->rule) : NULL),
                          "ticks", jint(s->ticks),
-                         "protection", protection_json(&s->prot));
+                         "protection", protection_json(&s->prot),
+                         "activity", unit_activity_json(u));
 }
 
 /* The credit bucket and the headroom it pays for, from the last decision;

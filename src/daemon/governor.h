@@ -39,6 +39,7 @@ struct governor_counts {
 
 struct governor_status {
         struct governor_counts counts;
+        uint64_t realtime_usec;         /* CLOCK_REALTIME when this snapshot was taken */
         uint64_t ticks;                 /* control-loop passes over all units */
         enum bw_cg_layout layout;
         const char *bandwidth_root;     /* "" when unknown */

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "bwgov/macro.h"
+#include "clock.h"
 #include "governor.h"
 #include "manager.h"
 
@@ -47,6 +48,7 @@ static uint64_t heap_in_use(void) {
 static int get_status(void *userdata, struct governor_status *ret) {
         const Manager *m = userdata;
         struct governor_status s = {
+                .realtime_usec = clock_now_usec(CLOCK_REALTIME),
                 .ticks = m->ticks,
                 .layout = m->root->layout,
                 .bandwidth_root = m->root->bw_path ? m->root->bw_path : "",

@@ -37,6 +37,7 @@ static uint64_t v_tte(GU *u, bool *ok) {
         return LAST.time_to_empty_usec;
 }
 static uint64_t v_active(GU *u, bool *ok) { *ok = LAST_OK; return LAST.active; }
+static uint64_t v_exhausted(GU *u, bool *ok) { *ok = ADOPTED; return u->credit.exhausted; }
 static uint64_t v_local_throttled(GU *u, bool *ok) {
         *ok = STAT_OK && (u->stat.seen & BW_CPUSTAT_LOCAL_THROTTLED);
         return u->stat.local_throttled_usec;
@@ -130,6 +131,9 @@ const struct metrics_family metrics_families[METRICS_N_FAMILIES] = {
                 "Credit spending averaged over about 10 s, CPU-microseconds per second."),
         FAMILY("bwgov_credit_time_to_empty_usec", "gauge", v_tte,
                 "At the average spending, time until the credit is down to its reserve (absent when not spending)."),
+        FAMILY("bwgov_credit_exhausted", "gauge", v_exhausted,
+                "1 while the quota is held at the baseline because the credit is spent (until a quarter of "
+                "CreditMax= is back)."),
         FAMILY("bwgov_headroom_usec", "gauge", v_headroom,
                 "Quota above the baseline the last decision set, per period."),
         FAMILY("bwgov_headroom_max_usec", "gauge", v_headroom_max,

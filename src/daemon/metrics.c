@@ -261,6 +261,9 @@ static void write_host(struct metrics_buf *b, const struct governor_status *s) {
                s->gated_samples);
         scalar(b, "bwgov_heap_bytes", "gauge", "The daemon's heap in use (allocated, not resident), bytes.",
                s->heap_bytes);
+        scalar(b, "bwgov_metrics_timestamp_seconds", "gauge",
+               "When bwgovd took these values, seconds since the Unix epoch (a file no longer rewritten ages).",
+               s->realtime_usec / USEC_PER_SEC);
 }
 
 /* ---- run-queue telemetry: seconds, as Prometheus wants them -------------- */

@@ -87,6 +87,9 @@ uint64_t unit_ancestor_quota(Unit *u, uint64_t now) {
         uint64_t q, t;
         int r;
 
+        /* A scope tied to the unit is no limit: the one above it is. */
+        if (unit_scope_tied(u))
+                return unit_scope_ancestor_quota(u, now);
         if (u->has_ancestor && now - u->ancestor_read_usec < ANCESTOR_REFRESH_USEC)
                 return u->ancestor_quota_usec;
         if (usage_gate_ancestor_get(u->gate, u->params.baseline.period_usec, now, ANCESTOR_REFRESH_USEC, &q,

@@ -78,7 +78,8 @@ static int unit_record(Unit *u, unsigned flags) {
 
 /* The file descriptors the unit holds, in the manager's count. */
 static void unit_count_fds(Unit *u) {
-        unsigned n = (u->cg ? bw_cg_nfds(u->cg) : 0) + (u->trigger_fd >= 0 ? 1 : 0);
+        unsigned n = (u->cg ? bw_cg_nfds(u->cg) : 0) + (u->scope.cg ? bw_cg_nfds(u->scope.cg) : 0) +
+                     (u->trigger_fd >= 0 ? 1 : 0);
 
         *u->ctx->fds_held = *u->ctx->fds_held + n - u->nfds;
         u->nfds = n;
@@ -97,6 +98,7 @@ static void unit_close_cgroup(Unit *u) {
         u->gate_valid = false;
         bw_cg_free(u->cg);
         u->cg = NULL;
+        unit_scope_close(u);
         u->has_last_stat = false;
         u->has_ancestor = false;
         u->quiet = false;
@@ -392,6 +394,7 @@ int unit_apply(Unit *u, const struct bw_bandwidth *seen, const struct bw_bandwid
                 }
         }
 
+        unit_scope_before_write(u, target);
         r = bw_cg_write_bandwidth(u->cg, target, &now);
         if (bw_cg_error_is_vanished(r)) {
                 unit_vanished(u);
@@ -407,6 +410,7 @@ int unit_apply(Unit *u, const struct bw_bandwidth *seen, const struct bw_bandwid
         u->has_written = !bw_bandwidth_equal(&now, &u->baseline);
         if (u->has_written)
                 u->written = now;
+        unit_scope_after_write(u, &now);
         /* The last sample's idea of cpu.max is stale: the next one is full. */
         u->quiet = false;
         u->quiet_samples = 0;
@@ -535,6 +539,7 @@ static int unit_tick_pass(Unit *u, uint64_t now) {
                 r = unit_follow(u, &cur, now);
                 if (r < 0)
                         return r;
+                unit_scope_follow(u, &cur);
                 if (u->params.mode != unit_mode(u))
                         unit_update_params(u);
                 r = unit_sample(u, &cur, &in);

@@ -76,6 +76,20 @@ struct unit_context {
         void *userdata;                 /* for the hooks */
 };
 
+/* A Subgroup= unit's own cgroup, governed with the subgroup while it holds
+ * the same quota (podman 5: unit-scope.c). */
+struct unit_scope {
+        struct bw_cg *cg;               /* open while the unit's cgroup is, NULL without one to tie */
+        bool tied;                      /* its quota follows the unit's */
+        bool has_ours;
+        uint64_t ours_quota_usec;       /* its quota when last found tied or written by us, in its period */
+        bool has_foreign;
+        uint64_t foreign_quota_usec;    /* someone else's limit found there, while it stays */
+        bool has_ancestor;              /* ancestor_quota_usec was read */
+        uint64_t ancestor_quota_usec;   /* the nearest limited ancestor above it, in the unit's period */
+        uint64_t ancestor_read_usec;
+};
+
 /* One configured unit, present in the cgroup tree or not (yet). */
 struct Unit {
         const struct unit_context *ctx;
@@ -100,6 +114,7 @@ struct Unit {
         bool has_ancestor;              /* ancestor_quota_usec was read */
         uint64_t ancestor_quota_usec;   /* nearest limited ancestor's quota in our period, BW_QUOTA_MAX if none */
         uint64_t ancestor_read_usec;
+        struct unit_scope scope;        /* Subgroup=: the cgroup above, tied or not (unit-scope.c) */
 
         bool adopted;
         struct bw_bandwidth baseline;   /* the contract, restored on stop */
@@ -415,6 +430,26 @@ void unit_sample_after(Unit *u, const struct bw_policy_input *in, const struct b
 /* The nearest limited ancestor's quota in the unit's period, or
  * BW_QUOTA_MAX (read again every 10 s, at once for a new cgroup). */
 uint64_t unit_ancestor_quota(Unit *u, uint64_t now);
+
+/* ---- the scope above a Subgroup= unit (unit-scope.c) ----------------------- */
+
+/* At a full sample, with cur what the unit's cgroup holds: open the scope
+ * (the unit's cgroup less its Subgroup=), tie it when its quota is the
+ * unit's contract, what the unit holds, or what bwgovd wrote, and it has no
+ * other child cgroup; while tied (and not observing) put cur's quota on it.
+ * Anything else on the scope unties it: a limit of someone else's. */
+void unit_scope_follow(Unit *u, const struct bw_bandwidth *cur);
+/* The scope is tied: the law's ancestor is the one above it. */
+bool unit_scope_tied(const Unit *u);
+/* Around a write of the unit's bandwidth: a tied scope is raised to target
+ * before, and set to what the unit holds after (lowered). */
+void unit_scope_before_write(Unit *u, const struct bw_bandwidth *target);
+void unit_scope_after_write(Unit *u, const struct bw_bandwidth *now);
+/* The nearest limited ancestor above the tied scope, in the unit's period,
+ * or BW_QUOTA_MAX (read again every 10 s). */
+uint64_t unit_scope_ancestor_quota(Unit *u, uint64_t now);
+/* Close the scope's cgroup; the tie is worked out again when it is opened. */
+void unit_scope_close(Unit *u);
 
 /* Close the unit's PSI trigger, if it holds one. */
 void unit_trigger_close(Unit *u);

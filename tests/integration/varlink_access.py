@@ -23,6 +23,8 @@ import varlink_common as vc  # noqa: E402
 
 G = vc.INTERFACE
 READ_VERBS = [["status"], ["show", "app.slice"], ["explain", "app.slice"], ["history", "app.slice"]]
+# top reads what status reads, refreshed; it has no --json.
+TOP = ["top", "-b", "-n", "1"]
 WRITE_VERBS = [["reload"], ["pause", "app.slice"], ["resume", "app.slice"]]
 
 RAW = r"""
@@ -159,7 +161,7 @@ class Access(unittest.TestCase):
 
     def test_no_group_cannot_connect(self):
         # The file mode keeps others out before the daemon is asked.
-        for args in READ_VERBS + WRITE_VERBS:
+        for args in READ_VERBS + WRITE_VERBS + [TOP]:
             code, out, err = self.ctl_as_nobody(args)
             self.assertEqual(code, 5, f"{args}: {err}")
             self.assertEqual(out, "")
@@ -172,7 +174,7 @@ class Access(unittest.TestCase):
         # org.varlink.service.
         os.chmod(self.daemon.socket_path, 0o666)
         try:
-            for args in READ_VERBS + WRITE_VERBS:
+            for args in READ_VERBS + WRITE_VERBS + [TOP]:
                 code, out, err = self.ctl_as_nobody(args)
                 self.assertEqual(code, 5, f"{args}: {err}")
                 self.assertEqual(out, "")
@@ -193,6 +195,9 @@ class Access(unittest.TestCase):
             code, out, err = self.ctl_as_nobody(args + ["--json"], **kw)
             self.assertEqual(code, 0, f"{args}: {err}")
             json.loads(out)
+        code, out, err = self.ctl_as_nobody(TOP, **kw)
+        self.assertEqual(code, 0, f"{TOP}: {err}")
+        self.assertRegex(out, r"\napp\.slice +")
         for args in WRITE_VERBS:
             code, out, err = self.ctl_as_nobody(args, **kw)
             self.assertEqual(code, 5, f"{args}: {err}")

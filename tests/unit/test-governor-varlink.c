@@ -61,6 +61,20 @@ static void fake_unit(struct governor_unit *ret) {
                 },
                 .config.cfg.credit_max_usec = 30000000,
                 .credit = { .credit_usec = 1234 },
+                .has_decision = true,
+                .decision.d = {
+                        .rule = BW_RULE_STEADY,
+                        .dt_usec = 250000,
+                        .usage_rate = 900000,
+                        .throttle_rate = 2000,
+                        .ancestor_throttle_rate = 1000,
+                        .level = 3,
+                        .active = true,
+                        .time_to_empty_usec = 8000000,
+                        .has_rq = true,
+                        .rq_wait_p99_usec = 512,
+                        .rq_throttled_permille = 250,
+                },
         };
 }
 
@@ -334,7 +348,11 @@ static void test_replies(void **state) {
                   "\"credit_usec\":1234,\"credit_max_usec\":30000000,\"rule\":\"steady\",\"ticks\":7,"
                   "\"protection\":{\"class\":\"throughput\",\"latency_target_usec\":null,\"guarantee\":null,"
                   "\"level\":\"none\",\"p99_usec\":null,\"samples\":0,\"missed\":0,\"held\":false,\"note\":\"\","
-                  "\"levers\":{},\"slice_usec\":null,\"slice_threads\":0}}],\"total\":3}}" },
+                  "\"levers\":{},\"slice_usec\":null,\"slice_threads\":0},"
+                  "\"activity\":{\"dt_usec\":250000,\"usage_rate\":900000,\"throttle_rate\":2000,"
+                  "\"ancestor_throttle_rate\":1000,\"level\":3,\"levels\":4,\"active\":true,"
+                  "\"time_to_empty_usec\":8000000,\"rq_wait_p99_usec\":512,\"rq_throttled_permille\":250}}],"
+                  "\"total\":3}}" },
                 { "{\"method\":\"io.bwgov.Governor.ListUnits\",\"parameters\":{\"limit\":0}}",
                   "{\"error\":\"io.bwgov.Governor.InvalidParameter\","
                   "\"parameters\":{\"parameter\":\"limit\",\"reason\":\"must be at least 1\"}}" },

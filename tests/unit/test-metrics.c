@@ -173,11 +173,12 @@ static void snapshot_small(struct fake *f, struct governor_unit units[static 3])
                         .current = { .quota_usec = BW_QUOTA_MAX, .period_usec = 100000 },
                         .ticks = 10,
                 },
-                .credit = { .credit_usec = 99, .debt_usec = 100, .credit_max_usec = 10 },
+                .credit = { .credit_usec = 99, .debt_usec = 100, .credit_max_usec = 10, .exhausted = true },
         };
 
         *f = (struct fake) {
                 .status = {
+                        .realtime_usec = UINT64_C(1700000000999999),    /* 2023-11-14 22:13:20 UTC */
                         .ticks = 1000000,
                         .counts.units = 3,
                         .reloads = 2,
@@ -239,12 +240,12 @@ static void test_render_small(void **state) {
 
 /* ---- many units ------------------------------------------------------------- */
 
-/* Lines without units: 12 host values of three lines each, the HELP and
- * TYPE of the 35 unit families and of the 4 run-queue ones. */
-#define LINES_NO_UNITS (14 * 3 + 35 * 2 + 4 * 2)
-/* Of the 35 unit families, a steady throughput unit is in all but the
+/* Lines without units: 15 host values of three lines each, the HELP and
+ * TYPE of the 36 unit families and of the 4 run-queue ones. */
+#define LINES_NO_UNITS (15 * 3 + 36 * 2 + 4 * 2)
+/* Of the 36 unit families, a steady throughput unit is in all but the
  * three Class=latency ones. */
-#define LINES_PER_STEADY_UNIT 32
+#define LINES_PER_STEADY_UNIT 33
 
 struct many {
         struct fake f;
@@ -394,9 +395,9 @@ static void test_write_in_steps(void **state) {
         }
         assert_int_equal(r, 1);
         /* 3 pieces of 128, then the 1116 after the last name taken in 9
-         * (nothing taken again), the labels, 37 parts. */
+         * (nothing taken again), the labels, 38 parts. */
         assert_int_equal(m.f.snapshot_calls, 3 + 9);
-        assert_int_equal(steps + 1, 3 + 9 + 1 + 37);
+        assert_int_equal(steps + 1, 3 + 9 + 1 + 38);
         j = metrics_job_free(j);
         assert_int_equal(bw_read_full_at(AT_FDCWD, path, 0, FILE_MAX_BYTES, &got, &got_len), 0);
         assert_text_equal(got, got_len, b.data, b.len);
