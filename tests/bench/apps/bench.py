@@ -102,7 +102,7 @@ def run(bins, layout, quick, log, workdir=None, shares=10240, only=(), repo=None
             shutil.rmtree(base, ignore_errors=True)
     meta = {"elapsed_min": round((time.time() - started) / 60, 2), "interrupted": interrupted, "quick": quick,
             "prepare": ctx.prepare_notes, "client_cpu": os.cpu_count() - 1,
-            "bwgovd_config": "defaults (CreditMax=30s, CPUQuotaMax=2× the baseline, CPUBurstMax= the quota, "
+            "bwgovd_config": "defaults (CreditMax=30s, CPUQuotaMax=4× the baseline, CPUBurstMax= the quota, "
                              "HostPressureLimit=40%, Interval=1s), Mode= per row"
                              + "".join(f", {k}={v}" for k, v in ctx.bwgovd_unit.items()),
             "koordinator": f"tests/bench/koordinator.py: 1 s loop, ±20 % steps, cap {runner.KOORD_CAP_PCT:g} %"}

@@ -26,7 +26,7 @@ from harness.runner import Sampler, _counters, _stop_governor, host_psi, loadavg
 from . import clients
 from .scenarios import NOHOST, SHARE_RANGE, TARGET_SHARE
 
-# bwgovd runs with its defaults (CreditMax=30s, CPUQuotaMax= twice the
+# bwgovd runs with its defaults (CreditMax=30s, CPUQuotaMax= four times the
 # baseline, CPUBurstMax= the quota, HostPressureLimit=40%): what an operator
 # gets with no tuning. Only Mode= is set (and HostPressureLimit=0% for the
 # diagnostic row).

@@ -132,6 +132,17 @@ class Targets(unittest.TestCase):
         self.assertFalse(self.rows(ce=0.27)["bwgovd elastic mean CPU within 5 % of static + burst's"])
         self.assertFalse(self.rows(contract=(True, False))["bwgovd elastic within its contract"])
 
+    def test_bound_below_unlimited_is_said(self):
+        agg = {"web-0.5": _agg({
+            "unlimited": {"usage_share_of_quota": 0.45, "result.latency.p99": 90.0},
+            "static": {"result.latency.p99": 150.0},
+            "bwgovd-elastic": {"result.latency.p99": 95.0}})}
+        figs = {r["target"]: r["figure"] for r in report.evaluate([self.SC], agg, [])}
+        self.assertIn("the bound is below unlimited", figs["web-0.5: bwgovd elastic p99 ≤ 0.5× static"])
+        agg["web-0.5"]["static"]["result.latency.p99"]["median"] = 300.0
+        figs = {r["target"]: r["figure"] for r in report.evaluate([self.SC], agg, [])}
+        self.assertNotIn("below unlimited", figs["web-0.5: bwgovd elastic p99 ≤ 0.5× static"])
+
     def test_not_applicable_above_60_percent(self):
         rows = self.rows(share=0.65, e=500.0)
         # The contract holds whatever the load; the rest is not judged.
