@@ -111,8 +111,13 @@ static void unit_summary(const Manager *m, const Unit *u, struct governor_unit_s
                         .slice_threads = u->lv.n_threads,
                 },
         };
-        for (size_t l = 0; l < _BW_LEVER_MAX; l++)
-                ret->prot.levers[l] = u->lv.set[l];
+        /* Held levers: the value bwgovd wrote (not one being put back). */
+        for (size_t l = 0; l < _BW_LEVER_MAX && u->lv.maybe_recorded; l++) {
+                const struct bw_ledger_lever *rec = store_lever(m->store, u->name, (enum bw_lever) l);
+
+                ret->prot.levers[l] = rec && !store_lever_releasing(m->store, u->name, (enum bw_lever) l) ?
+                        rec->written : NULL;
+        }
 }
 
 static void unit_decision(const Unit *u, struct governor_decision *ret) {

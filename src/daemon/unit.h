@@ -248,8 +248,9 @@ void unit_refused_write(Unit *u, const struct bw_refused_write *w);
  * Returns 1 with the current value and the one to write, 0 when there is
  * nothing to write. */
 int unit_restore_plan(Unit *u, struct bw_bandwidth *ret_cur, struct bw_bandwidth *ret_target);
-/* Plan and write the restore; why names it in the journal. */
-void unit_restore_baseline(Unit *u, const char *why);
+/* Plan and write the restore; why names it in the journal. Returns
+ * unit_apply()'s result (0 when there was nothing to write). */
+int unit_restore_baseline(Unit *u, const char *why);
 
 /* Where the unit rests with its credit when the kernel does not hold it
  * yet: true and the value to write (bw_baseline_rest_plan()). */
@@ -352,16 +353,18 @@ static inline int unit_lever_restore(Unit *u, enum unit_lever l, const char *why
         return levers_restore_one(&h, l, why);
 }
 
-static inline bool unit_lever_is_set(const Unit *u, enum unit_lever l) {
-        return u->lv.set[l] != NULL;
+/* Lever l is recorded for the unit: held, or being put back. */
+static inline bool unit_lever_is_set(Unit *u, enum unit_lever l) {
+        struct lever_host h = unit_lever_host(u);
+
+        return levers_is_set(&h, l);
 }
 
-/* Some lever or a thread slice is held on the unit. */
-static inline bool unit_levers_any(const Unit *u) {
-        for (size_t l = 0; l < _BW_LEVER_MAX; l++)
-                if (u->lv.set[l])
-                        return true;
-        return u->lv.slice_usec > 0;
+/* Some lever or a thread slice is recorded for the unit. */
+static inline bool unit_levers_any(Unit *u) {
+        struct lever_host h = unit_lever_host(u);
+
+        return levers_any(&h);
 }
 
 static inline int unit_slice_apply(Unit *u, uint64_t slice_usec) {
@@ -376,17 +379,7 @@ static inline void unit_levers_restore(Unit *u, const char *why) {
         levers_restore(&h, why);
 }
 
-static inline void unit_levers_forget(Unit *u) {
-        struct lever_host h = unit_lever_host(u);
 
-        levers_forget(&h);
-}
-
-static inline void unit_levers_recover(Unit *u, const struct bw_state_unit *su) {
-        struct lever_host h = unit_lever_host(u);
-
-        levers_recover(&h, su);
-}
 
 /* ---- samples (unit-sample.c) ---------------------------------------------- */
 
