@@ -116,22 +116,8 @@ static void on_unit_adopted(Unit *u, void *userdata) {
         metrics_mark_changed(&m->metrics);
 }
 
-/* Which other unit governs path (a service or scope found by name can be
- * one a Cgroup= names): NULL when none. Only a configuration with such
- * units needs the look (bw_config_load() refuses the other duplicates). */
-static const char *on_unit_cgroup_owner(Unit *u, const char *path, void *userdata) {
-        Manager *m = userdata;
-
-        if (!m->any_searched)
-                return NULL;
-        for (size_t i = 0; i < m->n_units; i++)
-                if (m->units[i] != u && m->units[i]->cg && strcmp(m->units[i]->cgroup_path, path) == 0)
-                        return m->units[i]->name;
-        return NULL;
-}
-
 static const struct unit_hooks unit_hooks = {
-        .cgroup_owner = on_unit_cgroup_owner,
+        .claim = manager_claim,
         .cgroup_changed = on_unit_cgroup_changed,
         .adopted = on_unit_adopted,
         .lowering = on_unit_lowering,
@@ -592,6 +578,8 @@ Manager *manager_free(Manager *m) {
                 close(m->host_stat_fd);
         usage_gates_free(m->gates);
         contention_free(m->contention);
+        claims_free(m->claims);
+        free(m->claims_path);
         telemetry_free(m->telemetry);
         refused_free(m->refused);
         sd_event_source_disable_unref(m->host_timer);
@@ -698,6 +686,9 @@ int manager_startup(Manager *m) {
         if (r < 0)
                 return log_error_errno(r, "Failed to create runtime directory %s: %s", m->runtime_dir, STRERROR(r));
 
+        r = manager_claims_new(m);
+        if (r < 0)
+                return r;
         manager_apply_telemetry(m);
         manager_follow_refused(m, write_order_free);
         r = manager_sync_units(m);

@@ -16,6 +16,7 @@
 #include "bwgov/kernelcheck.h"
 #include "bwgov/policy.h"
 #include "bwgov/state.h"
+#include "claims.h"
 #include "contention-sched.h"
 #include "governor.h"
 #include "sdintent.h"
@@ -65,6 +66,9 @@ struct Manager {
         struct bw_cgtree cgtree;        /* the units with a cgroup path (valid while not dirty) */
         uint64_t cgtree_generation;     /* counted up by each rebuild (Unit.cgtree_generation) */
         Contention *contention;         /* Contention= over the units (contention-sched.h) */
+        Claims *claims;                 /* one governor per cgroup (claims.h) ... */
+        char *claims_path;              /* ... locked against other daemons there */
+        bool claims_said;               /* the locks could not be taken: said once */
         struct slice_watch *slice_watches;      /* slices watched for prefix units (manager-prefix.c) */
         size_t n_slice_watches;
         uint64_t prefix_scan_usec;      /* the last look for them */
@@ -179,6 +183,11 @@ int manager_instance_configs(Manager *m, struct bw_unit_config **ret, size_t *re
 void manager_prefix_done(Manager *m);
 /* The configuration's search directories (buf: room for --config-dir=). */
 void manager_config_dirs(Manager *m, const char *const **ret, const char *buf[2]);
+/* One governor per cgroup (manager-claims.c, claims.h): the claims and
+ * where their locks live (0 or -ENOMEM, logged); the units' claim hook
+ * (unit_hooks.claim). */
+int manager_claims_new(Manager *m);
+int manager_claim(Unit *u, const char *path, dev_t dev, ino_t ino, bool take, void *userdata);
 /* Which units have no governed unit above them, which have some below. */
 void manager_update_outermost(Manager *m);
 bool manager_outermost_add(Manager *m, Unit *u);

@@ -91,6 +91,9 @@ static void unit_count_fds(Unit *u) {
 static void unit_close_cgroup(Unit *u) {
         bool was_open = u->cg;
 
+        if (u->cg)
+                (void) u->ctx->hooks->claim(u, u->cgroup_path, u->cg->bw_dev, u->cg->bw_ino, false,
+                                            u->ctx->userdata);
         unit_trigger_close(u);
         unit_telemetry_detach(&u->rq, *u->ctx->telemetry);
         /* Its records stay the store's: a cgroup gone is forgotten whole

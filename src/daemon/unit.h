@@ -32,8 +32,11 @@ typedef struct Unit Unit;
 
 /* What spans the units: implemented by the manager. */
 struct unit_hooks {
-        /* The name of the other unit governing the cgroup at path, or NULL. */
-        const char *(*cgroup_owner)(Unit *u, const char *path, void *userdata);
+        /* Claim the cgroup at path, of identity (dev, ino), for u (take),
+         * or let it go (claims.h). Returns 0, or a negative errno when
+         * another unit or another bwgovd governs it (logged, once per
+         * unit). */
+        int (*claim)(Unit *u, const char *path, dev_t dev, ino_t ino, bool take, void *userdata);
         /* u's cgroup was opened or closed. */
         void (*cgroup_changed)(Unit *u, void *userdata);
         /* u was adopted (unit_adopt()). */
