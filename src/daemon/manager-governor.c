@@ -104,7 +104,11 @@ static void unit_summary(const Manager *m, const Unit *u, struct governor_unit_s
                         .p99_usec = u->lat.last_p99_usec,
                         .samples = u->lat.n_samples,
                         .missed = u->lat.n_missed,
-                        .hold = u->latency_hold,
+                        /* A latency unit is never held: its rung holds the
+                         * others (issue 30: "held": false at the top rung
+                         * read as no protection at all). */
+                        .hold = bw_unit_class(&u->cfg) == BW_CLASS_LATENCY ? u->lat.level >= BW_LAT_HOLD :
+                                u->latency_hold,
                         .note = u->lat_note ? u->lat_note : "",
                         .layout = u->cg ? u->cg->layout : BW_CG_LAYOUT_UNKNOWN,
                         .slice_usec = u->lv.slice_usec,

@@ -201,8 +201,21 @@ static void manager_update_status(Manager *m) {
         struct governor_counts c;
 
         manager_counts(m, &c);
-        (void) sd_notifyf(false, "STATUS=Governing %zu of %zu configured cgroups, %zu boosted, %zu spending credit",
-                          c.present, c.units, c.boosted, c.spending);
+        (void) sd_notifyf(false, "STATUS=Governing %zu of %zu configured cgroups, %zu boosted (spending credit)",
+                          c.present, c.units, c.boosted);
+}
+
+/* The runtime directory deleted under us takes the socket and metrics
+ * with it: said at once (every Interval=, a stat()), not at the next
+ * metrics file, which may be an hour away. */
+static void manager_check_runtime_dir(Manager *m) {
+        struct stat st;
+        bool gone = stat(m->runtime_dir, &st) < 0 && errno == ENOENT;
+
+        if (gone && !m->runtime_dir_said)
+                log_warning("Runtime directory %s is gone, and the varlink socket and metrics.prom with it: "
+                            "`systemctl reload bwgovd` (SIGHUP) makes it again", m->runtime_dir);
+        m->runtime_dir_said = gone;
 }
 
 /* Prefix units' cgroups are looked for again this often: a watch may have
@@ -316,6 +329,7 @@ static int host_timer_pass(sd_event_source *s, uint64_t usec, Manager *m) {
         if (m->outermost_dirty)
                 manager_update_outermost(m);
         manager_plan_fds(m);
+        manager_check_runtime_dir(m);
         store_periodic(m->store, usec);
         if (metrics_due(&m->metrics, usec, m->config.global.metrics_interval_usec,
                         m->config.global.interval_usec / 2))

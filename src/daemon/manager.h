@@ -69,6 +69,7 @@ struct Manager {
         Claims *claims;                 /* one governor per cgroup (claims.h) ... */
         char *claims_path;              /* ... locked against other daemons there */
         bool claims_said;               /* the locks could not be taken: said once */
+        bool runtime_dir_said;          /* the runtime directory is gone: said once */
         struct slice_watch *slice_watches;      /* slices watched for prefix units (manager-prefix.c) */
         size_t n_slice_watches;
         uint64_t prefix_scan_usec;      /* the last look for them */

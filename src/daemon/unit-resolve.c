@@ -110,6 +110,9 @@ int unit_resolve(Unit *u) {
                  * subgroup, made after it, is watched for in it. */
                 if (!searched || u->cfg.subgroup)
                         unit_watch(u, path);
+                if (!searched && !u->absent_said)
+                        log_info("%s: cgroup %s is not there: governed once it is made", u->name, path);
+                u->absent_said = true;
                 return 0;
         }
         if (r == -EMFILE || r == -ENFILE)
@@ -124,6 +127,7 @@ int unit_resolve(Unit *u) {
                 u->cg = NULL;
                 return 0;
         }
+        u->absent_said = false;
 
         unit_unwatch(u);
         unit_watch_quota(u);

@@ -740,13 +740,15 @@ void unit_set_paused(Unit *u, bool paused) {
 
 /* ---- views ---------------------------------------------------------------- */
 
-/* Headroom in place: a quota above the baseline's. The resting burst alone
- * (burst = quota at rest, the kernel's own burst, Mode=burst) is no boost:
- * an idle unit bwgov never raised is not called boosted (issue 17). */
+/* Headroom in use: a quota above the baseline's, and the unit spending
+ * credit on it. The resting burst alone (burst = quota at rest, the
+ * kernel's own burst, Mode=burst) is no boost (issue 17), nor is headroom a
+ * unit rests at without using it (issue 30: "boosted" for an idle unit
+ * said it got more than its contract while it got nothing). */
 bool unit_is_boosted(const Unit *u) {
         const struct bw_bandwidth *w = &u->written, *b = &u->baseline;
 
-        if (!u->adopted || !u->has_written || b->quota_usec == BW_QUOTA_MAX)
+        if (!u->adopted || !u->has_written || b->quota_usec == BW_QUOTA_MAX || unit_state(u) != UNIT_STATE_SPENDING)
                 return false;
         if (w->quota_usec == BW_QUOTA_MAX)
                 return true;

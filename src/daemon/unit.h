@@ -107,6 +107,7 @@ struct Unit {
         int watch_wd;                   /* its parent directory's cgwatch while absent, or -1 */
         bool trigger_refused;           /* the open cgroup cannot have one (not asked again) */
         bool owner_said;                /* "governed by unit X" logged (unit_resolve()) */
+        bool absent_said;               /* "its cgroup is not there" logged */
         bool instance;                  /* made from prefix directories for a cgroup found (manager-prefix.c) */
         uint64_t last_tick_usec;
         uint64_t deadline_usec;         /* the latest sample the last decision's horizon allows */
@@ -323,8 +324,8 @@ enum unit_state {
 };
 enum unit_state unit_state(const Unit *u);
 const char *unit_state_to_string(const Unit *u);
-/* The kernel holds something other than the baseline (headroom, the
- * resting burst): the one definition of "boosted". */
+/* The unit uses headroom above its baseline (it is "spending" with its
+ * quota raised): the one definition of "boosted". */
 bool unit_is_boosted(const Unit *u);
 /* Headroom the unit holds, µs/s: its quota above the baseline, resting or
  * in use (0 when not adopted, not written or unlimited). */
