@@ -61,6 +61,12 @@ def wait_for(pred, timeout, step=0.05):
     return pred()
 
 
+def slurp(path):
+    """A file's whole text (closed at once; undecodable bytes replaced)."""
+    with open(path, errors="replace") as f:
+        return f.read()
+
+
 class Group:
     """A real cgroup (the bandwidth one and its cgroup2 twin) of this test."""
 
@@ -122,7 +128,7 @@ class Group:
             for d in list(dirs):
                 # What a killed shell left (its sleep) dies too: our cgroup.
                 try:
-                    for pid in open(os.path.join(d, "cgroup.procs")).read().split():
+                    for pid in slurp(os.path.join(d, "cgroup.procs")).split():
                         os.kill(int(pid), signal.SIGKILL)
                 except OSError:
                     pass
@@ -174,7 +180,7 @@ class LeftoverTest(unittest.TestCase):
         for g in reversed(self.groups):
             g.cleanup()
         for log in self.logs:
-            text = open(log, errors="replace").read()
+            text = slurp(log)
             if SANITIZER.search(text):
                 print(text[-4000:], file=sys.stderr)
         shutil.rmtree(self.base, ignore_errors=True)
@@ -207,7 +213,7 @@ class LeftoverTest(unittest.TestCase):
 
     def injected(self):
         try:
-            return len(open(self.fault_log).readlines())
+            return len(slurp(self.fault_log).splitlines())
         except FileNotFoundError:
             return 0
 
@@ -241,7 +247,7 @@ class LeftoverTest(unittest.TestCase):
 
     def log(self, name="bwgovd.log", d=None):
         try:
-            return open(os.path.join(d or self.base, name), errors="replace").read()
+            return slurp(os.path.join(d or self.base, name))
         except FileNotFoundError:
             return ""
 
@@ -260,7 +266,7 @@ class LeftoverTest(unittest.TestCase):
 
     def no_sanitizer_report(self):
         for log in self.logs:
-            self.assertIsNone(SANITIZER.search(open(log, errors="replace").read()), f"a sanitizer report in {log}")
+            self.assertIsNone(SANITIZER.search(slurp(log)), f"a sanitizer report in {log}")
 
     # ---- scenarios shared by several findings ------------------------------
 
@@ -411,7 +417,7 @@ class KilledWhileIdle(LeftoverTest):
 class ImplausibleRecords(LeftoverTest):
 
     def state(self, g, levers, boot_id=None):
-        boot = boot_id or open("/proc/sys/kernel/random/boot_id").read().strip()
+        boot = boot_id or slurp("/proc/sys/kernel/random/boot_id").strip()
         doc = {"schema_version": 1, "boot_id": boot, "generation": 1, "units": {
             "plain": {"cgroup": g.name, "credit_usec": 0, "paused": False, "written": None, "pending": None,
                       "baseline": {"quota_usec": 50000, "period_usec": PERIOD, "burst_usec": 0, "has_burst": True},

@@ -62,6 +62,12 @@ def wait_for(pred, timeout, step=0.05):
     return bool(pred())
 
 
+def slurp(path):
+    """A file's whole text (closed at once; undecodable bytes replaced)."""
+    with open(path, errors="replace") as f:
+        return f.read()
+
+
 class Group:
     """A cgroup of the test with the originals of every lever file."""
 
@@ -139,7 +145,7 @@ class Group:
         for _ in range(100):
             for d in list(dirs):
                 try:
-                    for pid in open(os.path.join(d, "cgroup.procs")).read().split():
+                    for pid in slurp(os.path.join(d, "cgroup.procs")).split():
                         os.kill(int(pid), signal.SIGKILL)
                 except OSError:
                     pass
@@ -161,7 +167,7 @@ def short_slices(g):
     out = []
     for d, _, _ in os.walk(g.cg.v2):
         try:
-            pids = open(os.path.join(d, "cgroup.threads")).read().split()
+            pids = slurp(os.path.join(d, "cgroup.threads")).split()
         except OSError:
             continue
         for tid in pids:
@@ -267,7 +273,7 @@ class Matrix:
     def started(self, p):
         """Wait until the daemon started last says it runs (its signals are
         handled from then on: a SIGTERM before would kill it outright)."""
-        ok = wait_for(lambda: p.poll() is not None or " started: " in open(self.logs[-1], errors="replace").read(),
+        ok = wait_for(lambda: p.poll() is not None or " started: " in slurp(self.logs[-1]),
                       30)
         return ok and p.poll() is None
 
@@ -322,7 +328,7 @@ class Matrix:
         print(f"#{i} {contention}, killed after {wait:.1f}s holding {sorted(held) or 'nothing'}: {mode}", flush=True)
         if mode == "same":
             p = self.start()
-            self.check(i, "the restart runs", self.started(p), open(self.logs[-1], errors="replace").read()[-1500:])
+            self.check(i, "the restart runs", self.started(p), slurp(self.logs[-1])[-1500:])
             time.sleep(1)
             p.send_signal(signal.SIGTERM)
             rc = p.wait(60)
@@ -330,7 +336,7 @@ class Matrix:
         elif mode == "changed":
             self.configure(contention, changed=True)
             p = self.start()
-            self.check(i, "the restart runs", self.started(p), open(self.logs[-1], errors="replace").read()[-1500:])
+            self.check(i, "the restart runs", self.started(p), slurp(self.logs[-1])[-1500:])
             dropped = ("gb", "be")
             ok = wait_for(lambda: not self.leftovers(dropped), 3)
             self.check(i, "units no longer configured are put back at start", ok, str(self.leftovers(dropped)))
@@ -357,7 +363,7 @@ class Matrix:
         if bad:
             for x in self.groups.values():
                 x.reset()
-        text = open(self.logs[-1], errors="replace").read() + open(self.logs[-2], errors="replace").read()
+        text = slurp(self.logs[-1]) + slurp(self.logs[-2])
         self.check(i, "no sanitizer report", not SANITIZER.search(text), text[-1500:])
 
     def run(self):
