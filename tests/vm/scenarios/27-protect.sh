@@ -128,7 +128,7 @@ pid=$(systemctl show -P MainPID "$svc")
 c=$(journal_cursor)
 check "systemctl kill -s KILL bwgovd while it holds the levers" systemctl kill --signal=SIGKILL "$svc"
 # ExecStopPost= (bwgovd --restore) puts back what the dead one held before
-# systemd starts it again (issue 30; 55-leftovers.sh).
+# systemd starts it again (issue 30; 55-crash-loop.sh).
 put_back() {
         unit_log_since "$c" "$svc" | grep -E 'cpu\.idle 1 -> 0 \(restore\)' &&
                 unit_log_since "$c" "$svc" | grep -E 'cpu\.weight [0-9]+ -> '"$weight0"' \(restore\)'
