@@ -175,6 +175,8 @@ def main():
               f"lat's {g.weight_file} raised ({g.weight0} -> {g.weight()})")
         check(g.idle() == "1", "be is in cpu.idle")
         check("weight" in p.get("levers", {}), "explain lists the weight lever held")
+        # At the top rung its rung holds the others (issue 30, finding 9).
+        check(p.get("held") is True, f"lat's explain says held at the idle rung ({p.get('held')})")
         bep = d.protection(g.be.name) or {}
         check(bep.get("held") is True and bep.get("levers", {}).get("idle") == "1" and "cpu.idle" in bep.get("note", ""),
               f"be's explain says it is held and idle ({bep.get('note')})")
