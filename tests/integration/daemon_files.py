@@ -187,8 +187,10 @@ class RuntimeDir(Running):
         self.assertEqual(len(self.lines(gone)), 1, "the runtime directory said gone more than once")
         self.d.signal(signal.SIGHUP)
         self.d.wait_for(lambda: os.path.exists(self.path("run", G)), 10, "the socket back")
-        self.assertIn(f"Runtime directory {self.path('run')} was gone: created it again", self.d.logtext())
-        self.assertIn(f"Varlink: socket {self.path('run', G)} was gone: listening on it again", self.d.logtext())
+        # The socket is bound before the line saying so is written: waited for.
+        for said in (f"Runtime directory {self.path('run')} was gone: created it again",
+                     f"Varlink: socket {self.path('run', G)} was gone: listening on it again"):
+            self.d.wait_for(lambda: said in self.d.logtext(), 10, said)
         self.assertIn("ticks", vc.call(self.path("run", G), G + ".GetStatus")["parameters"])
         self.d.wait_for(lambda: os.path.exists(self.path("run", "metrics.prom")), 10, "metrics.prom back")
         # A bwgovctl reload through the socket needs it too.
