@@ -96,6 +96,17 @@ enum bw_restore {
 enum bw_restore bw_baseline_restore_plan(const struct bw_baseline_view *v, const struct bw_bandwidth *cur,
                                          struct bw_bandwidth *ret_baseline, struct bw_bandwidth *ret_target);
 
+/* What putting back a saved entry means when no unit governs it (a unit no
+ * longer configured, a configuration that cannot be loaded, `bwgovd
+ * --restore`), with cur in the kernel: BW_RESTORE_NOTHING when cur is the
+ * baseline; BW_RESTORE_BASELINE when cur is bwgov's (bw_state_classify():
+ * its written or pending values, each part), *ret_target the baseline;
+ * BW_RESTORE_BURST when only the burst is still bwgov's, *ret_target cur
+ * with the baseline's burst (under cur's quota); BW_RESTORE_NOT_OURS
+ * otherwise. */
+enum bw_restore bw_baseline_restore_entry(const struct bw_state_unit *saved, const struct bw_bandwidth *cur,
+                                          struct bw_bandwidth *ret_target);
+
 /* The headroom of a unit without CPUQuotaMax=: the quota may rest at this
  * many times the baseline (then capped by the host's CPUs and the nearest
  * limited ancestor). Real servers burst wider than twice their limit (a web

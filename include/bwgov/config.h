@@ -163,6 +163,10 @@ struct bw_unit_config {
         /* Where CPUQuota= came from, for messages: "file:line" of the winning
          * assignment (NULL when unset). */
         char *cpu_quota_source;
+        /* Where the unit's cgroup is named, for messages: "file:line" of
+         * Subgroup=, else of Cgroup=, else the path of its first drop-in
+         * (NULL for a unit made without drop-ins). */
+        char *cgroup_source;
 };
 
 struct bw_config {
@@ -213,7 +217,7 @@ int bw_config_load(const char *const *dirs, struct bw_config *ret, struct bw_con
 /* Frees everything and zeroes *c. Accepts NULL. */
 void bw_config_done(struct bw_config *c);
 
-/* Frees the strings of *u (name, cgroup, subgroup, cpu_quota_source) and zeroes it.
+/* Frees the strings of *u (name, cgroup, subgroup, cpu_quota_source, cgroup_source) and zeroes it.
  * Accepts NULL. */
 void bw_unit_config_done(struct bw_unit_config *u);
 

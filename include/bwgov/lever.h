@@ -76,8 +76,9 @@ int bw_lever_read(const struct bw_cg_root *root, struct bw_cg *cg, enum bw_lever
  * bw_lever_read(), and the kernel's (EINVAL, EBUSY, …). */
 int bw_lever_write(const struct bw_cg_root *root, struct bw_cg *cg, enum bw_lever l, const char *native);
 
-/* Whether two native values mean the same (a v1 FREEZING is FROZEN;
- * blanks around are ignored). */
+/* Whether two native values mean the same (a v1 FREEZING is FROZEN, two
+ * weights the same number, two CPU lists the same CPUs; blanks around are
+ * ignored). */
 bool bw_lever_same(enum bw_lever l, const char *a, const char *b);
 
 /* Sum of the weights (v2 units) of cg's siblings in the bandwidth tree

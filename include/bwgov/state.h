@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "bwgov/cpumax.h"
+#include "bwgov/ledger.h"
 #include "bwgov/lever.h"
 
 /* Persistent state (state.json in the state directory), one entry per
@@ -21,22 +22,31 @@
  *             boosted value as the baseline;
  *   credit    the budget bucket, CPU-µs, and any debt (usage beyond the
  *             bucket not yet repaid; optional, 0 when absent);
- *   levers    the original of every lever file bwgovd changed (lever.h),
- *             as read (native syntax), saved BEFORE the change and restored
- *             by the next start if bwgovd died without restoring it;
+ *   levers    the lever ledger (ledger.h): for every lever file bwgovd
+ *             changed, its original and the value bwgovd wrote, saved
+ *             BEFORE the write and put back (only where the file still
+ *             holds bwgovd's value) on release, stop, by `bwgovd --restore`
+ *             and at the next start, whatever the configuration then says;
  *   slice_usec the EEVDF slice bwgovd gave the cgroup's threads (0: none):
- *             a restart puts every thread still at that slice back to the
- *             default.
+ *             every thread still at that slice goes back to the default;
+ *   cgroup_dev, cgroup_ino  the identity of the cgroup's bandwidth
+ *             directory at adoption: a directory of that name with another
+ *             identity is a new cgroup, none of whose values are bwgov's.
  *
  * File format (schema_version 1):
- *   {"schema_version": 1, "units": {"web.slice": {"cgroup": "web.slice",
+ *   {"schema_version": 1, "restore_on_exit": false (only when so),
+ *    "units": {"web.slice": {"cgroup": "web.slice",
+ *     "cgroup_dev": 30, "cgroup_ino": 4711,
  *     "baseline": {"quota_usec": 50000 | null (max), "period_usec": 100000,
  *                  "burst_usec": 0, "has_burst": true},
  *     "written": {...} | null, "pending": {...} | null,
  *     "credit_usec": 30000000, "debt_usec": 0, "paused": false,
- *     "levers": {"weight": "1024", "idle": "0", "freeze": "0", "cpus": "0-3"},
+ *     "levers": {"weight": {"original": "100", "written": "400"},
+ *                "idle": {"original": "0", "written": "1", "weight": "1024"},
+ *                "freeze": {"original": "0", "written": "1"}, "cpus": {...}},
  *     "slice_usec": 125}}}
- * ("levers" and "slice_usec" are optional and written only when set.)
+ * ("levers", "slice_usec" and the identity are optional and written only
+ * when set; a lever given as a string is an older bwgovd's original alone.)
  */
 
 struct bw_state_unit {
@@ -50,8 +60,15 @@ struct bw_state_unit {
         uint64_t credit_usec;
         uint64_t debt_usec;
         bool paused;
-        char *levers[_BW_LEVER_MAX];    /* originals, NULL where bwgovd changed nothing */
+        struct bw_ledger_lever levers[_BW_LEVER_MAX];  /* the ledger (ledger.h), empty where nothing changed */
         uint64_t slice_usec;
+        uint64_t cgroup_dev, cgroup_ino;        /* 0: not known */
+        /* Not serialised: the records (a bit per lever, BW_STATE_UNDO_SLICE
+         * for the slice) that are to be put back rather than held, the
+         * failed attempts so far and when to try again (monotonic µs). */
+        unsigned undo;
+        unsigned undo_attempts;
+        uint64_t undo_due_usec;
         /* Not serialised: the pending intent is in the file already (set
          * by the caller after a successful save, cleared when it changes). */
         bool pending_saved;
@@ -67,10 +84,17 @@ struct bw_state_unit {
         bool saved;
         struct bw_state_fields {
                 struct bw_bandwidth baseline, written, pending;
-                uint64_t credit_usec, debt_usec, slice_usec;
+                uint64_t credit_usec, debt_usec, slice_usec, cgroup_dev, cgroup_ino;
                 bool has_written, has_pending, paused;
         } text_of;
 };
+
+/* struct bw_state_unit.undo: the slice's bit (the levers' are 1 << lever),
+ * the baseline's (put back; the entry stays), and the whole entry's (its
+ * baseline put back, then the entry forgotten: a unit no longer governed). */
+#define BW_STATE_UNDO_SLICE (1u << _BW_LEVER_MAX)
+#define BW_STATE_UNDO_QUOTA (1u << (_BW_LEVER_MAX + 1))
+#define BW_STATE_UNDO_ENTRY (1u << (_BW_LEVER_MAX + 2))
 
 #define BW_BOOT_ID_MAX 37
 
@@ -81,6 +105,10 @@ struct bw_state {
         /* The file's: bw_state_save() counts it up; journal lines name the
          * one they follow, and only lines of the loaded file's are replayed. */
         uint64_t generation;
+        /* RestoreOnExit= of the configuration last loaded: `bwgovd
+         * --restore`, which reads no configuration, leaves quotas alone when
+         * it was "no" (levers go back whatever it says). */
+        bool keep_quotas;
         struct bw_state_unit *units;    /* sorted by name (strcmp) */
         size_t n_units;
         size_t n_allocated;
@@ -160,10 +188,10 @@ struct bw_state_unit *bw_state_find(struct bw_state *s, const char *name);
  * unchanged). Pointers from earlier lookups are invalidated. */
 struct bw_state_unit *bw_state_add(struct bw_state *s, const char *name, const char *cgroup);
 
-/* Set (original not NULL: a copy) or clear a lever's original in u.
- * Returns 0, -EINVAL, -ENOMEM (u unchanged). */
-int bw_state_unit_set_lever(struct bw_state_unit *u, enum bw_lever l, const char *original);
-/* Some lever original or a slice is recorded. */
+/* Set lever l's record in u to copies of r's values (r NULL or without an
+ * original: clear it). Returns 0, -EINVAL, -ENOMEM (u unchanged). */
+int bw_state_unit_set_lever(struct bw_state_unit *u, enum bw_lever l, const struct bw_ledger_lever *r);
+/* Some lever record or a slice is recorded. */
 bool bw_state_unit_has_levers(const struct bw_state_unit *u);
 
 /* Drop the entry for name; no-op if absent. */

@@ -40,11 +40,12 @@ struct Contention {
         size_t n_members;
         struct bw_contention_state st;
         sd_event_source *timer;
+        Store *store;                   /* the ledger: what is frozen and pinned in fact */
         bool stopped;
 };
 
 int contention_new(sd_event *event, const struct bw_config *config, Unit *const *const *units, const size_t *n_units,
-                   unsigned ncpus, Contention **ret) {
+                   unsigned ncpus, Store *store, Contention **ret) {
         _cleanup_free_ char *buf = NULL;
         Contention *c;
         size_t len;
@@ -56,6 +57,7 @@ int contention_new(sd_event *event, const struct bw_config *config, Unit *const 
         c->config = config;
         c->units = units;
         c->n_units = n_units;
+        c->store = store;
         if (bw_read_full_at(AT_FDCWD, CPU_ONLINE_PATH, 0, CPU_ONLINE_MAX_BYTES, &buf, &len) < 0 ||
             bw_cpulist_parse(buf, len, &c->cpus, &c->ncpus) < 0 || c->ncpus == 0) {
                 free(c->cpus);
@@ -91,11 +93,17 @@ static bool unit_takes_part(const Unit *u) {
                (m == BW_MODE_BURST || m == BW_MODE_ELASTIC);
 }
 
-/* Put the member's freezer and cpuset back (when held). */
+/* Held, or someone else's value kept in its place (let go all the same). */
+static bool member_has(struct member *mb, enum unit_lever l) {
+        return mb->u->lv.yielded[l] || unit_lever_is_set(mb->u, l);
+}
+
+/* Put the member's freezer and cpuset back (when held). A failed undo is
+ * tried again (restore.h): the unit counts as frozen until it worked. */
 static void member_release(struct member *mb, const char *why) {
-        if (unit_lever_is_set(mb->u, UNIT_LEVER_FREEZE))
+        if (member_has(mb, UNIT_LEVER_FREEZE))
                 (void) unit_lever_restore(mb->u, UNIT_LEVER_FREEZE, why);
-        if (unit_lever_is_set(mb->u, UNIT_LEVER_CPUS))
+        if (member_has(mb, UNIT_LEVER_CPUS))
                 (void) unit_lever_restore(mb->u, UNIT_LEVER_CPUS, why);
         mb->cu.frozen = false;
         mb->cu.cpu_count = 0;
@@ -153,7 +161,7 @@ static void member_apply(Contention *c, struct member *mb) {
                                    "not pinned, it shares the CPUs", name);
                         mb->said_no_cpus = true;
                 }
-        } else if (unit_lever_is_set(mb->u, UNIT_LEVER_CPUS))
+        } else if (member_has(mb, UNIT_LEVER_CPUS))
                 (void) unit_lever_restore(mb->u, UNIT_LEVER_CPUS, c->st.contended ? "contention-idle" :
                                                                                "contention-over");
 
@@ -165,7 +173,7 @@ static void member_apply(Contention *c, struct member *mb) {
                 }
                 if (r < 0)
                         mb->cu.frozen = false;  /* it ran: its usage counts */
-        } else if (unit_lever_is_set(mb->u, UNIT_LEVER_FREEZE))
+        } else if (member_has(mb, UNIT_LEVER_FREEZE))
                 (void) unit_lever_restore(mb->u, UNIT_LEVER_FREEZE, c->st.contended ? "gang-slot" :
                                                                                  "contention-over");
 }
@@ -221,10 +229,12 @@ static void contention_pass(Contention *c) {
                                         continue;
                                 mb->cu = cus[i];
                                 member_apply(c, mb);
-                                frozen += mb->cu.frozen;
-                                pinned += mb->cu.cpu_count > 0;
                         }
         }
+        /* What the ledger holds, not what the plan wanted: a thaw that
+         * failed is still a frozen group (tried again, restore.h). */
+        frozen = store_count_levers(c->store, BW_LEVER_FREEZE);
+        pinned = store_count_levers(c->store, BW_LEVER_CPUS);
         log_debug("Contention pass: %zu member(s), %s, %zu frozen, %zu pinned, next in %" PRIu64 "ms",
                   c->n_members, c->st.contended ? "contended" : "not contended", frozen, pinned,
                   (next > now ? next - now : 0) / 1000);
@@ -317,16 +327,4 @@ void contention_restore_all(Contention *c, const char *why) {
                 member_release(&c->members[i], why);
         c->n_members = 0;
         c->st = (struct bw_contention_state) {0};
-}
-
-void contention_get_status(const Contention *c, struct contention_status *ret) {
-        *ret = (struct contention_status) {0};
-        if (!c)
-                return;
-        ret->contended = c->st.contended;
-        ret->members = c->n_members;
-        for (size_t i = 0; i < c->n_members; i++) {
-                ret->frozen += c->members[i].cu.frozen;
-                ret->pinned += c->members[i].cu.cpu_count > 0;
-        }
 }

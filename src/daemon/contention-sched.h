@@ -23,12 +23,13 @@ typedef struct Contention Contention;
 
 /* A contention scheduler on event, reading Contention= and
  * ContentionInterval= from config and its members from the unit table
- * *units[0..*n_units) (the manager's; all three outlive it). The host's CPUs
+ * *units[0..*n_units) (the manager's; all three outlive it), counting what
+ * is frozen and pinned from the ledger in store. The host's CPUs
  * are read from /sys/devices/system/cpu/online (0..ncpus-1 when
  * unreadable). Nothing happens before the first contention_sync().
  * Returns 0 or a negative errno. */
 int contention_new(sd_event *event, const struct bw_config *config, Unit *const *const *units, const size_t *n_units,
-                   unsigned ncpus, Contention **ret);
+                   unsigned ncpus, Store *store, Contention **ret);
 /* Frees without restoring (contention_restore_all() first on a stop). NULL is fine. */
 Contention *contention_free(Contention *c);
 
@@ -45,13 +46,3 @@ void contention_unit_leaving(Contention *c, Unit *u, const char *why);
 
 /* Stop: every unit's freezer and cpuset back; the timer stops. */
 void contention_restore_all(Contention *c, const char *why);
-
-/* For status: whether the members contend now, and how many are frozen
- * and pinned. */
-struct contention_status {
-        bool contended;
-        size_t members;
-        size_t frozen;
-        size_t pinned;
-};
-void contention_get_status(const Contention *c, struct contention_status *ret);

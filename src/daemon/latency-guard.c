@@ -59,6 +59,13 @@ _printf_(2, 3) static void set_note(Unit *u, const char *fmt, ...) {
         u->lat_note = strdup(buf);      /* NULL on ENOMEM: no note */
 }
 
+/* Something of the guard's is held on u (or its ladder is up). */
+static bool guard_holds(Unit *u) {
+        return u->latency_hold || u->lv.slice_usec > 0 || u->lat.level > BW_LAT_NONE ||
+               (unit_levers_any(u) &&
+                (unit_lever_is_set(u, UNIT_LEVER_IDLE) || unit_lever_is_set(u, UNIT_LEVER_WEIGHT)));
+}
+
 void latency_guard_release(Unit *u, const char *why) {
         if (u->lv.slice_usec > 0)
                 (void) unit_slice_apply(u, 0);
@@ -231,8 +238,9 @@ static void step_unit(struct latency_guard *g, Unit *u, const struct census *c, 
 /* The unit's own weight (v2 units): the original while the guard holds
  * the lever, else what the file says now. */
 static uint64_t own_weight(Unit *u) {
+        const struct bw_ledger_lever *rec = store_lever(u->ctx->store, u->name, BW_LEVER_WEIGHT);
         char buf[BW_LEVER_VALUE_MAX], v2[BW_LEVER_VALUE_MAX];
-        const char *native = u->lv.orig[BW_LEVER_WEIGHT];
+        const char *native = rec ? rec->original : NULL;
         uint64_t w;
 
         if (!native) {
@@ -268,7 +276,7 @@ static void apply_latency_unit(struct latency_guard *g, Unit *u) {
                 (void) snprintf(val, sizeof(val), "%" PRIu64, u->lat_weight_target);
                 (void) unit_lever_set(u, UNIT_LEVER_WEIGHT, val);
         } else {
-                if (unit_lever_is_set(u, UNIT_LEVER_WEIGHT))
+                if (unit_lever_is_set(u, UNIT_LEVER_WEIGHT) || u->lv.yielded[BW_LEVER_WEIGHT])
                         (void) unit_lever_restore(u, UNIT_LEVER_WEIGHT, "latency-met");
                 u->lat_weight_target = u->lat_guarantee_weight = 0;
         }
@@ -312,7 +320,7 @@ static void apply_other_unit(Unit *u, const struct census *c) {
         u->latency_hold = hold;
         if (idle)
                 (void) unit_lever_set(u, UNIT_LEVER_IDLE, "1");
-        else if (unit_lever_is_set(u, UNIT_LEVER_IDLE))
+        else if (unit_lever_is_set(u, UNIT_LEVER_IDLE) || u->lv.yielded[BW_LEVER_IDLE])
                 (void) unit_lever_restore(u, UNIT_LEVER_IDLE, "latency-met");
         if (!hold)
                 set_note(u, NULL);
@@ -331,9 +339,7 @@ void latency_guard_tick(struct latency_guard *g, Unit *const *units, size_t n, u
         if (c.n_latency == 0) {
                 g->idle = true;
                 for (size_t i = 0; i < n; i++)
-                        if (units[i]->latency_hold || units[i]->lv.set[BW_LEVER_IDLE] ||
-                            units[i]->lv.set[BW_LEVER_WEIGHT] || units[i]->lv.slice_usec > 0 ||
-                            units[i]->lat.level > BW_LAT_NONE) {
+                        if (guard_holds(units[i])) {
                                 latency_guard_release(units[i], "no-latency-unit");
                                 g->idle = false;
                         }
@@ -351,17 +357,17 @@ void latency_guard_tick(struct latency_guard *g, Unit *const *units, size_t n, u
                 Unit *u = units[i];
 
                 if (!latency_guard_eligible(u)) {
-                        if (u->latency_hold || u->lv.set[BW_LEVER_IDLE] || u->lv.set[BW_LEVER_WEIGHT] ||
-                            u->lv.slice_usec > 0 || u->lat.level > BW_LAT_NONE)
+                        if (guard_holds(u))
                                 latency_guard_release(u, "not-governed");
                         continue;
                 }
                 if (unit_class(u) == BW_CLASS_LATENCY) {
-                        if (u->latency_hold || u->lv.set[BW_LEVER_IDLE])
+                        if (u->latency_hold || unit_lever_is_set(u, UNIT_LEVER_IDLE))
                                 latency_guard_release(u, "class-changed");
                         apply_latency_unit(g, u);
                 } else {
-                        if (u->lv.set[BW_LEVER_WEIGHT] || u->lv.slice_usec > 0 || u->lat.level > BW_LAT_NONE) {
+                        if (unit_lever_is_set(u, UNIT_LEVER_WEIGHT) || u->lv.slice_usec > 0 ||
+                            u->lat.level > BW_LAT_NONE) {
                                 (void) unit_slice_apply(u, 0);
                                 (void) unit_lever_restore(u, UNIT_LEVER_WEIGHT, "class-changed");
                                 u->lat = (struct bw_lat_state) { 0 };

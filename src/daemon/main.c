@@ -43,7 +43,10 @@ static void help(void) {
                "     --host-stat=FILE       Read host CPU time from FILE (default /proc/stat)\n"
                "     --manifest=FILE        Kernel patch manifest (default:\n"
                "                            %s)\n"
-               "     --log-level=LEVEL      err, warning, notice, info or debug (default info)\n",
+               "     --log-level=LEVEL      err, warning, notice, info or debug (default info)\n"
+               "     --restore              Put back what the state directory records (levers,\n"
+               "                            slices, raised quotas) without a configuration, and exit:\n"
+               "                            after any exit of the daemon (ExecStopPost=)\n",
                BWGOV_STATEDIR, BWGOV_RUNTIMEDIR, bw_kmanifest_default_path());
 }
 
@@ -57,7 +60,11 @@ enum {
         ARG_HOST_STAT,
         ARG_LOG_LEVEL,
         ARG_MANIFEST,
+        ARG_RESTORE,
 };
+
+/* --restore: put back what the state records, and exit. */
+static bool arg_restore;
 
 static int set_string(char **p, const char *v) {
         char *s = strdup(v);
@@ -101,6 +108,7 @@ static int parse_argv(int argc, char *argv[], Manager *m) {
                 { "host-stat",     required_argument, NULL, ARG_HOST_STAT     },
                 { "log-level",     required_argument, NULL, ARG_LOG_LEVEL     },
                 { "manifest",      required_argument, NULL, ARG_MANIFEST      },
+                { "restore",       no_argument,       NULL, ARG_RESTORE       },
                 { NULL, 0, NULL, 0 }
         };
         int c, r = 0;
@@ -113,6 +121,9 @@ static int parse_argv(int argc, char *argv[], Manager *m) {
                 case ARG_VERSION:
                         printf("bwgovd %s\n", PACKAGE_VERSION);
                         return 0;
+                case ARG_RESTORE:
+                        arg_restore = true;
+                        break;
                 case ARG_LOG_LEVEL: {
                         int l = log_level_from_string(optarg);
                         if (l < 0) {
@@ -202,13 +213,29 @@ int main(int argc, char *argv[]) {
                 goto finish;
         }
 
-        r = manager_load_config(m);
-        if (r < 0)
+        if (arg_restore) {
+                /* After any exit (ExecStopPost=): no configuration needed,
+                 * none read. */
+                r = manager_restore_only(m, "restore");
                 goto finish;
+        }
+
+        r = manager_load_config(m);
+        if (r < 0) {
+                /* A broken configuration must not keep a group frozen, idle
+                 * or raised behind a daemon that will not start. */
+                if (manager_restore_only(m, "configuration-broken") == -EAGAIN)
+                        log_error("Not everything a previous bwgovd changed could be put back");
+                goto finish;
+        }
 
         r = manager_startup(m);
-        if (r < 0)
+        if (r < 0) {
+                /* Whatever stops the start (the kernel check, a cgroup
+                 * tree), what the state records goes back. */
+                (void) manager_restore_exit(m, "start-failed");
                 goto finish;
+        }
 
         governor = (Governor) { &manager_governor_ops, m };
         r = governor_varlink_new(m->event, m->runtime_dir, &governor, &varlink);

@@ -104,15 +104,24 @@ static void unit_summary(const Manager *m, const Unit *u, struct governor_unit_s
                         .p99_usec = u->lat.last_p99_usec,
                         .samples = u->lat.n_samples,
                         .missed = u->lat.n_missed,
-                        .hold = u->latency_hold,
+                        /* A latency unit is never held: its rung holds the
+                         * others (issue 30: "held": false at the top rung
+                         * read as no protection at all). */
+                        .hold = bw_unit_class(&u->cfg) == BW_CLASS_LATENCY ? u->lat.level >= BW_LAT_HOLD :
+                                u->latency_hold,
                         .note = u->lat_note ? u->lat_note : "",
                         .layout = u->cg ? u->cg->layout : BW_CG_LAYOUT_UNKNOWN,
                         .slice_usec = u->lv.slice_usec,
                         .slice_threads = u->lv.n_threads,
                 },
         };
-        for (size_t l = 0; l < _BW_LEVER_MAX; l++)
-                ret->prot.levers[l] = u->lv.set[l];
+        /* Held levers: the value bwgovd wrote (not one being put back). */
+        for (size_t l = 0; l < _BW_LEVER_MAX && u->lv.maybe_recorded; l++) {
+                const struct bw_ledger_lever *rec = store_lever(m->store, u->name, (enum bw_lever) l);
+
+                ret->prot.levers[l] = rec && !store_lever_releasing(m->store, u->name, (enum bw_lever) l) ?
+                        rec->written : NULL;
+        }
 }
 
 static void unit_decision(const Unit *u, struct governor_decision *ret) {

@@ -16,6 +16,13 @@ static int unit_ptr_name_cmp(const void *a, const void *b) {
         return strcmp((*(Unit *const *) a)->name, (*(Unit *const *) b)->name);
 }
 
+/* u is in m->units (sorted by name). */
+static bool bsearch_unit(Manager *m, Unit *u) {
+        Unit **p = m->n_units > 0 ? bsearch(&u, m->units, m->n_units, sizeof(Unit *), unit_ptr_name_cmp) : NULL;
+
+        return p && *p == u;
+}
+
 /* A unit to have: the configuration's, or a prefix unit it still makes. */
 struct wanted {
         const struct bw_unit_config *c;
@@ -59,63 +66,86 @@ static int wanted_units(Manager *m, struct wanted **ret, struct bw_unit_config *
 /* The units of the configuration, in its (name) order: kept ones
  * reconfigured, new ones created (their first sample due at once, adopted
  * in the ticker's batches), dropped ones restored and freed. One pass over
- * both sorted lists, not a search per unit. */
+ * both sorted lists, not a search per unit.
+ *
+ * The table stays whole while units are reconfigured and restored: a
+ * restore calls back into the manager (on cgroup v1, lowering a parent
+ * lowers the governed cgroups below it first, over the whole table), so
+ * the new table is built only after, and the dropped units freed last. */
 int manager_sync_units(Manager *m) {
         _cleanup_free_ struct wanted *wanted = NULL;
-        struct bw_unit_config *inst = NULL;
+        _cleanup_free_ bool *kept = NULL;
         _cleanup_free_ Unit **units = NULL;
+        struct bw_unit_config *inst = NULL;
         size_t n = 0, i = 0, n_wanted = 0, n_inst = 0;
         bool changed = false;
-        int r;
+        int r = 0;
 
         r = wanted_units(m, &wanted, &inst, &n_inst, &n_wanted);
         if (r < 0)
                 return r;
         units = calloc(n_wanted > 0 ? n_wanted : 1, sizeof(Unit *));
-        if (!units) {
+        kept = calloc(m->n_units > 0 ? m->n_units : 1, sizeof(bool));
+        if (!units || !kept) {
                 array_done_and_free(inst, n_inst, bw_unit_config_done);
                 return -ENOMEM;
         }
-        m->outermost_dirty = true;      /* m->cgtree is about to hold freed units */
+        /* First the units that stay and those that go, the table whole. */
         for (size_t k = 0; k < n_wanted; k++) {
                 const struct bw_unit_config *c = wanted[k].c;
                 int cmp = 1;
 
-                /* Units before c that the configuration no longer has. */
                 while (i < m->n_units && (cmp = strcmp(m->units[i]->name, c->name)) < 0) {
                         contention_unit_leaving(m->contention, m->units[i], "unconfigure");
-                        unit_unconfigure(m->units[i]);
-                        unit_free(m->units[i]);
-                        m->units[i++] = NULL;
+                        unit_unconfigure(m->units[i++]);
                         changed = true;
                 }
                 if (i < m->n_units && cmp == 0) {
+                        kept[i] = true;
                         r = unit_reconfigure(m->units[i], c);
-                        units[n++] = m->units[i];
-                        m->units[i++] = NULL;
-                } else {
-                        r = unit_new(&m->unit_ctx, c, &units[n++]);
-                        changed = true;
+                        m->units[i++]->instance = wanted[k].instance;
+                        if (r < 0)
+                                break;
                 }
-                if (r < 0)
-                        goto fail;
-                units[n - 1]->instance = wanted[k].instance;
         }
-        array_done_and_free(inst, n_inst, bw_unit_config_done);
-        inst = NULL;
-        n_inst = 0;
-        for (; i < m->n_units; i++) {
+        for (; i < m->n_units && r >= 0; i++) {
                 changed = true;
                 contention_unit_leaving(m->contention, m->units[i], "unconfigure");
                 unit_unconfigure(m->units[i]);
-                m->units[i] = unit_free(m->units[i]);
         }
+        /* Then the new table: the kept units and the new ones, in order. */
+        i = 0;
+        for (size_t k = 0; k < n_wanted && r >= 0; k++) {
+                while (i < m->n_units && strcmp(m->units[i]->name, wanted[k].c->name) < 0)
+                        i++;
+                if (i < m->n_units && strcmp(m->units[i]->name, wanted[k].c->name) == 0) {
+                        units[n++] = m->units[i++];
+                        continue;
+                }
+                r = unit_new(&m->unit_ctx, wanted[k].c, &units[n]);
+                if (r < 0)
+                        break;
+                units[n++]->instance = wanted[k].instance;
+                changed = true;
+        }
+        array_done_and_free(inst, n_inst, bw_unit_config_done);
+        if (r < 0) {
+                /* Keep every unit there was (the dropped ones were put
+                 * back already: they govern again from their next tick). */
+                for (size_t k = 0; k < n; k++)
+                        if (!bsearch_unit(m, units[k]))
+                                unit_free(units[k]);
+                return r;
+        }
+        m->outermost_dirty = true;      /* m->cgtree is about to hold freed units */
+        for (size_t k = 0; k < m->n_units; k++)
+                if (!kept[k])
+                        unit_free(m->units[k]);
         free(m->units);
         if (changed)
                 metrics_mark_changed(&m->metrics);
         m->units = TAKE_PTR(units);
         m->n_units = n;
-        m->outermost_dirty = true;
         m->any_searched = false;
         for (size_t k = 0; k < n && !m->any_searched; k++) {
                 _cleanup_free_ char *path = NULL;
@@ -123,17 +153,6 @@ int manager_sync_units(Manager *m) {
                 m->any_searched = unit_expected_path(m->units[k], &path) == -EAGAIN;
         }
         return 0;
-fail:
-        array_done_and_free(inst, n_inst, bw_unit_config_done);
-        /* Keep every unit: the ones moved over and the ones not reached. */
-        for (size_t k = 0; k < m->n_units; k++)
-                if (m->units[k])
-                        units[n++] = m->units[k];
-        free(m->units);
-        m->units = TAKE_PTR(units);
-        m->n_units = n;
-        qsort(m->units, m->n_units, sizeof(Unit *), unit_ptr_name_cmp);
-        return r;
 }
 
 /* Adopting a cgroup opens, reads and writes its files: on a real cgroupfs

@@ -116,22 +116,8 @@ static void on_unit_adopted(Unit *u, void *userdata) {
         metrics_mark_changed(&m->metrics);
 }
 
-/* Which other unit governs path (a service or scope found by name can be
- * one a Cgroup= names): NULL when none. Only a configuration with such
- * units needs the look (bw_config_load() refuses the other duplicates). */
-static const char *on_unit_cgroup_owner(Unit *u, const char *path, void *userdata) {
-        Manager *m = userdata;
-
-        if (!m->any_searched)
-                return NULL;
-        for (size_t i = 0; i < m->n_units; i++)
-                if (m->units[i] != u && m->units[i]->cg && strcmp(m->units[i]->cgroup_path, path) == 0)
-                        return m->units[i]->name;
-        return NULL;
-}
-
 static const struct unit_hooks unit_hooks = {
-        .cgroup_owner = on_unit_cgroup_owner,
+        .claim = manager_claim,
         .cgroup_changed = on_unit_cgroup_changed,
         .adopted = on_unit_adopted,
         .lowering = on_unit_lowering,
@@ -215,8 +201,21 @@ static void manager_update_status(Manager *m) {
         struct governor_counts c;
 
         manager_counts(m, &c);
-        (void) sd_notifyf(false, "STATUS=Governing %zu of %zu configured cgroups, %zu boosted, %zu spending credit",
-                          c.present, c.units, c.boosted, c.spending);
+        (void) sd_notifyf(false, "STATUS=Governing %zu of %zu configured cgroups, %zu boosted (spending credit)",
+                          c.present, c.units, c.boosted);
+}
+
+/* The runtime directory deleted under us takes the socket and metrics
+ * with it: said at once (every Interval=, a stat()), not at the next
+ * metrics file, which may be an hour away. */
+static void manager_check_runtime_dir(Manager *m) {
+        struct stat st;
+        bool gone = stat(m->runtime_dir, &st) < 0 && errno == ENOENT;
+
+        if (gone && !m->runtime_dir_said)
+                log_warning("Runtime directory %s is gone, and the varlink socket and metrics.prom with it: "
+                            "`systemctl reload bwgovd` (SIGHUP) makes it again", m->runtime_dir);
+        m->runtime_dir_said = gone;
 }
 
 /* Prefix units' cgroups are looked for again this often: a watch may have
@@ -309,6 +308,7 @@ static int host_timer_pass(sd_event_source *s, uint64_t usec, Manager *m) {
 
         /* Each close of a PSI trigger waits for an RCU grace period. */
         m->trigger_closes_left = 2;
+        manager_retry_restores(m, usec);
         manager_prune_instances(m);
         manager_sample_host(m);
         manager_plan_shedding(m, usec);
@@ -329,6 +329,7 @@ static int host_timer_pass(sd_event_source *s, uint64_t usec, Manager *m) {
         if (m->outermost_dirty)
                 manager_update_outermost(m);
         manager_plan_fds(m);
+        manager_check_runtime_dir(m);
         store_periodic(m->store, usec);
         if (metrics_due(&m->metrics, usec, m->config.global.metrics_interval_usec,
                         m->config.global.interval_usec / 2))
@@ -394,6 +395,7 @@ int manager_reload(Manager *m) {
                 m->reload_failures++;
                 log_error("Reload failed, keeping the previous configuration");
         } else {
+                store_set_keep_quotas(m->store, !m->config.global.restore_on_exit);
                 r = manager_sync_units(m);
                 manager_scan_prefixes(m, now);
                 if (r < 0)
@@ -590,6 +592,8 @@ Manager *manager_free(Manager *m) {
                 close(m->host_stat_fd);
         usage_gates_free(m->gates);
         contention_free(m->contention);
+        claims_free(m->claims);
+        free(m->claims_path);
         telemetry_free(m->telemetry);
         refused_free(m->refused);
         sd_event_source_disable_unref(m->host_timer);
@@ -608,10 +612,11 @@ Manager *manager_free(Manager *m) {
         return NULL;
 }
 
-int manager_startup(Manager *m) {
-        bool write_order_free = false;
+int manager_open_root(Manager *m) {
         int r;
 
+        if (m->root)
+                return 0;
         if (m->cgroup_root)
                 r = bw_cg_root_open_dir(m->cgroup_root, &m->root);
         else
@@ -629,6 +634,44 @@ int manager_startup(Manager *m) {
                           m->root->libcgroup_check == 0 ? "disagrees on" : "cannot say",
                           m->root->libcgroup_check < 0 ? ": " : "",
                           m->root->libcgroup_check < 0 ? STRERROR(m->root->libcgroup_check) : "");
+        m->unit_ctx.root = m->root;
+        return 0;
+}
+
+int manager_open_store(Manager *m, bool create) {
+        struct stat st;
+        int r;
+
+        if (m->store_open)
+                return 1;
+        if (!create && stat(m->state_dir, &st) < 0 && errno == ENOENT)
+                return 0;       /* nothing was ever recorded there */
+        r = mkdir_p(m->state_dir, 0755);
+        if (r < 0)
+                return log_error_errno(r, "Failed to create state directory %s: %s", m->state_dir, STRERROR(r));
+        r = store_lock(m->store, m->state_dir);
+        if (r < 0)
+                return r;
+        r = store_open(m->store, m->state_dir);
+        if (r < 0)
+                return r;
+        m->store_open = true;
+        return 1;
+}
+
+int manager_startup(Manager *m) {
+        bool write_order_free = false;
+        int r;
+
+        r = manager_open_root(m);
+        if (r < 0)
+                return r;
+        /* Before anything else: what a previous bwgovd left (levers, and
+         * the baselines of units no longer configured) goes back. */
+        r = manager_open_store(m, true);
+        if (r < 0)
+                return r;
+        manager_reconcile_start(m);
 
         /* Only on the host: a fixture tree says nothing about the kernel. */
         if (!m->cgroup_root) {
@@ -648,25 +691,18 @@ int manager_startup(Manager *m) {
                 }
         }
 
-        m->unit_ctx.root = m->root;
         r = sdintent_new(!m->cgroup_root, &m->sdintent);
         if (r < 0)
                 return log_oom();
         m->unit_ctx.sdintent = m->sdintent;
 
-        r = mkdir_p(m->state_dir, 0755);
-        if (r < 0)
-                return log_error_errno(r, "Failed to create state directory %s: %s", m->state_dir, STRERROR(r));
-        r = store_lock(m->store, m->state_dir);
-        if (r < 0)
-                return r;
-        r = store_open(m->store, m->state_dir);
-        if (r < 0)
-                return r;
         r = mkdir_p(m->runtime_dir, 0755);
         if (r < 0)
                 return log_error_errno(r, "Failed to create runtime directory %s: %s", m->runtime_dir, STRERROR(r));
 
+        r = manager_claims_new(m);
+        if (r < 0)
+                return r;
         manager_apply_telemetry(m);
         manager_follow_refused(m, write_order_free);
         r = manager_sync_units(m);
@@ -674,7 +710,7 @@ int manager_startup(Manager *m) {
                 return log_error_errno(r, "Failed to set up units: %s", STRERROR(r));
         manager_scan_prefixes(m, clock_now_usec(CLOCK_MONOTONIC));
         r = contention_new(m->event, &m->config, (Unit *const *const *) &m->units, &m->n_units, m->ncpus,
-                           &m->contention);
+                           m->store, &m->contention);
         if (r < 0)
                 return log_oom();
         contention_sync(m->contention);
@@ -734,9 +770,19 @@ size_t manager_shutdown(Manager *m) {
          * frozen, idle or pinned behind a daemon that is gone. */
         for (size_t i = 0; i < m->n_units; i++)
                 unit_levers_restore(m->units[i], "stop");
-        if (m->config.global.restore_on_exit)
+        if (m->config.global.restore_on_exit) {
                 manager_restore_all(m, "stop");
+                /* A unit not adopted (yet) still has what a previous
+                 * bwgovd wrote in place: its entry says what goes back. */
+                for (size_t i = 0; i < m->n_units; i++)
+                        if (!m->units[i]->adopted)
+                                store_undo_quota(m->store, m->units[i]->name, clock_now_usec(CLOCK_MONOTONIC));
+        }
         n = m->config.global.restore_on_exit ? unrestored(m) : 0;
+        /* Undos that failed (and units no longer configured not put back
+         * yet): tried again for a while; what is left stays recorded, for
+         * `bwgovd --restore` (ExecStopPost=) and the next start. */
+        n += manager_restore_left(m, STOP_RESTORE_BUDGET_USEC, "stop");
         (void) store_save(m->store);
         manager_write_metrics_now(m, clock_now_usec(CLOCK_MONOTONIC));
         return n;

@@ -16,6 +16,7 @@
 #include "bwgov/kernelcheck.h"
 #include "bwgov/policy.h"
 #include "bwgov/state.h"
+#include "claims.h"
 #include "contention-sched.h"
 #include "governor.h"
 #include "sdintent.h"
@@ -41,6 +42,7 @@ struct Manager {
         SdIntent *sdintent;             /* systemd's CPUQuota= over the system bus */
 
         Store *store;                   /* state.json and when it is saved */
+        bool store_open;                /* its directory locked (store_lock()) and its state loaded */
         struct bw_cg_root *root;
         struct bw_config config;
         struct bw_config_error config_error;    /* why the last load failed (zero after a good one) */
@@ -64,6 +66,10 @@ struct Manager {
         struct bw_cgtree cgtree;        /* the units with a cgroup path (valid while not dirty) */
         uint64_t cgtree_generation;     /* counted up by each rebuild (Unit.cgtree_generation) */
         Contention *contention;         /* Contention= over the units (contention-sched.h) */
+        Claims *claims;                 /* one governor per cgroup (claims.h) ... */
+        char *claims_path;              /* ... locked against other daemons there */
+        bool claims_said;               /* the locks could not be taken: said once */
+        bool runtime_dir_said;          /* the runtime directory is gone: said once */
         struct slice_watch *slice_watches;      /* slices watched for prefix units (manager-prefix.c) */
         size_t n_slice_watches;
         uint64_t prefix_scan_usec;      /* the last look for them */
@@ -122,6 +128,10 @@ struct Manager {
         void *reloaded_userdata;
 };
 
+/* How long a stop goes on trying to put back what failed to go back (the
+ * records stay for `bwgovd --restore` and the next start). */
+#define STOP_RESTORE_BUDGET_USEC (2 * USEC_PER_SEC)
+
 int manager_new(Manager **ret);
 /* Load or unload the run-queue telemetry as Telemetry= says (only on the
  * host's own cgroup tree), and count every open unit cgroup in it. A
@@ -134,6 +144,13 @@ void manager_apply_telemetry(Manager *m);
 void manager_follow_refused(Manager *m, bool write_order_free);
 Manager *manager_free(Manager *m);
 int manager_load_config(Manager *m);
+/* The cgroup tree (--cgroup-root or the host's). Returns 0 or a negative
+ * errno (logged). */
+int manager_open_root(Manager *m);
+/* Lock the state directory (made when create) and load its state. Returns
+ * 1, 0 when !create and there is no state directory, a negative errno
+ * (logged; -EBUSY: another bwgovd holds it). */
+int manager_open_store(Manager *m, bool create);
 int manager_startup(Manager *m);
 int manager_run(Manager *m);
 /* SIGHUP: create the runtime directory again if it was deleted, reload the
@@ -167,6 +184,11 @@ int manager_instance_configs(Manager *m, struct bw_unit_config **ret, size_t *re
 void manager_prefix_done(Manager *m);
 /* The configuration's search directories (buf: room for --config-dir=). */
 void manager_config_dirs(Manager *m, const char *const **ret, const char *buf[2]);
+/* One governor per cgroup (manager-claims.c, claims.h): the claims and
+ * where their locks live (0 or -ENOMEM, logged); the units' claim hook
+ * (unit_hooks.claim). */
+int manager_claims_new(Manager *m);
+int manager_claim(Unit *u, const char *path, dev_t dev, ino_t ino, bool take, void *userdata);
 /* Which units have no governed unit above them, which have some below. */
 void manager_update_outermost(Manager *m);
 bool manager_outermost_add(Manager *m, Unit *u);
@@ -193,6 +215,22 @@ void manager_restore_all(Manager *m, const char *why);
 void manager_units_due(struct bw_tick_entry *const *due, size_t n, uint64_t now, void *userdata);
 /* cgwatch's callback (cgwatch.h): an absent unit's cgroup was made. */
 void manager_cgroup_made(int wd, const char *name, bool made, void *userdata);
+/* What the manager puts back itself (manager-restore.c, restore.h): at
+ * start, before any unit is made, every lever and slice recorded and the
+ * baselines of units the configuration no longer names; while running, the
+ * undos due after their back-off; at an exit, what is left, for up to
+ * budget_usec (returns how many units still hold something; each logged).
+ * manager_restore_only(): with no configuration (it cannot be loaded, or
+ * `bwgovd --restore`), everything the state directory records, the
+ * baselines too unless RestoreOnExit=no was saved; 0 when all is back (or
+ * nothing was recorded), -EAGAIN when something is left (logged), another
+ * negative errno (-EBUSY: another bwgovd holds the state directory). */
+void manager_reconcile_start(Manager *m);
+void manager_retry_restores(Manager *m, uint64_t now);
+size_t manager_restore_left(Manager *m, uint64_t budget_usec, const char *why);
+int manager_restore_only(Manager *m, const char *why);
+/* The same with the root and the state open already (a start that fails). */
+int manager_restore_exit(Manager *m, const char *why);
 /* Restore every baseline that we changed; save the state. Returns the
  * number of units whose baseline a write error kept from being put back
  * (each logged; their records stay in state.json for the next start). */

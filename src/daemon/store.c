@@ -42,6 +42,7 @@ struct Store {
         uint64_t *saves;
         int save_error;                 /* the last save's (0: it worked) */
         int lock_fd;                    /* flock()ed STATE_LOCK, -1 before store_lock() */
+        size_t n_undo;                  /* entries with records to put back (bw_state_unit.undo) */
 };
 
 int store_new(sd_event *event, uint64_t *saves_counter, Store **ret) {
@@ -93,8 +94,17 @@ static void store_check_boot(Store *s) {
         if (s->state.boot_id[0] && now[0] && strcmp(s->state.boot_id, now) != 0) {
                 log_info("%s/%s was saved in an earlier boot: what bwgovd wrote then is not trusted now",
                          s->dir, STATE_FILE);
-                for (size_t i = 0; i < s->state.n_units; i++)
-                        s->state.units[i].has_written = s->state.units[i].has_pending = false;
+                /* Nor its levers: the cgroups were made afresh, and a
+                 * record put back now could freeze or idle a new group. */
+                for (size_t i = 0; i < s->state.n_units; i++) {
+                        struct bw_state_unit *u = &s->state.units[i];
+
+                        u->has_written = u->has_pending = false;
+                        for (size_t l = 0; l < _BW_LEVER_MAX; l++)
+                                (void) bw_state_unit_set_lever(u, (enum bw_lever) l, NULL);
+                        u->slice_usec = 0;
+                        u->cgroup_dev = u->cgroup_ino = 0;
+                }
         }
         memcpy(s->state.boot_id, now, sizeof(now));
 }
@@ -295,7 +305,20 @@ const struct bw_state_unit *store_find(Store *s, const char *name) {
         return bw_state_find(&s->state, name);
 }
 
+/* The one place that changes an entry's undo bits: n_undo follows. */
+static void set_undo(Store *s, struct bw_state_unit *su, unsigned undo) {
+        if (!su->undo != !undo)
+                s->n_undo = undo ? s->n_undo + 1 : s->n_undo - 1;
+        su->undo = undo;
+        if (!undo)
+                su->undo_attempts = 0;
+}
+
 void store_forget(Store *s, const char *name) {
+        struct bw_state_unit *su = bw_state_find(&s->state, name);
+
+        if (su)
+                set_undo(s, su, 0);
         bw_state_remove(&s->state, name);
 }
 
@@ -304,6 +327,10 @@ int store_record_unit(Store *s, const char *name, const struct store_record *r, 
 
         if (!su)
                 return -ENOMEM;
+        if (r->cgroup_ino > 0) {
+                su->cgroup_dev = r->cgroup_dev;
+                su->cgroup_ino = r->cgroup_ino;
+        }
         su->baseline = r->baseline;
         su->has_written = r->has_written;
         su->written = r->written;
@@ -342,27 +369,87 @@ int store_intent(Store *s, const char *name, const struct bw_bandwidth *target, 
         return save ? store_save_intents(s) : 0;
 }
 
-int store_lever_intent(Store *s, const char *name, enum bw_lever l, const char *original) {
+const struct bw_ledger_lever *store_lever(Store *s, const char *name, enum bw_lever l) {
+        struct bw_state_unit *su = bw_state_find(&s->state, name);
+
+        return su && bw_ledger_has(&su->levers[l]) ? &su->levers[l] : NULL;
+}
+
+bool store_lever_releasing(Store *s, const char *name, enum bw_lever l) {
+        struct bw_state_unit *su = bw_state_find(&s->state, name);
+
+        return su && (su->undo & (1u << l));
+}
+
+int store_lever_intent(Store *s, const char *name, enum bw_lever l, const struct bw_ledger_lever *rec) {
+        _cleanup_(bw_ledger_lever_done) struct bw_ledger_lever was = { 0 };
         struct bw_state_unit *su = bw_state_find(&s->state, name);
         int r;
 
         if (!su)
                 return -ENOENT;
-        if (su->levers[l])
-                return 0;       /* the first original is the one to restore */
-        r = bw_state_unit_set_lever(su, l, original);
+        if (bw_ledger_has(&su->levers[l])) {
+                r = bw_ledger_lever_set(&was, su->levers[l].original, su->levers[l].written, su->levers[l].weight);
+                if (r < 0)
+                        return r;
+        }
+        r = bw_state_unit_set_lever(su, l, rec);
         if (r < 0)
                 return r;
         r = store_save_intents(s);
-        if (r < 0)
-                (void) bw_state_unit_set_lever(su, l, NULL);
-        return r;
+        su = bw_state_find(&s->state, name);
+        if (r < 0) {
+                /* Nothing is written: the record stays what it was. */
+                if (su)
+                        (void) bw_state_unit_set_lever(su, l, &was);
+                return r;
+        }
+        if (su)
+                set_undo(s, su, su->undo & ~(1u << l));
+        return 0;
+}
+
+void store_lever_restore_record(Store *s, const char *name, enum bw_lever l, const struct bw_ledger_lever *rec) {
+        struct bw_state_unit *su = bw_state_find(&s->state, name);
+
+        if (su && bw_state_unit_set_lever(su, l, rec) >= 0)
+                store_mark(s);
+}
+
+void store_lever_hold(Store *s, const char *name, enum bw_lever l) {
+        struct bw_state_unit *su = bw_state_find(&s->state, name);
+
+        if (su && bw_ledger_has(&su->levers[l]))
+                set_undo(s, su, su->undo & ~(1u << l));
+}
+
+/* An undo of what entry su records failed: the next try after the
+ * back-off. */
+static void undo_failed(struct bw_state_unit *su, uint64_t now) {
+        su->undo_due_usec = now + bw_ledger_retry_usec(su->undo_attempts);
+        if (su->undo_attempts < 64)
+                su->undo_attempts++;
+}
+
+void store_lever_release(Store *s, const char *name, enum bw_lever l, bool failed, uint64_t now) {
+        struct bw_state_unit *su = bw_state_find(&s->state, name);
+
+        if (!su || !bw_ledger_has(&su->levers[l]))
+                return;
+        if (!(su->undo & (1u << l)))
+                su->undo_due_usec = now;
+        set_undo(s, su, su->undo | 1u << l);
+        if (failed)
+                undo_failed(su, now);
 }
 
 void store_lever_clear(Store *s, const char *name, enum bw_lever l) {
         struct bw_state_unit *su = bw_state_find(&s->state, name);
 
-        if (su && su->levers[l]) {
+        if (!su)
+                return;
+        set_undo(s, su, su->undo & ~(1u << l));
+        if (bw_ledger_has(&su->levers[l])) {
                 (void) bw_state_unit_set_lever(su, l, NULL);
                 store_mark(s);
         }
@@ -373,14 +460,159 @@ int store_slice(Store *s, const char *name, uint64_t slice_usec) {
 
         if (!su)
                 return -ENOENT;
+        if (slice_usec > 0)
+                set_undo(s, su, su->undo & ~BW_STATE_UNDO_SLICE);
         if (su->slice_usec == slice_usec)
                 return 0;
-        su->slice_usec = slice_usec;
         if (slice_usec == 0) {
+                set_undo(s, su, su->undo & ~BW_STATE_UNDO_SLICE);
+                su->slice_usec = 0;
                 store_mark(s);
                 return 0;
         }
+        su->slice_usec = slice_usec;
         return store_save_intents(s);
+}
+
+void store_slice_release(Store *s, const char *name, bool failed, uint64_t now) {
+        struct bw_state_unit *su = bw_state_find(&s->state, name);
+
+        if (!su || su->slice_usec == 0)
+                return;
+        if (!(su->undo & BW_STATE_UNDO_SLICE))
+                su->undo_due_usec = now;
+        set_undo(s, su, su->undo | BW_STATE_UNDO_SLICE);
+        if (failed)
+                undo_failed(su, now);
+}
+
+/* Every record of su, to be put back. */
+static unsigned undo_bits(const struct bw_state_unit *su) {
+        unsigned undo = su->slice_usec > 0 ? BW_STATE_UNDO_SLICE : 0;
+
+        for (size_t l = 0; l < _BW_LEVER_MAX; l++)
+                if (bw_ledger_has(&su->levers[l]))
+                        undo |= 1u << l;
+        return undo;
+}
+
+void store_orphan(Store *s, const char *name, bool failed, uint64_t now) {
+        struct bw_state_unit *su = bw_state_find(&s->state, name);
+
+        if (!su)
+                return;
+        if (!su->undo)
+                su->undo_due_usec = now;
+        set_undo(s, su, su->undo | undo_bits(su) | BW_STATE_UNDO_ENTRY);
+        if (failed)
+                undo_failed(su, now);
+}
+
+void store_undo_quota(Store *s, const char *name, uint64_t now) {
+        struct bw_state_unit *su = bw_state_find(&s->state, name);
+
+        if (!su || !(su->has_written || su->has_pending))
+                return;
+        if (!su->undo)
+                su->undo_due_usec = now;
+        set_undo(s, su, su->undo | BW_STATE_UNDO_QUOTA);
+}
+
+void store_undo_failed(Store *s, const char *name, uint64_t now) {
+        struct bw_state_unit *su = bw_state_find(&s->state, name);
+
+        if (su && su->undo)
+                undo_failed(su, now);
+}
+
+void store_undo_done(Store *s, const char *name, unsigned bits) {
+        struct bw_state_unit *su = bw_state_find(&s->state, name);
+
+        if (su)
+                set_undo(s, su, su->undo & ~bits);
+}
+
+void store_undo_all(Store *s, bool quotas, uint64_t now) {
+        for (size_t i = 0; i < s->state.n_units; i++) {
+                struct bw_state_unit *su = &s->state.units[i];
+                unsigned undo = su->undo | undo_bits(su) | (quotas ? BW_STATE_UNDO_QUOTA : 0);
+
+                if (undo != su->undo)
+                        su->undo_due_usec = now;
+                set_undo(s, su, undo);
+        }
+}
+
+size_t store_undo_count(const Store *s) {
+        return s ? s->n_undo : 0;
+}
+
+/* The names of the entries (all, or those due at now), malloc'd. */
+static int names(Store *s, bool all, uint64_t now, char ***ret, size_t *ret_n) {
+        size_t max = all ? s->state.n_units : s->n_undo, n = 0;
+        char **v = NULL;
+
+        *ret = NULL;
+        *ret_n = 0;
+        if (max == 0)
+                return 0;
+        v = calloc(max, sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        for (size_t i = 0; i < s->state.n_units && n < max; i++) {
+                const struct bw_state_unit *su = &s->state.units[i];
+
+                if (!all && (!su->undo || su->undo_due_usec > now))
+                        continue;
+                v[n] = strdup(su->name);
+                if (!v[n]) {
+                        for (size_t k = 0; k < n; k++)
+                                free(v[k]);
+                        free(v);
+                        return -ENOMEM;
+                }
+                n++;
+        }
+        *ret = v;
+        *ret_n = n;
+        return 0;
+}
+
+int store_undo_due(Store *s, uint64_t now, char ***ret, size_t *ret_n) {
+        return names(s, false, now, ret, ret_n);
+}
+
+int store_names(Store *s, char ***ret, size_t *ret_n) {
+        return names(s, true, 0, ret, ret_n);
+}
+
+void store_quota_restored(Store *s, const char *name) {
+        struct bw_state_unit *su = bw_state_find(&s->state, name);
+
+        if (!su || (!su->has_written && !su->has_pending))
+                return;
+        su->has_written = su->has_pending = su->pending_saved = false;
+        store_mark(s);
+}
+
+void store_set_keep_quotas(Store *s, bool keep) {
+        if (s->state.keep_quotas == keep)
+                return;
+        s->state.keep_quotas = keep;
+        s->need_full = true;            /* the journal carries entries, not this */
+        store_mark(s);
+}
+
+bool store_keep_quotas(const Store *s) {
+        return s->state.keep_quotas;
+}
+
+size_t store_count_levers(const Store *s, enum bw_lever l) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < s->state.n_units; i++)
+                n += bw_ledger_has(&s->state.units[i].levers[l]);
+        return n;
 }
 
 int store_save_error(const Store *s) {

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <systemd/sd-event.h>
 
+#include "bwgov/ledger.h"
 #include "bwgov/state.h"
 
 /* The state file also carries the credit buckets; saving it on every tick
@@ -75,6 +76,7 @@ void store_forget(Store *s, const char *name);
 /* What the state file keeps of one unit. */
 struct store_record {
         const char *cgroup;
+        uint64_t cgroup_dev, cgroup_ino;        /* its bandwidth directory's identity, 0: keep the recorded one */
         struct bw_bandwidth baseline;
         bool has_written;
         struct bw_bandwidth written;
@@ -106,18 +108,77 @@ void store_set_paused(Store *s, const char *name, bool paused);
  * nothing must be written. A unit without an entry needs no intent. */
 int store_intent(Store *s, const char *name, const struct bw_bandwidth *target, bool save);
 
-/* Write-ahead for a lever (lever.h): record original as what to restore
- * for lever l of name's entry, and save now, before the caller writes the
- * file. A lever already recorded keeps its first original (0 at once).
- * Returns 0, -ENOENT without an entry (adopt first), or the save's
- * negative errno: then nothing must be written. */
-int store_lever_intent(Store *s, const char *name, enum bw_lever l, const char *original);
-/* The lever is back at its original: forget it (saved soon). */
+/* ---- the lever ledger (ledger.h) ------------------------------------------
+ *
+ * Each entry's lever records are the truth of what bwgovd changed beyond
+ * the bandwidth. A record is held (its lever wanted) or to be put back
+ * (released: its holder let it go, an undo failed, or a previous bwgovd
+ * left it): those are retried, with back-off, until the file reads the
+ * original again (restore.h), and only then forgotten. */
+
+/* name's record of lever l, NULL when there is none. Valid until the
+ * store next changes. */
+const struct bw_ledger_lever *store_lever(Store *s, const char *name, enum bw_lever l);
+/* It is to be put back, not held. */
+bool store_lever_releasing(Store *s, const char *name, enum bw_lever l);
+
+/* Write-ahead: make rec name's record of lever l (a new one, or the same
+ * original with a new written value), held, and save now, before the
+ * caller writes the file. Returns 0, -ENOENT without an entry (adopt
+ * first), or the save's negative errno: then the record is as it was and
+ * nothing must be written. */
+int store_lever_intent(Store *s, const char *name, enum bw_lever l, const struct bw_ledger_lever *rec);
+/* A write store_lever_intent() announced failed: the record back to rec
+ * (NULL: none), saved soon. */
+void store_lever_restore_record(Store *s, const char *name, enum bw_lever l, const struct bw_ledger_lever *rec);
+/* The file holds what the record says bwgovd wrote, and its holder wants
+ * it so again: held, not to be put back. */
+void store_lever_hold(Store *s, const char *name, enum bw_lever l);
+/* Lever l is to be put back; failed: an attempt did not work, the next is
+ * bw_ledger_retry_usec() after now (a first release is due at now). */
+void store_lever_release(Store *s, const char *name, enum bw_lever l, bool failed, uint64_t now);
+/* The file reads the original again, or someone else's value (or the
+ * cgroup is gone): forget the record (saved soon). */
 void store_lever_clear(Store *s, const char *name, enum bw_lever l);
+
 /* The EEVDF slice given to the unit's threads (0: none any more); a new
  * slice is saved now, before the threads get it. Returns 0, -ENOENT, or
  * the save's negative errno. */
 int store_slice(Store *s, const char *name, uint64_t slice_usec);
+/* The slice is to be put back (failed: as store_lever_release()). */
+void store_slice_release(Store *s, const char *name, bool failed, uint64_t now);
+
+/* name's unit is no longer governed, but its entry records something not
+ * put back yet (a lever, a slice, a raised quota): everything of it is put
+ * back by restore.h and then the entry forgotten. */
+void store_orphan(Store *s, const char *name, bool failed, uint64_t now);
+/* Every record of every entry is to be put back (a start, `bwgovd
+ * --restore`); quotas: the baselines too (the entries stay, at their
+ * baselines: store_quota_restored()). */
+void store_undo_all(Store *s, bool quotas, uint64_t now);
+/* name's baseline is back in the kernel: nothing written is in place. */
+void store_quota_restored(Store *s, const char *name);
+/* The names of every entry (*ret malloc'd, each name too). */
+int store_names(Store *s, char ***ret, size_t *ret_n);
+/* name's baseline is to be put back from its entry, when it records a
+ * value written (a unit stopped before it was adopted again). */
+void store_undo_quota(Store *s, const char *name, uint64_t now);
+/* An attempt on name's records failed: the next after the back-off. */
+void store_undo_failed(Store *s, const char *name, uint64_t now);
+/* Those of bits (BW_STATE_UNDO_*, 1 << lever) are done. */
+void store_undo_done(Store *s, const char *name, unsigned bits);
+/* Entries with something to put back (0: nothing). */
+size_t store_undo_count(const Store *s);
+/* The names of those due at now (*ret malloc'd, each name too). Returns 0
+ * or -ENOMEM. */
+int store_undo_due(Store *s, uint64_t now, char ***ret, size_t *ret_n);
+/* Entries that record lever l (held or to be put back). */
+size_t store_count_levers(const Store *s, enum bw_lever l);
+
+/* RestoreOnExit= of the configuration in force, kept in the state file for
+ * `bwgovd --restore` (which reads no configuration): "no" keeps quotas. */
+void store_set_keep_quotas(Store *s, bool keep);
+bool store_keep_quotas(const Store *s);
 
 /* The last save's error (a negative errno), 0 when it worked or none was
  * tried: while saves fail nothing is raised (the write-ahead cannot be

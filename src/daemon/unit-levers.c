@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* A unit's levers beyond its bandwidth and its threads' EEVDF slices: set
- * with the original saved first, written only when different, put back
- * exactly. See unit-levers.h; the files are lever.h's, the slices
- * slice.h's. */
+/* A unit's levers beyond its bandwidth and its threads' EEVDF slices,
+ * through the ledger: recorded before each write, written only when
+ * different, put back exactly (restore.h), someone else's value kept. See
+ * unit-levers.h; the files are lever.h's, the slices slice.h's, the
+ * records store.h's. */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -11,21 +12,16 @@
 #include <string.h>
 
 #include "bwgov/fileio.h"
+#include "bwgov/ledger.h"
 #include "bwgov/macro.h"
 #include "bwgov/slice.h"
+#include "clock.h"
 #include "log.h"
+#include "restore.h"
 #include "unit-levers.h"
-
-#define TIDS_MAX_DEPTH 16u
 
 static const char *lever_file(const struct lever_host *u, enum bw_lever l) {
         return bw_lever_file(u->cg->layout, l);
-}
-
-static void lever_forget(struct unit_levers *lv, enum bw_lever l) {
-        free(lv->set[l]);
-        free(lv->orig[l]);
-        lv->set[l] = lv->orig[l] = NULL;
 }
 
 static int lever_read(const struct lever_host *u, enum bw_lever l, char *buf, size_t n) {
@@ -39,10 +35,29 @@ static int lever_read(const struct lever_host *u, enum bw_lever l, char *buf, si
         return r;
 }
 
+/* Held (recorded and not being put back). */
+static bool held(const struct lever_host *u, enum bw_lever l) {
+        return store_lever(u->store, u->name, l) && !store_lever_releasing(u->store, u->name, l);
+}
+
+/* Someone else wrote the file while bwgovd held it: theirs stays (the
+ * record goes the way of an undo that finds someone else's value: the idle
+ * lever's weight comes back, the kernel having reset it), and bwgovd does
+ * not set it again until the holder lets the lever go. */
+static int yield(const struct lever_host *u, enum bw_lever l, const char *cur, const char *ours) {
+        log_notice("%s: %s changed by someone else to %s while bwgovd held it at %s: theirs is kept, bwgovd does "
+                   "not set it again until it no longer needs it", u->name, lever_file(u, l), cur, ours);
+        u->lv->yielded[l] = true;
+        (void) restore_lever(u->root, u->cg, u->store, u->name, l, "someone-else");
+        return 0;
+}
+
 int levers_set(const struct lever_host *u, enum unit_lever lever, const char *value) {
         enum bw_lever l = (enum bw_lever) lever;
-        struct unit_levers *lv = u->lv;
-        char native[BW_LEVER_VALUE_MAX], cur[BW_LEVER_VALUE_MAX];
+        _cleanup_(bw_ledger_lever_done) struct bw_ledger_lever was = { 0 }, next = { 0 };
+        char native[BW_LEVER_VALUE_MAX], cur[BW_LEVER_VALUE_MAX], weight[BW_LEVER_VALUE_MAX];
+        const struct bw_ledger_lever *rec;
+        bool had;
         int r;
 
         if (!u->cg || !u->adopted)
@@ -50,88 +65,96 @@ int levers_set(const struct lever_host *u, enum unit_lever lever, const char *va
         r = bw_lever_native(u->cg->layout, l, value, native, sizeof(native));
         if (r < 0)
                 return log_error_errno(r, "%s: invalid value \"%s\" for %s", u->name, value, lever_file(u, l));
+        if (u->lv->yielded[l])
+                return 0;
+        /* In cpu.idle the kernel holds the weight at its minimum and
+         * refuses another (v1); it resets it when idle goes back to 0. */
+        if (l == BW_LEVER_WEIGHT && held(u, BW_LEVER_IDLE))
+                return 0;
         r = lever_read(u, l, cur, sizeof(cur));
         if (r < 0)
                 return r == -EOPNOTSUPP ? r : log_warning_errno(r, "%s: cannot read %s: %s", u->name,
                                                                  lever_file(u, l), STRERROR(r));
 
-        if (lv->set[l] && !bw_lever_same(l, cur, lv->set[l])) {
-                /* Someone else wrote it while we held it: theirs is the
-                 * value to restore now. */
-                log_notice("%s: %s changed by someone else (%s, ours was %s); restoring %s later", u->name,
-                           lever_file(u, l), cur, lv->set[l], cur);
-                free(lv->orig[l]);
-                lv->orig[l] = strdup(cur);
-                store_lever_clear(u->store, u->name, l);
-                if (!lv->orig[l] || store_lever_intent(u->store, u->name, l, cur) < 0) {
-                        lever_forget(lv, l);
-                        return -ENOMEM;
-                }
-        }
+        rec = store_lever(u->store, u->name, l);
+        if (rec && rec->written && !bw_lever_same(l, cur, rec->written))
+                return yield(u, l, cur, rec->written);
         if (bw_lever_same(l, cur, native)) {
-                if (lv->set[l] || lv->orig[l]) {
-                        free(lv->set[l]);
-                        lv->set[l] = strdup(native);
-                }
+                if (rec)
+                        store_lever_hold(u->store, u->name, l);
                 return 0;
         }
-        if (!lv->orig[l]) {
-                r = store_lever_intent(u->store, u->name, l, cur);
-                if (r < 0)
-                        return log_warning_errno(r, "%s: not changing %s: its original could not be saved: %s",
-                                                 u->name, lever_file(u, l), STRERROR(r));
-                lv->orig[l] = strdup(cur);
-                if (!lv->orig[l])
-                        return log_oom();
-        }
-        r = bw_lever_write(u->root, u->cg, l, native);
+
+        /* Write-ahead: the original (the first one) and the value about to
+         * be written, saved before the write. */
+        had = rec != NULL;
+        if (had && bw_ledger_lever_set(&was, rec->original, rec->written, rec->weight) < 0)
+                return log_oom();
+        if (l == BW_LEVER_IDLE && !had && bw_lever_read(u->root, u->cg, BW_LEVER_WEIGHT, weight, sizeof(weight)) < 0)
+                weight[0] = '\0';
+        r = bw_ledger_lever_set(&next, had ? was.original : cur, native,
+                                l != BW_LEVER_IDLE ? NULL : had ? was.weight : weight[0] ? weight : NULL);
         if (r < 0)
+                return log_oom();
+        u->lv->maybe_recorded = true;
+        r = store_lever_intent(u->store, u->name, l, &next);
+        if (r < 0)
+                return log_warning_errno(r, "%s: not changing %s: its record could not be saved: %s", u->name,
+                                         lever_file(u, l), STRERROR(r));
+        r = bw_lever_write(u->root, u->cg, l, native);
+        if (r < 0) {
+                /* The file holds what it held: so does the record. */
+                store_lever_restore_record(u->store, u->name, l, had ? &was : NULL);
                 return log_warning_errno(r, "%s: writing \"%s\" to %s failed: %s", u->name, native,
                                          lever_file(u, l), STRERROR(r));
-        free(lv->set[l]);
-        lv->set[l] = strdup(native);
+        }
         log_info("%s: %s %s -> %s", u->name, lever_file(u, l), cur, native);
         return 1;
 }
 
 int levers_restore_one(const struct lever_host *u, enum unit_lever lever, const char *why) {
         enum bw_lever l = (enum bw_lever) lever;
-        struct unit_levers *lv = u->lv;
-        char cur[BW_LEVER_VALUE_MAX];
-        int r = 0;
+        uint64_t now = clock_now_usec(CLOCK_MONOTONIC);
+        int r;
 
-        if (!lv->orig[l])
+        u->lv->yielded[l] = false;
+        if (!store_lever(u->store, u->name, l))
                 return 0;
+        /* Being put back already: the retries keep their back-off. */
+        if (store_lever_releasing(u->store, u->name, l))
+                return 0;
+        store_lever_release(u->store, u->name, l, false, now);
         if (!u->cg)
-                goto done;      /* the cgroup is gone, and its files with it */
-        if (lever_read(u, l, cur, sizeof(cur)) < 0)
-                goto done;
-        if (lv->set[l] && !bw_lever_same(l, cur, lv->set[l]))
-                log_info("%s: not restoring %s, someone else set it to %s", u->name, lever_file(u, l), cur);
-        else if (!bw_lever_same(l, cur, lv->orig[l])) {
-                r = bw_lever_write(u->root, u->cg, l, lv->orig[l]);
-                if (r < 0)
-                        log_warning_errno(r, "%s: restoring %s to %s failed: %s", u->name, lever_file(u, l),
-                                          lv->orig[l], STRERROR(r));
-                else {
-                        log_info("%s: %s %s -> %s (%s)", u->name, lever_file(u, l), cur, lv->orig[l], why);
-                        r = 1;
-                }
-        }
-done:
-        lever_forget(lv, l);
-        store_lever_clear(u->store, u->name, l);
+                return 0;       /* put back by its path (restore_due()) */
+        r = restore_lever(u->root, u->cg, u->store, u->name, l, why);
+        if (r < 0)
+                store_lever_release(u->store, u->name, l, true, now);
         return r;
 }
 
 bool levers_is_set(const struct lever_host *u, enum unit_lever l) {
-        return u->lv->set[l] != NULL;
+        return store_lever(u->store, u->name, (enum bw_lever) l) != NULL;
 }
 
-bool levers_value(const struct lever_host *u, enum unit_lever l, char *buf, size_t n) {
-        if (!u->lv->set[l] || !u->cg)
+bool levers_value(const struct lever_host *u, enum unit_lever lever, char *buf, size_t n) {
+        enum bw_lever l = (enum bw_lever) lever;
+        const struct bw_ledger_lever *rec = store_lever(u->store, u->name, l);
+
+        if (!rec || !rec->written || !u->cg || store_lever_releasing(u->store, u->name, l))
                 return false;
-        return bw_lever_from_native(u->cg->layout, (enum bw_lever) l, u->lv->set[l], buf, n) >= 0;
+        return bw_lever_from_native(u->cg->layout, l, rec->written, buf, n) >= 0;
+}
+
+bool levers_any(const struct lever_host *u) {
+        const struct bw_state_unit *su;
+
+        if (u->lv->slice_usec > 0)
+                return true;
+        if (!u->lv->maybe_recorded)
+                return false;
+        su = store_find(u->store, u->name);
+        u->lv->maybe_recorded = su && bw_state_unit_has_levers(su);
+        return u->lv->maybe_recorded;
 }
 
 /* ---- slices ---------------------------------------------------------------- */
@@ -147,29 +170,16 @@ static uint64_t default_slice_usec(void) {
         return usec;
 }
 
-static void slice_put_back(const struct lever_host *u, const struct unit_slice_thread *t) {
+/* Returns 0, or a negative errno when the thread is there and kept ours. */
+static int slice_put_back(uint64_t ours, const struct unit_slice_thread *t) {
         uint64_t now, back = t->orig_usec == default_slice_usec() ? 0 : t->orig_usec;
         int r;
 
         /* Only a thread still at our slice: one that set its own keeps it. */
-        if (bw_slice_get(t->tid, &now, NULL) < 0 || now != u->lv->slice_usec)
-                return;
+        if (bw_slice_get(t->tid, &now, NULL) < 0 || now != ours)
+                return 0;
         r = bw_slice_set(t->tid, back);
-        if (r < 0 && r != -ESRCH)
-                u->lv->slice_errors++;
-}
-
-/* The threads of the unit's cgroup and of every cgroup below it: a slice's
- * are in its services. */
-static int read_tids(const struct lever_host *u, pid_t **ret, size_t *ret_n) {
-        int dfd = bw_cg_dir(u->cg, BW_CG_TREE_V2);
-        bool v2 = dfd != -EOPNOTSUPP;
-
-        if (!v2)
-                dfd = bw_cg_dir(u->cg, BW_CG_TREE_BW);
-        if (dfd < 0)
-                return dfd;
-        return bw_slice_cgroup_tids(dfd, v2 ? "cgroup.threads" : "tasks", TIDS_MAX_DEPTH, ret, ret_n);
+        return r == -ESRCH ? 0 : r;
 }
 
 static const struct unit_slice_thread *find_thread(const struct unit_levers *lv, pid_t tid) {
@@ -190,16 +200,27 @@ static const struct unit_slice_thread *find_thread(const struct unit_levers *lv,
 
 static void slices_release(const struct lever_host *u) {
         struct unit_levers *lv = u->lv;
+        int r = 0;
 
-        for (size_t i = 0; i < lv->n_threads; i++)
-                slice_put_back(u, &lv->threads[i]);
-        free(lv->threads);
-        lv->threads = NULL;
+        for (size_t i = 0; i < lv->n_threads; i++) {
+                int k = slice_put_back(lv->slice_usec, &lv->threads[i]);
+
+                if (k < 0) {
+                        lv->slice_errors++;
+                        r = k;
+                }
+        }
+        lv->threads = mfree(lv->threads);
         lv->n_threads = 0;
         if (lv->slice_usec > 0)
                 log_info("%s: %" PRIu64 "us EEVDF slice withdrawn from its threads", u->name, lv->slice_usec);
         lv->slice_usec = 0;
-        (void) store_slice(u->store, u->name, 0);
+        if (r < 0) {
+                /* Tried again on every thread still at it (restore.h). */
+                log_warning_errno(r, "%s: putting its threads' slice back failed: %s", u->name, STRERROR(r));
+                store_slice_release(u->store, u->name, true, clock_now_usec(CLOCK_MONOTONIC));
+        } else
+                (void) store_slice(u->store, u->name, 0);
 }
 
 int levers_slice_apply(const struct lever_host *u, uint64_t slice_usec) {
@@ -211,7 +232,8 @@ int levers_slice_apply(const struct lever_host *u, uint64_t slice_usec) {
         int r;
 
         if (slice_usec == 0) {
-                slices_release(u);
+                if (lv->slice_usec > 0 || lv->n_threads > 0)
+                        slices_release(u);
                 return 0;
         }
         if (!u->cg || !u->adopted)
@@ -220,12 +242,13 @@ int levers_slice_apply(const struct lever_host *u, uint64_t slice_usec) {
                 slices_release(u);      /* a new length: from the originals again */
         fresh = lv->slice_usec == 0;
         if (fresh) {
+                lv->maybe_recorded = true;
                 r = store_slice(u->store, u->name, slice_usec);
                 if (r < 0)
                         return log_warning_errno(r, "%s: not setting slices: the state could not be saved: %s",
                                                  u->name, STRERROR(r));
         }
-        r = read_tids(u, &tids, &n);
+        r = restore_cgroup_tids(u->cg, &tids, &n);
         if (r < 0)
                 return r;
         next = calloc(n > 0 ? n : 1, sizeof(*next));
@@ -276,62 +299,8 @@ void levers_restore(const struct lever_host *u, const char *why) {
                 (void) levers_restore_one(u, order[i], why);
 }
 
-void levers_recover(const struct lever_host *u, const struct bw_state_unit *su) {
-        static const enum bw_lever order[] = { BW_LEVER_FREEZE, BW_LEVER_IDLE, BW_LEVER_WEIGHT, BW_LEVER_CPUS };
-        char cur[BW_LEVER_VALUE_MAX];
-
-        if (!su || !u->cg || !bw_state_unit_has_levers(su))
-                return;
-        if (su->slice_usec > 0) {
-                _cleanup_free_ pid_t *tids = NULL;
-                size_t n = 0;
-                uint64_t now;
-
-                if (read_tids(u, &tids, &n) >= 0)
-                        for (size_t i = 0; i < n; i++)
-                                if (bw_slice_get(tids[i], &now, NULL) >= 0 && now == su->slice_usec)
-                                        (void) bw_slice_set(tids[i], 0);
-                log_notice("%s: a previous bwgovd left a %" PRIu64 "us slice on its threads; put back to the default",
-                           u->name, su->slice_usec);
-                (void) store_slice(u->store, u->name, 0);
-        }
-        for (size_t i = 0; i < ELEMENTSOF(order); i++) {
-                enum bw_lever l = order[i];
-                /* su may move when the store changes: copy first. */
-                _cleanup_free_ char *orig = su->levers[l] ? strdup(su->levers[l]) : NULL;
-
-                if (!su->levers[l])
-                        continue;
-                if (!orig) {
-                        (void) log_oom();
-                        return;
-                }
-                if (bw_lever_read(u->root, u->cg, l, cur, sizeof(cur)) >= 0 && !bw_lever_same(l, cur, orig)) {
-                        int r = bw_lever_write(u->root, u->cg, l, orig);
-
-                        if (r < 0)
-                                log_warning_errno(r, "%s: restoring %s to %s failed: %s", u->name,
-                                                  lever_file(u, l), orig, STRERROR(r));
-                        else
-                                log_notice("%s: a previous bwgovd left %s at %s; restored %s", u->name,
-                                           lever_file(u, l), cur, orig);
-                }
-                store_lever_clear(u->store, u->name, l);
-        }
-}
-
-void levers_forget(const struct lever_host *u) {
-        for (size_t l = 0; l < _BW_LEVER_MAX; l++)
-                if (u->lv->orig[l])
-                        store_lever_clear(u->store, u->name, (enum bw_lever) l);
-        if (u->lv->slice_usec > 0)
-                (void) store_slice(u->store, u->name, 0);
-        unit_levers_done(u->lv);
-}
-
 void unit_levers_done(struct unit_levers *lv) {
-        for (size_t l = 0; l < _BW_LEVER_MAX; l++)
-                lever_forget(lv, (enum bw_lever) l);
         free(lv->threads);
-        *lv = (struct unit_levers) { 0 };
+        /* A record left (an undo still to be retried) is the store's. */
+        *lv = (struct unit_levers) { .maybe_recorded = true };
 }

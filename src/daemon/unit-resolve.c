@@ -104,31 +104,30 @@ int unit_resolve(Unit *u) {
                 path = sub;
         }
 
-        /* The configuration has one unit per cgroup; a unit found by name
-         * may still be in one another unit's Cgroup= names. */
-        {
-                const char *owner = u->ctx->hooks->cgroup_owner(u, path, u->ctx->userdata);
-
-                if (owner) {
-                        if (!u->owner_said)
-                                log_error("%s: its cgroup %s is governed by unit %s: not governing it twice",
-                                          u->name, path, owner);
-                        u->owner_said = true;
-                        return 0;
-                }
-        }
         r = bw_cg_open(u->ctx->root, path, &u->cg);
         if (bw_cg_error_is_vanished(r)) {
                 /* A unit found by name is looked for again by name; its
                  * subgroup, made after it, is watched for in it. */
                 if (!searched || u->cfg.subgroup)
                         unit_watch(u, path);
+                if (!searched && !u->absent_said)
+                        log_info("%s: cgroup %s is not there: governed once it is made", u->name, path);
+                u->absent_said = true;
                 return 0;
         }
         if (r == -EMFILE || r == -ENFILE)
                 return unit_fd_error(u, r, path);
         if (r < 0)
                 return log_warning_errno(r, "%s: cannot open cgroup %s: %s", u->name, path, STRERROR(r));
+        /* One governor per cgroup, however each unit names it: the first
+         * claim keeps it (claims.h). */
+        r = u->ctx->hooks->claim(u, path, u->cg->bw_dev, u->cg->bw_ino, true, u->ctx->userdata);
+        if (r < 0) {
+                bw_cg_free(u->cg);
+                u->cg = NULL;
+                return 0;
+        }
+        u->absent_said = false;
 
         unit_unwatch(u);
         unit_watch_quota(u);

@@ -272,7 +272,7 @@ int unit_sample_light(Unit *u, struct bw_bandwidth *cur, struct bw_policy_input 
 
 /* ---- after the decision ------------------------------------------------------ */
 
-static bool unit_quiet(const Unit *u, const struct bw_decision *d) {
+static bool unit_quiet(Unit *u, const struct bw_decision *d) {
         return u->adopted && u->cg && !d->change && !d->active && d->spend_rate == 0 && d->throttle_rate == 0 &&
                 d->rule != BW_RULE_TOO_SOON && bw_unit_class(&u->cfg) != BW_CLASS_LATENCY && !u->latency_hold &&
                 !unit_levers_any(u) && u->shed_pending == 0;

@@ -18,6 +18,7 @@
 #include "bwgov/util.h"
 #include "clock.h"
 #include "log.h"
+#include "restore.h"
 #include "unit.h"
 
 
@@ -56,6 +57,8 @@ static bool unit_has_usage(const Unit *u) {
 static int unit_record(Unit *u, unsigned flags) {
         const struct store_record r = {
                 .cgroup = u->cgroup_path,
+                .cgroup_dev = u->cg ? (uint64_t) u->cg->bw_dev : 0,
+                .cgroup_ino = u->cg ? (uint64_t) u->cg->bw_ino : 0,
                 .baseline = u->baseline,
                 .has_written = u->has_written,
                 .written = u->written,
@@ -88,9 +91,15 @@ static void unit_count_fds(Unit *u) {
 static void unit_close_cgroup(Unit *u) {
         bool was_open = u->cg;
 
+        if (u->cg)
+                (void) u->ctx->hooks->claim(u, u->cgroup_path, u->cg->bw_dev, u->cg->bw_ino, false,
+                                            u->ctx->userdata);
         unit_trigger_close(u);
         unit_telemetry_detach(&u->rq, *u->ctx->telemetry);
-        unit_levers_forget(u);
+        /* Its records stay the store's: a cgroup gone is forgotten whole
+         * (unit_vanished()), a lever still to put back is put back by its
+         * path (restore.h). */
+        unit_levers_done(&u->lv);
         u->lat_has_window = false;
         quotawatch_remove(u->ctx->quotawatch, &u->quota_watch);
         usage_gate_put(u->gate);
@@ -225,16 +234,41 @@ static void unit_take_view(Unit *u, const struct bw_baseline_view *v) {
         u->written = v->written;
 }
 
+/* The saved entry names another cgroup than the unit's now (Cgroup=
+ * changed while bwgovd was away, a service found in another slice): what
+ * it records is put back there, then the entry is forgotten. */
+static void unit_restore_elsewhere(Unit *u) {
+        const struct restore_ctx c = { .root = u->ctx->root, .store = u->ctx->store };
+        uint64_t now = clock_now_usec(CLOCK_MONOTONIC);
+
+        store_orphan(u->ctx->store, u->name, false, now);
+        if (restore_entry(&c, u->name, now, "cgroup-moved") <= 0) {
+                log_warning("%s: not everything bwgovd changed on its old cgroup could be put back", u->name);
+                store_forget(u->ctx->store, u->name);
+        }
+}
+
 int unit_adopt(Unit *u, const struct bw_bandwidth *cur) {
         const struct bw_state_unit *su = store_find(u->ctx->store, u->name);
         char q[BW_QUOTA_STRING_MAX];
         struct bw_adopt_plan p;
 
         if (su && strcmp(su->cgroup, u->cgroup_path) != 0) {
-                log_info("%s: cgroup moved from %s to %s, forgetting old state", u->name, su->cgroup, u->cgroup_path);
+                log_info("%s: cgroup moved from %s to %s: the old one put back, its state forgotten", u->name,
+                         su->cgroup, u->cgroup_path);
+                unit_restore_elsewhere(u);
+                su = NULL;
+        } else if (su && su->cgroup_ino > 0 &&
+                   (su->cgroup_dev != (uint64_t) u->cg->bw_dev || su->cgroup_ino != (uint64_t) u->cg->bw_ino)) {
+                log_info("%s: cgroup %s was made anew while bwgovd was away: adopting it afresh", u->name,
+                         u->cgroup_path);
                 store_forget(u->ctx->store, u->name);
                 su = NULL;
         }
+        /* Governed again: what the entry records is the unit's to hold or
+         * let go (a lever still to be put back is, by restore_due()). */
+        if (su)
+                store_undo_done(u->ctx->store, u->name, BW_STATE_UNDO_ENTRY);
 
         bw_baseline_adopt(&u->cfg, su, cur, &p);
         if (su && p.ownership == BW_OWNERSHIP_OURS)
@@ -248,8 +282,6 @@ int unit_adopt(Unit *u, const struct bw_bandwidth *cur) {
         unit_take_view(u, &p.view);
         if (su)
                 u->paused = p.paused;
-        /* A bwgovd that died holding levers left their originals here. */
-        unit_levers_recover(u, su);
 
         unit_update_params(u);
         bw_policy_state_init(&u->pstate, &u->params, p.credit_usec, p.debt_usec);
@@ -312,11 +344,12 @@ int unit_restore_plan(Unit *u, struct bw_bandwidth *ret_cur, struct bw_bandwidth
         return 1;
 }
 
-void unit_restore_baseline(Unit *u, const char *why) {
+int unit_restore_baseline(Unit *u, const char *why) {
         struct bw_bandwidth cur, target;
 
         if (unit_restore_plan(u, &cur, &target) > 0)
-                (void) unit_apply(u, &cur, &target, why);
+                return unit_apply(u, &cur, &target, why);
+        return 0;
 }
 
 bool unit_rest_plan(Unit *u, const struct bw_bandwidth *cur, struct bw_bandwidth *ret_target) {
@@ -596,6 +629,7 @@ int unit_new(const struct unit_context *ctx, const struct bw_unit_config *cfg, U
         u->quota_watch.wd = -1;
         u->fd_rank = (unsigned) (((uintptr_t) u >> 4) * 2654435761u % 1000);
         u->trigger_fd = -1;
+        u->lv.maybe_recorded = true;    /* an undo still to retry, say */
         u->name = strdup(cfg->name);
         if (!u->name) {
                 unit_free(u);
@@ -669,10 +703,20 @@ int unit_reconfigure(Unit *u, const struct bw_unit_config *cfg) {
 }
 
 void unit_unconfigure(Unit *u) {
+        const struct bw_state_unit *su;
+        int r;
+
         log_info("%s: no longer configured, restoring its baseline", u->name);
         unit_levers_restore(u, "unconfigured");
-        unit_restore_baseline(u, "unconfigured");
-        store_forget(u->ctx->store, u->name);
+        r = unit_restore_baseline(u, "unconfigured");
+        su = store_find(u->ctx->store, u->name);
+        if ((r < 0 && r != -EAGAIN && !bw_cg_error_is_vanished(r)) || (su && bw_state_unit_has_levers(su))) {
+                /* Not all of it went back: the entry stays until it has
+                 * (restore.h), then it is forgotten. */
+                log_warning("%s: not everything of it is back yet: tried again until it is", u->name);
+                store_orphan(u->ctx->store, u->name, r < 0, clock_now_usec(CLOCK_MONOTONIC));
+        } else
+                store_forget(u->ctx->store, u->name);
         store_mark(u->ctx->store);
 }
 
@@ -696,13 +740,15 @@ void unit_set_paused(Unit *u, bool paused) {
 
 /* ---- views ---------------------------------------------------------------- */
 
-/* Headroom in place: a quota above the baseline's. The resting burst alone
- * (burst = quota at rest, the kernel's own burst, Mode=burst) is no boost:
- * an idle unit bwgov never raised is not called boosted (issue 17). */
+/* Headroom in use: a quota above the baseline's, and the unit spending
+ * credit on it. The resting burst alone (burst = quota at rest, the
+ * kernel's own burst, Mode=burst) is no boost (issue 17), nor is headroom a
+ * unit rests at without using it (issue 30: "boosted" for an idle unit
+ * said it got more than its contract while it got nothing). */
 bool unit_is_boosted(const Unit *u) {
         const struct bw_bandwidth *w = &u->written, *b = &u->baseline;
 
-        if (!u->adopted || !u->has_written || b->quota_usec == BW_QUOTA_MAX)
+        if (!u->adopted || !u->has_written || b->quota_usec == BW_QUOTA_MAX || unit_state(u) != UNIT_STATE_SPENDING)
                 return false;
         if (w->quota_usec == BW_QUOTA_MAX)
                 return true;

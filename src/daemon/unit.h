@@ -32,8 +32,11 @@ typedef struct Unit Unit;
 
 /* What spans the units: implemented by the manager. */
 struct unit_hooks {
-        /* The name of the other unit governing the cgroup at path, or NULL. */
-        const char *(*cgroup_owner)(Unit *u, const char *path, void *userdata);
+        /* Claim the cgroup at path, of identity (dev, ino), for u (take),
+         * or let it go (claims.h). Returns 0, or a negative errno when
+         * another unit or another bwgovd governs it (logged, once per
+         * unit). */
+        int (*claim)(Unit *u, const char *path, dev_t dev, ino_t ino, bool take, void *userdata);
         /* u's cgroup was opened or closed. */
         void (*cgroup_changed)(Unit *u, void *userdata);
         /* u was adopted (unit_adopt()). */
@@ -104,6 +107,7 @@ struct Unit {
         int watch_wd;                   /* its parent directory's cgwatch while absent, or -1 */
         bool trigger_refused;           /* the open cgroup cannot have one (not asked again) */
         bool owner_said;                /* "governed by unit X" logged (unit_resolve()) */
+        bool absent_said;               /* "its cgroup is not there" logged */
         bool instance;                  /* made from prefix directories for a cgroup found (manager-prefix.c) */
         uint64_t last_tick_usec;
         uint64_t deadline_usec;         /* the latest sample the last decision's horizon allows */
@@ -248,8 +252,9 @@ void unit_refused_write(Unit *u, const struct bw_refused_write *w);
  * Returns 1 with the current value and the one to write, 0 when there is
  * nothing to write. */
 int unit_restore_plan(Unit *u, struct bw_bandwidth *ret_cur, struct bw_bandwidth *ret_target);
-/* Plan and write the restore; why names it in the journal. */
-void unit_restore_baseline(Unit *u, const char *why);
+/* Plan and write the restore; why names it in the journal. Returns
+ * unit_apply()'s result (0 when there was nothing to write). */
+int unit_restore_baseline(Unit *u, const char *why);
 
 /* Where the unit rests with its credit when the kernel does not hold it
  * yet: true and the value to write (bw_baseline_rest_plan()). */
@@ -319,8 +324,8 @@ enum unit_state {
 };
 enum unit_state unit_state(const Unit *u);
 const char *unit_state_to_string(const Unit *u);
-/* The kernel holds something other than the baseline (headroom, the
- * resting burst): the one definition of "boosted". */
+/* The unit uses headroom above its baseline (it is "spending" with its
+ * quota raised): the one definition of "boosted". */
 bool unit_is_boosted(const Unit *u);
 /* Headroom the unit holds, µs/s: its quota above the baseline, resting or
  * in use (0 when not adopted, not written or unlimited). */
@@ -352,16 +357,18 @@ static inline int unit_lever_restore(Unit *u, enum unit_lever l, const char *why
         return levers_restore_one(&h, l, why);
 }
 
-static inline bool unit_lever_is_set(const Unit *u, enum unit_lever l) {
-        return u->lv.set[l] != NULL;
+/* Lever l is recorded for the unit: held, or being put back. */
+static inline bool unit_lever_is_set(Unit *u, enum unit_lever l) {
+        struct lever_host h = unit_lever_host(u);
+
+        return levers_is_set(&h, l);
 }
 
-/* Some lever or a thread slice is held on the unit. */
-static inline bool unit_levers_any(const Unit *u) {
-        for (size_t l = 0; l < _BW_LEVER_MAX; l++)
-                if (u->lv.set[l])
-                        return true;
-        return u->lv.slice_usec > 0;
+/* Some lever or a thread slice is recorded for the unit. */
+static inline bool unit_levers_any(Unit *u) {
+        struct lever_host h = unit_lever_host(u);
+
+        return levers_any(&h);
 }
 
 static inline int unit_slice_apply(Unit *u, uint64_t slice_usec) {
@@ -376,17 +383,7 @@ static inline void unit_levers_restore(Unit *u, const char *why) {
         levers_restore(&h, why);
 }
 
-static inline void unit_levers_forget(Unit *u) {
-        struct lever_host h = unit_lever_host(u);
 
-        levers_forget(&h);
-}
-
-static inline void unit_levers_recover(Unit *u, const struct bw_state_unit *su) {
-        struct lever_host h = unit_lever_host(u);
-
-        levers_recover(&h, su);
-}
 
 /* ---- samples (unit-sample.c) ---------------------------------------------- */
 

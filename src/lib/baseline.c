@@ -105,6 +105,34 @@ enum bw_restore bw_baseline_restore_plan(const struct bw_baseline_view *v, const
         return BW_RESTORE_BASELINE;
 }
 
+enum bw_restore bw_baseline_restore_entry(const struct bw_state_unit *saved, const struct bw_bandwidth *cur,
+                                          struct bw_bandwidth *ret_target) {
+        struct bw_bandwidth t = *cur;
+
+        switch (bw_state_classify(saved, cur)) {
+        case BW_OWNERSHIP_BASELINE:
+                return BW_RESTORE_NOTHING;
+        case BW_OWNERSHIP_OURS:
+                if (bw_bandwidth_identical(cur, &saved->baseline))
+                        return BW_RESTORE_NOTHING;
+                *ret_target = saved->baseline;
+                return BW_RESTORE_BASELINE;
+        case BW_OWNERSHIP_EXTERNAL:
+        default:
+                break;
+        }
+        /* The quota is someone else's; a burst still ours goes back (the
+         * kernel's order: at most the quota). */
+        if (!cur->has_burst || cur->quota_usec == BW_QUOTA_MAX ||
+            !((saved->has_written && saved->written.has_burst && cur->burst_usec == saved->written.burst_usec) ||
+              (saved->has_pending && saved->pending.has_burst && cur->burst_usec == saved->pending.burst_usec)) ||
+            cur->burst_usec == saved->baseline.burst_usec)
+                return BW_RESTORE_NOT_OURS;
+        t.burst_usec = u64_min(saved->baseline.burst_usec, cur->quota_usec);
+        *ret_target = t;
+        return BW_RESTORE_BURST;
+}
+
 void bw_baseline_params(const struct bw_config *config, const struct bw_unit_config *cfg,
                         const struct bw_bandwidth *baseline, unsigned ncpus, bool burst_supported,
                         struct bw_policy_params *ret) {

@@ -557,80 +557,30 @@ int config_load_unit(const char *const *dirs, const char *name, struct bw_unit_c
                 *ret_cgroup_at = NULL;
                 return -ENOMEM;
         }
+        /* Where its cgroup is named: Subgroup=, else Cgroup=, else the
+         * unit's first drop-in (its name names the cgroup). */
+        r = config_cgroup_source(&u, sources[BK_CGROUP].file, sources[BK_CGROUP].line, sources[BK_SUBGROUP].file,
+                                 sources[BK_SUBGROUP].line, &l);
+        if (r < 0)
+                return r;
 
         *ret = u;
         u = (struct bw_unit_config) { 0 };
         return 1;
 }
 
-/* Which cgroup a unit governs, as the configuration says: Cgroup=, or
- * the one its name maps to (services and scopes are searched for at run
- * time, bwgovd refuses a second unit on one cgroup then). */
-struct claim {
-        char *path;
-        char *at;                       /* "file:line" of Cgroup=, NULL when from the name */
-        const char *unit;
-};
-
-static int claim_cmp(const void *a, const void *b) {
-        return strcmp(((const struct claim *) a)->path, ((const struct claim *) b)->path);
-}
-
-static void claims_free(struct claim *c, size_t n) {
-        for (size_t i = 0; i < n; i++)
-                free_many(c[i].path, c[i].at);
-        free(c);
-}
-
-/* Two units on one cgroup would each take the other's writes for someone
- * else's and re-base on them: refused, naming both. */
-static int check_claims(struct claim *c, size_t n, struct bw_config_error *error) {
-        qsort(c, n, sizeof(*c), claim_cmp);
-        for (size_t i = 1; i < n; i++) {
-                const struct claim *a = &c[i - 1], *b = &c[i];
-                _cleanup_free_ char *file = NULL;
-                const char *colon;
-
-                if (strcmp(a->path, b->path) != 0)
-                        continue;
-                /* Blame a Cgroup= line: two names never map to one cgroup. */
-                if (!b->at) {
-                        const struct claim *t = a;
-
-                        a = b;
-                        b = t;
-                }
-                colon = b->at ? strrchr(b->at, ':') : NULL;
-                if (!colon)
-                        return bw_config_error_set(error, -EINVAL, NULL, 0, NULL, "units %s and %s govern one cgroup",
-                                                   a->unit, b->unit);
-                file = strndup(b->at, (size_t) (colon - b->at));
-                if (!file)
-                        return -ENOMEM;
-                return bw_config_error_set(error, -EINVAL, file, (unsigned) strtoul(colon + 1, NULL, 10), "Cgroup",
-                                           "unit %s would govern cgroup /%s, which unit %s governs (%s): "
-                                           "one unit per cgroup", b->unit, b->path, a->unit,
-                                           a->at ? a->at : "by its name");
-        }
-        return 0;
-}
-
 static int load_units(const char *const *dirs, struct bw_config *c, struct bw_config_error *error) {
         _cleanup_(bw_strv_done) struct bw_strv names = { 0 };
-        struct claim *claims = NULL;
-        size_t n_claims = 0;
+        struct config_claims claims = { 0 };
         int r;
 
         r = bw_config_unit_names(dirs, MAIN_DROPIN_DIR, &names, error);
         if (r < 0)
                 return r;
-        claims = calloc(names.n > 0 ? names.n : 1, sizeof(*claims));
-        if (!claims)
-                return -ENOMEM;
 
         for (size_t i = 0; i < names.n; i++) {
                 _cleanup_(bw_unit_config_done) struct bw_unit_config u = { 0 };
-                _cleanup_free_ char *at = NULL, *path = NULL;
+                _cleanup_free_ char *at = NULL;
                 struct bw_unit_config *units;
 
                 r = config_load_unit(dirs, names.items[i], &u, &at, error);
@@ -644,11 +594,9 @@ static int load_units(const char *const *dirs, struct bw_config *c, struct bw_co
                                 goto finish;
                         continue;
                 }
-                r = u.cgroup ? ((path = strdup(u.cgroup)) ? 0 : -ENOMEM) : bw_unit_cgroup_path(u.name, &path);
-                if (r == -ENOMEM)
+                r = config_claims_add(&claims, &u);
+                if (r < 0)
                         goto finish;
-                if (r == 0)
-                        claims[n_claims++] = (struct claim) { TAKE_PTR(path), TAKE_PTR(at), names.items[i] };
 
                 units = reallocarray(c->units, c->n_units + 1, sizeof(*units));
                 if (!units) {
@@ -659,9 +607,9 @@ static int load_units(const char *const *dirs, struct bw_config *c, struct bw_co
                 c->units[c->n_units++] = u;
                 u = (struct bw_unit_config) { 0 };
         }
-        r = check_claims(claims, n_claims, error);
+        r = config_claims_check(&claims, error);
 finish:
-        claims_free(claims, n_claims);
+        config_claims_done(&claims);
         return r;
 }
 
@@ -681,7 +629,7 @@ const char *const *bw_config_default_dirs(void) {
 void bw_unit_config_done(struct bw_unit_config *u) {
         if (!u)
                 return;
-        free_many(u->name, u->cgroup, u->subgroup, u->cpu_quota_source);
+        free_many(u->name, u->cgroup, u->subgroup, u->cpu_quota_source, u->cgroup_source);
         *u = (struct bw_unit_config) { 0 };
 }
 
@@ -692,10 +640,11 @@ int bw_unit_config_copy(const struct bw_unit_config *src, struct bw_unit_config 
                 return -EINVAL;
 
         c = *src;
-        c.name = c.cgroup = c.subgroup = c.cpu_quota_source = NULL;
+        c.name = c.cgroup = c.subgroup = c.cpu_quota_source = c.cgroup_source = NULL;
         if (!strdup_or_null(src->name, &c.name) || !strdup_or_null(src->cgroup, &c.cgroup) ||
             !strdup_or_null(src->subgroup, &c.subgroup) ||
-            !strdup_or_null(src->cpu_quota_source, &c.cpu_quota_source))
+            !strdup_or_null(src->cpu_quota_source, &c.cpu_quota_source) ||
+            !strdup_or_null(src->cgroup_source, &c.cgroup_source))
                 return -ENOMEM;
 
         *ret = c;

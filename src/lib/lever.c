@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bwgov/cpulist.h"
 #include "bwgov/fileio.h"
 #include "bwgov/lever.h"
 #include "bwgov/macro.h"
@@ -246,14 +247,29 @@ static size_t trimmed_len(const char *s, const char **ret_start) {
         return n;
 }
 
+/* Two CPU lists naming the same CPUs ("0-1" and "0,1"). */
+static bool same_cpus(const char *a, size_t na, const char *b, size_t nb) {
+        _cleanup_free_ unsigned *x = NULL, *y = NULL;
+        size_t nx = 0, ny = 0;
+
+        if (bw_cpulist_parse(a, na, &x, &nx) < 0 || bw_cpulist_parse(b, nb, &y, &ny) < 0)
+                return false;
+        return nx == ny && (nx == 0 || memcmp(x, y, nx * sizeof(*x)) == 0);
+}
+
 bool bw_lever_same(enum bw_lever l, const char *a, const char *b) {
         const char *sa, *sb;
         size_t na, nb;
+        uint64_t x, y;
 
         if (!a || !b)
                 return false;
         na = trimmed_len(a, &sa);
         nb = trimmed_len(b, &sb);
+        if (l == BW_LEVER_WEIGHT && parse_u64_all(sa, &x) >= 0 && parse_u64_all(sb, &y) >= 0)
+                return x == y;
+        if (l == BW_LEVER_CPUS && (na != nb || memcmp(sa, sb, na) != 0))
+                return same_cpus(sa, na, sb, nb);
         if (l == BW_LEVER_FREEZE) {
                 /* v1: FREEZING is on its way to FROZEN. */
                 bool fa = (na == 8 && strncmp(sa, "FREEZING", 8) == 0) || (na == 6 && strncmp(sa, "FROZEN", 6) == 0),

@@ -25,3 +25,10 @@ char *state_quote(const char *s);
 /* Make u's text again if its fields changed (s->credit_may_lag: not for
  * its credit alone): 1 when made (u->saved cleared), 0, -errno. */
 int state_refresh(struct bw_state *s, struct bw_state_unit *u);
+/* An entry's optional "levers" (ledger.h) and "slice_usec" (state-levers.c);
+ * its optional "cgroup_dev" and "cgroup_ino". */
+int state_levers_from_json(struct bw_state_unit *u, json_t *v);
+int state_identity_from_json(struct bw_state_unit *u, json_t *v);
+/* The "levers" member followed by a comma, "" when there is none
+ * (malloc'd). */
+int state_levers_format(const struct bw_state_unit *u, char **ret);

@@ -79,28 +79,28 @@ static void unit_done(struct bw_state_unit *u) {
         free(u->cgroup);
         free(u->text);
         for (size_t l = 0; l < _BW_LEVER_MAX; l++)
-                free(u->levers[l]);
+                bw_ledger_lever_done(&u->levers[l]);
 }
 
-int bw_state_unit_set_lever(struct bw_state_unit *u, enum bw_lever l, const char *original) {
-        char *c = NULL;
+int bw_state_unit_set_lever(struct bw_state_unit *u, enum bw_lever l, const struct bw_ledger_lever *r) {
+        int k;
 
         if (!u || (unsigned) l >= _BW_LEVER_MAX)
                 return -EINVAL;
-        if (original) {
-                c = strdup(original);
-                if (!c)
-                        return -ENOMEM;
+        if (!bw_ledger_has(r))
+                bw_ledger_lever_done(&u->levers[l]);
+        else {
+                k = bw_ledger_lever_set(&u->levers[l], r->original, r->written, r->weight);
+                if (k < 0)
+                        return k;
         }
-        free(u->levers[l]);
-        u->levers[l] = c;
         u->text = mfree(u->text);       /* the levers are not in text_of */
         return 0;
 }
 
 bool bw_state_unit_has_levers(const struct bw_state_unit *u) {
         for (size_t l = 0; l < _BW_LEVER_MAX; l++)
-                if (u->levers[l])
+                if (bw_ledger_has(&u->levers[l]))
                         return true;
         return u->slice_usec > 0;
 }
@@ -277,50 +277,6 @@ static int optional_bandwidth(json_t *o, const char *key, bool *ret_has, struct 
         return bandwidth_from_json(v, ret);
 }
 
-/* The optional "levers" and "slice_usec" of an entry. */
-static int levers_from_json(struct bw_state_unit *u, json_t *v) {
-        json_t *levers = json_object_get(v, "levers"), *x;
-        const char *key;
-        int r;
-
-        if (json_object_get(v, "slice_usec")) {
-                r = state_json_get_u64(json_object_get(v, "slice_usec"), &u->slice_usec);
-                if (r < 0)
-                        return r;
-        }
-        if (!levers)
-                return 0;
-        if (!json_is_object(levers))
-                return -EINVAL;
-        json_object_foreach(levers, key, x) {
-                enum bw_lever l = bw_lever_from_string(key);
-
-                if (l < 0 || !json_is_string(x) || strlen(json_string_value(x)) >= BW_LEVER_VALUE_MAX)
-                        return -EINVAL;
-                r = bw_state_unit_set_lever(u, l, json_string_value(x));
-                if (r < 0)
-                        return r;
-        }
-        return 0;
-}
-
-static int levers_to_json(const struct bw_state_unit *u, json_t *o) {
-        json_t *levers = NULL;
-
-        for (size_t l = 0; l < _BW_LEVER_MAX; l++) {
-                if (!u->levers[l])
-                        continue;
-                if (!levers && (!(levers = json_object()) || json_object_set_new(o, "levers", levers) < 0))
-                        return -ENOMEM;
-                if (json_object_set_new(levers, bw_lever_to_string((enum bw_lever) l),
-                                        json_string(u->levers[l])) < 0)
-                        return -ENOMEM;
-        }
-        if (u->slice_usec > 0 && json_object_set_new(o, "slice_usec", json_integer((json_int_t) u->slice_usec)) < 0)
-                return -ENOMEM;
-        return 0;
-}
-
 /* One entry of "units": name -> {cgroup, baseline, written, pending,
  * credit_usec, debt_usec, paused}. */
 int state_unit_from_json(struct bw_state *s, const char *name, json_t *v) {
@@ -350,7 +306,10 @@ int state_unit_from_json(struct bw_state *s, const char *name, json_t *v) {
         if (r < 0)
                 return r;
         u->paused = json_is_true(json_object_get(v, "paused"));
-        return levers_from_json(u, v);
+        r = state_identity_from_json(u, v);
+        if (r < 0)
+                return r;
+        return state_levers_from_json(u, v);
 }
 
 int bw_state_parse(const char *buf, size_t len, struct bw_state *ret) {
@@ -375,7 +334,10 @@ int bw_state_parse(const char *buf, size_t len, struct bw_state *ret) {
                 r = -EINVAL;
         else if ((v = json_object_get(root, "generation")) && state_json_get_u64(v, &s.generation) < 0)
                 r = -EINVAL;
+        else if ((v = json_object_get(root, "restore_on_exit")) && !json_is_boolean(v))
+                r = -EINVAL;
         else {
+                s.keep_quotas = json_is_false(json_object_get(root, "restore_on_exit"));
                 v = json_object_get(root, "boot_id");
                 if (v)
                         memcpy(s.boot_id, json_string_value(v), json_string_length(v) + 1);
@@ -409,6 +371,8 @@ static struct bw_state_fields fields_of(const struct bw_state_unit *u) {
         f.debt_usec = u->debt_usec;
         f.paused = u->paused;
         f.slice_usec = u->slice_usec;
+        f.cgroup_dev = u->cgroup_dev;
+        f.cgroup_ino = u->cgroup_ino;
         return f;
 }
 
@@ -437,43 +401,24 @@ static void bandwidth_format(const struct bw_bandwidth *b, char *buf, size_t siz
                  ",\"quota_usec\":%s}", b->burst_usec, b->has_burst ? "true" : "false", b->period_usec, quota);
 }
 
-/* The optional "levers" member followed by a comma, "" when there is none. */
-static int levers_format(const struct bw_state_unit *u, char **ret) {
-        json_auto_t *o = NULL;
-        _cleanup_free_ char *levers = NULL;
-        bool any = false;
-        json_t *l;
-
-        for (size_t i = 0; i < _BW_LEVER_MAX; i++)
-                any |= u->levers[i] != NULL;
-        if (!any)
-                return (*ret = strdup("")) ? 0 : -ENOMEM;
-        o = json_object();
-        if (!o || levers_to_json(u, o) < 0)
-                return -ENOMEM;
-        l = json_object_get(o, "levers");
-        if (l && !(levers = json_dumps(l, JSON_COMPACT | JSON_SORT_KEYS)))
-                return -ENOMEM;
-        if (asprintf(ret, "%s%s%s", levers ? "\"levers\":" : "", levers ? levers : "", levers ? "," : "") < 0)
-                return -ENOMEM;
-        return 0;
-}
-
 /* One entry as `"name": {...}`, compact with its keys sorted: what
  * json_dumps(JSON_COMPACT | JSON_SORT_KEYS) of the entry's object gives,
  * put together without building the object (ten thousand entries are
  * formatted again on a save after their credit moved). */
 static int unit_format(const struct bw_state_unit *u, char **ret) {
         _cleanup_free_ char *name = NULL, *cgroup = NULL, *levers = NULL;
-        char baseline[160], written[160] = "null", pending[160] = "null", slice[48] = "";
+        char baseline[160], written[160] = "null", pending[160] = "null", slice[48] = "", id[64] = "";
         char *text;
 
         name = state_quote(u->name);
         cgroup = state_quote(u->cgroup);
         if (!name || !cgroup)
                 return -EINVAL;
-        if (levers_format(u, &levers) < 0)
+        if (state_levers_format(u, &levers) < 0)
                 return -ENOMEM;
+        if (u->cgroup_ino > 0)
+                snprintf(id, sizeof(id), "\"cgroup_dev\":%" PRIu64 ",\"cgroup_ino\":%" PRIu64 ",", u->cgroup_dev,
+                         u->cgroup_ino);
         if (u->slice_usec > 0)
                 snprintf(slice, sizeof(slice), "\"slice_usec\":%" PRIu64 ",", u->slice_usec);
         bandwidth_format(&u->baseline, baseline, sizeof(baseline));
@@ -481,10 +426,11 @@ static int unit_format(const struct bw_state_unit *u, char **ret) {
                 bandwidth_format(&u->written, written, sizeof(written));
         if (u->has_pending)
                 bandwidth_format(&u->pending, pending, sizeof(pending));
-        /* "levers" sorts before "paused", "slice_usec" before "written". */
-        if (asprintf(&text, "%s: {\"baseline\":%s,\"cgroup\":%s,\"credit_usec\":%" PRIu64 ",\"debt_usec\":%" PRIu64
+        /* "cgroup_*" sort after "cgroup", "levers" before "paused",
+         * "slice_usec" before "written". */
+        if (asprintf(&text, "%s: {\"baseline\":%s,\"cgroup\":%s,%s\"credit_usec\":%" PRIu64 ",\"debt_usec\":%" PRIu64
                      ",%s\"paused\":%s,\"pending\":%s,%s\"written\":%s}",
-                     name, baseline, cgroup, u->credit_usec, u->debt_usec, levers, u->paused ? "true" : "false",
+                     name, baseline, cgroup, id, u->credit_usec, u->debt_usec, levers, u->paused ? "true" : "false",
                      pending, slice, written) < 0)
                 return -ENOMEM;
         *ret = text;
@@ -597,15 +543,16 @@ static int state_refresh_all(struct bw_state *s, size_t *ret_len) {
 /* The document, one line per entry, from the entries' texts (made). */
 static int state_emit(const struct bw_state *s, struct doc_out *o) {
         static const char tail[] = "\n  }\n}", empty[] = "}\n}";
-        char head[128];
+        char head[160];
         int r = 0;
 
         /* A boot id is 36 characters of hex digits and dashes (checked at
          * parse, written by the caller): no escaping needed. */
         (void) snprintf(head, sizeof(head),
-                        "{\n  \"schema_version\": %d,%s%s%s\n  \"generation\": %" PRIu64 ",\n  \"units\": {",
+                        "{\n  \"schema_version\": %d,%s%s%s\n  \"generation\": %" PRIu64 ",%s\n  \"units\": {",
                         STATE_SCHEMA_VERSION, s->boot_id[0] ? "\n  \"boot_id\": \"" : "", s->boot_id,
-                        s->boot_id[0] ? "\"," : "", s->generation);
+                        s->boot_id[0] ? "\"," : "", s->generation,
+                        s->keep_quotas ? "\n  \"restore_on_exit\": false," : "");
         r = doc_put(o, head, strlen(head));
         for (size_t i = 0; i < s->n_units && r >= 0; i++) {
                 r = doc_put(o, i > 0 ? ",\n    " : "\n    ", i > 0 ? 6 : 5);
@@ -631,7 +578,7 @@ int bw_state_format(struct bw_state *s, char **ret) {
         r = state_refresh_all(s, &len);
         if (r < 0)
                 return r;
-        o.buf = malloc(len + 128 + 16);         /* the head, the tail, the NUL */
+        o.buf = malloc(len + 160 + 16);         /* the head, the tail, the NUL */
         if (!o.buf)
                 return -ENOMEM;
         (void) state_emit(s, &o);

@@ -6,9 +6,14 @@
  *
  * BWGOV_FAULT_CTL names the control file; each line one rule:
  *
- *   write NAME ERRNO    write()/pwrite() on a file whose last path
+ *   write NAME ERRNO [count=N] [data=TEXT]
+ *                       write()/pwrite() on a file whose last path
  *                       component is NAME fail with ERRNO (EINVAL, EBUSY,
- *                       EACCES, ENOSPC, EIO or a number)
+ *                       EACCES, ENOSPC, EIO or a number); with count=, only
+ *                       the next N such writes (then the rule is spent);
+ *                       with data=, only writes of TEXT (blanks and a
+ *                       newline after it ignored: "data=0" fails a thaw of
+ *                       cgroup.freeze, not a freeze)
  *   realtime SECONDS    CLOCK_REALTIME (and time()) moved
  *                       by SECONDS, which may be negative
  *
@@ -20,6 +25,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +39,8 @@
 struct rule {
         char name[NAME_MAX + 1];
         int error;
+        long left;                      /* writes still to fail, -1: every one */
+        char data[64];                  /* "" or the only content failed */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -87,12 +95,22 @@ static void reload(void) {
         n_rules = 0;
         realtime_offset = 0;
         while (fgets(line, sizeof line, f)) {
-                char a[NAME_MAX + 1], b[64];
+                char a[NAME_MAX + 1], b[64], c[80] = "", d[80] = "";
 
-                if (sscanf(line, "write %255s %63s", a, b) == 2 && n_rules < RULES_MAX) {
-                        snprintf(rules[n_rules].name, sizeof rules[n_rules].name, "%s", a);
-                        rules[n_rules].error = errno_parse(b);
-                        if (rules[n_rules].error)
+                if (sscanf(line, "write %255s %63s %79s %79s", a, b, c, d) >= 2 && n_rules < RULES_MAX) {
+                        struct rule *r = &rules[n_rules];
+
+                        snprintf(r->name, sizeof r->name, "%s", a);
+                        r->error = errno_parse(b);
+                        r->left = -1;
+                        r->data[0] = '\0';
+                        for (const char *o = c; o; o = o == c ? d : NULL) {
+                                if (strncmp(o, "count=", 6) == 0)
+                                        r->left = strtol(o + 6, NULL, 10);
+                                else if (strncmp(o, "data=", 5) == 0)
+                                        snprintf(r->data, sizeof r->data, "%s", o + 5);
+                        }
+                        if (r->error)
                                 n_rules++;
                 } else if (sscanf(line, "realtime %63s", b) == 1)
                         realtime_offset = strtoll(b, NULL, 10);
@@ -117,8 +135,21 @@ static void note(const char *name, int error) {
         close(fd);
 }
 
-/* The errno to fail a write to FD with, 0 for none. */
-static int injected(int fd) {
+/* Whether the bytes written are TEXT (blanks and newlines after it aside). */
+static bool data_is(const char *text, const void *buf, size_t len) {
+        size_t n = strlen(text);
+        const char *p = buf;
+
+        if (len < n || memcmp(p, text, n) != 0)
+                return false;
+        for (size_t i = n; i < len; i++)
+                if (p[i] != ' ' && p[i] != '\n')
+                        return false;
+        return true;
+}
+
+/* The errno to fail a write of buf to FD with, 0 for none. */
+static int injected(int fd, const void *buf, size_t len) {
         char link[64], target[PATH_MAX];
         const char *base;
         ssize_t n;
@@ -136,12 +167,17 @@ static int injected(int fd) {
                 target[n] = '\0';
                 base = strrchr(target, '/');
                 base = base ? base + 1 : target;
-                for (size_t i = 0; i < n_rules; i++)
-                        if (strcmp(base, rules[i].name) == 0) {
-                                error = rules[i].error;
-                                note(base, error);
-                                break;
-                        }
+                for (size_t i = 0; i < n_rules; i++) {
+                        struct rule *r = &rules[i];
+
+                        if (strcmp(base, r->name) != 0 || r->left == 0 || (r->data[0] && !data_is(r->data, buf, len)))
+                                continue;
+                        if (r->left > 0)
+                                r->left--;
+                        error = r->error;
+                        note(base, error);
+                        break;
+                }
         }
         pthread_mutex_unlock(&lock);
         return error;
@@ -151,7 +187,7 @@ ssize_t write(int fd, const void *buf, size_t len) {
         int error;
 
         LOOKUP(real_write, "write");
-        error = fd > 2 ? injected(fd) : 0;
+        error = fd > 2 ? injected(fd, buf, len) : 0;
         if (error) {
                 errno = error;
                 return -1;
@@ -164,7 +200,7 @@ ssize_t pwrite(int fd, const void *buf, size_t len, off_t off) {
 
         LOOKUP(real_pwrite, "pwrite");
         LOOKUP(real_write, "write");
-        error = fd > 2 ? injected(fd) : 0;
+        error = fd > 2 ? injected(fd, buf, len) : 0;
         if (error) {
                 errno = error;
                 return -1;

@@ -29,10 +29,12 @@ static inline bool same_unit(const struct bw_state_unit *a, const struct bw_stat
         if (a->has_pending != b->has_pending || (a->has_pending && !same_bw(&a->pending, &b->pending)))
                 return false;
         if (a->credit_usec != b->credit_usec || a->debt_usec != b->debt_usec || a->paused != b->paused ||
-            a->slice_usec != b->slice_usec)
+            a->slice_usec != b->slice_usec || a->cgroup_dev != b->cgroup_dev || a->cgroup_ino != b->cgroup_ino)
                 return false;
         for (size_t l = 0; l < _BW_LEVER_MAX; l++)
-                if (!same_str(a->levers[l], b->levers[l]))
+                if (!same_str(a->levers[l].original, b->levers[l].original) ||
+                    !same_str(a->levers[l].written, b->levers[l].written) ||
+                    !same_str(a->levers[l].weight, b->levers[l].weight))
                         return false;
         return true;
 }

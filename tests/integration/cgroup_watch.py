@@ -80,8 +80,10 @@ class OneUnitPerCgroup(unittest.TestCase):
             log = d.logtext()
             self.assertEqual(log.count("governed by unit"), 1, "said once, not every tick")
             self.assertEqual(log.count("governing cgroup foo.service"), 1)
-            self.assertTrue("x: its cgroup foo.service is governed by unit foo.service" in log or
-                            "foo.service: its cgroup foo.service is governed by unit x" in log, log[-2000:])
+            # Each named with where its cgroup is named (issue 30).
+            self.assertRegex(log, r"(x: cgroup foo\.service \(\S+/x\.d/10-test\.conf:\d+\) is governed by unit "
+                             r"foo\.service \(\S+/foo\.service\.d/10-test\.conf\)|foo\.service: cgroup foo\.service "
+                             r"\(\S+\) is governed by unit x \(\S+:\d+\)): not governing it twice")
 
 
 if __name__ == "__main__":

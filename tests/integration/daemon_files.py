@@ -179,12 +179,18 @@ class RuntimeDir(Running):
         warning = f"Cannot write the metrics to {self.path('run')}/.metrics.prom."
         self.d.wait_for(lambda: self.lines(warning), 10, "the warning")
         self.assertIn("(the runtime directory is gone; a reload creates it again)", self.lines(warning)[0])
+        # Said at the next Interval= too, whatever MetricsInterval= is (issue 30, finding 9).
+        gone = f"Runtime directory {self.path('run')} is gone, and the varlink socket and metrics.prom with it"
+        self.d.wait_for(lambda: self.lines(gone), 10, "the runtime directory said gone")
         time.sleep(1.5)                         # 15 more MetricsInterval=100ms
         self.assertEqual(len(self.lines(warning)), 1, "the warning repeated")
+        self.assertEqual(len(self.lines(gone)), 1, "the runtime directory said gone more than once")
         self.d.signal(signal.SIGHUP)
         self.d.wait_for(lambda: os.path.exists(self.path("run", G)), 10, "the socket back")
-        self.assertIn(f"Runtime directory {self.path('run')} was gone: created it again", self.d.logtext())
-        self.assertIn(f"Varlink: socket {self.path('run', G)} was gone: listening on it again", self.d.logtext())
+        # The socket is bound before the line saying so is written: waited for.
+        for said in (f"Runtime directory {self.path('run')} was gone: created it again",
+                     f"Varlink: socket {self.path('run', G)} was gone: listening on it again"):
+            self.d.wait_for(lambda: said in self.d.logtext(), 10, said)
         self.assertIn("ticks", vc.call(self.path("run", G), G + ".GetStatus")["parameters"])
         self.d.wait_for(lambda: os.path.exists(self.path("run", "metrics.prom")), 10, "metrics.prom back")
         # A bwgovctl reload through the socket needs it too.
@@ -206,6 +212,16 @@ class Repeats(Running):
         self.wait_ticks(30)
         lines = self.lines("bad.slice: cannot open cgroup bad.slice: Operation not supported")
         self.assertEqual(len(lines), 1, lines)
+
+    def test_cgroup_not_there(self):
+        # A Cgroup= that never appears is said once (issue 30, finding 9).
+        os.makedirs(self.path("conf", "ghost.slice.d"))
+        with open(self.path("conf", "ghost.slice.d", "10-test.conf"), "w") as f:
+            f.write("[Bandwidth]\nCgroup=ghost.slice/never\nCreditMax=5s\n")
+        self.start()
+        self.wait_ticks(30)
+        lines = self.lines("ghost.slice: cgroup ghost.slice/never is not there: governed once it is made")
+        self.assertEqual(len(lines), 1, self.d.logtext()[-2000:])
 
     def test_state_dir_gone(self):
         self.start()

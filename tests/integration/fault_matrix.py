@@ -215,6 +215,27 @@ class WriteErrors(FaultTest):
         self.assertEqual(fresh.read_max(), (40000, PERIOD, 0), "the new cgroup's baseline restored exactly")
 
 
+# ---- what "boosted" says (issue 30, finding 9) -------------------------------
+
+class Boosted(FaultTest):
+    """A unit resting at its headroom, idle, is not "boosted" (it gets
+    nothing above its contract); spending its credit on the headroom, it
+    is."""
+
+    def test_resting_is_not_boosted_spending_is(self):
+        self.headroom()
+        self.d.wait_ticks("app.slice", 3)
+        u = self.show("app.slice")["unit"]
+        self.assertEqual((u["state"], u["boosted"]), ("resting", False))
+        self.assertEqual(self.status()["n_boosted"], 0)
+        self.demand("app.slice", 0.8)
+        self.d.wait_for(lambda: self.show("app.slice")["unit"]["state"] == "spending", 15, "spending")
+        self.assertTrue(self.show("app.slice")["unit"]["boosted"])
+        self.assertEqual(self.status()["n_boosted"], 1)
+        self.demand("app.slice", 0.0)
+        self.stop_and_check_restored()
+
+
 # ---- the clock ------------------------------------------------------------
 
 class ClockJumps(FaultTest):

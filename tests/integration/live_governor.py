@@ -74,7 +74,7 @@ def mounts():
                 v2 = mnt
             elif fstype == "cgroup" and "cpu" in opts.split(",") and cpu is None:
                 cpu = mnt
-    if v2 and "cpu" in open(os.path.join(v2, "cgroup.controllers")).read().split():
+    if v2 and "cpu" in read_file(os.path.join(v2, "cgroup.controllers")).split():
         return "v2", v2, v2
     if cpu:
         return "hybrid", cpu, v2

@@ -175,6 +175,8 @@ def main():
               f"lat's {g.weight_file} raised ({g.weight0} -> {g.weight()})")
         check(g.idle() == "1", "be is in cpu.idle")
         check("weight" in p.get("levers", {}), "explain lists the weight lever held")
+        # At the top rung its rung holds the others (issue 30, finding 9).
+        check(p.get("held") is True, f"lat's explain says held at the idle rung ({p.get('held')})")
         bep = d.protection(g.be.name) or {}
         check(bep.get("held") is True and bep.get("levers", {}).get("idle") == "1" and "cpu.idle" in bep.get("note", ""),
               f"be's explain says it is held and idle ({bep.get('note')})")
@@ -184,9 +186,12 @@ def main():
         else:
             print("  (no EEVDF custom slices on this kernel: the slice rung is skipped)")
         st = d.state().get("units", {})
-        check(st.get(g.lat.name, {}).get("levers", {}).get("weight") == g.weight0,
-              "the saved state holds lat's original weight")
-        check(st.get(g.be.name, {}).get("levers", {}).get("idle") == "0", "the saved state holds be's original idle")
+        lw = st.get(g.lat.name, {}).get("levers", {}).get("weight", {})
+        check(lw.get("original") == g.weight0 and lw.get("written") == g.weight(),
+              f"the saved state holds lat's original weight and the one bwgovd wrote ({lw})")
+        bi = st.get(g.be.name, {}).get("levers", {}).get("idle", {})
+        check(bi.get("original") == "0" and bi.get("written") == "1",
+              f"the saved state holds be's original idle and the one bwgovd wrote ({bi})")
         def prom_level():
             try:
                 return f'bwgov_latency_level{{unit="{g.lat.name}"}} 5' in open(os.path.join(base, "run",

@@ -250,6 +250,51 @@ static void test_restore(void **unused) {
         }
 }
 
+/* An entry put back with no unit governing it (issue 30): the kernel's
+ * value against the entry's baseline, written and pending values. */
+static void test_restore_entry(void **unused) {
+        static const struct {
+                bool has_written, has_pending;
+                struct bw_bandwidth written, pending, cur;
+                enum bw_restore want;
+                struct bw_bandwidth want_target;
+                const char *why;
+        } cases[] = {
+                { true, false, BW(100000, 100000, 50000), {0}, BW(100000, 100000, 50000),
+                  BW_RESTORE_BASELINE, BW(50000, 100000, 0), "the raised quota of a unit no longer configured" },
+                { false, true, {0}, BW(100000, 100000, 50000), BW(100000, 100000, 50000),
+                  BW_RESTORE_BASELINE, BW(50000, 100000, 0), "killed between the intent and the save: pending" },
+                { true, false, BW(100000, 100000, 50000), {0}, BW(100000, 100000, 0),
+                  BW_RESTORE_BASELINE, BW(50000, 100000, 0), "killed between the quota and the burst write" },
+                { true, false, BW(100000, 100000, 50000), {0}, BW(50000, 100000, 0),
+                  BW_RESTORE_NOTHING, {0}, "the baseline in place" },
+                { true, false, BW(100000, 100000, 50000), {0}, BW(70000, 100000, 50000),
+                  BW_RESTORE_BURST, BW(70000, 100000, 0), "quota someone else's, burst ours: the burst back" },
+                { true, false, BW(100000, 100000, 50000), {0}, BW(70000, 100000, 10000),
+                  BW_RESTORE_NOT_OURS, {0}, "both someone else's" },
+                { false, false, {0}, {0}, BW(100000, 100000, 50000),
+                  BW_RESTORE_NOT_OURS, {0}, "nothing of bwgov's recorded (another boot's cleared): left" },
+                { true, false, BW(40000, 100000, 0), {0}, BW(40000, 100000, 0),
+                  BW_RESTORE_NOT_OURS, {0}, "a written value below the baseline bwgov could not have made" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                struct bw_state_unit u = {
+                        .baseline = BW(50000, 100000, 0),
+                        .has_written = cases[i].has_written, .written = cases[i].written,
+                        .has_pending = cases[i].has_pending, .pending = cases[i].pending,
+                };
+                struct bw_bandwidth t = {0};
+                enum bw_restore r = bw_baseline_restore_entry(&u, &cases[i].cur, &t);
+
+                if (r != cases[i].want) {
+                        print_error("%s: plan %d, want %d\n", cases[i].why, r, cases[i].want);
+                        fail();
+                }
+                assert_bw(&t, &cases[i].want_target, cases[i].why);
+        }
+}
+
 static const struct bw_config test_config = {
         .global = {
                 .interval_usec = 1000000,
@@ -417,6 +462,7 @@ int main(void) {
                 cmocka_unit_test(test_rebase),
                 cmocka_unit_test(test_adopt),
                 cmocka_unit_test(test_restore),
+                cmocka_unit_test(test_restore_entry),
                 cmocka_unit_test(test_params),
                 cmocka_unit_test(test_rest_plan),
                 cmocka_unit_test(test_intent_target),

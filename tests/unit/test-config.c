@@ -1041,7 +1041,30 @@ static void test_one_unit_per_cgroup(void **state) {
         put(&t, "etc/zzz.d/10-x.conf", "[Bandwidth]\nCgroup=srv.slice/zzz\n");
         assert_int_equal(load(&t, &c, NULL), 0);
         assert_int_equal(c.n_units, 2);
+        /* Where each names its cgroup, for the daemon's messages. */
+        assert_non_null(strstr(bw_config_find_unit(&c, "zzz")->cgroup_source, "/etc/zzz.d/10-x.conf:2"));
+        assert_non_null(strstr(bw_config_find_unit(&c, "srv.slice")->cgroup_source, "/etc/srv.slice.d/10-x.conf"));
+        assert_null(strchr(strstr(bw_config_find_unit(&c, "srv.slice")->cgroup_source, ".conf"), ':'));
         bw_config_done(&c);
+        tree_done(&t);
+
+        /* Issue 30, finding 5: a Subgroup= below one unit's cgroup is the
+         * cgroup another's Cgroup= names. */
+        tree_init(&t);
+        put(&t, "etc/one.d/10-x.conf", "[Bandwidth]\nCgroup=machine.slice/x.scope\nSubgroup=container\n");
+        put(&t, "etc/two.d/10-x.conf", "[Bandwidth]\nCgroup=machine.slice/x.scope/container\n");
+        assert_load_error(&t, -EINVAL, "ROOT/etc/two.d/10-x.conf:2: Cgroup: unit two would govern cgroup "
+                          "/machine.slice/x.scope/container, which unit one governs (ROOT/etc/one.d/10-x.conf:3): "
+                          "one unit per cgroup");
+        tree_done(&t);
+
+        /* ... a slice's Subgroup= and another unit's Cgroup=. */
+        tree_init(&t);
+        put(&t, "etc/a.slice.d/10-x.conf", "[Bandwidth]\nSubgroup=inner\n");
+        put(&t, "etc/b.d/10-x.conf", "[Bandwidth]\nCgroup=a.slice/inner\n");
+        assert_load_error(&t, -EINVAL, "ROOT/etc/b.d/10-x.conf:2: Cgroup: unit b would govern cgroup "
+                          "/a.slice/inner, which unit a.slice governs (ROOT/etc/a.slice.d/10-x.conf:2): "
+                          "one unit per cgroup");
         tree_done(&t);
 }
 

@@ -22,6 +22,10 @@
 static const struct bw_bandwidth base = { 50000, 100000, 0, true };
 static const struct bw_bandwidth boosted = { 120000, 100000, 40000, true };
 
+/* A lever record of string literals (bw_state_unit_set_lever() copies). */
+#define REC(o, w, x) (&(struct bw_ledger_lever) { .original = (char *) (o), .written = (char *) (w), \
+                                                  .weight = (char *) (x) })
+
 static void test_roundtrip(void **unused) {
         struct bw_state s = {0}, t = {0};
         struct bw_state_unit *u;
@@ -37,11 +41,14 @@ static void test_roundtrip(void **unused) {
         assert_non_null(u);
         u->baseline = (struct bw_bandwidth) { BW_QUOTA_MAX, 100000, 0, false };
         u->paused = true;
-        assert_int_equal(bw_state_unit_set_lever(u, BW_LEVER_WEIGHT, "1024"), 0);
-        assert_int_equal(bw_state_unit_set_lever(u, BW_LEVER_CPUS, "0-3"), 0);
-        assert_int_equal(bw_state_unit_set_lever(u, BW_LEVER_IDLE, "1"), 0);
-        assert_int_equal(bw_state_unit_set_lever(u, BW_LEVER_IDLE, NULL), 0);  /* cleared again */
+        assert_int_equal(bw_state_unit_set_lever(u, BW_LEVER_WEIGHT, REC("1024", "4096", NULL)), 0);
+        assert_int_equal(bw_state_unit_set_lever(u, BW_LEVER_CPUS, REC("0-3", NULL, NULL)), 0);
+        assert_int_equal(bw_state_unit_set_lever(u, BW_LEVER_IDLE, REC("0", "1", "500")), 0);
+        assert_int_equal(bw_state_unit_set_lever(u, BW_LEVER_FREEZE, REC("0", "1", NULL)), 0);
+        assert_int_equal(bw_state_unit_set_lever(u, BW_LEVER_FREEZE, NULL), 0);  /* cleared again */
         u->slice_usec = 125;
+        u->cgroup_dev = 30;
+        u->cgroup_ino = 4711;
 
         assert_int_equal(bw_state_format(&s, &text), 0);
         assert_int_equal(bw_state_parse(text, strlen(text), &t), 0);
@@ -66,11 +73,19 @@ static void test_roundtrip(void **unused) {
         assert_true(u->baseline.quota_usec == BW_QUOTA_MAX);
         assert_true(u->paused);
         assert_true(bw_state_unit_has_levers(u));
-        assert_string_equal(u->levers[BW_LEVER_WEIGHT], "1024");
-        assert_string_equal(u->levers[BW_LEVER_CPUS], "0-3");
-        assert_null(u->levers[BW_LEVER_IDLE]);
-        assert_null(u->levers[BW_LEVER_FREEZE]);
+        assert_string_equal(u->levers[BW_LEVER_WEIGHT].original, "1024");
+        assert_string_equal(u->levers[BW_LEVER_WEIGHT].written, "4096");
+        assert_null(u->levers[BW_LEVER_WEIGHT].weight);
+        assert_string_equal(u->levers[BW_LEVER_CPUS].original, "0-3");
+        assert_null(u->levers[BW_LEVER_CPUS].written);
+        assert_string_equal(u->levers[BW_LEVER_IDLE].original, "0");
+        assert_string_equal(u->levers[BW_LEVER_IDLE].written, "1");
+        assert_string_equal(u->levers[BW_LEVER_IDLE].weight, "500");
+        assert_false(bw_ledger_has(&u->levers[BW_LEVER_FREEZE]));
         assert_int_equal(u->slice_usec, 125);
+        assert_int_equal(u->cgroup_dev, 30);
+        assert_int_equal(u->cgroup_ino, 4711);
+        assert_int_equal(bw_state_find(&t, "web.slice")->cgroup_ino, 0);       /* unknown: not written */
 
         bw_state_remove(&t, "web.slice");
         assert_int_equal(t.n_units, 1);
@@ -400,7 +415,8 @@ static void test_format_incremental(void **unused) {
         assert_non_null(u);
         u->baseline = base;
         bw_state_remove(&s, "u009.service");
-        assert_int_equal(bw_state_unit_set_lever(bw_state_find(&s, "u010.service"), BW_LEVER_WEIGHT, "100"), 0);
+        assert_int_equal(bw_state_unit_set_lever(bw_state_find(&s, "u010.service"), BW_LEVER_WEIGHT,
+                                                 REC("100", "400", NULL)), 0);
         assert_int_equal(bw_state_format(&s, &text), 0);
         assert_int_equal(s.formatted, 4);
 
@@ -413,7 +429,7 @@ static void test_format_incremental(void **unused) {
         assert_null(bw_state_find(&t, "u009.service"));
         assert_non_null(bw_state_find(&t, "new.service"));
         assert_non_null(bw_state_find(&t, "we\"ird\\name\n.scope"));
-        assert_string_equal(bw_state_find(&t, "u010.service")->levers[BW_LEVER_WEIGHT], "100");
+        assert_string_equal(bw_state_find(&t, "u010.service")->levers[BW_LEVER_WEIGHT].original, "100");
         free(text);
         bw_state_done(&t);
 
@@ -445,9 +461,23 @@ static char *jansson_entry(const struct bw_state_unit *u) {
                       u->has_written ? bandwidth_json(&u->written) : json_null(), "pending",
                       u->has_pending ? bandwidth_json(&u->pending) : json_null(), "credit_usec",
                       (json_int_t) u->credit_usec, "debt_usec", (json_int_t) u->debt_usec, "paused", u->paused);
-        for (size_t l = 0; l < _BW_LEVER_MAX; l++)
-                if (u->levers[l])
-                        json_object_set_new(levers, bw_lever_to_string((enum bw_lever) l), json_string(u->levers[l]));
+        for (size_t l = 0; l < _BW_LEVER_MAX; l++) {
+                const struct bw_ledger_lever *r = &u->levers[l];
+                json_t *x;
+
+                if (!bw_ledger_has(r))
+                        continue;
+                x = json_pack("{s:s}", "original", r->original);
+                if (r->written)
+                        json_object_set_new(x, "written", json_string(r->written));
+                if (r->weight)
+                        json_object_set_new(x, "weight", json_string(r->weight));
+                json_object_set_new(levers, bw_lever_to_string((enum bw_lever) l), x);
+        }
+        if (u->cgroup_ino > 0) {
+                json_object_set_new(o, "cgroup_dev", json_integer((json_int_t) u->cgroup_dev));
+                json_object_set_new(o, "cgroup_ino", json_integer((json_int_t) u->cgroup_ino));
+        }
         if (json_object_size(levers) > 0)
                 json_object_set(o, "levers", levers);
         if (u->slice_usec > 0)
@@ -481,9 +511,12 @@ static void test_format_is_jansson(void **unused) {
         u->paused = true;
         u = bw_state_add(&s, "we\"ird\\na\tme\n\x01\x7f.scope", "c\"g/\u00fcn\u00efcode \u2603");
         u->baseline = base;
-        assert_int_equal(bw_state_unit_set_lever(u, BW_LEVER_CPUS, "0-3,\"7\""), 0);
-        assert_int_equal(bw_state_unit_set_lever(u, BW_LEVER_WEIGHT, "100"), 0);
+        assert_int_equal(bw_state_unit_set_lever(u, BW_LEVER_CPUS, REC("0-3,\"7\"", "1", NULL)), 0);
+        assert_int_equal(bw_state_unit_set_lever(u, BW_LEVER_WEIGHT, REC("100", "400", NULL)), 0);
+        assert_int_equal(bw_state_unit_set_lever(u, BW_LEVER_IDLE, REC("0", "1", "1024")), 0);
         u->slice_usec = 125;
+        u->cgroup_dev = 1;
+        u->cgroup_ino = UINT64_MAX / 4;
         u = bw_state_add(&s, "slice-only.service", NULL);
         u->baseline = base;
         u->slice_usec = 3000;

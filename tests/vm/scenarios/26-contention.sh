@@ -4,8 +4,9 @@
 # with Contention=gang take turns frozen (cgroup.freeze alternates, never
 # both at once); a pause thaws; with Contention=pin they get disjoint
 # cpuset.cpus; a reload without one's drop-in gives it back its cpuset; a
-# SIGKILL of bwgovd while it holds one frozen, then a restart and a stop,
-# leave nothing frozen and every cpuset as systemd set it.
+# SIGKILL of bwgovd while it holds one frozen (ExecStopPost=bwgovd --restore
+# thaws it, issue 30), then a restart and a stop, leave nothing frozen and
+# every cpuset as systemd set it.
 # shellcheck source-path=SCRIPTDIR/.. source=lib.sh
 . "${BWGOV_VM_LIB:?}"
 
@@ -136,8 +137,12 @@ fi
 printf '[Governor]\nContention=gang\nContentionInterval=300ms\n' >"$conf"
 check "start bwgovd with Contention=gang" systemctl start "$svc" || fail_with_journal "$svc"
 check "gang: a slice is frozen" wait_for 20 either_frozen || fail_with_journal "$svc"
-check "SIGKILL bwgovd" systemctl kill --signal=SIGKILL "$svc"
-info "after SIGKILL: a $(cat "$a/cgroup.freeze"), b $(cat "$b/cgroup.freeze")"
+c=$(journal_cursor)
+check "systemctl kill -s KILL bwgovd while it holds a slice frozen" systemctl kill --signal=SIGKILL "$svc"
+thawed_by_restore() {
+        unit_log_since "$c" "$svc" | grep -E 'cgroup\.freeze 1 -> 0 \(restore\)'
+}
+check "ExecStopPost= (bwgovd --restore) thawed it" wait_for 30 thawed_by_restore || fail_with_journal "$svc"
 rm -f "$conf"
 check "start bwgovd again (Contention=share)" systemctl restart "$svc" || fail_with_journal "$svc"
 none_frozen() { ! frozen "$a" && ! frozen "$b"; }

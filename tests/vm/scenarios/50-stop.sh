@@ -1,9 +1,9 @@
 #!/bin/bash
 # `systemctl stop bwgovd` restores every baseline exactly (cpu.max and
-# cpu.max.burst as they were before bwgovd boosted); after `kill -9` systemd
-# restarts the daemon (Restart=on-failure), which recognises the boosted value
-# as its own and keeps the old baseline - a crash never turns a boost into
-# the baseline.
+# cpu.max.burst as they were before bwgovd boosted); after `kill -9`
+# ExecStopPost= (bwgovd --restore) puts the baseline back and systemd restarts
+# the daemon (Restart=on-failure), which keeps the old baseline - a crash
+# never turns a boost into the baseline, nor leaves it raised.
 # shellcheck source-path=SCRIPTDIR/.. source=lib.sh
 . "${BWGOV_VM_LIB:?}"
 
@@ -114,10 +114,10 @@ restarted() {
         ((pid != 0 && pid != pid0 && restarts == restarts0 + 1)) && active_running >/dev/null
 }
 check "systemd restarts bwgovd (Restart=on-failure)" wait_for 40 restarted || fail_with_journal "$svc"
-recognised() {
-        unit_log_since "$c" "$svc" | grep 'kernel holds the value we last wrote'
+put_back() {
+        unit_log_since "$c" "$svc" | grep "$slice back at its baseline (restore)"
 }
-check "the new bwgovd recognises the boost as its own" wait_for 20 recognised ||
+check "ExecStopPost= (bwgovd --restore) put the baseline back after the kill" wait_for 20 put_back ||
         fail_with_journal "$svc"
 check "bwgovctl show --json: baseline still 50000 burst $op_burst (not the boost)" \
         wait_for 10 show_has ".unit.adopted and .unit.baseline.quota_usec == 50000 and .unit.baseline.burst_usec == $op_burst"

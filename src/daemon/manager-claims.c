@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The manager's side of claims.h: where the locks between daemons live,
+ * and the hook with which each unit claims its cgroup before it governs it
+ * (unit.h), saying who holds one it is refused. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "claims.h"
+#include "log.h"
+#include "manager.h"
+
+int manager_claims_new(Manager *m) {
+        m->claims_path = claims_dir(m->cgroup_root);
+        if (!m->claims_path || claims_new(m->claims_path, &m->claims) < 0)
+                return log_oom();
+        return 0;
+}
+
+/* One governor per cgroup (claims.h): the first claim keeps it, a second
+ * is refused and says who holds it, once per unit. */
+int manager_claim(Unit *u, const char *path, dev_t dev, ino_t ino, bool take, void *userdata) {
+        struct claim_holder h;
+        Manager *m = userdata;
+        int r;
+
+        if (!take) {
+                claims_release(m->claims, dev, ino, u);
+                return 0;
+        }
+        r = claims_take(m->claims, dev, ino, u, &h);
+        if (r == -EBUSY || r == -EADDRINUSE) {
+                const Unit *o = h.owner;
+
+                if (!u->owner_said && o)
+                        log_error("%s: cgroup %s (%s) is governed by unit %s (%s): not governing it twice", u->name,
+                                  path, u->cfg.cgroup_source ? u->cfg.cgroup_source : "by its name", o->name,
+                                  o->cfg.cgroup_source ? o->cfg.cgroup_source : "by its name");
+                else if (!u->owner_said)
+                        log_error("%s: cgroup %s (%s) is governed by another bwgovd (pid %d): not governing it",
+                                  u->name, path, u->cfg.cgroup_source ? u->cfg.cgroup_source : "by its name",
+                                  (int) h.pid);
+                u->owner_said = true;
+                return r;
+        }
+        if (r < 0 && !m->claims_said)
+                log_warning_errno(r, "Cannot lock cgroups against other bwgovd daemons (%s): %s", m->claims_path,
+                                  STRERROR(r));
+        m->claims_said |= r < 0;
+        if (u->owner_said)
+                log_info("%s: cgroup %s is free again: governing it", u->name, path);
+        u->owner_said = false;
+        return 0;
+}
