@@ -868,6 +868,8 @@ def run(bins, layout, quick, log=log, workdir=None, shares=10240, reps=None, con
                     log(f"[{k}/{total}] {cfg} rep {rep + 1}: "
                         + (f"p50 {p['p50']:.0f} p99 {p['p99']:.0f} p99.9 {p['p999']:.0f} max {p['max']:.0f} µs"
                            if p else "no server")
+                        + (f", first {EARLY_S:g} s p99 {_get(r, 'result.wakeup_early_us.p99'):.0f} µs"
+                           if _get(r, "result.wakeup_early_us.p99") is not None else "")
                         + (f", antagonist {kk / 1000:.0f} kmsg/s" if kk else "")
                         + (f", rq p99 {_get(r, 'rq.p99_usec')} µs" if _get(r, "rq.p99_usec") is not None else "")
                         + f" ({time.time() - t:.1f} s)")
