@@ -22,7 +22,7 @@ latload=bwgovlp-lat.service
 beload=bwgovlp-be.service
 weight0=137
 first_s=3
-steady_s=20
+steady_s=10
 
 cleanup() {
         systemctl start "$svc" 2>/dev/null
