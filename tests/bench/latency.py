@@ -107,12 +107,12 @@ def with_strength(cfg, st):
     return cfg if st == "normal" else f"{cfg}:{st}"
 
 
-def order(strengths):
+def row_order(strengths):
     """Every row: the server alone, then each strength's rows."""
     return ["alone"] + [with_strength(c, st) for st in strengths for c in PER_STRENGTH]
 
 
-ORDER = order(list(STRENGTHS))
+ORDER = row_order(list(STRENGTHS))
 TITLES = {
     "alone": "server alone",
     "cfs": "plain CFS (equal weights)",
@@ -835,7 +835,7 @@ def run(bins, layout, quick, log=log, workdir=None, shares=10240, reps=None, con
         sizes["duration_s"] = duration_s
     if warmup_s is not None:
         sizes["warmup_s"] = warmup_s
-    configs = [c for c in order(strengths or list(STRENGTHS)) if c in (configs or ORDER)]
+    configs = [c for c in row_order(strengths or list(STRENGTHS)) if c in (configs or ORDER)]
     own_tmp = workdir is None
     workdir = workdir or tempfile.mkdtemp(prefix="bwgov-latency-")
     os.makedirs(workdir, exist_ok=True)
