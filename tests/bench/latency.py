@@ -93,12 +93,12 @@ STRENGTH_TITLES = {"normal": "", "heavy": ", heavy antagonist"}
 PER_STRENGTH = ["cfs", "static", "static-idle", "bwgovd-throughput", "bwgovd-best-effort", "ant-alone"]
 
 
-def base(cfg):
+def row_base(cfg):
     """The configuration of a row ("cfs:heavy" -> "cfs")."""
     return cfg.split(":")[0]
 
 
-def strength(cfg):
+def row_strength(cfg):
     """The antagonist strength of a row ("cfs:heavy" -> "heavy", "cfs" -> "normal")."""
     return cfg.split(":")[1] if ":" in cfg else "normal"
 
@@ -126,8 +126,8 @@ STATIC_MULT = 10
 HACKBENCH, MESSAGES_PER_RUN = STRENGTHS["normal"]
 
 
-def title(cfg):
-    return TITLES[base(cfg)] + STRENGTH_TITLES[strength(cfg)]
+def row_title(cfg):
+    return TITLES[row_base(cfg)] + STRENGTH_TITLES[row_strength(cfg)]
 
 
 SERVER = ["--workers=4", "--cost-us=200", "--gap-min-ms=1", "--gap-max-ms=5"]
@@ -351,8 +351,8 @@ class Bench:
         return p
 
     def run(self, config, rep):
-        server, ant_on, mult, ant_idle, ant_class = CONFIGS[base(config)]
-        hb_args, hb_messages = STRENGTHS[strength(config)]
+        server, ant_on, mult, ant_idle, ant_class = CONFIGS[row_base(config)]
+        hb_args, hb_messages = STRENGTHS[row_strength(config)]
         self.seq += 1
         base = f"{cgmod.PREFIX}lat-{os.getpid()}-{self.seq}"
         rundir = os.path.join(self.workdir, f"{config}-{rep}")
@@ -628,16 +628,16 @@ def evaluate(agg, strengths=None):
                 continue
             p = _med(agg, cfg, "p99_us")
             r = _ratio(p, alone)
-            row(f"{title(cfg)}: p99 ≤ {P99_LIMIT:g}× alone", r, P99_LIMIT, None if r is None else r <= P99_LIMIT, ref)
+            row(f"{row_title(cfg)}: p99 ≤ {P99_LIMIT:g}× alone", r, P99_LIMIT, None if r is None else r <= P99_LIMIT, ref)
             b = _ratio(p, cfs)
-            row(f"{title(cfg)}: p99 ≤ {1 / CFS_FACTOR:g}× plain CFS (this p99 ÷ CFS p99)", b, 1 / CFS_FACTOR,
+            row(f"{row_title(cfg)}: p99 ≤ {1 / CFS_FACTOR:g}× plain CFS (this p99 ÷ CFS p99)", b, 1 / CFS_FACTOR,
                 None if b is None else b <= 1 / CFS_FACTOR, ref)
             e = _ratio(_med(agg, cfg, "p99_early_us"), alone)
-            row(f"{title(cfg)}: p99 over the first {EARLY_S:g} s ≤ {EARLY_LIMIT:g}× alone", e, EARLY_LIMIT,
+            row(f"{row_title(cfg)}: p99 over the first {EARLY_S:g} s ≤ {EARLY_LIMIT:g}× alone", e, EARLY_LIMIT,
                 None if e is None else e <= EARLY_LIMIT, ref)
-            if base(cfg) in ("bwgovd-throughput", "static"):
+            if row_base(cfg) in ("bwgovd-throughput", "static"):
                 k = _ratio(_med(agg, cfg, "kmsg_per_s"), cfs_k)
-                row(f"{title(cfg)}: antagonist throughput ≥ {TP_THROUGHPUT_MIN * 100:g} % of plain CFS", k,
+                row(f"{row_title(cfg)}: antagonist throughput ≥ {TP_THROUGHPUT_MIN * 100:g} % of plain CFS", k,
                     TP_THROUGHPUT_MIN, None if k is None else k >= TP_THROUGHPUT_MIN, ref)
     return rows
 
@@ -716,13 +716,13 @@ def markdown(res):
         if not a:
             continue
         if not a["runs"]:
-            lines.append(f"| {title(cfg)} | " + " | ".join(["failed"] + ["–"] * (len(hdr) - 2)) + " |")
+            lines.append(f"| {row_title(cfg)} | " + " | ".join(["failed"] + ["–"] * (len(hdr) - 2)) + " |")
             continue
-        server, ant_on = CONFIGS[base(cfg)][:2]
-        cfs_k = _med(agg, with_strength("cfs", strength(cfg)), "kmsg_per_s")
+        server, ant_on = CONFIGS[row_base(cfg)][:2]
+        cfs_k = _med(agg, with_strength("cfs", row_strength(cfg)), "kmsg_per_s")
         early = ant_on and server and a.get("p99_early_us")
         lines.append("| " + " | ".join([
-            title(cfg),
+            row_title(cfg),
             _cell(a["p50_us"], 1) if server else "–", _cell(a["p99_us"]) if server else "–",
             _cell(a["p999_us"]) if server else "–", _cell(a["max_us"]) if server else "–",
             _fmt(_ratio(_med(agg, cfg, "p99_us"), alone), 2) if server else "–",
@@ -743,13 +743,13 @@ def markdown(res):
     per_rep = []
     for cfg in m["configs"]:
         a = agg.get(cfg) or {}
-        if CONFIGS[base(cfg)][0] and a.get("p99_per_rep"):
-            per_rep.append(f"{title(cfg)} " + " · ".join(_fmt(a["p99_per_rep"][k]) for k in sorted(a["p99_per_rep"])))
+        if CONFIGS[row_base(cfg)][0] and a.get("p99_per_rep"):
+            per_rep.append(f"{row_title(cfg)} " + " · ".join(_fmt(a["p99_per_rep"][k]) for k in sorted(a["p99_per_rep"])))
     kper = []
     for cfg in m["configs"]:
         a = agg.get(cfg) or {}
-        if CONFIGS[base(cfg)][1] and a.get("kmsg_per_rep"):
-            kper.append(f"{title(cfg)} " + " · ".join(_fmt(a["kmsg_per_rep"][k]) for k in sorted(a["kmsg_per_rep"])))
+        if CONFIGS[row_base(cfg)][1] and a.get("kmsg_per_rep"):
+            kper.append(f"{row_title(cfg)} " + " · ".join(_fmt(a["kmsg_per_rep"][k]) for k in sorted(a["kmsg_per_rep"])))
     loads = [r.get("loadavg_start") for r in res["runs"] if r.get("loadavg_start") is not None]
     other = [r.get("other_cpus") for r in res["runs"] if r.get("other_cpus") is not None]
     hpsi = [r.get("host_psi_some_ms_per_s") for r in res["runs"] if r.get("host_psi_some_ms_per_s") is not None]
