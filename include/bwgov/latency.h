@@ -29,7 +29,23 @@
  * below three quarters of it (or with no waits at all). The run of met
  * samples a step down needs starts at BW_LAT_HOLD_MIN and doubles, up to
  * BW_LAT_HOLD_MAX, each time a step down is followed by a miss within twice
- * that run: a group that needs a lever keeps it instead of flapping. */
+ * that run: a group that needs a lever keeps it instead of flapping.
+ *
+ * The neighbours: every fast sample (LATENCY_FAST_USEC in the daemon, 50 ms)
+ * the guard measures the runnable demand of the other governed units (their
+ * CPU use plus their run-queue wait, in milli-CPUs) and hands it to
+ * bw_lat_pressure_step(). When that demand and the unit's own use fill
+ * BW_LAT_CONTENDED_PERMILLE of the host, the unit gets the floor of its top
+ * rung at once (idle where best-effort units are governed, else slice or
+ * weight-high): the lever a saturated host needs, from the first sample,
+ * before any wait is missed. A rung, the floor's or one the ladder climbed
+ * to, remembers the neighbours' demand that came with it (cause_mcpu); while
+ * that demand is there, met samples do not step the ladder down (they are
+ * met because it is protected). The cause is gone when the demand fell to
+ * half of it and the host is below BW_LAT_CALM_PERMILLE, for BW_LAT_CALM_USEC
+ * on end: then floor and ladder come down to none at once. A ladder climbed
+ * with no neighbour demand to speak of (below BW_LAT_NOISE_MCPU: the unit's
+ * own load) descends on met samples as above. */
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -49,6 +65,11 @@ enum bw_lat_level {
 #define BW_LAT_HOLD_MIN 8u
 #define BW_LAT_FAR      4u
 #define BW_LAT_HOLD_MAX 256u
+
+#define BW_LAT_CONTENDED_PERMILLE 900u  /* neighbours' demand + own use, of the host's CPUs: floor */
+#define BW_LAT_CALM_PERMILLE      600u  /* ... below this (and the demand halved): the cause is gone ... */
+#define BW_LAT_CALM_USEC          (UINT64_C(3) * 1000000)      /* ... for this long: released */
+#define BW_LAT_NOISE_MCPU         100u  /* less neighbour demand than this caused nothing */
 
 /* "none", "hold", "weight", "weight-high", "slice", "idle". */
 const char *bw_lat_level_to_string(enum bw_lat_level l);
@@ -71,6 +92,12 @@ struct bw_lat_state {
         bool has_last;
         uint64_t last_p99_usec; /* the last sample's p99 (0 without waits) */
         uint64_t n_samples, n_missed;
+        /* The neighbours (bw_lat_pressure_step()). */
+        enum bw_lat_level floor;        /* the rung their demand asks for (none or the top) */
+        uint64_t demand_mcpu;           /* their runnable demand at the last fast sample */
+        uint64_t cause_mcpu;            /* their demand when the rung held now was taken (0: none) */
+        uint64_t calm_usec;             /* since when the cause looks gone (0: it does not) */
+        uint64_t n_changes;             /* times bw_lat_level_now() changed (counted by the caller) */
 };
 
 struct bw_lat_sample {
@@ -84,6 +111,24 @@ struct bw_lat_sample {
  * when it stayed. A level whose rung is not in caps is skipped both ways;
  * a level above what caps allow (caps changed) comes down at once. */
 int bw_lat_step(struct bw_lat_state *s, const struct bw_lat_sample *x, const struct bw_lat_caps *caps);
+
+/* One fast sample of the neighbours: their runnable demand (CPU use plus
+ * run-queue wait over the sample, milli-CPUs), the unit's own use, and the
+ * host's CPUs. */
+struct bw_lat_pressure {
+        uint64_t now_usec;
+        uint64_t demand_mcpu;
+        uint64_t own_mcpu;
+        unsigned ncpus;
+};
+
+/* Sets the floor and releases a rung whose cause is gone (see the top).
+ * Returns +1 when bw_lat_level_now() went up, -1 down, 0 same. */
+int bw_lat_pressure_step(struct bw_lat_state *s, const struct bw_lat_pressure *p, const struct bw_lat_caps *caps);
+
+/* The rung in force: the higher of the ladder's and the floor, on a rung
+ * that exists. */
+enum bw_lat_level bw_lat_level_now(const struct bw_lat_state *s, const struct bw_lat_caps *caps);
 
 /* The weight (v2 units) that gives a group `guarantee` µs/s of a host of
  * ncpus CPUs when its siblings, of summed weight others, all want CPU:

@@ -75,6 +75,7 @@ struct governor_protection {
         bool has_p99;
         uint64_t p99_usec;              /* the latest window's run-queue wait p99 (interpolated) */
         uint64_t samples, missed;       /* windows seen, and those over the target */
+        uint64_t changes;               /* times its rung changed */
         bool hold;                      /* headroom held at the contract for a latency unit */
         const char *note;               /* what is done to it and why, "" when nothing */
         enum bw_cg_layout layout;       /* of the values below */

@@ -62,6 +62,7 @@ _printf_(2, 3) static void set_note(Unit *u, const char *fmt, ...) {
 /* Something of the guard's is held on u (or its ladder is up). */
 static bool guard_holds(Unit *u) {
         return u->latency_hold || u->lv.slice_usec > 0 || u->lat.level > BW_LAT_NONE ||
+               u->lat_level > BW_LAT_NONE ||
                (unit_levers_any(u) &&
                 (unit_lever_is_set(u, UNIT_LEVER_IDLE) || unit_lever_is_set(u, UNIT_LEVER_WEIGHT)));
 }
@@ -74,9 +75,66 @@ void latency_guard_release(Unit *u, const char *why) {
         u->latency_hold = false;
         u->lat_weight_target = 0;
         u->lat = (struct bw_lat_state) { 0 };
+        u->lat_level = u->lat_weight_level = BW_LAT_NONE;
         u->lat_has_window = false;
         u->lat_window_start = mfree(u->lat_window_start);
+        u->lat_fast_usec = 0;
+        u->lat_has_demand = false;
         set_note(u, NULL);
+}
+
+/* ---- the neighbours ------------------------------------------------------------ */
+
+/* One fast sample of the unit's runnable demand: its CPU use plus its tasks'
+ * run-queue wait (the throttled part left out: a throttled task competes
+ * with nobody) since its last one, in milli-CPUs, into lat_demand_mcpu.
+ * Without telemetry the use alone. */
+static void fast_demand(Unit *u, Telemetry *t, uint64_t now) {
+        struct bw_cpu_stat st = { 0 };
+        struct bw_rq_counters c;
+        uint64_t wait_ns = 0, dt = now - u->lat_fast_usec;
+        bool had = u->lat_fast_usec > 0 && now > u->lat_fast_usec;
+        int r;
+
+        r = bw_cg_read_usage(u->cg, &st);
+        if (r == -EOPNOTSUPP)
+                r = bw_cg_read_stat_light(u->cg, &st);
+        if (r < 0) {
+                u->lat_fast_usec = 0;
+                u->lat_has_demand = false;
+                return;
+        }
+        if (t && u->rq.cgroup_id != 0 && telemetry_read(t, u->rq.cgroup_id, &c) >= 0)
+                wait_ns = c.wait_ns > c.throttled_wait_ns ? c.wait_ns - c.throttled_wait_ns : 0;
+        /* Counters that went back (telemetry reloaded): no rate this time. */
+        u->lat_has_demand = had && st.usage_usec >= u->lat_fast_usage_usec && wait_ns >= u->lat_fast_wait_ns;
+        if (u->lat_has_demand)
+                u->lat_demand_mcpu = ((st.usage_usec - u->lat_fast_usage_usec) +
+                                      (wait_ns - u->lat_fast_wait_ns) / 1000) * 1000 / dt;
+        u->lat_fast_usec = now;
+        u->lat_fast_usage_usec = st.usage_usec;
+        u->lat_fast_wait_ns = wait_ns;
+}
+
+/* Every governed cgroup's demand now; the sum over those that do not
+ * contain another (a parent's use counts its children's). */
+static uint64_t sample_demand(struct latency_guard *g, Unit *const *units, size_t n, uint64_t now) {
+        Telemetry *t = g->ctx.telemetry ? *g->ctx.telemetry : NULL;
+        uint64_t sum = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                Unit *u = units[i];
+
+                if (!latency_guard_eligible(u) || u->has_governed_descendants) {
+                        u->lat_fast_usec = 0;
+                        u->lat_has_demand = false;
+                        continue;
+                }
+                fast_demand(u, t, now);
+                if (u->lat_has_demand)
+                        sum += u->lat_demand_mcpu;
+        }
+        return sum;
 }
 
 /* ---- sampling ---------------------------------------------------------------- */
@@ -156,7 +214,7 @@ static void take_census(Unit *const *units, size_t n, bool slice, struct census 
                 switch (unit_class(u)) {
                 case BW_CLASS_LATENCY:
                         c->n_latency++;
-                        if (!c->worst || u->lat.level > c->worst->lat.level)
+                        if (!c->worst || u->lat_level > c->worst->lat_level)
                                 c->worst = u;
                         break;
                 case BW_CLASS_BEST_EFFORT:
@@ -210,27 +268,53 @@ static void scale_guarantees(struct latency_guard *g, Unit *const *units, size_t
         g->scaled_sum = sum;
 }
 
-static void step_unit(struct latency_guard *g, Unit *u, const struct census *c, uint64_t now) {
-        Telemetry *t = g->ctx.telemetry ? *g->ctx.telemetry : NULL;
-        struct bw_lat_sample x;
-        char p99[32], target[32];
-        int r, moved;
+static void fmt_mcpu(uint64_t mcpu, char *buf, size_t n) {
+        (void) snprintf(buf, n, "%" PRIu64 ".%02" PRIu64, mcpu / 1000, mcpu % 1000 / 10);
+}
 
+/* The ladder from the unit's own wait (a window a second), the floor from
+ * its neighbours' demand (every fast sample): the rung in force, and the
+ * journal when it changes. */
+static void step_unit(struct latency_guard *g, Unit *u, const struct census *c, uint64_t demand, uint64_t now) {
+        Telemetry *t = g->ctx.telemetry ? *g->ctx.telemetry : NULL;
+        uint64_t own = u->lat_has_demand ? u->lat_demand_mcpu : 0;
+        enum bw_lat_level was = u->lat_level;
+        struct bw_lat_sample x;
+        char p99[32], target[32], nb[32];
+        bool sampled, released = false;
+        int r;
+
+        if (u->lat_has_demand || demand > 0)
+                released = bw_lat_pressure_step(&u->lat, &(struct bw_lat_pressure) {
+                                .now_usec = now,
+                                .demand_mcpu = demand > own ? demand - own : 0,
+                                .own_mcpu = own,
+                                .ncpus = g->ctx.ncpus,
+                        }, &c->caps) < 0;
         r = window_sample(u, t, now, &x);
-        if (r <= 0)
+        sampled = r > 0;
+        if (sampled)
+                (void) bw_lat_step(&u->lat, &x, &c->caps);
+        u->lat_level = bw_lat_level_now(&u->lat, &c->caps);
+        if (u->lat_level == was)
                 return;
-        moved = bw_lat_step(&u->lat, &x, &c->caps);
-        if (moved == 0)
-                return;
-        fmt_usec(x.p99_usec, p99, sizeof(p99));
-        fmt_usec(x.target_usec, target, sizeof(target));
-        if (moved > 0)
+        u->lat.n_changes++;
+        fmt_mcpu(u->lat.demand_mcpu, nb, sizeof(nb));
+        fmt_usec(sampled ? x.p99_usec : u->lat.last_p99_usec, p99, sizeof(p99));
+        fmt_usec(bw_unit_latency_target_usec(&u->cfg), target, sizeof(target));
+        if (u->lat_level > was && u->lat.floor == u->lat_level)
+                log_notice("%s: neighbours' runnable demand %s CPUs fills the host: protection up to \"%s\" at "
+                           "once", u->name, nb, bw_lat_level_to_string(u->lat_level));
+        else if (u->lat_level > was)
                 log_notice("%s: run-queue wait p99 %s over LatencyTarget=%s: protection up to \"%s\"", u->name, p99,
-                           target, bw_lat_level_to_string(u->lat.level));
+                           target, bw_lat_level_to_string(u->lat_level));
+        else if (released)
+                log_info("%s: neighbours' runnable demand down to %s CPUs for %us: protection down to \"none\"",
+                         u->name, nb, (unsigned) (BW_LAT_CALM_USEC / USEC_PER_SEC));
         else
                 log_info("%s: run-queue wait p99 %s within LatencyTarget=%s for %u samples: protection down to "
-                         "\"%s\"", u->name, x.has_waits ? p99 : "-", target, u->lat.hold,
-                         bw_lat_level_to_string(u->lat.level));
+                         "\"%s\"", u->name, u->lat.has_last ? p99 : "-", target, u->lat.hold,
+                         bw_lat_level_to_string(u->lat_level));
 }
 
 /* ---- the levers ---------------------------------------------------------------- */
@@ -255,7 +339,7 @@ static uint64_t own_weight(Unit *u) {
 }
 
 static void apply_latency_unit(struct latency_guard *g, Unit *u) {
-        enum bw_lat_level l = u->lat.level;
+        enum bw_lat_level l = u->lat_level;
         char p99[32], target[32], val[32], gpct[32] = "", weight[96] = "";
         uint64_t gw;
         unsigned nsib = 0;
@@ -263,7 +347,8 @@ static void apply_latency_unit(struct latency_guard *g, Unit *u) {
         if (l >= BW_LAT_WEIGHT) {
                 /* Once per window, not every tick: the siblings' weights
                  * are a walk of the parent directory. */
-                if (u->lat_weight_target == 0 || u->lat_weight_samples != u->lat.n_samples) {
+                if (u->lat_weight_target == 0 || u->lat_weight_samples != u->lat.n_samples ||
+                    u->lat_weight_level != l) {
                         u->lat_weight_own = own_weight(u);
                         u->lat_guarantee_weight = 0;
                         if (u->lat_guarantee > 0 &&
@@ -272,6 +357,7 @@ static void apply_latency_unit(struct latency_guard *g, Unit *u) {
                                                 u->lat_guarantee, g->ctx.ncpus, u->lat_siblings, u->lat_weight_own);
                         u->lat_weight_target = bw_lat_level_weight(l, u->lat_weight_own, u->lat_guarantee_weight);
                         u->lat_weight_samples = u->lat.n_samples;
+                        u->lat_weight_level = l;
                 }
                 (void) snprintf(val, sizeof(val), "%" PRIu64, u->lat_weight_target);
                 (void) unit_lever_set(u, UNIT_LEVER_WEIGHT, val);
@@ -299,7 +385,15 @@ static void apply_latency_unit(struct latency_guard *g, Unit *u) {
         if (l == BW_LAT_NONE)
                 set_note(u, "latency: p99 %s, LatencyTarget=%s met; no lever",
                                 u->lat.has_last ? p99 : "-", target);
-        else
+        else if (u->lat.floor == l) {
+                char nb[32];
+
+                fmt_mcpu(u->lat.demand_mcpu, nb, sizeof(nb));
+                set_note(u, "latency: its neighbours' runnable demand (%s CPUs) fills the host; p99 %s, "
+                                "LatencyTarget=%s; lever \"%s\"%s%s",
+                                nb, u->lat.has_last ? p99 : "-", target, bw_lat_level_to_string(l), weight,
+                                u->lv.slice_usec > 0 ? ", short EEVDF slice for its threads" : "");
+        } else
                 set_note(u, "latency: p99 %s %s LatencyTarget=%s (%" PRIu64 " of %" PRIu64 " samples missed); "
                                 "lever \"%s\"%s%s",
                                 p99, u->lat.last_missed ? "over" : "within", target, u->lat.n_missed,
@@ -309,7 +403,7 @@ static void apply_latency_unit(struct latency_guard *g, Unit *u) {
 
 static void apply_other_unit(Unit *u, const struct census *c) {
         const Unit *w = c->worst;
-        bool hold = w && w->lat.level >= BW_LAT_HOLD, idle = w && w->lat.level >= BW_LAT_IDLE &&
+        bool hold = w && w->lat_level >= BW_LAT_HOLD, idle = w && w->lat_level >= BW_LAT_IDLE &&
                 unit_class(u) == BW_CLASS_BEST_EFFORT;
 
         if (hold && !u->latency_hold) {
@@ -325,14 +419,16 @@ static void apply_other_unit(Unit *u, const struct census *c) {
         if (!hold)
                 set_note(u, NULL);
         else
-                set_note(u, "latency: %s for %s (LatencyTarget= missed)",
+                set_note(u, "latency: %s for %s (%s)",
                                 idle ? "in cpu.idle and headroom held at the contract" :
                                        "headroom held at the contract",
-                                w->name);
+                                w->name, w->lat.floor == w->lat_level ? "its neighbours fill the host" :
+                                                                        "LatencyTarget= missed");
 }
 
 void latency_guard_tick(struct latency_guard *g, Unit *const *units, size_t n, uint64_t now) {
         struct census c;
+        uint64_t demand;
 
         take_census(units, n, g->ctx.slice_supported, &c);
         /* Nothing to protect, nothing held: the common case costs a scan. */
@@ -348,9 +444,10 @@ void latency_guard_tick(struct latency_guard *g, Unit *const *units, size_t n, u
         }
         g->idle = false;
         scale_guarantees(g, units, n);
+        demand = sample_demand(g, units, n, now);
         for (size_t i = 0; i < n; i++)
                 if (latency_guard_eligible(units[i]) && unit_class(units[i]) == BW_CLASS_LATENCY)
-                        step_unit(g, units[i], &c, now);
+                        step_unit(g, units[i], &c, demand, now);
         take_census(units, n, g->ctx.slice_supported, &c);
 
         for (size_t i = 0; i < n; i++) {
@@ -367,10 +464,12 @@ void latency_guard_tick(struct latency_guard *g, Unit *const *units, size_t n, u
                         apply_latency_unit(g, u);
                 } else {
                         if (unit_lever_is_set(u, UNIT_LEVER_WEIGHT) || u->lv.slice_usec > 0 ||
-                            u->lat.level > BW_LAT_NONE) {
+                            u->lat.level > BW_LAT_NONE ||
+                            u->lat_level > BW_LAT_NONE) {
                                 (void) unit_slice_apply(u, 0);
                                 (void) unit_lever_restore(u, UNIT_LEVER_WEIGHT, "class-changed");
                                 u->lat = (struct bw_lat_state) { 0 };
+                                u->lat_level = BW_LAT_NONE;
                         }
                         apply_other_unit(u, &c);
                 }

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* Latency protection over the governed units: every ActiveInterval= the
- * manager hands it the units; each Class=latency unit's run-queue wait p99
+/* Latency protection over the governed units: every LATENCY_FAST_USEC
+ * while there is a latency unit (else every ActiveInterval=) the manager
+ * hands it the units; the governed cgroups' runnable demand (CPU use plus
+ * run-queue wait) sets each latency unit's floor at once when its
+ * neighbours fill the host, and each Class=latency unit's run-queue wait p99
  * (the BPF telemetry; cpu.pressure where there is none) over a window of
  * at least LATENCY_WINDOW_USEC moves it on its ladder (bw_lat_step()), and
  * the levers follow what the ladders ask for: the other units' headroom
@@ -18,6 +21,10 @@
 #include "unit.h"
 
 #define LATENCY_WINDOW_USEC (1000 * USEC_PER_MSEC)
+/* How often the guard runs while it protects a unit: the neighbours'
+ * demand is sampled and the floor set (bw_lat_pressure_step()) at this
+ * pace, the ladder's windows stay LATENCY_WINDOW_USEC. */
+#define LATENCY_FAST_USEC (50 * USEC_PER_MSEC)
 
 struct latency_guard_context {
         unsigned ncpus;

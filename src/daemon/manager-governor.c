@@ -99,15 +99,16 @@ static void unit_summary(const Manager *m, const Unit *u, struct governor_unit_s
                         .cls = bw_unit_class(&u->cfg),
                         .latency_target_usec = bw_unit_latency_target_usec(&u->cfg),
                         .guarantee = u->lat_guarantee,
-                        .level = u->lat.level,
+                        .level = u->lat_level,
                         .has_p99 = u->lat.has_last,
                         .p99_usec = u->lat.last_p99_usec,
                         .samples = u->lat.n_samples,
                         .missed = u->lat.n_missed,
+                        .changes = u->lat.n_changes,
                         /* A latency unit is never held: its rung holds the
                          * others (issue 30: "held": false at the top rung
                          * read as no protection at all). */
-                        .hold = bw_unit_class(&u->cfg) == BW_CLASS_LATENCY ? u->lat.level >= BW_LAT_HOLD :
+                        .hold = bw_unit_class(&u->cfg) == BW_CLASS_LATENCY ? u->lat_level >= BW_LAT_HOLD :
                                 u->latency_hold,
                         .note = u->lat_note ? u->lat_note : "",
                         .layout = u->cg ? u->cg->layout : BW_CG_LAYOUT_UNKNOWN,

@@ -78,6 +78,7 @@ struct Manager {
         sd_event_source *host_timer;
         struct latency_guard latency;   /* latency protection (latency-guard.h) */
         uint64_t latency_generation;    /* units_generation at its last pass */
+        sd_event_source *latency_timer; /* its fast passes (LATENCY_FAST_USEC), off while it is idle */
         sd_event_source *sigterm, *sigint, *sighup;
 
         /* Host pressure and CPU time: last cumulative totals and their time. */

@@ -66,6 +66,11 @@ static uint64_t v_lat_missed(const struct governor_unit *u, bool *ok) {
         return u->summary.prot.missed;
 }
 
+static uint64_t v_lat_changes(const struct governor_unit *u, bool *ok) {
+        *ok = u->summary.prot.cls == BW_CLASS_LATENCY;
+        return u->summary.prot.changes;
+}
+
 static uint64_t v_lat_held(const struct governor_unit *u, bool *ok) {
         const struct governor_protection *p = &u->summary.prot;
         uint64_t n = p->hold ? 1 : 0;
@@ -162,6 +167,8 @@ const struct metrics_family metrics_families[METRICS_N_FAMILIES] = {
                 "Class=latency: run-queue wait p99 of the latest one-second window, microseconds."),
         FAMILY("bwgov_latency_missed_total", "counter", v_lat_missed,
                 "Class=latency: windows whose run-queue wait p99 was over LatencyTarget=."),
+        FAMILY("bwgov_latency_changes_total", "counter", v_lat_changes,
+                "Class=latency: times the latency protection rung changed, up or down."),
         FAMILY("bwgov_levers_held", "gauge", v_lat_held,
                 "Levers bwgov holds on the unit beyond its bandwidth: headroom held for a latency unit, weight, idle, "
                 "freezer, cpuset, thread slices."),

@@ -33,6 +33,6 @@ struct metrics_family {
         const char *help;
 };
 
-#define METRICS_N_FAMILIES 36
+#define METRICS_N_FAMILIES 37
 
 extern const struct metrics_family metrics_families[METRICS_N_FAMILIES];

@@ -195,6 +195,13 @@ struct Unit {
         uint64_t lat_guarantee_weight;  /* ... from CPUGuarantee= against the siblings (0: none) */
         uint64_t lat_weight_samples;    /* lat.n_samples when those were worked out */
         uint64_t lat_siblings;          /* summed weight of its siblings, last read */
+        enum bw_lat_level lat_level;    /* the rung in force (bw_lat_level_now()), as applied */
+        enum bw_lat_level lat_weight_level;     /* the rung lat_weight_target was worked out for */
+        uint64_t lat_fast_usec;         /* its last fast sample (0: none): when ... */
+        uint64_t lat_fast_usage_usec;   /* ... its CPU use ... */
+        uint64_t lat_fast_wait_ns;      /* ... and its run-queue wait (not throttled) then */
+        uint64_t lat_demand_mcpu;       /* its runnable demand between its last two fast samples */
+        bool lat_has_demand;
         bool latency_hold;              /* throughput/best-effort: headroom held for a latency unit */
         char *lat_note;                 /* what latency protection does to it and why (explain), NULL: nothing */
 };

@@ -91,8 +91,16 @@ int bw_lat_step(struct bw_lat_state *s, const struct bw_lat_sample *x, const str
                 /* Far over: the next rung too, within the same window. */
                 if (x->p99_usec > x->target_usec * BW_LAT_FAR)
                         s->level = rung_above(s->level, caps);
+                /* What the neighbours did when it was needed: the rung
+                 * stays until that is gone (bw_lat_pressure_step()). */
+                if (s->level > was && s->demand_mcpu >= BW_LAT_NOISE_MCPU && s->demand_mcpu > s->cause_mcpu)
+                        s->cause_mcpu = s->demand_mcpu;
         } else if (margin) {
-                if (++s->met >= s->hold && s->level > BW_LAT_NONE) {
+                /* Met because it is protected from a neighbour still there:
+                 * not a reason to step down. */
+                if (s->cause_mcpu >= BW_LAT_NOISE_MCPU)
+                        s->met = 0;
+                else if (++s->met >= s->hold && s->level > BW_LAT_NONE) {
                         s->level = rung_below(s->level, caps);
                         s->met = 0;
                         s->down_usec = x->now_usec > 0 ? x->now_usec : 1;
@@ -102,6 +110,48 @@ int bw_lat_step(struct bw_lat_state *s, const struct bw_lat_sample *x, const str
                 s->met = 0;
 
         return s->level > was ? 1 : s->level < was ? -1 : 0;
+}
+
+static enum bw_lat_level rung_top(const struct bw_lat_caps *c) {
+        return rung_below(_BW_LAT_MAX, c);
+}
+
+enum bw_lat_level bw_lat_level_now(const struct bw_lat_state *s, const struct bw_lat_caps *caps) {
+        enum bw_lat_level l = s->floor > s->level ? s->floor : s->level;
+
+        return l > BW_LAT_NONE && !rung_exists(l, caps) ? rung_below(l, caps) : l;
+}
+
+int bw_lat_pressure_step(struct bw_lat_state *s, const struct bw_lat_pressure *p, const struct bw_lat_caps *caps) {
+        enum bw_lat_level was = bw_lat_level_now(s, caps), now;
+        uint64_t host = (uint64_t) (p->ncpus > 0 ? p->ncpus : 1) * 1000, total = p->demand_mcpu + p->own_mcpu;
+
+        s->demand_mcpu = p->demand_mcpu;
+        if (p->demand_mcpu >= BW_LAT_NOISE_MCPU && total * 1000 >= host * BW_LAT_CONTENDED_PERMILLE) {
+                /* The host is full and the neighbours fill it: the top
+                 * rung now, not one a window. */
+                s->floor = rung_top(caps);
+                if (p->demand_mcpu > s->cause_mcpu)
+                        s->cause_mcpu = p->demand_mcpu;
+                s->calm_usec = 0;
+        } else if (s->cause_mcpu >= BW_LAT_NOISE_MCPU) {
+                bool gone = p->demand_mcpu * 2 <= s->cause_mcpu && total * 1000 < host * BW_LAT_CALM_PERMILLE;
+
+                if (!gone)
+                        s->calm_usec = 0;
+                else if (s->calm_usec == 0)
+                        s->calm_usec = p->now_usec > 0 ? p->now_usec : 1;
+                else if (p->now_usec - s->calm_usec >= BW_LAT_CALM_USEC) {
+                        /* The cause is gone: every rung it took, at once. */
+                        s->floor = s->level = BW_LAT_NONE;
+                        s->cause_mcpu = s->calm_usec = 0;
+                        s->met = 0;
+                        s->down_usec = 0;
+                }
+        } else
+                s->floor = BW_LAT_NONE;
+        now = bw_lat_level_now(s, caps);
+        return now > was ? 1 : now < was ? -1 : 0;
 }
 
 uint64_t bw_lat_guarantee_weight(uint64_t guarantee, unsigned ncpus, uint64_t others, uint64_t own) {

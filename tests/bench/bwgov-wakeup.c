@@ -21,6 +21,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +50,7 @@ typedef struct Args {
         uint64_t seed;
         uint64_t max_samples;
         uint64_t start_delay_ms;
+        double early_s;
 } Args;
 
 typedef struct Shared {
@@ -56,6 +58,7 @@ typedef struct Shared {
         uint64_t cost_ns;
         uint64_t gap_min_ns, gap_span_ns;       /* uniform: [min, min + span]; exponential: min + Exp(span / 2) */
         uint64_t t0_ns, measure_ns, end_ns;     /* requests due in [measure_ns, end_ns) are measured */
+        uint64_t early_ns;                      /* ... those due before measure_ns + early_ns also apart */
 } Shared;
 
 typedef struct Worker {
@@ -66,6 +69,7 @@ typedef struct Worker {
         Rng rng;
         SampleStore wakeup;     /* ns */
         SampleStore response;   /* due to done, ns */
+        SampleStore early;      /* wake-up, of the requests due in the first --early seconds, ns */
         uint64_t requests, warmup_requests, aborted;
         uint64_t over_1ms, over_10ms;
         uint64_t service_cpu_ns;
@@ -90,7 +94,9 @@ static void help(void) {
                "     --warmup=S          Before it, requests served but not counted (default 1)\n"
                "  -s --seed=N            RNG seed (default 1)\n"
                "     --max-samples=N     Latency samples kept for percentiles (default 1000000)\n"
-               "     --start-delay-ms=MS Wait this long before starting (default 0)\n\n"
+               "     --start-delay-ms=MS Wait this long before starting (default 0)\n"
+               "     --early=S           Also report the wake-up latency of the first S seconds of the\n"
+               "                         measured window apart (wakeup_early_us; default 0: not)\n\n"
                "wakeup_us is the scheduler's wake-up latency in microseconds; response_us runs from\n"
                "the due time to the end of the request. SIGTERM/SIGINT end the run early and print\n"
                "the results so far.\n");
@@ -103,6 +109,7 @@ static int parse_args(int argc, char *argv[], Args *ret) {
                 ARG_WARMUP,
                 ARG_MAX_SAMPLES,
                 ARG_START_DELAY,
+                ARG_EARLY,
         };
         static const struct option options[] = {
                 { "help",           no_argument,       NULL, 'h'             },
@@ -116,6 +123,7 @@ static int parse_args(int argc, char *argv[], Args *ret) {
                 { "seed",           required_argument, NULL, 's'             },
                 { "max-samples",    required_argument, NULL, ARG_MAX_SAMPLES },
                 { "start-delay-ms", required_argument, NULL, ARG_START_DELAY },
+                { "early",          required_argument, NULL, ARG_EARLY       },
                 { NULL, 0, NULL, 0 }
         };
         Args a = {
@@ -171,6 +179,9 @@ static int parse_args(int argc, char *argv[], Args *ret) {
                 case ARG_START_DELAY:
                         r = parse_u64(optarg, &a.start_delay_ms);
                         break;
+                case ARG_EARLY:
+                        r = parse_decimal(optarg, &a.early_s);
+                        break;
                 default:
                         return -EINVAL;
                 }
@@ -197,8 +208,9 @@ static int parse_args(int argc, char *argv[], Args *ret) {
                 fprintf(stderr, "bwgov-wakeup: need 0.01 <= --gap-min-ms <= --gap-max-ms <= 1000\n");
                 return -EINVAL;
         }
-        if (!(a.duration_s > 0) || a.duration_s > 86400 * 7 || a.warmup_s > 3600) {
-                fprintf(stderr, "bwgov-wakeup: --duration must be above 0 and at most a week, --warmup at most 3600\n");
+        if (!(a.duration_s > 0) || a.duration_s > 86400 * 7 || a.warmup_s > 3600 || a.early_s > a.duration_s) {
+                fprintf(stderr, "bwgov-wakeup: --duration must be above 0 and at most a week, --warmup at most 3600, "
+                        "--early at most --duration\n");
                 return -EINVAL;
         }
         if (a.max_samples < 1 || a.max_samples > 100000000) {
@@ -271,6 +283,8 @@ static void *worker_main(void *userdata) {
                         w->over_10ms += lat > 10 * NSEC_PER_MSEC;
                         (void) sample_store_add(&w->wakeup, (double) lat);
                         (void) sample_store_add(&w->response, (double) (done - due));
+                        if (due < s->measure_ns + s->early_ns)
+                                (void) sample_store_add(&w->early, (double) lat);
                 }
                 /* The next request falls due a gap after this one was served. */
                 due = done;
@@ -304,12 +318,12 @@ static int64_t thread_slice_ns(pid_t tid) {
 
 /* All workers' samples in one store: the kept samples, and the exact count,
  * sum and maximum. */
-static void merge(SampleStore *into, Worker *workers, unsigned n, bool response) {
+static void merge(SampleStore *into, Worker *workers, unsigned n, size_t field) {
         uint64_t count = 0;
         double sum = 0, maxv = NAN;
 
         for (unsigned i = 0; i < n; i++) {
-                SampleStore *s = response ? &workers[i].response : &workers[i].wakeup;
+                SampleStore *s = (SampleStore *) ((char *) &workers[i] + field);
 
                 for (size_t k = 0; k < s->n; k++)
                         (void) sample_store_add(into, s->v[k]);
@@ -328,7 +342,7 @@ int main(int argc, char *argv[]) {
         Args args;
         Shared s = { 0 };
         Worker *workers = NULL;
-        SampleStore wakeup, response;
+        SampleStore wakeup, response, early;
         unsigned started = 0;
         uint64_t t1 = 0, cpu0 = 0, cpu1 = 0, requests = 0, warmup_requests = 0, aborted = 0, service_cpu = 0;
         uint64_t over_1ms = 0, over_10ms = 0, per_worker_max;
@@ -351,6 +365,7 @@ int main(int argc, char *argv[]) {
         per_worker_max = args.max_samples / args.workers > 0 ? args.max_samples / args.workers : 1;
         sample_store_init(&wakeup, args.max_samples, args.seed);
         sample_store_init(&response, args.max_samples, args.seed + 1);
+        sample_store_init(&early, args.max_samples, args.seed + 2);
 
         workers = calloc(args.workers, sizeof(Worker));
         slices = calloc(args.workers, sizeof(int64_t));
@@ -363,6 +378,7 @@ int main(int argc, char *argv[]) {
                 rng_seed(&workers[i].rng, args.seed, i + 1);
                 sample_store_init(&workers[i].wakeup, per_worker_max, args.seed * 1000 + i);
                 sample_store_init(&workers[i].response, per_worker_max, args.seed * 1000 + i + 500);
+                sample_store_init(&workers[i].early, per_worker_max, args.seed * 1000 + i + 250);
                 slices[i] = -1;
         }
 
@@ -382,6 +398,7 @@ int main(int argc, char *argv[]) {
         s.t0_ns = monotonic_ns() + 5 * NSEC_PER_MSEC;
         s.measure_ns = s.t0_ns + (uint64_t) llround(args.warmup_s * (double) NSEC_PER_SEC);
         s.end_ns = s.measure_ns + (uint64_t) llround(args.duration_s * (double) NSEC_PER_SEC);
+        s.early_ns = (uint64_t) llround(args.early_s * (double) NSEC_PER_SEC);
         for (unsigned i = 0; i < args.workers; i++) {
                 r = pthread_create(&workers[i].thread, NULL, worker_main, &workers[i]);
                 if (r != 0) {
@@ -428,8 +445,9 @@ results:
                 over_1ms += workers[i].over_1ms;
                 over_10ms += workers[i].over_10ms;
         }
-        merge(&wakeup, workers, started, false);
-        merge(&response, workers, started, true);
+        merge(&wakeup, workers, started, offsetof(Worker, wakeup));
+        merge(&response, workers, started, offsetof(Worker, response));
+        merge(&early, workers, started, offsetof(Worker, early));
 
         wall_s = (double) (t1 - s.t0_ns) / (double) NSEC_PER_SEC;
         window_s = t1 > s.measure_ns ? (double) ((t1 < s.end_ns ? t1 : s.end_ns) - s.measure_ns) / (double) NSEC_PER_SEC : 0;
@@ -471,6 +489,10 @@ results:
         json_object_set_new(j, "samples", json_integer((json_int_t) wakeup.n));
         json_object_set_new(j, "wakeup_us", sample_store_json(&wakeup, 1e-3));
         json_object_set_new(j, "response_us", sample_store_json(&response, 1e-3));
+        if (args.early_s > 0) {
+                json_object_set_new(j, "early_s", json_real(args.early_s));
+                json_object_set_new(j, "wakeup_early_us", sample_store_json(&early, 1e-3));
+        }
 
         r = json_print_line(j);
         if (r < 0) {
@@ -493,9 +515,11 @@ finish:
                 for (unsigned i = 0; i < args.workers; i++) {
                         sample_store_done(&workers[i].wakeup);
                         sample_store_done(&workers[i].response);
+                        sample_store_done(&workers[i].early);
                 }
         sample_store_done(&wakeup);
         sample_store_done(&response);
+        sample_store_done(&early);
         free(workers);
         free(slices);
         return ret;

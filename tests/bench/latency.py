@@ -1,18 +1,24 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""Latency protection (issue 15, part A): a latency-sensitive request server
-beside a hackbench antagonist, side by side in one run.
+"""Latency protection (issue 15 part A, issue 35): a latency-sensitive
+request server beside a hackbench antagonist, side by side in one run,
+measured from the antagonist's start.
 
 Two bench cgroups per run, siblings under a parent bwgov-bench-lat-PID-N: the
 latency group .../lat runs bwgov-wakeup (4 workers, 200 us requests, 1-5 ms gaps:
 about 0.25 CPU; each worker records its own wake-up latency), the antagonist
-group .../ant runs rt-tests' `hackbench -g 4 -l 500` over and over (160 tasks on
-every CPU). The parent has the bench weight against the rest of the host
-(--shares, 10240 as in tests/bench/run), the two groups the default weight
-(1024) against each other, so that what a row does to their weights changes
-only how they share the parent, not how much other load on the host takes. On
-a hybrid host each is a v1 cpu cgroup with its v2 twin (usage, PSI,
-cgroup.kill). Rows:
+group .../ant runs hackbench over and over, at two strengths: "normal"
+`hackbench -g 4 -l 500` (160 tasks) and "heavy" `hackbench -g 8 -s 1000 -l
+200` (320 tasks, ten times the message size). The server runs alone for the
+warm-up (2 s; bwgovd already governs it), then the antagonist starts and the
+measured window opens with it: bwgovd's reaction is measured, and the
+first 2 s are reported apart (bwgov-wakeup --early=2). The parent has the
+bench weight against the rest of the host (--shares, 10240 as in
+tests/bench/run), the two groups the default weight (1024) against each
+other, so that what a row does to their weights changes only how they share
+the parent, not how much other load on the host takes. On a hybrid host each
+is a v1 cpu cgroup with its v2 twin (usage, PSI, cgroup.kill). Rows, each
+antagonist row once per strength (":heavy" after the name for the heavy one):
 
   alone                  the server alone (its baseline)
   cfs                    beside the antagonist, equal weights (plain CFS)
@@ -23,17 +29,20 @@ cgroup.kill). Rows:
   bwgovd-best-effort     the same with the antagonist Class=best-effort
   ant-alone              the antagonist alone (its throughput baseline)
 
-Figures: the server's wake-up latency p50/p99/p99.9/max (its own), p99 ÷
-alone, the antagonist's throughput in messages/s from hackbench's own "Time:"
-over the runs that fall wholly inside the server's measured window, ÷ plain
-CFS; the run-queue wait p99 of the latency group from bwgovd's telemetry
-(the governing bwgovd, or one in Mode=observe in the other rows), and what
-bwgovd did (the groups' weight and cpu.idle sampled every 100 ms, the
-workers' EEVDF slices). Targets (issue 15): best-effort antagonist: p99 ≤
-1.5× alone; throughput antagonist: p99 ≤ 3× alone and ≥ 5× better than plain
-CFS, the antagonist ≥ 80 % of its throughput beside an unprotected group.
+Figures: the server's wake-up latency p50/p99/p99.9/max (its own) over the
+whole window and p99 over its first 2 s, ÷ alone; the antagonist's throughput
+in messages/s from hackbench's own "Time:" over the runs that fall wholly
+inside the server's measured window, ÷ plain CFS of the same strength; the
+run-queue wait p99 of the latency group from bwgovd's telemetry (the
+governing bwgovd, or one in Mode=observe in the other rows), and what bwgovd
+did (the groups' weight and cpu.idle sampled every 100 ms, the workers'
+EEVDF slices). Targets (issue 35), both strengths, both antagonist classes:
+p99 ≤ 3× alone and ≤ 0.1× plain CFS over the whole window, ≤ 5× alone over
+the first 2 s; the antagonist ≥ 80 % of its plain CFS throughput beside a
+throughput-class unit.
 
   sudo tests/bench/latency.py [--quick] [--out DIR] [--build DIR] [--reps N]
+                              [--strengths normal,heavy] [--configs ROWS]
 
 Writes DIR/latency.json and DIR/latency.md. tests/bench/run runs it too
 (--only latency for it alone, --no-latency to leave it out). Exits 77
@@ -73,7 +82,37 @@ CONFIGS = {
     "bwgovd-best-effort": (True, True, 1, False, "best-effort"),
     "ant-alone": (False, True, 1, False, None),
 }
-ORDER = list(CONFIGS)
+# Antagonist strengths: hackbench's arguments and the messages one run sends
+# (groups × 20 senders × 20 receivers × loops). "normal" is the issue 15
+# antagonist; "heavy" has twice the groups and ten times the message size.
+STRENGTHS = {
+    "normal": (["-g", "4", "-l", "500"], 4 * 20 * 20 * 500),
+    "heavy": (["-g", "8", "-s", "1000", "-l", "200"], 8 * 20 * 20 * 200),
+}
+STRENGTH_TITLES = {"normal": "", "heavy": ", heavy antagonist"}
+PER_STRENGTH = ["cfs", "static", "static-idle", "bwgovd-throughput", "bwgovd-best-effort", "ant-alone"]
+
+
+def row_base(cfg):
+    """The configuration of a row ("cfs:heavy" -> "cfs")."""
+    return cfg.split(":")[0]
+
+
+def row_strength(cfg):
+    """The antagonist strength of a row ("cfs:heavy" -> "heavy", "cfs" -> "normal")."""
+    return cfg.split(":")[1] if ":" in cfg else "normal"
+
+
+def with_strength(cfg, st):
+    return cfg if st == "normal" else f"{cfg}:{st}"
+
+
+def row_order(strengths):
+    """Every row: the server alone, then each strength's rows."""
+    return ["alone"] + [with_strength(c, st) for st in strengths for c in PER_STRENGTH]
+
+
+ORDER = row_order(list(STRENGTHS))
 TITLES = {
     "alone": "server alone",
     "cfs": "plain CFS (equal weights)",
@@ -84,20 +123,29 @@ TITLES = {
     "ant-alone": "antagonist alone",
 }
 STATIC_MULT = 10
-HACKBENCH = ["-g", "4", "-l", "500"]
-MESSAGES_PER_RUN = 4 * 20 * 20 * 500     # groups × senders × receivers × loops (20 fds per group by default)
+HACKBENCH, MESSAGES_PER_RUN = STRENGTHS["normal"]
+
+
+def row_title(cfg):
+    return TITLES[row_base(cfg)] + STRENGTH_TITLES[row_strength(cfg)]
+
+
 SERVER = ["--workers=4", "--cost-us=200", "--gap-min-ms=1", "--gap-max-ms=5"]
 LATENCY_TARGET = "500us"
-# The warm-up covers bwgovd's climb: one rung per sample of the latency
-# group's wait (hold, weight, weight-high, slice, idle: about 5 s at Interval=1s).
-SIZES = {True: {"reps": 2, "warmup_s": 8.0, "duration_s": 10.0},       # --quick
-         False: {"reps": 5, "warmup_s": 10.0, "duration_s": 30.0}}
-ANT_WARMUP_S = 2.0              # the antagonist runs this long before the server starts
+# The server runs alone for warmup_s (bwgovd governing it already), then the
+# antagonist starts and the measured window with it: bwgovd's reaction is
+# measured, not skipped. EARLY_S: the first seconds apart.
+SIZES = {True: {"reps": 2, "warmup_s": 2.0, "duration_s": 10.0},       # --quick
+         False: {"reps": 5, "warmup_s": 2.0, "duration_s": 20.0}}
+EARLY_S = 2.0
 SAMPLE_S = 0.1
-# Targets (issue 15, part A).
-BE_P99_LIMIT = 1.5
-TP_P99_LIMIT = 3.0
-TP_CFS_FACTOR = 5.0
+# Targets (issue 35), for both antagonist strengths and both classes of the
+# antagonist: p99 over the whole window ≤ 3× alone and ≤ 0.1× plain CFS, over
+# the first EARLY_S ≤ 5× alone; the antagonist ≥ 80 % of its plain CFS
+# throughput beside a throughput-class unit.
+P99_LIMIT = 3.0
+CFS_FACTOR = 10.0
+EARLY_LIMIT = 5.0
 TP_THROUGHPUT_MIN = 0.8
 
 
@@ -217,9 +265,9 @@ class Antagonist(threading.Thread):
     """hackbench over and over in the antagonist cgroup; one record per run:
     start and end (monotonic s), hackbench's Time:, exit status."""
 
-    def __init__(self, cg, argv):
+    def __init__(self, cg, argv, messages=MESSAGES_PER_RUN):
         super().__init__(daemon=True)
-        self.cg, self.argv = cg, argv
+        self.cg, self.argv, self.messages = cg, argv, messages
         self.runs = []
         self.halt = threading.Event()
         self.error = None
@@ -257,7 +305,7 @@ class Antagonist(threading.Thread):
         if not inside:
             inside = [r for r in ok if min(r["end"], w1) - max(r["start"], w0) >= (r["end"] - r["start"]) / 2]
         t = sum(r["time_s"] for r in inside)
-        return (MESSAGES_PER_RUN * len(inside) / t if t > 0 else None), inside, whole
+        return (self.messages * len(inside) / t if t > 0 else None), inside, whole
 
     def wall_throughput(self, w0, w1):
         """Messages/s over the window by wall clock: each run's messages
@@ -268,7 +316,7 @@ class Antagonist(threading.Thread):
             d = r["end"] - r["start"]
             o = min(r["end"], w1) - max(r["start"], w0)
             if d > 0 and o > 0 and r["rc"] == 0:
-                n += MESSAGES_PER_RUN * o / d
+                n += self.messages * o / d
         return n / (w1 - w0) if w1 > w0 else None
 
 
@@ -303,7 +351,8 @@ class Bench:
         return p
 
     def run(self, config, rep):
-        server, ant_on, mult, ant_idle, ant_class = CONFIGS[config]
+        server, ant_on, mult, ant_idle, ant_class = CONFIGS[row_base(config)]
+        hb_args, hb_messages = STRENGTHS[row_strength(config)]
         self.seq += 1
         base = f"{cgmod.PREFIX}lat-{os.getpid()}-{self.seq}"
         rundir = os.path.join(self.workdir, f"{config}-{rep}")
@@ -361,43 +410,46 @@ class Bench:
                 if not rq_ok:
                     rec["rq_reason"] = (first or {}).get("reason") or "bwgovctl latency did not answer"
 
-            t0 = time.monotonic()
-            sampler = KnobSampler({"lat": lat, "ant": ant}, t0)
-            sampler.start()
-            if ant_on:
-                antag = Antagonist(ant, ["hackbench"] + HACKBENCH)
-                antag.start()
-                time.sleep(ANT_WARMUP_S)
-                if antag.error:
-                    raise RuntimeError(f"antagonist: {antag.error}")
             warm, dur = self.sizes["warmup_s"], self.sizes["duration_s"]
             res = None
             l0 = None
             if server:
                 argv = [self.bins["bwgov-wakeup"]] + SERVER + [f"--duration={dur:g}", f"--warmup={warm:g}",
-                                                              f"--seed={rep + 1}"]
-                with open(os.path.join(rundir, "server.err"), "w") as errf:
-                    sp = lat.spawn(argv, stdout=subprocess.PIPE, stderr=errf, text=True)
-                    w0 = time.monotonic() + warm
-                    time.sleep(max(0.0, w0 - time.monotonic()))
-                    u0 = {"lat": lat.stat(), "ant": ant.stat(), "parent": parent.stat()}
-                    h0, b0 = _host_psi_some(), _host_busy_s()
-                    if rq_ok:
-                        l0 = tm.latency(self.bins["bwgovctl"], socket_unit[0].socket, socket_unit[1])
-                    out, _ = sp.communicate(timeout=warm + dur + 60)
+                                                              f"--seed={rep + 1}", f"--early={min(EARLY_S, dur):g}"]
+                errf = open(os.path.join(rundir, "server.err"), "w")
+                sp = lat.spawn(argv, stdout=subprocess.PIPE, stderr=errf, text=True)
+                errf.close()
+            # The window opens when the antagonist starts (the server's own
+            # window: its warm-up is the time it runs alone first).
+            # A little after the server's window opens (its clock starts 5 ms
+            # after exec), so that the window holds the antagonist's start.
+            w0 = time.monotonic() + warm + 0.03
+            sampler = KnobSampler({"lat": lat, "ant": ant}, w0)
+            sampler.start()
+            time.sleep(max(0.0, w0 - time.monotonic()))
+            if ant_on:
+                antag = Antagonist(ant, ["hackbench"] + hb_args, hb_messages)
+                rec["antagonist_start"] = time.monotonic()
+                antag.start()
+            u0 = {"lat": lat.stat(), "ant": ant.stat(), "parent": parent.stat()}
+            h0, b0 = _host_psi_some(), _host_busy_s()
+            if rq_ok and server:
+                l0 = tm.latency(self.bins["bwgovctl"], socket_unit[0].socket, socket_unit[1])
+            if server:
+                out, _ = sp.communicate(timeout=warm + dur + 60)
                 if sp.returncode != 0:
                     raise RuntimeError(f"bwgov-wakeup exited with {sp.returncode}")
                 res = json.loads(next(x for x in reversed(out.strip().splitlines()) if x.startswith("{")))
                 # The server's own window (CLOCK_MONOTONIC, the clock of time.monotonic()).
                 w0 = res["measure_start_ns"] / 1e9
                 w1 = res["measure_end_ns"] / 1e9
+                if ant_on:
+                    rec["antagonist_offset_s"] = rec["antagonist_start"] - w0
             else:
-                w0 = time.monotonic() + warm
-                time.sleep(max(0.0, w0 - time.monotonic()))
-                u0 = {"lat": lat.stat(), "ant": ant.stat(), "parent": parent.stat()}
-                h0, b0 = _host_psi_some(), _host_busy_s()
                 time.sleep(dur)
                 w1 = time.monotonic()
+            if antag and antag.error:
+                raise RuntimeError(f"antagonist: {antag.error}")
             u1 = {"lat": lat.stat(), "ant": ant.stat(), "parent": parent.stat()}
             h1, b1 = _host_psi_some(), _host_busy_s()
             if l0 is not None:
@@ -513,6 +565,7 @@ MEASURES = {
     "p50_us": "result.wakeup_us.p50",
     "p90_us": "result.wakeup_us.p90",
     "p99_us": "result.wakeup_us.p99",
+    "p99_early_us": "result.wakeup_early_us.p99",
     "p999_us": "result.wakeup_us.p999",
     "max_us": "result.wakeup_us.max",
     "mean_us": "result.wakeup_us.mean",
@@ -554,33 +607,38 @@ def _ratio(a, b):
     return a / b if a is not None and b else None
 
 
-def evaluate(agg):
-    """The Done-when rows of issue 15 A from the medians, plus the same
-    figures for the hand-tuned rows (for comparison, no target)."""
+def evaluate(agg, strengths=None):
+    """The Done-when rows of issue 35 from the medians, per antagonist
+    strength, plus the same figures for the hand-tuned rows (for
+    comparison, no target)."""
     alone = _med(agg, "alone", "p99_us")
-    cfs = _med(agg, "cfs", "p99_us")
-    cfs_k = _med(agg, "cfs", "kmsg_per_s")
     rows = []
 
     def row(name, figure, limit, met, ref=False):
         rows.append({"target": name, "figure": figure, "limit": limit,
                      "met": None if met is None else bool(met), "reference": ref})
 
-    for cfg, ref in (("bwgovd-best-effort", False), ("static-idle", True)):
-        r = _ratio(_med(agg, cfg, "p99_us"), alone)
-        row(f"{TITLES[cfg]}: p99 ≤ {BE_P99_LIMIT:g}× alone", r, BE_P99_LIMIT, None if r is None else r <= BE_P99_LIMIT,
-            ref)
-    for cfg, ref in (("bwgovd-throughput", False), ("static", True)):
-        p = _med(agg, cfg, "p99_us")
-        r = _ratio(p, alone)
-        row(f"{TITLES[cfg]}: p99 ≤ {TP_P99_LIMIT:g}× alone", r, TP_P99_LIMIT, None if r is None else r <= TP_P99_LIMIT,
-            ref)
-        b = _ratio(cfs, p)
-        row(f"{TITLES[cfg]}: p99 ≥ {TP_CFS_FACTOR:g}× better than plain CFS (CFS p99 ÷ this p99)", b, TP_CFS_FACTOR,
-            None if b is None else b >= TP_CFS_FACTOR, ref)
-        k = _ratio(_med(agg, cfg, "kmsg_per_s"), cfs_k)
-        row(f"{TITLES[cfg]}: antagonist throughput ≥ {TP_THROUGHPUT_MIN * 100:g} % of plain CFS", k,
-            TP_THROUGHPUT_MIN, None if k is None else k >= TP_THROUGHPUT_MIN, ref)
+    for st in strengths or [x for x in STRENGTHS if with_strength("cfs", x) in agg]:
+        cfs = _med(agg, with_strength("cfs", st), "p99_us")
+        cfs_k = _med(agg, with_strength("cfs", st), "kmsg_per_s")
+        for c, ref in (("bwgovd-best-effort", False), ("bwgovd-throughput", False), ("static-idle", True),
+                       ("static", True)):
+            cfg = with_strength(c, st)
+            if cfg not in agg:
+                continue
+            p = _med(agg, cfg, "p99_us")
+            r = _ratio(p, alone)
+            row(f"{row_title(cfg)}: p99 ≤ {P99_LIMIT:g}× alone", r, P99_LIMIT, None if r is None else r <= P99_LIMIT, ref)
+            b = _ratio(p, cfs)
+            row(f"{row_title(cfg)}: p99 ≤ {1 / CFS_FACTOR:g}× plain CFS (this p99 ÷ CFS p99)", b, 1 / CFS_FACTOR,
+                None if b is None else b <= 1 / CFS_FACTOR, ref)
+            e = _ratio(_med(agg, cfg, "p99_early_us"), alone)
+            row(f"{row_title(cfg)}: p99 over the first {EARLY_S:g} s ≤ {EARLY_LIMIT:g}× alone", e, EARLY_LIMIT,
+                None if e is None else e <= EARLY_LIMIT, ref)
+            if row_base(cfg) in ("bwgovd-throughput", "static"):
+                k = _ratio(_med(agg, cfg, "kmsg_per_s"), cfs_k)
+                row(f"{row_title(cfg)}: antagonist throughput ≥ {TP_THROUGHPUT_MIN * 100:g} % of plain CFS", k,
+                    TP_THROUGHPUT_MIN, None if k is None else k >= TP_THROUGHPUT_MIN, ref)
     return rows
 
 
@@ -648,8 +706,8 @@ def markdown(res):
     agg = res.get("aggregates") or aggregate(res["runs"], m["configs"])
     targets = res.get("targets") or evaluate(agg)
     alone = _med(agg, "alone", "p99_us")
-    cfs_k = _med(agg, "cfs", "kmsg_per_s")
     hdr = ["configuration", "wake-up p50 µs", "p99 µs", "p99.9 µs", "max µs", "p99 ÷ alone",
+           f"first {EARLY_S:g} s p99 µs", "÷ alone",
            "run-queue wait p99 µs (bwgovd)", "antagonist kmsg/s", "÷ plain CFS", "other load (CPUs)",
            "what changed (bwgovd / harness)"]
     lines = ["| " + " | ".join(hdr) + " |", "|" + "---|" * len(hdr)]
@@ -658,20 +716,24 @@ def markdown(res):
         if not a:
             continue
         if not a["runs"]:
-            lines.append(f"| {TITLES[cfg]} | " + " | ".join(["failed"] + ["–"] * (len(hdr) - 2)) + " |")
+            lines.append(f"| {row_title(cfg)} | " + " | ".join(["failed"] + ["–"] * (len(hdr) - 2)) + " |")
             continue
-        server = CONFIGS[cfg][0]
+        server, ant_on = CONFIGS[row_base(cfg)][:2]
+        cfs_k = _med(agg, with_strength("cfs", row_strength(cfg)), "kmsg_per_s")
+        early = ant_on and server and a.get("p99_early_us")
         lines.append("| " + " | ".join([
-            TITLES[cfg],
+            row_title(cfg),
             _cell(a["p50_us"], 1) if server else "–", _cell(a["p99_us"]) if server else "–",
             _cell(a["p999_us"]) if server else "–", _cell(a["max_us"]) if server else "–",
             _fmt(_ratio(_med(agg, cfg, "p99_us"), alone), 2) if server else "–",
+            _cell(a["p99_early_us"]) if early else "–",
+            _fmt(_ratio(_med(agg, cfg, "p99_early_us"), alone), 2) if early else "–",
             _cell(a["rq_p99_us"], 0) if server else "–",
-            _cell(a["kmsg_per_s"]) if CONFIGS[cfg][1] else "–",
+            _cell(a["kmsg_per_s"]) if ant_on else "–",
             (f"{_ratio(_med(agg, cfg, 'kmsg_per_s'), cfs_k) * 100:.0f} %"
-             if CONFIGS[cfg][1] and _ratio(_med(agg, cfg, "kmsg_per_s"), cfs_k) is not None else "–"),
+             if ant_on and _ratio(_med(agg, cfg, "kmsg_per_s"), cfs_k) is not None else "–"),
             _cell(a.get("other_cpus"), 2), actions(res["runs"], cfg)]) + " |")
-    tl = ["| target (issue 15 A) | figure | met |", "|---|---|---|"]
+    tl = ["| target (issue 35) | figure | met |", "|---|---|---|"]
     for t in targets:
         fig = _fmt(t["figure"], 2) if t["figure"] is not None else "–"
         met = "–" if t["met"] is None else ("met" if t["met"] else "**not met**")
@@ -681,24 +743,29 @@ def markdown(res):
     per_rep = []
     for cfg in m["configs"]:
         a = agg.get(cfg) or {}
-        if CONFIGS[cfg][0] and a.get("p99_per_rep"):
-            per_rep.append(f"{TITLES[cfg]} " + " · ".join(_fmt(a["p99_per_rep"][k]) for k in sorted(a["p99_per_rep"])))
+        if CONFIGS[row_base(cfg)][0] and a.get("p99_per_rep"):
+            per_rep.append(f"{row_title(cfg)} " + " · ".join(_fmt(a["p99_per_rep"][k]) for k in sorted(a["p99_per_rep"])))
     kper = []
     for cfg in m["configs"]:
         a = agg.get(cfg) or {}
-        if CONFIGS[cfg][1] and a.get("kmsg_per_rep"):
-            kper.append(f"{TITLES[cfg]} " + " · ".join(_fmt(a["kmsg_per_rep"][k]) for k in sorted(a["kmsg_per_rep"])))
+        if CONFIGS[row_base(cfg)][1] and a.get("kmsg_per_rep"):
+            kper.append(f"{row_title(cfg)} " + " · ".join(_fmt(a["kmsg_per_rep"][k]) for k in sorted(a["kmsg_per_rep"])))
     loads = [r.get("loadavg_start") for r in res["runs"] if r.get("loadavg_start") is not None]
     other = [r.get("other_cpus") for r in res["runs"] if r.get("other_cpus") is not None]
     hpsi = [r.get("host_psi_some_ms_per_s") for r in res["runs"] if r.get("host_psi_some_ms_per_s") is not None]
     notes = [
         f"{m.get('date')} · kernel {m.get('kernel')} · {m.get('cpus')} CPUs · layout {m.get('layout')} · "
-        f"{m.get('reps')} repetitions · {m.get('warmup_s'):g} s warm-up + {m.get('duration_s'):g} s measured per run · "
+        f"{m.get('reps')} repetitions · {m.get('warmup_s'):g} s alone, then {m.get('duration_s'):g} s measured from the "
+        "antagonist's start per run · "
         f"{m.get('elapsed_min')} min.",
         "Server: `bwgov-wakeup " + " ".join(SERVER) + "` in the latency group (each worker's wake-up latency: "
         "from the time its request fell due to the time it ran, CLOCK_MONOTONIC deadlines, 1 ns timer slack). "
-        f"Antagonist: `hackbench {' '.join(HACKBENCH)}` over and over in a sibling group, started "
-        f"{ANT_WARMUP_S:g} s before the server; kmsg/s = {MESSAGES_PER_RUN:,} messages per run ÷ hackbench's own "
+        "Antagonist: hackbench over and over in a sibling group, "
+        + " and ".join(f"{st} `hackbench {' '.join(STRENGTHS[st][0])}` ({STRENGTHS[st][1]:,} messages per run)"
+                       for st in STRENGTHS)
+        + ", started when the server's measured window opens (the server ran alone for the warm-up before: "
+        "bwgovd's reaction is inside the window, and the first "
+        f"{EARLY_S:g} s are also reported apart); kmsg/s = messages per run ÷ hackbench's own "
         "Time:, over the runs wholly inside the server's measured window. Cells are median [min–max] over the "
         "repetitions; p99 ÷ alone and ÷ plain CFS are ratios of medians. Every configuration of a repetition "
         "runs back to back, in an order rotated per repetition.",
@@ -717,8 +784,7 @@ def markdown(res):
         "(`bwgovctl latency`; the governing daemon in the bwgovd rows, one in Mode=observe over the latency group "
         "in the others): the upper end of a power-of-two bucket, the figure LatencyTarget= is compared with. "
         "“What changed”: the groups' weight (cpu.shares or cpu.weight) and cpu.idle sampled every 100 ms (time "
-        "from the antagonist's start; the measured window runs from about "
-        f"+{ANT_WARMUP_S + m.get('warmup_s'):g} s to +{ANT_WARMUP_S + m.get('warmup_s') + m.get('duration_s'):g} s), "
+        f"from the antagonist's start, which is the measured window's start), "
         "the rungs bwgovd's latency ladder climbed (and came down) in order, from its log, and the workers' EEVDF "
         "slices (se.slice) 50 ms before the end of the window. Other load: CPUs busy on the host outside the "
         "run's two groups over the window (/proc/stat less the parent group's usage): other work on the shared "
@@ -753,7 +819,7 @@ def markdown(res):
 # ---- the benchmark -------------------------------------------------------------
 
 def run(bins, layout, quick, log=log, workdir=None, shares=10240, reps=None, configs=None,
-        latency_target=LATENCY_TARGET, cpu_guarantee=None, duration_s=None, warmup_s=None):
+        latency_target=LATENCY_TARGET, cpu_guarantee=None, duration_s=None, warmup_s=None, strengths=None):
     """The whole benchmark; returns its result (a dict). Raises Skip when it
     cannot run here."""
     why = preflight(layout)
@@ -769,7 +835,7 @@ def run(bins, layout, quick, log=log, workdir=None, shares=10240, reps=None, con
         sizes["duration_s"] = duration_s
     if warmup_s is not None:
         sizes["warmup_s"] = warmup_s
-    configs = [c for c in ORDER if c in (configs or ORDER)]
+    configs = [c for c in row_order(strengths or list(STRENGTHS)) if c in (configs or ORDER)]
     own_tmp = workdir is None
     workdir = workdir or tempfile.mkdtemp(prefix="bwgov-latency-")
     os.makedirs(workdir, exist_ok=True)
@@ -778,11 +844,12 @@ def run(bins, layout, quick, log=log, workdir=None, shares=10240, reps=None, con
                     "cpus": os.cpu_count(), "layout": layout.kind, "quick": bool(quick), "shares": shares,
                     "reps": sizes["reps"], "warmup_s": sizes["warmup_s"], "duration_s": sizes["duration_s"],
                     "configs": configs, "latency_target": latency_target, "cpu_guarantee": cpu_guarantee,
-                    "server": ["bwgov-wakeup"] + SERVER, "antagonist": ["hackbench"] + HACKBENCH,
+                    "server": ["bwgov-wakeup"] + SERVER,
+                    "antagonists": {st: ["hackbench"] + STRENGTHS[st][0] for st in STRENGTHS},
                     "loadavg_start": _loadavg()},
            "runs": []}
     bench = Bench(bins, layout, workdir, sizes, shares, latency_target, cpu_guarantee, log)
-    per_run = sizes["warmup_s"] + sizes["duration_s"] + ANT_WARMUP_S + 1.5
+    per_run = sizes["warmup_s"] + sizes["duration_s"] + 2.5
     total = sizes["reps"] * len(configs)
     log(f"{total} runs ({len(configs)} configurations × {sizes['reps']} repetitions), about "
         f"{total * per_run / 60:.1f} min")
@@ -801,6 +868,8 @@ def run(bins, layout, quick, log=log, workdir=None, shares=10240, reps=None, con
                     log(f"[{k}/{total}] {cfg} rep {rep + 1}: "
                         + (f"p50 {p['p50']:.0f} p99 {p['p99']:.0f} p99.9 {p['p999']:.0f} max {p['max']:.0f} µs"
                            if p else "no server")
+                        + (f", first {EARLY_S:g} s p99 {_get(r, 'result.wakeup_early_us.p99'):.0f} µs"
+                           if _get(r, "result.wakeup_early_us.p99") is not None else "")
                         + (f", antagonist {kk / 1000:.0f} kmsg/s" if kk else "")
                         + (f", rq p99 {_get(r, 'rq.p99_usec')} µs" if _get(r, "rq.p99_usec") is not None else "")
                         + f" ({time.time() - t:.1f} s)")
@@ -832,7 +901,7 @@ def write_outputs(out, res):
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "latency.json"), "w") as f:
         json.dump(res, f, indent=1)
-    md = "# Latency protection (issue 15 A)\n\n" + markdown(res) + "\n"
+    md = "# Latency protection (issues 15 A, 35)\n\n" + markdown(res) + "\n"
     with open(os.path.join(out, "latency.md"), "w") as f:
         f.write(md)
     return md
@@ -840,11 +909,15 @@ def write_outputs(out, res):
 
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--quick", action="store_true", help="2 repetitions of 8 + 10 s (about 5 minutes)")
+    ap.add_argument("--quick", action="store_true", help="2 repetitions of 2 + 10 s (about 7 minutes)")
     ap.add_argument("--reps", type=int, default=None, help="repetitions (default 2 with --quick, else 5)")
-    ap.add_argument("--duration", type=float, default=None, help="measured seconds per run (default 10 / 30)")
-    ap.add_argument("--warmup", type=float, default=None, help="server warm-up seconds per run (default 8 / 10)")
+    ap.add_argument("--duration", type=float, default=None,
+                    help="measured seconds per run, from the antagonist's start (default 10 / 20)")
+    ap.add_argument("--warmup", type=float, default=None,
+                    help="seconds the server runs alone before the antagonist starts (default 2)")
     ap.add_argument("--configs", default="", help="comma-separated rows (default all: " + ",".join(ORDER) + ")")
+    ap.add_argument("--strengths", default=",".join(STRENGTHS),
+                    help="antagonist strengths, comma-separated (default: " + ",".join(STRENGTHS) + ")")
     ap.add_argument("--latency-target", default=LATENCY_TARGET, help=f"LatencyTarget= (default {LATENCY_TARGET})")
     ap.add_argument("--cpu-guarantee", default=None, help="CPUGuarantee= of the latency group (default unset)")
     ap.add_argument("--shares", type=int, default=10240,
@@ -878,12 +951,16 @@ def main(argv):
     raw = os.path.join(out, "raw")
     configs = [x for x in a.configs.split(",") if x] or None
     for c in configs or []:
-        if c not in CONFIGS:
+        if c not in ORDER:
             raise SystemExit(f"unknown configuration {c} (known: {', '.join(ORDER)})")
+    strengths = [x for x in a.strengths.split(",") if x]
+    for x in strengths:
+        if x not in STRENGTHS:
+            raise SystemExit(f"unknown antagonist strength {x} (known: {', '.join(STRENGTHS)})")
     try:
         res = run(bins, layout, a.quick, workdir=raw, shares=a.shares, reps=a.reps, configs=configs,
                   latency_target=a.latency_target, cpu_guarantee=a.cpu_guarantee, duration_s=a.duration,
-                  warmup_s=a.warmup)
+                  warmup_s=a.warmup, strengths=strengths)
     except Skip as e:
         print(f"SKIP: {e}")
         return 77

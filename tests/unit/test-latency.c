@@ -111,6 +111,97 @@ static void test_backoff(void **state) {
         }
 }
 
+static int pressure(struct bw_lat_state *s, uint64_t t_ms, uint64_t demand, uint64_t own,
+                    const struct bw_lat_caps *c) {
+        const struct bw_lat_pressure p = { .now_usec = MS(t_ms), .demand_mcpu = demand, .own_mcpu = own, .ncpus = 2 };
+
+        return bw_lat_pressure_step(s, &p, c);
+}
+
+/* Neighbours that fill the host: the top rung there is, from the first
+ * sample, with no wait missed. */
+static void test_floor_at_once(void **state) {
+        const struct bw_lat_caps no_be = { .others = true, .slice = true };
+        const struct bw_lat_caps bare = { 0 };
+        struct bw_lat_state s = { 0 };
+
+        assert_int_equal(pressure(&s, 50, 1000, 250, &all), 0);        /* 1.25 of 2 CPUs: not full */
+        assert_int_equal(bw_lat_level_now(&s, &all), BW_LAT_NONE);
+        assert_int_equal(pressure(&s, 100, 1600, 250, &all), 1);       /* 1.85 of 2: 92 % */
+        assert_int_equal(bw_lat_level_now(&s, &all), BW_LAT_IDLE);
+        assert_int_equal(s.level, BW_LAT_NONE);                         /* the ladder did not move */
+        assert_int_equal(s.cause_mcpu, 1600);
+
+        s = (struct bw_lat_state) { 0 };
+        assert_int_equal(pressure(&s, 50, 40000, 100, &no_be), 1);
+        assert_int_equal(bw_lat_level_now(&s, &no_be), BW_LAT_SLICE);
+        s = (struct bw_lat_state) { 0 };
+        assert_int_equal(pressure(&s, 50, 40000, 100, &bare), 1);
+        assert_int_equal(bw_lat_level_now(&s, &bare), BW_LAT_WEIGHT_HIGH);
+        /* The unit's own load alone is not a neighbour. */
+        s = (struct bw_lat_state) { 0 };
+        assert_int_equal(pressure(&s, 50, 50, 2000, &all), 0);
+        assert_int_equal(bw_lat_level_now(&s, &all), BW_LAT_NONE);
+}
+
+/* A steady antagonist with dips (hackbench between two runs): no change,
+ * however long it runs and however well the unit does meanwhile; gone for
+ * BW_LAT_CALM_USEC: everything released at once. */
+static void test_release_when_gone(void **state) {
+        struct bw_lat_state s = { 0 };
+        uint64_t t = 50;
+        int changes = 0;
+
+        assert_int_equal(pressure(&s, t, 30000, 250, &all), 1);
+        for (unsigned i = 0; i < 2400; i++) {             /* two minutes of 50 ms samples */
+                t += 50;
+                /* Every second a 200 ms dip to nothing. */
+                changes += pressure(&s, t, i % 20 < 4 ? 0 : 30000 + i % 7 * 1000, 250, &all) != 0;
+                if (i % 20 == 19)
+                        changes += sample(&s, t / 1000, 10, &all) != 0;  /* met with margin */
+        }
+        assert_int_equal(changes, 0);
+        assert_int_equal(bw_lat_level_now(&s, &all), BW_LAT_IDLE);
+        /* A tenth of the demand, but the host still 72 % busy: not gone. */
+        for (unsigned i = 0; i < 200; i++)
+                assert_int_equal(pressure(&s, t += 50, 1200, 250, &all), 0);
+        /* Gone: released after BW_LAT_CALM_USEC, not before. */
+        for (unsigned i = 0; MS(i * 50) < BW_LAT_CALM_USEC; i++)
+                assert_int_equal(pressure(&s, t += 50, 100, 250, &all), 0);
+        assert_int_equal(pressure(&s, t += 50, 100, 250, &all), -1);
+        assert_int_equal(bw_lat_level_now(&s, &all), BW_LAT_NONE);
+        assert_int_equal(s.cause_mcpu, 0);
+}
+
+/* A rung the ladder climbed while a neighbour ran stays while it runs (met
+ * samples are met because of it) and goes with it; a rung climbed on the
+ * unit's own load comes down on met samples as before. */
+static void test_ladder_cause(void **state) {
+        struct bw_lat_state s = { 0 };
+        uint64_t t = 1;
+
+        (void) pressure(&s, MS(1), 800, 250, &all);     /* 1.05 of 2 CPUs: no floor */
+        assert_int_equal(sample(&s, t++, MS(3), &all), 1);
+        assert_int_equal(sample(&s, t++, MS(3), &all), 1);
+        assert_int_equal(s.level, BW_LAT_WEIGHT);
+        assert_int_equal(s.cause_mcpu, 800);
+        for (unsigned i = 0; i < 4 * BW_LAT_HOLD_MAX; i++) {
+                assert_int_equal(pressure(&s, t * 1000, 700, 250, &all), 0);
+                assert_int_equal(sample(&s, t++, 10, &all), 0);
+        }
+        for (unsigned i = 0; i <= BW_LAT_CALM_USEC / USEC_PER_SEC; i++)
+                (void) pressure(&s, t++ * 1000, 0, 250, &all);
+        assert_int_equal(bw_lat_level_now(&s, &all), BW_LAT_NONE);
+
+        s = (struct bw_lat_state) { 0 };
+        (void) pressure(&s, MS(1), 20, 900, &all);
+        assert_int_equal(sample(&s, t++, MS(3), &all), 1);
+        assert_int_equal(s.cause_mcpu, 0);
+        for (unsigned i = 0; i < BW_LAT_HOLD_MIN; i++)
+                (void) sample(&s, t++, 10, &all);
+        assert_int_equal(s.level, BW_LAT_NONE);
+}
+
 static void test_guarantee_weight(void **state) {
         /* Half a CPU of a 2-CPU host against siblings of weight 100:
          * w / (w + 100) = 0.25 -> w = 34 (rounded up), never below own. */
@@ -167,6 +258,9 @@ int main(void) {
                 cmocka_unit_test(test_skip),
                 cmocka_unit_test(test_descend_with_margin),
                 cmocka_unit_test(test_backoff),
+                cmocka_unit_test(test_floor_at_once),
+                cmocka_unit_test(test_release_when_gone),
+                cmocka_unit_test(test_ladder_cause),
                 cmocka_unit_test(test_guarantee_weight),
                 cmocka_unit_test(test_scale),
         };

@@ -142,6 +142,7 @@ static void snapshot_small(struct fake *f, struct governor_unit units[static 3])
                 .has_p99 = true,
                 .p99_usec = 1500,
                 .missed = 7,
+                .changes = 3,
                 .hold = true,
                 .levers = { [0] = "400" },
                 .slice_usec = 300,
@@ -241,10 +242,10 @@ static void test_render_small(void **state) {
 /* ---- many units ------------------------------------------------------------- */
 
 /* Lines without units: 15 host values of three lines each, the HELP and
- * TYPE of the 36 unit families and of the 4 run-queue ones. */
-#define LINES_NO_UNITS (15 * 3 + 36 * 2 + 4 * 2)
-/* Of the 36 unit families, a steady throughput unit is in all but the
- * three Class=latency ones. */
+ * TYPE of the 37 unit families and of the 4 run-queue ones. */
+#define LINES_NO_UNITS (15 * 3 + 37 * 2 + 4 * 2)
+/* Of the 37 unit families, a steady throughput unit is in all but the
+ * four Class=latency ones. */
 #define LINES_PER_STEADY_UNIT 33
 
 struct many {
@@ -395,9 +396,9 @@ static void test_write_in_steps(void **state) {
         }
         assert_int_equal(r, 1);
         /* 3 pieces of 128, then the 1116 after the last name taken in 9
-         * (nothing taken again), the labels, 38 parts. */
+         * (nothing taken again), the labels, 39 parts. */
         assert_int_equal(m.f.snapshot_calls, 3 + 9);
-        assert_int_equal(steps + 1, 3 + 9 + 1 + 38);
+        assert_int_equal(steps + 1, 3 + 9 + 1 + 39);
         j = metrics_job_free(j);
         assert_int_equal(bw_read_full_at(AT_FDCWD, path, 0, FILE_MAX_BYTES, &got, &got_len), 0);
         assert_text_equal(got, got_len, b.data, b.len);
