@@ -202,6 +202,10 @@ uint64_t host_interval(const Manager *m);
  * host_interval(). */
 void manager_sample_host(Manager *m);
 void manager_plan_shedding(Manager *m, uint64_t now);
+/* The latency guard's pass from the host timer at usec, when it is idle
+ * and something changed, starting its own fast timer once it has work
+ * (manager-latency.c). */
+void manager_latency_pass(Manager *m, uint64_t usec);
 /* SIGTERM: restore every unit's baseline from the loop, TICKER_BATCH
  * units per iteration, then exit the loop. Returns 0 or a negative errno
  * (then nothing was started). */

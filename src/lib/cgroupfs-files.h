@@ -19,3 +19,10 @@
 #define CPU_STAT_LOCAL "cpu.stat.local"
 #define CPU_PRESSURE   "cpu.pressure"
 #define CPUACCT_USAGE  "cpuacct.usage"
+
+/* A fixture tree standing in for cgroupfs (--cgroup-root, tests) is made of
+ * regular files: trim what a longer old value left behind NAME's new LEN
+ * bytes in dirfd, so it reads back like the kernel's file would. Nothing on
+ * cgroupfs, where each write() is a whole new value. Returns 0 or a
+ * negative errno (cgroupfs-mount.c). */
+int bw_cg_fixture_trim(int dirfd, const char *name, size_t len);

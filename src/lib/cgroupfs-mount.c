@@ -7,6 +7,8 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
 #include <unistd.h>
 
 #include <libcgroup.h>
@@ -15,6 +17,7 @@
 #include "bwgov/child.h"
 #include "bwgov/fileio.h"
 #include "bwgov/macro.h"
+#include "cgroupfs-files.h"
 
 /* cgroup.controllers lists a few dozen short names; one page is plenty. */
 #define CONTROLLERS_READ_MAX 4096
@@ -496,5 +499,20 @@ int bw_cg_root_open_dir(const char *dir, struct bw_cg_root **ret) {
         root->cpuset_fd = fd < 0 ? -1 : fd;
 
         *ret = TAKE_PTR(root);
+        return 0;
+}
+
+int bw_cg_fixture_trim(int dirfd, const char *name, size_t len) {
+        _cleanup_close_ int fd = -EBADF;
+        struct statfs sfs;
+
+        if (fstatfs(dirfd, &sfs) < 0 || sfs.f_type == CGROUP_SUPER_MAGIC || sfs.f_type == CGROUP2_SUPER_MAGIC)
+                return 0;
+
+        fd = openat(dirfd, name, O_WRONLY|O_CLOEXEC|O_NOFOLLOW|O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+        if (ftruncate(fd, (off_t) len) < 0)
+                return -errno;
         return 0;
 }

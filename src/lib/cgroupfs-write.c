@@ -8,8 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
-#include <linux/magic.h>
 #include <unistd.h>
 
 #include <libcgroup.h>
@@ -19,25 +17,6 @@
 #include "bwgov/macro.h"
 
 #include "cgroupfs-files.h"
-
-/* A fixture tree standing in for cgroupfs (--cgroup-root, tests) is made of
- * regular files: trim what a longer old value left behind NAME's new LEN
- * bytes, so it reads back like the kernel's file would. Never on cgroupfs,
- * where each write() is a whole new value. */
-static int fixture_trim(int dirfd, const char *name, size_t len) {
-        _cleanup_close_ int fd = -EBADF;
-        struct statfs sfs;
-
-        if (fstatfs(dirfd, &sfs) < 0 || sfs.f_type == CGROUP_SUPER_MAGIC || sfs.f_type == CGROUP2_SUPER_MAGIC)
-                return 0;
-
-        fd = openat(dirfd, name, O_WRONLY|O_CLOEXEC|O_NOFOLLOW|O_NOCTTY);
-        if (fd < 0)
-                return -errno;
-        if (ftruncate(fd, (off_t) len) < 0)
-                return -errno;
-        return 0;
-}
 
 /* One write of one formatted value of LEN bytes to NAME in the cgroup's
  * bandwidth directory, counted in stats.writes (a negative LEN is the
@@ -54,7 +33,7 @@ static int cg_write(struct bw_cg *cg, const char *name, const char *buf, int len
         r = bw_write_at(dfd, name, O_NOFOLLOW, buf, (size_t) len);
         if (r < 0)
                 return r;
-        r = fixture_trim(dfd, name, (size_t) len);
+        r = bw_cg_fixture_trim(dfd, name, (size_t) len);
         if (r < 0)
                 return r;
 

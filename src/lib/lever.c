@@ -18,6 +18,7 @@
 #include "bwgov/lever.h"
 #include "bwgov/macro.h"
 #include "bwgov/parse-util.h"
+#include "cgroupfs-files.h"
 #include "string-util.h"
 
 static const char *const lever_table[_BW_LEVER_MAX] = {
@@ -225,14 +226,17 @@ int bw_lever_read(const struct bw_cg_root *root, struct bw_cg *cg, enum bw_lever
 int bw_lever_write(const struct bw_cg_root *root, struct bw_cg *cg, enum bw_lever l, const char *native) {
         _cleanup_close_ int owned = -1;
         const char *file;
-        int dfd;
+        int dfd, r;
 
         if (!cg || !native || (unsigned) l >= _BW_LEVER_MAX)
                 return -EINVAL;
         dfd = lever_dir(root, cg, l, &file, &owned);
         if (dfd < 0)
                 return dfd;
-        return bw_write_at(dfd, file, O_NOFOLLOW, native, strlen(native));
+        r = bw_write_at(dfd, file, O_NOFOLLOW, native, strlen(native));
+        if (r < 0)
+                return r;
+        return bw_cg_fixture_trim(dfd, file, strlen(native));
 }
 
 static size_t trimmed_len(const char *s, const char **ret_start) {
