@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2154 # the variables are the sourcing script's
 #
 # `boot-check --stress SECONDS`, sourced by boot-check (it uses boot-check's
 # variables and functions: tree boot patchdir branch jobs keep stress here

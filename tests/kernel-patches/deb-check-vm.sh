@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2154 # the variables are the sourcing script's
 #
 # Steps 2 and 3 of deb-check, sourced by it (it uses deb-check's variables:
 # src patchdir suite branch keep image release cache, and die/log): install
