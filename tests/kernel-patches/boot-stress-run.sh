@@ -13,6 +13,11 @@
 #     and lockdep still is at the end (it switches itself off after its first
 #     report), no write failed other than with EINVAL, and the console holds
 #     no WARN, BUG, KASAN, lockdep, RCU-stall or hung-task report at all.
+#     Mainline's "cfs_period_timer[cpuN]: period too short, scaling up" is
+#     counted and shown, not failed: it is the period timer's own remedy
+#     (pr_warn_ratelimited, no stack) when its callback overran, which a KASAN
+#     guest under TCG on a busy host does; were the printk under cfs_b->lock
+#     to upset lockdep, that report fails the run like any other.
 #
 # The summary it prints is what the series README quotes.
 
@@ -70,7 +75,8 @@ report = re.compile(r"WARNING:|BUG:|BUG at|Oops|KASAN|UBSAN:|general protection 
                     r"circular locking|possible recursive locking|inconsistent lock state|"
                     r"irq lock inversion|possible deadlock|sleeping function called|"
                     r"detected stall|blocked for more than|list_add corruption|list_del corruption|"
-                    r"ODEBUG:|stack-protector|period too short")
+                    r"ODEBUG:|stack-protector")
+notice = re.compile(r"period too short, scaling up")
 # The boot banners that say KASAN and lockdep are on, not reports.
 banner = re.compile(r"KernelAddressSanitizer initialized|kasan: |Lock dependency validator")
 bad = []
@@ -91,6 +97,7 @@ for i, l in hits[:1]:
     print("\n".join(lines[max(0, i - 2):i + 60]))
 if hits:
     fail("%d report line(s) on the console, the first: %s" % (len(hits), hits[0][1].strip()))
+notices = [l.strip() for l in lines if notice.search(l)]
 summary = next((l for l in lines if l.startswith("STRESS summary")), None)
 if "STRESS done" not in text or summary is None:
     fail("the stress run did not end (no \"STRESS done\")")
@@ -107,6 +114,9 @@ for l in lines:
     if l.startswith(("STRESS begin", "STRESS summary", "STRESS lockdep", "STRESS write-error", "STRESS error")):
         print(l)
 print("reports on the console: %d" % len(hits))
+if notices:
+    print("period-timer notices (\"period too short, scaling up\"; not reports): %d, the first: %s"
+          % (len(notices), notices[0]))
 for m in bad:
     print("FAIL: " + m)
 print("boot-check --stress: %s (%s)" % ("FAILED" if bad else "OK", branch))
