@@ -23,7 +23,14 @@
  *   (bwgovctl check-kernel, table and JSON, behaviour probes on)
  *   boundary   NCPU busy threads, quota = NCPU CPUs at a 10 ms period, 3 s: any
  *              throttling is accounting noise (accounting-slack: close to none);
- *              last, after a "PROBE boundary begins" line
+ *              after a "PROBE boundary begins" line
+ *   test_cpu   when boot-check put /test_cpu (the kernel's cgroup CPU selftest,
+ *              with the series' cases) into the initramfs: run whole N times
+ *              ("bwgov.kselftest=N" on the command line, default 1), its TAP
+ *              output between "KSELFTEST BEGIN" and "KSELFTEST END" lines; last
+ *
+ * With "bwgov.stress=SECONDS" on the command line it runs none of these but
+ * boot-stress.c's stress run (boot-check --stress).
  *
  * Built static by tests/kernel-patches/boot-check; not part of the meson build.
  */
@@ -44,11 +51,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CG "/sys/fs/cgroup"
+#include "boot-probe.h"
 
 static atomic_bool stop_flag;
 
-static void say(const char *fmt, ...) {
+void say(const char *fmt, ...) {
         va_list ap;
 
         va_start(ap, fmt);
@@ -57,7 +64,7 @@ static void say(const char *fmt, ...) {
         fflush(stdout);
 }
 
-static int write_file(const char *path, const char *value) {
+int write_file(const char *path, const char *value) {
         int fd, r = 0;
         size_t n = strlen(value);
 
@@ -71,7 +78,7 @@ static int write_file(const char *path, const char *value) {
 }
 
 /* Value of "key N" in a flat-keyed file such as cpu.stat; -1 when absent. */
-static long long read_key(const char *path, const char *key) {
+long long read_key(const char *path, const char *key) {
         char line[256];
         long long v = -1;
         size_t klen = strlen(key);
@@ -89,7 +96,7 @@ static long long read_key(const char *path, const char *key) {
         return v;
 }
 
-static double now_sec(void) {
+double now_sec(void) {
         struct timespec ts;
 
         clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -292,7 +299,48 @@ static void check_kernel(void) {
         }
 }
 
+/* When boot-check put the kernel's own cgroup CPU selftest (test_cpu, built
+ * from the patched tree: the series adds cases to it) into the initramfs, run
+ * it whole @runs times; its TAP output goes to the console between markers. */
+static void run_kselftest(unsigned runs) {
+        char *const argv[] = { "/test_cpu", NULL };
+
+        if (access("/test_cpu", X_OK) < 0)
+                return;
+        for (unsigned run = 1; run <= runs; run++) {
+                int status = 0;
+                pid_t pid;
+
+                say("KSELFTEST BEGIN test_cpu run=%u\n", run);
+                pid = fork();
+                if (pid == 0) {
+                        execv(argv[0], argv);
+                        _exit(127);
+                }
+                if (pid > 0)
+                        waitpid(pid, &status, 0);
+                say("KSELFTEST END exit=%d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+        }
+}
+
+/* N from "bwgov.KEY=N" on the kernel command line; @def when absent. */
+static unsigned cmdline_number(const char *key, unsigned def) {
+        char line[1024] = "", want[64];
+        const char *p;
+        FILE *f = fopen("/proc/cmdline", "re");
+
+        if (!f)
+                return def;
+        if (!fgets(line, sizeof(line), f))
+                line[0] = '\0';
+        fclose(f);
+        snprintf(want, sizeof(want), "bwgov.%s=", key);
+        p = strstr(line, want);
+        return p ? (unsigned) strtoul(p + strlen(want), NULL, 10) : def;
+}
+
 int main(void) {
+        unsigned stress;
         long ncpu;
         char max[64];
 
@@ -311,6 +359,13 @@ int main(void) {
         ncpu = sysconf(_SC_NPROCESSORS_ONLN);
         say("RESULT setup ncpu=%ld\n", ncpu);
 
+        stress = cmdline_number("stress", 0);
+        if (stress > 0) {
+                if (stress_run(stress) == 0)
+                        say("RESULT done\n");
+                goto out;
+        }
+
         run_test("enforce", "50000 100000", 1, false, 2.0, 0, 0);
         run_test("rewrite", "10000 100000", 1, false, 3.0, 2, 0);
         run_test("bursty", "50000 100000", 4, true, 2.0, 0, 0);
@@ -324,6 +379,8 @@ int main(void) {
         say("PROBE boundary begins\n");
         snprintf(max, sizeof(max), "%ld 10000", ncpu * 10000);
         run_test("boundary", max, (int) ncpu, false, 3.0, 0, 0);
+        /* After the cut too: test_cpu has a 10 ms period of its own. */
+        run_kselftest(cmdline_number("kselftest", 1));
         say("RESULT done\n");
 out:
         sync();

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * What boot-probe.c (PID 1 of boot-check's guests) shares with boot-stress.c.
+ * Built static by tests/kernel-patches/boot-check; not part of the meson build.
+ */
+#pragma once
+
+#include <stdbool.h>
+
+#define CG "/sys/fs/cgroup"
+
+/* printf() to the console, flushed at once (the guest may stop any time). */
+void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Write @value to the file @path: 0, or -errno. */
+int write_file(const char *path, const char *value);
+
+/* Value of "key N" in a flat-keyed file such as cpu.stat; -1 when absent. */
+long long read_key(const char *path, const char *key);
+
+/* CLOCK_MONOTONIC in seconds. */
+double now_sec(void);
+
+/*
+ * The stress run (boot-check --stress): a hierarchy of bandwidth-limited
+ * cgroups with spinning, sleeping and forking workers whose cpu.max and
+ * cpu.max.burst change under them for @seconds. Prints "STRESS ..." lines and
+ * returns 0 when it ran to the end, -errno when it could not set up.
+ */
+int stress_run(unsigned seconds);

@@ -1,0 +1,382 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The stress run of `boot-check --stress` (PID 1 of a patched kernel built with
+ * lockdep and KASAN, cgroup2 mounted by boot-probe.c): what LTP's
+ * cfs_bandwidth01 does, written anew here with more writers. A hierarchy
+ *
+ *   bwgov-stress/a/a1   2 spinners, a forker (a child that spins 3 ms and
+ *                       exits, every 10 ms)
+ *   bwgov-stress/a/a2   2 bursty workers (1 ms on, 1 ms off)
+ *   bwgov-stress/b/b1   a spinner, a process of 3 threads (spin, bursty, spin)
+ *   bwgov-stress/b/b2   2 sleepers (0.2 ms on, 5 ms off)
+ *
+ * runs while PID 1 changes it every 2-20 ms at random: a new cpu.max (periods
+ * of 20, 50 and 100 ms, quotas from a tenth to twice the period, or "max") on
+ * any of the seven groups, the same cpu.max written again (identical-update
+ * no-op), a new cpu.max.burst (up to twice the quota: a patched kernel takes
+ * a burst above the quota), a quota lowered below the burst (write order), a
+ * worker moved to another leaf, all cpu.stat files read; every 5 s a group
+ * with a throttled spinner is created and removed again, every 15 s CPU 1
+ * goes offline and online (where the kernel can). Periods stay at 20 ms and
+ * more: at 10 ms the TCG guest's period timer can overrun, and mainline's own
+ * "period too short" printk under cfs_b->lock is a lockdep report of its own
+ * (see boot-check) that would switch lockdep off for the rest of the run.
+ *
+ * Output: "STRESS begin", a "STRESS progress t=N ..." line every 30 s, "STRESS
+ * summary ...", "STRESS lockdep debug_locks=1|0|-1" (whether lockdep is still
+ * on at the end) and "STRESS done". The verdict (no WARN, BUG, KASAN or
+ * lockdep report on the console) is boot-check's.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "boot-probe.h"
+
+#define TOP CG "/bwgov-stress"
+
+enum kind { SPIN, BURSTY, SLEEPER, FORKER, THREADS };
+
+static const char *const groups[] = {
+        TOP, TOP "/a", TOP "/a/a1", TOP "/a/a2", TOP "/b", TOP "/b/b1", TOP "/b/b2",
+};
+#define N_GROUPS (sizeof(groups) / sizeof(groups[0]))
+static const char *const leaves[] = { TOP "/a/a1", TOP "/a/a2", TOP "/b/b1", TOP "/b/b2" };
+#define N_LEAVES (sizeof(leaves) / sizeof(leaves[0]))
+
+static const struct {
+        enum kind kind;
+        unsigned leaf;
+} plan[] = {
+        { SPIN, 0 }, { SPIN, 0 }, { FORKER, 0 }, { BURSTY, 1 }, { BURSTY, 1 },
+        { SPIN, 2 }, { THREADS, 2 }, { SLEEPER, 3 }, { SLEEPER, 3 },
+};
+#define N_WORKERS (sizeof(plan) / sizeof(plan[0]))
+
+struct counts {
+        unsigned long writes, einval, errors, same, bursts, below, moves, reads, churns, hotplugs;
+};
+
+static unsigned long long rng_state;
+
+static unsigned rnd(unsigned n) {
+        rng_state ^= rng_state << 13;
+        rng_state ^= rng_state >> 7;
+        rng_state ^= rng_state << 17;
+        return (unsigned) (rng_state % n);
+}
+
+static void sleep_usec(long usec) {
+        struct timespec ts = { usec / 1000000, (usec % 1000000) * 1000 };
+
+        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+                ;
+}
+
+static void spin_usec(long usec) {
+        double end = now_sec() + usec / 1e6;
+        volatile unsigned long x = 0;
+
+        while (now_sec() < end)
+                x++;
+}
+
+static void *thread_main(void *arg) {
+        long on = (long) arg;
+
+        for (;;) {
+                spin_usec(on);
+                if (on < 100000)
+                        sleep_usec(on);
+        }
+        return NULL;
+}
+
+/* A worker process: never returns; the run ends it with SIGKILL. */
+static void worker(enum kind kind) {
+        pthread_t t;
+
+        switch (kind) {
+        case SPIN:
+                for (;;)
+                        spin_usec(100000);
+        case BURSTY:
+                for (;;) {
+                        spin_usec(1000);
+                        sleep_usec(1000);
+                }
+        case SLEEPER:
+                for (;;) {
+                        spin_usec(200);
+                        sleep_usec(5000);
+                }
+        case FORKER:
+                for (;;) {
+                        pid_t pid = fork();
+
+                        if (pid == 0) {
+                                spin_usec(3000);
+                                _exit(0);
+                        }
+                        sleep_usec(10000);
+                        while (waitpid(-1, NULL, WNOHANG) > 0)
+                                ;
+                }
+        case THREADS:
+                pthread_create(&t, NULL, thread_main, (void *) 100000L);
+                pthread_create(&t, NULL, thread_main, (void *) 1000L);
+                thread_main((void *) 100000L);
+        }
+        _exit(1);
+}
+
+static int move_to(const char *group, pid_t pid) {
+        char path[256], buf[32];
+
+        snprintf(path, sizeof(path), "%s/cgroup.procs", group);
+        snprintf(buf, sizeof(buf), "%d", (int) pid);
+        return write_file(path, buf);
+}
+
+static pid_t start_worker(enum kind kind, const char *group) {
+        pid_t pid = fork();
+
+        if (pid == 0) {
+                if (move_to(group, getpid()) < 0)
+                        _exit(1);
+                worker(kind);
+        }
+        return pid;
+}
+
+static int setup(void) {
+        static const char *const parents[] = { TOP, TOP "/a", TOP "/b" };
+        char path[256];
+        int r;
+
+        for (size_t i = 0; i < N_GROUPS; i++)
+                if (mkdir(groups[i], 0755) < 0 && errno != EEXIST)
+                        return -errno;
+        for (size_t i = 0; i < sizeof(parents) / sizeof(parents[0]); i++) {
+                snprintf(path, sizeof(path), "%s/cgroup.subtree_control", parents[i]);
+                r = write_file(path, "+cpu");
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static long long read_number(const char *path) {
+        char buf[64] = "";
+        FILE *f = fopen(path, "re");
+
+        if (!f)
+                return -1;
+        if (!fgets(buf, sizeof(buf), f))
+                buf[0] = '\0';
+        fclose(f);
+        return buf[0] >= '0' && buf[0] <= '9' ? strtoll(buf, NULL, 10) : -1;
+}
+
+/* The group's cpu.max as "QUOTA PERIOD" (QUOTA may be "max"); -errno. */
+static int read_max(const char *group, char *buf, size_t size) {
+        char path[256];
+        FILE *f;
+
+        snprintf(path, sizeof(path), "%s/cpu.max", group);
+        f = fopen(path, "re");
+        if (!f)
+                return -errno;
+        if (!fgets(buf, (int) size, f))
+                buf[0] = '\0';
+        fclose(f);
+        buf[strcspn(buf, "\n")] = '\0';
+        return buf[0] ? 0 : -ENODATA;
+}
+
+/* A write refused with EINVAL is expected (mainline refuses a burst above the
+ * quota, a parent may be below its child); any other error is counted as one
+ * and the first ones are printed. */
+static void write_group(struct counts *c, const char *group, const char *file, const char *value) {
+        char path[256];
+        int r;
+
+        snprintf(path, sizeof(path), "%s/%s", group, file);
+        r = write_file(path, value);
+        if (r == 0)
+                c->writes++;
+        else if (r == -EINVAL)
+                c->einval++;
+        else if (c->errors++ < 20)
+                say("STRESS write-error %s \"%s\": %s\n", path, value, strerror(-r));
+}
+
+/* Whether lockdep is still on: "debug_locks: 1" in /proc/lockdep_stats; -1
+ * when the file is not there. */
+static int lockdep_on(void) {
+        char line[256];
+        int v = -1;
+        FILE *f = fopen("/proc/lockdep_stats", "re");
+
+        if (!f)
+                return -1;
+        while (fgets(line, sizeof(line), f))
+                if (sscanf(line, " debug_locks: %d", &v) == 1)
+                        break;
+        fclose(f);
+        return v;
+}
+
+/* One random change of the hierarchy. */
+static void change(struct counts *c, const pid_t *pids) {
+        static const long periods[] = { 20000, 50000, 100000 };
+        const char *g = groups[rnd(N_GROUPS)];
+        char max[64], path[256];
+        long long quota, period, burst;
+        unsigned what = rnd(100);
+
+        if (what < 40) {
+                period = periods[rnd(3)];
+                if (rnd(10) == 0)
+                        snprintf(max, sizeof(max), "max %lld", period);
+                else
+                        snprintf(max, sizeof(max), "%lld %lld", period / 10 + rnd((unsigned) (2 * period - period / 10)),
+                                 period);
+                write_group(c, g, "cpu.max", max);
+        } else if (what < 55) {
+                if (read_max(g, max, sizeof(max)) == 0) {
+                        write_group(c, g, "cpu.max", max);
+                        c->same++;
+                }
+        } else if (what < 75) {
+                if (read_max(g, max, sizeof(max)) == 0 && sscanf(max, "%lld", &quota) == 1) {
+                        snprintf(max, sizeof(max), "%u", rnd((unsigned) (2 * quota)));
+                        write_group(c, g, "cpu.max.burst", max);
+                        c->bursts++;
+                }
+        } else if (what < 85) {
+                snprintf(path, sizeof(path), "%s/cpu.max.burst", g);
+                burst = read_number(path);
+                if (burst > 2000 && read_max(g, max, sizeof(max)) == 0 &&
+                    sscanf(max, "%*s %lld", &period) == 1) {
+                        snprintf(max, sizeof(max), "%lld %lld", burst / 2, period);
+                        write_group(c, g, "cpu.max", max);
+                        c->below++;
+                }
+        } else if (what < 95) {
+                if (move_to(leaves[rnd(N_LEAVES)], pids[rnd(N_WORKERS)]) == 0)
+                        c->moves++;
+        } else {
+                for (size_t i = 0; i < N_GROUPS; i++) {
+                        snprintf(path, sizeof(path), "%s/cpu.stat", groups[i]);
+                        (void) read_key(path, "throttled_usec");
+                }
+                c->reads++;
+        }
+}
+
+/* A group that lives 1 s with a throttled spinner, then goes away. */
+static void churn(struct counts *c) {
+        const char *g = TOP "/a/churn";
+        pid_t pid;
+
+        if (mkdir(g, 0755) < 0)
+                return;
+        write_group(c, g, "cpu.max", "2000 20000");
+        pid = start_worker(SPIN, g);
+        if (pid > 0) {
+                sleep_usec(1000000);
+                kill(pid, SIGKILL);
+                waitpid(pid, NULL, 0);
+        }
+        for (int i = 0; i < 50 && rmdir(g) < 0 && errno == EBUSY; i++)
+                sleep_usec(20000);
+        c->churns++;
+}
+
+static void hotplug(struct counts *c) {
+        const char *online = "/sys/devices/system/cpu/cpu1/online";
+
+        if (access(online, W_OK) < 0)
+                return;
+        if (write_file(online, "0") == 0) {
+                sleep_usec(200000);
+                if (write_file(online, "1") == 0)
+                        c->hotplugs++;
+                else
+                        say("STRESS error: cannot bring CPU 1 back online\n");
+        }
+}
+
+static void report(const char *what, double t, const struct counts *c) {
+        say("STRESS %s t=%.0f writes=%lu einval=%lu errors=%lu same=%lu bursts=%lu below=%lu moves=%lu "
+            "reads=%lu churns=%lu hotplugs=%lu\n",
+            what, t, c->writes, c->einval, c->errors, c->same, c->bursts, c->below, c->moves, c->reads,
+            c->churns, c->hotplugs);
+}
+
+static void teardown(const pid_t *pids) {
+        for (size_t i = 0; i < N_WORKERS; i++)
+                if (pids[i] > 0)
+                        kill(pids[i], SIGKILL);
+        while (waitpid(-1, NULL, 0) > 0)
+                ;
+        for (size_t i = N_GROUPS; i-- > 0;)
+                for (int k = 0; k < 50 && rmdir(groups[i]) < 0 && errno == EBUSY; k++)
+                        sleep_usec(20000);
+}
+
+int stress_run(unsigned seconds) {
+        struct counts c = { 0 };
+        pid_t pids[N_WORKERS] = { 0 };
+        double start, next_report, next_churn, next_hotplug, t;
+        int r;
+
+        rng_state = (unsigned long long) (now_sec() * 1e6) | 1;
+        r = setup();
+        if (r < 0) {
+                say("STRESS error=setup:%s\n", strerror(-r));
+                return r;
+        }
+        for (size_t i = 0; i < N_WORKERS; i++) {
+                pids[i] = start_worker(plan[i].kind, leaves[plan[i].leaf]);
+                if (pids[i] < 0) {
+                        say("STRESS error=fork:%s\n", strerror(errno));
+                        teardown(pids);
+                        return -errno;
+                }
+        }
+        say("STRESS begin seconds=%u groups=%zu workers=%zu\n", seconds, N_GROUPS, N_WORKERS);
+        start = now_sec();
+        next_report = 30;
+        next_churn = 5;
+        next_hotplug = 15;
+        while ((t = now_sec() - start) < seconds) {
+                change(&c, pids);
+                if (t >= next_churn) {
+                        churn(&c);
+                        next_churn += 5;
+                }
+                if (t >= next_hotplug) {
+                        hotplug(&c);
+                        next_hotplug += 15;
+                }
+                if (t >= next_report) {
+                        report("progress", t, &c);
+                        next_report += 30;
+                }
+                sleep_usec(2000 + rnd(18000));
+        }
+        teardown(pids);
+        report("summary", now_sec() - start, &c);
+        say("STRESS lockdep debug_locks=%d\n", lockdep_on());
+        say("STRESS done\n");
+        return 0;
+}
