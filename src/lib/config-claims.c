@@ -63,6 +63,8 @@ static int claim_cmp(const void *a, const void *b) {
 /* Two units on one cgroup would each take the other's writes for someone
  * else's and re-base on them: refused, naming both. */
 int config_claims_check(struct config_claims *c, struct bw_config_error *error) {
+        if (c->n < 2)
+                return 0;       /* (and qsort() must not see a NULL array) */
         qsort(c->v, c->n, sizeof(*c->v), claim_cmp);
         for (size_t i = 1; i < c->n; i++) {
                 const struct config_claim *a = &c->v[i - 1], *b = &c->v[i];
