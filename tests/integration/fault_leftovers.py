@@ -40,6 +40,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from live_governor import BWGOVCTL, BWGOVD, Cgroup, mounts  # noqa: E402
 from live_governor import read_file as rd, write_file as wr  # noqa: E402
+from live_common import remove_cgroups  # noqa: E402
 from statefile import saved_units  # noqa: E402
 
 BUILD_ROOT = os.environ.get("BWGOV_BUILD_ROOT", "build")
@@ -123,26 +124,9 @@ class Group:
             wr(os.path.join(self.cg.bw, "cpu.idle"), "0")
         except OSError:
             pass
-        dirs = [d for d in (self.cg.bw, self.cg.v2) if d]
-        for _ in range(100):
-            for d in list(dirs):
-                # What a killed shell left (its sleep) dies too: our cgroup.
-                try:
-                    for pid in slurp(os.path.join(d, "cgroup.procs")).split():
-                        os.kill(int(pid), signal.SIGKILL)
-                except OSError:
-                    pass
-                try:
-                    os.rmdir(d)
-                    dirs.remove(d)
-                except FileNotFoundError:
-                    dirs.remove(d)
-                except OSError:
-                    pass
-            if not dirs:
-                return
-            time.sleep(0.05)
-        print(f"warning: cannot remove {dirs}", file=sys.stderr)
+        dirs = remove_cgroups((self.cg.bw, self.cg.v2))
+        if dirs:
+            print(f"warning: cannot remove {dirs}", file=sys.stderr)
 
 
 class LeftoverTest(unittest.TestCase):

@@ -40,6 +40,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from live_governor import BWGOVD, Cgroup, mounts  # noqa: E402
 from live_governor import read_file as rd, write_file as wr  # noqa: E402
+from live_common import remove_cgroups  # noqa: E402
 
 PERIOD = 100000
 V1_CPUSET = "/sys/fs/cgroup/cpuset"
@@ -141,24 +142,7 @@ class Group:
             if p.poll() is None:
                 p.kill()
             p.wait()
-        dirs = [d for d in (self.cg.bw, self.cg.v2, self.cpuset) if d]
-        for _ in range(100):
-            for d in list(dirs):
-                try:
-                    for pid in slurp(os.path.join(d, "cgroup.procs")).split():
-                        os.kill(int(pid), signal.SIGKILL)
-                except OSError:
-                    pass
-                try:
-                    os.rmdir(d)
-                    dirs.remove(d)
-                except FileNotFoundError:
-                    dirs.remove(d)
-                except OSError:
-                    pass
-            if not dirs:
-                return
-            time.sleep(0.05)
+        remove_cgroups((self.cg.bw, self.cg.v2, self.cpuset))
 
 
 def short_slices(g):

@@ -2,6 +2,7 @@
 """What the live tests on real cgroups share: checks that count their
 failures, bwgovd's metrics file as a dict, waiting for a condition."""
 import os
+import signal
 import time
 
 failures = []
@@ -49,3 +50,29 @@ def finish(base):
     else:
         print(f"kept {base} (the daemon's log is bwgovd.log)")
     return 1 if failures else 0
+
+
+def remove_cgroups(dirs, tries=100):
+    """Kill what is left in each of our cgroup directories DIRS (a killed
+    shell's sleep, say) and remove them, trying again for a while; returns
+    the directories that could not be removed."""
+    dirs = [d for d in dirs if d]
+    for _ in range(tries):
+        for d in list(dirs):
+            try:
+                with open(os.path.join(d, "cgroup.procs")) as f:
+                    for pid in f.read().split():
+                        os.kill(int(pid), signal.SIGKILL)
+            except OSError:
+                pass
+            try:
+                os.rmdir(d)
+                dirs.remove(d)
+            except FileNotFoundError:
+                dirs.remove(d)
+            except OSError:
+                pass
+        if not dirs:
+            break
+        time.sleep(0.05)
+    return dirs
