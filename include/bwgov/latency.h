@@ -42,8 +42,10 @@
  * to, remembers the neighbours' demand that came with it (cause_mcpu); while
  * that demand is there, met samples do not step the ladder down (they are
  * met because it is protected). The cause is gone when the demand fell to
- * half of it and the host is below BW_LAT_CALM_PERMILLE, for BW_LAT_CALM_USEC
- * on end: then floor and ladder come down to none at once. A ladder climbed
+ * half of it and either below BW_LAT_NOISE_MCPU (the unit's own load may
+ * keep the host busy: it is no neighbour) or the host below
+ * BW_LAT_CALM_PERMILLE, for BW_LAT_CALM_USEC on end: then floor and ladder
+ * come down to none at once. A ladder climbed
  * with no neighbour demand to speak of (below BW_LAT_NOISE_MCPU: the unit's
  * own load) descends on met samples as above. */
 
@@ -67,7 +69,7 @@ enum bw_lat_level {
 #define BW_LAT_HOLD_MAX 256u
 
 #define BW_LAT_CONTENDED_PERMILLE 900u  /* neighbours' demand + own use, of the host's CPUs: floor */
-#define BW_LAT_CALM_PERMILLE      600u  /* ... below this (and the demand halved): the cause is gone ... */
+#define BW_LAT_CALM_PERMILLE      600u  /* ... below this (or the demand noise; and halved): gone ... */
 #define BW_LAT_CALM_USEC          (UINT64_C(3) * 1000000)      /* ... for this long: released */
 #define BW_LAT_NOISE_MCPU         100u  /* less neighbour demand than this caused nothing */
 

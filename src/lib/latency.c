@@ -135,7 +135,11 @@ int bw_lat_pressure_step(struct bw_lat_state *s, const struct bw_lat_pressure *p
                         s->cause_mcpu = p->demand_mcpu;
                 s->calm_usec = 0;
         } else if (s->cause_mcpu >= BW_LAT_NOISE_MCPU) {
-                bool gone = p->demand_mcpu * 2 <= s->cause_mcpu && total * 1000 < host * BW_LAT_CALM_PERMILLE;
+                /* Halved, and either down to noise or the host calm: the
+                 * unit's own load may keep the host busy (a waking service
+                 * under emulation used 1 of 2 CPUs), but it is no neighbour. */
+                bool gone = p->demand_mcpu * 2 <= s->cause_mcpu &&
+                            (p->demand_mcpu < BW_LAT_NOISE_MCPU || total * 1000 < host * BW_LAT_CALM_PERMILLE);
 
                 if (!gone)
                         s->calm_usec = 0;

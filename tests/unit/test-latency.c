@@ -173,6 +173,30 @@ static void test_release_when_gone(void **state) {
         assert_int_equal(s.cause_mcpu, 0);
 }
 
+/* The unit's own load keeps the host busy after the neighbour went (a
+ * waking service under emulation: 1.3 of 2 CPUs with its wait): gone all
+ * the same once the neighbours are down to noise; not while they are more. */
+static void test_release_own_load(void **state) {
+        struct bw_lat_state s = { 0 };
+        uint64_t t = 50;
+
+        assert_int_equal(pressure(&s, t, 2000, 1300, &all), 1);
+        /* 0.3 CPU of neighbours and the host 80 % busy: held. */
+        for (unsigned i = 0; MS(i * 50) <= 2 * BW_LAT_CALM_USEC; i++)
+                assert_int_equal(pressure(&s, t += 50, 300, 1300, &all), 0);
+        assert_int_equal(bw_lat_level_now(&s, &all), BW_LAT_IDLE);
+        /* Neighbours at 0.05 CPU, the host still 67 % busy: released after
+         * BW_LAT_CALM_USEC, not before. */
+        for (unsigned i = 0; MS(i * 50) < BW_LAT_CALM_USEC; i++)
+                assert_int_equal(pressure(&s, t += 50, 50, 1300, &all), 0);
+        assert_int_equal(pressure(&s, t += 50, 50, 1300, &all), -1);
+        assert_int_equal(bw_lat_level_now(&s, &all), BW_LAT_NONE);
+        /* A busy unit on its own takes nothing. */
+        for (unsigned i = 0; i < 100; i++)
+                assert_int_equal(pressure(&s, t += 50, 0, 1900, &all), 0);
+        assert_int_equal(bw_lat_level_now(&s, &all), BW_LAT_NONE);
+}
+
 /* A rung the ladder climbed while a neighbour ran stays while it runs (met
  * samples are met because of it) and goes with it; a rung climbed on the
  * unit's own load comes down on met samples as before. */
@@ -260,6 +284,7 @@ int main(void) {
                 cmocka_unit_test(test_backoff),
                 cmocka_unit_test(test_floor_at_once),
                 cmocka_unit_test(test_release_when_gone),
+                cmocka_unit_test(test_release_own_load),
                 cmocka_unit_test(test_ladder_cause),
                 cmocka_unit_test(test_guarantee_weight),
                 cmocka_unit_test(test_scale),
