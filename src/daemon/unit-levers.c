@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* A unit's levers beyond its bandwidth and its threads' EEVDF slices,
  * through the ledger: recorded before each write, written only when
- * different, put back exactly (restore.h), someone else's value kept. See
+ * different, put back exactly (restore.h), someone else's value kept (the
+ * original written back to a weight or cpu.idle is systemd's, not theirs). See
  * unit-levers.h; the files are lever.h's, the slices slice.h's, the
  * records store.h's. */
 
@@ -52,6 +53,15 @@ static int yield(const struct lever_host *u, enum bw_lever l, const char *cur, c
         return 0;
 }
 
+/* The weight and cpu.idle back at the value bwgovd found: what systemd does
+ * each time it applies a unit's cgroup settings again (CPUWeight=: a service
+ * in the slice started or stopped, a daemon-reload), not a choice against the
+ * lever, which is set again. Any other value, or another lever, is someone
+ * else's (yield()). */
+static bool reapplied(enum bw_lever l, const struct bw_ledger_lever *rec, const char *cur) {
+        return (l == BW_LEVER_WEIGHT || l == BW_LEVER_IDLE) && rec->original && bw_lever_same(l, cur, rec->original);
+}
+
 int levers_set(const struct lever_host *u, enum unit_lever lever, const char *value) {
         enum bw_lever l = (enum bw_lever) lever;
         _cleanup_(bw_ledger_lever_done) struct bw_ledger_lever was = { 0 }, next = { 0 };
@@ -77,8 +87,12 @@ int levers_set(const struct lever_host *u, enum unit_lever lever, const char *va
                                                                  lever_file(u, l), STRERROR(r));
 
         rec = store_lever(u->store, u->name, l);
-        if (rec && rec->written && !bw_lever_same(l, cur, rec->written))
-                return yield(u, l, cur, rec->written);
+        if (rec && rec->written && !bw_lever_same(l, cur, rec->written)) {
+                if (!reapplied(l, rec, cur))
+                        return yield(u, l, cur, rec->written);
+                log_info("%s: %s back at the %s bwgovd found (the unit's own settings applied again): set again",
+                         u->name, lever_file(u, l), cur);
+        }
         if (bw_lever_same(l, cur, native)) {
                 if (rec)
                         store_lever_hold(u->store, u->name, l);

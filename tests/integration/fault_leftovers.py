@@ -597,6 +597,27 @@ class OperatorValues(LeftoverTest):
         self.assertEqual(self.stop(p), 0)
         self.assertEqual(lat.weight(), mine)
 
+    def test_the_original_written_back_is_set_again(self):
+        """systemd writes a slice's CPUWeight= again (its weight, cpu.idle 0)
+        each time a service in it starts or stops: the value bwgovd found,
+        back, is no choice against the lever, which is set again (27-protect
+        in the VM lost both levers to it)."""
+        lat, be = self.protection()
+        own = lat.weight()
+        p = self.start()
+
+        def held():
+            return be.idle() == "1" and lat.weight() != own
+        self.assertTrue(wait_for(held, 40), "be in cpu.idle, lat's weight raised: " + self.log()[-2000:])
+        wr(os.path.join(be.cg.bw, "cpu.idle"), 0)
+        wr(lat.weight_file, own)
+        self.assertTrue(wait_for(held, 5), "both set again: " + self.log()[-2000:])
+        self.assertIn("(the unit's own settings applied again): set again", self.log())
+        self.assertNotIn("someone else", self.log())
+        self.assertEqual(self.stop(p), 0)
+        self.assertEqual((lat.weight(), be.idle()), (own, "0"), "after the stop")
+        self.no_sanitizer_report()
+
     def test_the_weight_from_before_idle_comes_back(self):
         shares = "500" if self.layout != "v2" else "50"
         lat, be = self.protection(be_shares=shares)
