@@ -23,6 +23,11 @@ beload=bwgovlp-be.service
 weight0=137
 first_s=3
 steady_s=10
+# Under TCG the waking service alone waits 2 to 7 ms at p99 (the journal's
+# "run-queue wait p99 7.3ms" with no neighbour): with a 1 ms target the
+# ladder climbed on its own load, and "released" raced with that climb. The
+# neighbours' floor, which the checks below follow, needs no miss.
+target=20ms
 
 cleanup() {
         systemctl start "$svc" 2>/dev/null
@@ -80,13 +85,27 @@ latcg=$(unit_cgroup "$lat")
 becg=$(unit_cgroup "$be")
 check_eq "the latency slice has CPUWeight=$weight0" "$weight0" cat "$latcg/cpu.weight"
 mkdir -p "/etc/bwgov/$lat.d" "/etc/bwgov/$be.d"
-printf '[Bandwidth]\nLatencyTarget=1ms\n' >"/etc/bwgov/$lat.d/10-test.conf"
+printf '[Bandwidth]\nLatencyTarget=%s\n' "$target" >"/etc/bwgov/$lat.d/10-test.conf"
 printf '[Bandwidth]\nClass=best-effort\n' >"/etc/bwgov/$be.d/10-test.conf"
 check "systemctl reload bwgovd" systemctl reload "$svc" || fail_with_journal "$svc"
 check "start a waking service in $lat" start_lat
 check "governed without a neighbour: no lever" wait_for 30 level_is none || fail_with_journal "$svc" 40
 be_idle() {
         [[ $(cat "$becg/cpu.idle") == 1 ]]
+}
+# The latency slice's CPU use (usec), the host's busy and total jiffies.
+use_now() {
+        printf '%s %s\n' "$(awk '$1 == "usage_usec" { print $2 }' "$latcg/cpu.stat")" \
+                "$(awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8, $2 + $3 + $4 + $5 + $6 + $7 + $8 }' /proc/stat)"
+}
+# The latency slice's own use and the host's busy share since use_now.
+use_since() {
+        local u0 b0 t0 u b t
+        read -r u0 b0 t0 <<<"$1"
+        read -r u b t <<<"$(use_now)"
+        awk -v du=$((u - u0)) -v db=$((b - b0)) -v dt=$((t - t0)) -v n="$(nproc)" 'BEGIN {
+                s = dt / n / 100; if (s <= 0) s = 1
+                printf "latency slice %.2f CPUs, host %.0f %% busy (%.1f s)", du / 1e6 / s, 100 * db / (dt ? dt : 1), s }'
 }
 # The lines bwgovd logs when the latency slice's rung changes.
 moves() {
@@ -95,12 +114,15 @@ moves() {
 cursor0=$(journal_cursor)
 t0=$EPOCHREALTIME
 check "start a CPU hog in $be" start_be
-check "the best-effort slice is in cpu.idle within ${first_s}s of the hog's start" wait_for "$first_s" be_idle
+check "the best-effort slice is in cpu.idle within ${first_s}s of the hog's start" wait_for "$first_s" be_idle ||
+        fail_with_journal "$svc" 40
 t=${EPOCHREALTIME/./}
 info "cpu.idle after $(((t - ${t0/./}) / 1000)) ms"
 sleep 1
 cursor1=$(journal_cursor)
+u0=$(use_now)
 sleep "$steady_s"
+info "over the steady hog: $(use_since "$u0")"
 steady() {
         local n
         n=$(moves "$cursor1")
@@ -108,15 +130,23 @@ steady() {
                 "$steady_s"
         ((n <= 2)) && be_idle && level_is idle >/dev/null
 }
-check "a steady hog for ${steady_s}s: at most two rung changes after the first second, still at idle" steady
+check "a steady hog for ${steady_s}s: at most two rung changes after the first second, still at idle" steady ||
+        fail_with_journal "$svc" 40
 check "stop the hog" systemctl stop "$beload"
+u1=$(use_now)
 systemctl reset-failed "$beload" 2>/dev/null
 t1=$SECONDS
 released() {
         [[ $(cat "$latcg/cpu.weight") == "$weight0" && $(cat "$becg/cpu.idle") == 0 ]] && level_is none >/dev/null
 }
-check "the hog gone: every lever back within 10 s" wait_for 10 released
+if ! check "the hog gone: every lever back within 10 s" wait_for 10 released; then
+        fail_with_journal "$svc" 20
+        # Failed already: what follows starts from released, not from a
+        # release still under way.
+        wait_for 30 released >/dev/null
+fi
 info "released after $((SECONDS - t1)) s"
+info "over the release: $(use_since "$u1")"
 check "the hog again" start_be
 
 check "the latency slice climbs to the top rung (idle)" wait_for 60 level_is idle || fail_with_journal "$svc" 80
@@ -125,7 +155,7 @@ explained() {
         local out
         out=$(bwgovctl explain "$lat")
         printf '%s\n' "$out"
-        grep -q 'Protection: *Class=latency LatencyTarget=1ms' <<<"$out" && grep -q 'lever "idle"' <<<"$out" &&
+        grep -q "Protection: *Class=latency LatencyTarget=$target" <<<"$out" && grep -q 'lever "idle"' <<<"$out" &&
                 grep -q 'held: weight=' <<<"$out"
 }
 check "bwgovctl explain names the lever and why" explained
