@@ -708,7 +708,10 @@ class TestBatchedSaves(DaemonTest):
         d.wait_for(lambda: all(d.metric("bwgov_baseline_quota_usec", u) is not None for u in self.units),
                    20, "adoption of every unit")
         d.wait_for(lambda: d.metric("bwgov_state_saves_total") is not None, 10, "metrics")
-        self.assertLessEqual(d.metric("bwgov_state_saves_total"), 5, "saves after adopting 40 units")
+        # A few, not one per unit (40): the bound of 5 held on quiet hosts;
+        # 6 were counted with the host at a load of 12 on 2 CPUs (adoption
+        # spread over more ticks).
+        self.assertLessEqual(d.metric("bwgov_state_saves_total"), 10, "saves after adopting 40 units")
         # The resting headroom went in with the adoption, in the same few saves.
         d.wait_for(lambda: all(self.quota(u) > 50000 for u in self.units), 30, "every unit at its headroom")
         for u in self.units:
