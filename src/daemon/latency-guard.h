@@ -11,12 +11,18 @@
  * the levers follow what the ladders ask for: the other units' headroom
  * held, the latency units' weights and slices, the best-effort units'
  * cpu.idle. Every lever is set and put back through unit-levers.h; each
- * unit's lat_note says what was done to it and why (explain). */
+ * unit's note says what was done to it and why (explain).
+ *
+ * The guard keeps its state of each unit in its own member table (the
+ * ladder, the window, the fast samples, the weights, the note), in the
+ * order of the unit table it was last handed; the others read it through
+ * latency_guard_view(). */
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bwgov/latency.h"
 #include "telemetry.h"
 #include "unit.h"
 
@@ -32,19 +38,46 @@ struct latency_guard_context {
         Telemetry *const *telemetry;    /* the manager's, NULL inside when there is none */
 };
 
+struct latency_member;
+
 struct latency_guard {
         struct latency_guard_context ctx;
+        struct latency_member *members; /* one per unit of the last pass, in its order */
+        size_t n_members;
         bool scaled;                    /* the last overcommit check scaled the guarantees */
         uint64_t scaled_sum;            /* what they added up to then */
         bool idle;                      /* the last pass found no latency unit and nothing held */
 };
 
-/* One pass over units[0..n) at now (CLOCK_MONOTONIC). */
+/* What latency protection holds for one unit, as explain and the metrics show it. */
+struct latency_view {
+        uint64_t guarantee;             /* CPUGuarantee= after overcommit scaling, µs/s */
+        enum bw_lat_level level;        /* the rung in force (Class=latency) */
+        bool has_p99;
+        uint64_t p99_usec;              /* the latest window's run-queue wait p99 */
+        uint64_t samples, missed;       /* windows seen, and those over the target */
+        uint64_t changes;               /* times its rung changed */
+        const char *note;               /* what is done to it and why, "" when nothing; valid until the next pass */
+};
+
+/* One pass over units[0..n) at now (CLOCK_MONOTONIC). The member table
+ * follows units first (a unit new to it starts from nothing). */
 void latency_guard_tick(struct latency_guard *g, Unit *const *units, size_t n, uint64_t now);
 
-/* The guard's own levers of one unit (weight, idle, slices) and its hold,
- * back as they were: the unit left the guard's care. */
-void latency_guard_release(Unit *u, const char *why);
+/* u's state in the guard into *ret; zeroes ("" note) for a unit the guard
+ * has not seen yet. */
+void latency_guard_view(const struct latency_guard *g, const Unit *u, struct latency_view *ret);
+
+/* u is about to be freed: forget its state (its levers are the unit's to
+ * put back). Call it before unit_free(), so that a new unit at the same
+ * address starts from nothing. */
+void latency_guard_unit_leaving(struct latency_guard *g, Unit *u);
+
+/* u's cgroup was closed: its window starts afresh when it is back. */
+void latency_guard_cgroup_closed(struct latency_guard *g, Unit *u);
+
+/* Frees the member table (nothing is put back). */
+void latency_guard_done(struct latency_guard *g);
 
 /* Whether the unit takes part: its cgroup open and adopted, not paused,
  * Mode= neither off nor observe. */

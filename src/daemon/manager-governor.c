@@ -81,6 +81,9 @@ static int get_status(void *userdata, struct governor_status *ret) {
 }
 
 static void unit_summary(const Manager *m, const Unit *u, struct governor_unit_summary *ret) {
+        struct latency_view lv;
+
+        latency_guard_view(&m->latency, u, &lv);
         *ret = (struct governor_unit_summary) {
                 .name = u->name,
                 .cgroup = u->cgroup_path,
@@ -98,19 +101,19 @@ static void unit_summary(const Manager *m, const Unit *u, struct governor_unit_s
                 .prot = {
                         .cls = bw_unit_class(&u->cfg),
                         .latency_target_usec = bw_unit_latency_target_usec(&u->cfg),
-                        .guarantee = u->lat_guarantee,
-                        .level = u->lat_level,
-                        .has_p99 = u->lat.has_last,
-                        .p99_usec = u->lat.last_p99_usec,
-                        .samples = u->lat.n_samples,
-                        .missed = u->lat.n_missed,
-                        .changes = u->lat.n_changes,
+                        .guarantee = lv.guarantee,
+                        .level = lv.level,
+                        .has_p99 = lv.has_p99,
+                        .p99_usec = lv.p99_usec,
+                        .samples = lv.samples,
+                        .missed = lv.missed,
+                        .changes = lv.changes,
                         /* A latency unit is never held: its rung holds the
                          * others (issue 30: "held": false at the top rung
                          * read as no protection at all). */
-                        .hold = bw_unit_class(&u->cfg) == BW_CLASS_LATENCY ? u->lat_level >= BW_LAT_HOLD :
+                        .hold = bw_unit_class(&u->cfg) == BW_CLASS_LATENCY ? lv.level >= BW_LAT_HOLD :
                                 u->latency_hold,
-                        .note = u->lat_note ? u->lat_note : "",
+                        .note = lv.note,
                         .layout = u->cg ? u->cg->layout : BW_CG_LAYOUT_UNKNOWN,
                         .slice_usec = u->lv.slice_usec,
                         .slice_threads = u->lv.n_threads,

@@ -259,6 +259,7 @@ void manager_prune_instances(Manager *m) {
                 }
                 log_info("%s: cgroup gone, no longer governed", u->name);
                 contention_unit_leaving(m->contention, u, "removed");
+                latency_guard_unit_leaving(&m->latency, u);
                 unit_free(u);
         }
         if (j == m->n_units)

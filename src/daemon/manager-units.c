@@ -139,8 +139,10 @@ int manager_sync_units(Manager *m) {
         }
         m->outermost_dirty = true;      /* m->cgtree is about to hold freed units */
         for (size_t k = 0; k < m->n_units; k++)
-                if (!kept[k])
+                if (!kept[k]) {
+                        latency_guard_unit_leaving(&m->latency, m->units[k]);
                         unit_free(m->units[k]);
+                }
         free(m->units);
         if (changed)
                 metrics_mark_changed(&m->metrics);

@@ -63,6 +63,8 @@ static void on_unit_cgroup_changed(Unit *u, void *userdata) {
 
         m->units_generation++;
         metrics_mark_changed(&m->metrics);
+        if (!u->cg)
+                latency_guard_cgroup_closed(&m->latency, u);
         if (u->instance && !u->cg)
                 m->instances_gone = true;       /* forgotten at the next host pass */
         /* A cgroup found: its place among the others. Anything else (a
@@ -573,6 +575,7 @@ Manager *manager_free(Manager *m) {
         for (size_t i = 0; i < m->n_units; i++)
                 unit_free(m->units[i]);
         free(m->units);
+        latency_guard_done(&m->latency);
         bw_cgtree_done(&m->cgtree);
         sd_event_source_disable_unref(m->metrics_source);
         metrics_job_free(m->metrics_job);

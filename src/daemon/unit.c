@@ -100,7 +100,6 @@ static void unit_close_cgroup(Unit *u) {
          * (unit_vanished()), a lever still to put back is put back by its
          * path (restore.h). */
         unit_levers_done(&u->lv);
-        u->lat_has_window = false;
         quotawatch_remove(u->ctx->quotawatch, &u->quota_watch);
         usage_gate_put(u->gate);
         u->gate = NULL;
@@ -656,8 +655,6 @@ Unit *unit_free(Unit *u) {
         unit_levers_done(&u->lv);
         ticker_cancel(u->ctx->ticker, &u->tick);
         bw_history_free(u->history);
-        free(u->lat_window_start);
-        free(u->lat_note);
         bw_unit_config_done(&u->cfg);
         free(u->cgroup_path);
         free(u->name);

@@ -24,7 +24,6 @@
 #include "quotawatch.h"
 #include "ticker.h"
 #include "usagegate.h"
-#include "bwgov/latency.h"
 #include "unit-levers.h"
 #include "unit-telemetry.h"
 
@@ -183,27 +182,8 @@ struct Unit {
         struct unit_telemetry rq;       /* run-queue telemetry of the cgroup, while open */
 
         struct unit_levers lv;          /* weight, idle, freezer, cpuset, slices (unit-levers.h) */
-        /* Latency protection (latency-guard.h). */
-        struct bw_lat_state lat;        /* Class=latency: the ladder */
-        bool lat_has_window;
-        struct bw_rq_counters *lat_window_start;       /* counters at the start of the guard's window (allocated) */
-        uint64_t lat_window_usec;
-        uint64_t lat_psi_some_usec;     /* without telemetry: cpu.pressure some at the window's start */
-        uint64_t lat_guarantee;         /* CPUGuarantee= after overcommit scaling, µs/s */
-        uint64_t lat_weight_own;        /* its weight before the guard raised it (v2 units) */
-        uint64_t lat_weight_target;     /* the weight the ladder asks for now (0: none) */
-        uint64_t lat_guarantee_weight;  /* ... from CPUGuarantee= against the siblings (0: none) */
-        uint64_t lat_weight_samples;    /* lat.n_samples when those were worked out */
-        uint64_t lat_siblings;          /* summed weight of its siblings, last read */
-        enum bw_lat_level lat_level;    /* the rung in force (bw_lat_level_now()), as applied */
-        enum bw_lat_level lat_weight_level;     /* the rung lat_weight_target was worked out for */
-        uint64_t lat_fast_usec;         /* its last fast sample (0: none): when ... */
-        uint64_t lat_fast_usage_usec;   /* ... its CPU use ... */
-        uint64_t lat_fast_wait_ns;      /* ... and its run-queue wait (not throttled) then */
-        uint64_t lat_demand_mcpu;       /* its runnable demand between its last two fast samples */
-        bool lat_has_demand;
+        /* The latency guard keeps its own state of the unit (latency-guard.h). */
         bool latency_hold;              /* throughput/best-effort: headroom held for a latency unit */
-        char *lat_note;                 /* what latency protection does to it and why (explain), NULL: nothing */
 };
 
 /* A unit for cfg (deep-copied), its timer armed to tick at once. Returns 0
