@@ -203,7 +203,7 @@ static void release(struct latency_member *mb, const char *why) {
                 (void) unit_slice_apply(u, 0);
         (void) unit_lever_restore(u, UNIT_LEVER_IDLE, why);
         (void) unit_lever_restore(u, UNIT_LEVER_WEIGHT, why);
-        u->latency_hold = false;
+        unit_set_headroom_cap(u, UNIT_CAP_LATENCY_HOLD, 0, 0);
         mb->weight_target = 0;
         mb->lat = (struct bw_lat_state) { 0 };
         mb->level = mb->weight_level = BW_LAT_NONE;
@@ -546,12 +546,9 @@ static void apply_other_unit(struct latency_member *mb, const struct census *c) 
         bool hold = w && w->level >= BW_LAT_HOLD, idle = w && w->level >= BW_LAT_IDLE &&
                 unit_class(u) == BW_CLASS_BEST_EFFORT;
 
-        if (hold && !u->latency_hold) {
-                /* Withdraw now, not at the unit's next sample. */
-                u->shed_pending = 1000;
-                (void) unit_schedule(u, clock_now_usec(CLOCK_MONOTONIC), 0);
-        }
-        u->latency_hold = hold;
+        /* A hold that begins withdraws the headroom at once. */
+        unit_set_headroom_cap(u, UNIT_CAP_LATENCY_HOLD, hold ? 1000 : 0,
+                              hold && !u->latency_hold ? clock_now_usec(CLOCK_MONOTONIC) : 0);
         if (idle)
                 (void) unit_lever_set(u, UNIT_LEVER_IDLE, "1");
         else if (unit_lever_is_set(u, UNIT_LEVER_IDLE) || u->lv.yielded[BW_LEVER_IDLE])

@@ -205,13 +205,9 @@ void manager_plan_shedding(Manager *m, uint64_t now) {
                         if (u->shed_permille == 0)
                                 n_new++;
                 }
-                u->shed_permille = shed[i];
-                if (shed[i] > 0) {
+                if (shed[i] > 0)
                         m->shedding = true;
-                        /* Within this short tick, not at the unit's next one. */
-                        u->shed_pending = shed[i];
-                        (void) unit_schedule(u, now, 0);
-                }
+                unit_set_headroom_cap(u, UNIT_CAP_HOST_SHED, shed[i], now);
         }
         /* One line per plan that reaches new units, not one per unit: with
          * thousands of units each write says "host-shed" anyway. */

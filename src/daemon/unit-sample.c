@@ -119,6 +119,29 @@ uint64_t unit_ancestor_quota(Unit *u, uint64_t now) {
         return u->ancestor_quota_usec;
 }
 
+void unit_set_headroom_cap(Unit *u, enum unit_cap cap, unsigned permille, uint64_t now) {
+        switch (cap) {
+        case UNIT_CAP_HOST_SHED:
+                u->shed_permille = permille;
+                if (permille == 0)
+                        return;
+                /* Within this short tick, not at the unit's next one. */
+                u->shed_pending = permille;
+                break;
+        case UNIT_CAP_LATENCY_HOLD:
+        default:
+                if (permille == 0 || u->latency_hold) {
+                        u->latency_hold = permille > 0;
+                        return;
+                }
+                u->latency_hold = true;
+                /* Withdraw now, not at the unit's next sample. */
+                u->shed_pending = 1000;
+                break;
+        }
+        (void) unit_schedule(u, now, 0);
+}
+
 /* What full and light samples share. */
 static void unit_sample_common(Unit *u, struct bw_policy_input *in) {
         /* A shedding plan applies once: the law keeps the cap it leaves. */

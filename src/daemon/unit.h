@@ -408,6 +408,20 @@ int unit_sample(Unit *u, const struct bw_bandwidth *cur, struct bw_policy_input 
  * vanished (forgotten). */
 int unit_sample_light(Unit *u, struct bw_bandwidth *cur, struct bw_policy_input *in);
 
+/* The caps other policies put on the unit's headroom, taken by its next
+ * sample (the only way they reach the unit):
+ * UNIT_CAP_HOST_SHED: the host's shedding plan gives it permille of its
+ *   headroom to give up (shown; 0: none); a share is applied once, at a
+ *   tick at now.
+ * UNIT_CAP_LATENCY_HOLD: permille > 0 holds its headroom at the contract
+ *   for a latency unit (as host pressure does); a hold that begins
+ *   withdraws all headroom at once (a tick at now); 0 lets go. */
+enum unit_cap {
+        UNIT_CAP_HOST_SHED,
+        UNIT_CAP_LATENCY_HOLD,
+};
+void unit_set_headroom_cap(Unit *u, enum unit_cap cap, unsigned permille, uint64_t now);
+
 /* After the decision: is the unit quiet, should it hold a trigger. */
 void unit_sample_after(Unit *u, const struct bw_policy_input *in, const struct bw_decision *d);
 

@@ -2,8 +2,9 @@
 /* The latency guard's member table (src/daemon/latency-guard.c) over a
  * hybrid fixture tree: its state of each unit follows the unit table it
  * is handed (kept, new, forgotten), is read through latency_guard_view(),
- * and starts afresh after latency_guard_unit_leaving(). The levers, the
- * unit's mode and schedule, the store and the telemetry are fakes below. */
+ * and starts afresh after latency_guard_unit_leaving(); a hold reaches the
+ * unit only through unit_set_headroom_cap(). The levers, the unit's mode
+ * and headroom cap, the store and the telemetry are fakes below. */
 
 #include <errno.h>
 #include <ftw.h>
@@ -48,8 +49,14 @@ enum bw_mode unit_mode(const Unit *u) {
         return BW_MODE_BURST;
 }
 
-int unit_schedule(Unit *u, uint64_t from, uint64_t delay) {
-        return 0;
+/* The unit module's setter (unit-sample.c), recorded: the guard writes no
+ * field of a unit. */
+static unsigned cap_calls, cap_last;
+
+void unit_set_headroom_cap(Unit *u, enum unit_cap cap, unsigned permille, uint64_t now) {
+        assert_int_equal(cap, UNIT_CAP_LATENCY_HOLD);
+        cap_calls++;
+        cap_last = permille;
 }
 
 const struct bw_ledger_lever *store_lever(Store *s, const char *name, enum bw_lever l) {
@@ -242,6 +249,23 @@ static void test_closed_cgroup_new_window(void **state) {
         assert_int_equal(samples(f, 0), 1);
 }
 
+/* A hold left over with no latency unit is let go through the unit's
+ * setter, and nothing else is asked of it. */
+static void test_hold_let_go(void **state) {
+        struct fixture *f = *state;
+        Unit *ab[] = { &f->units[0], &f->units[1] };
+
+        f->units[0].cfg.class = BW_CLASS_THROUGHPUT;
+        f->units[1].cfg.class = BW_CLASS_THROUGHPUT;
+        f->units[0].latency_hold = true;                /* as the unit module would hold it */
+        cap_calls = 0;
+        cap_last = 1;
+        latency_guard_tick(&f->g, ab, 2, 1000000);
+        assert_int_equal(cap_calls, 1);
+        assert_int_equal(cap_last, 0);
+        assert_false(f->g.idle);                        /* it let something go */
+}
+
 static void test_throughput_unit_idle(void **state) {
         struct fixture *f = *state;
         Unit *a[] = { &f->units[0] };
@@ -259,6 +283,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_table_changes, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_leaving_forgets, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_closed_cgroup_new_window, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_hold_let_go, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_throughput_unit_idle, setup, teardown),
         };
 
