@@ -118,12 +118,25 @@ static void on_unit_adopted(Unit *u, void *userdata) {
         metrics_mark_changed(&m->metrics);
 }
 
+/* The counters over all units are the manager's: a unit adds its delta. */
+static void on_unit_count(Unit *u, const struct unit_counters *d, void *userdata) {
+        Manager *m = userdata;
+
+        m->ticks += d->ticks;
+        m->fds_held += (size_t) d->fds;         /* a close: modulo 2^64, the sum never below 0 */
+        m->trigger_closes_left -= d->trigger_closes < m->trigger_closes_left ? d->trigger_closes
+                                                                             : m->trigger_closes_left;
+        m->fd_limit_said |= d->fd_limit_said;
+        m->quota_watch_said |= d->quota_watch_said;
+}
+
 static const struct unit_hooks unit_hooks = {
         .claim = manager_claim,
         .cgroup_changed = on_unit_cgroup_changed,
         .adopted = on_unit_adopted,
         .lowering = on_unit_lowering,
         .quota_changed = on_unit_quota_changed,
+        .count = on_unit_count,
 };
 
 /* ---- the unit table -------------------------------------------------------- */
@@ -546,7 +559,6 @@ int manager_new(Manager **ret) {
                 .host_over_limit = &m->host_over_limit,
                 .stopping = &m->stopping,
                 .telemetry = &m->telemetry,
-                .ticks = &m->ticks,
                 .trigger_closes_left = &m->trigger_closes_left,
                 .fd_limit_said = &m->fd_limit_said,
                 .fds_held = &m->fds_held,

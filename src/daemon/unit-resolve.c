@@ -72,7 +72,7 @@ static void unit_watch_quota(Unit *u) {
         if (r == -ENOSPC && !*u->ctx->quota_watch_said) {
                 log_info("Out of inotify watches (fs.inotify.max_user_watches): the units past %zu read their "
                          "quota file at every sample", quotawatch_size(u->ctx->quotawatch));
-                *u->ctx->quota_watch_said = true;
+                unit_count(u, &(struct unit_counters) { .quota_watch_said = true });
         } else if (r < 0 && r != -ENOSPC)
                 log_debug_errno(r, "%s: not watching its quota file: %s", u->name, STRERROR(r));
 }

@@ -325,7 +325,7 @@ void unit_sample_after(Unit *u, const struct bw_policy_input *in, const struct b
                 unit_trigger_open(u);
         } else if (u->trigger_fd >= 0 && in->now_usec - u->near_usec >= UNIT_TRIGGER_LINGER_USEC &&
                    *u->ctx->trigger_closes_left > 0) {
-                (*u->ctx->trigger_closes_left)--;
+                unit_count(u, &(struct unit_counters) { .trigger_closes = 1 });
                 log_debug("%s: far from its quota for %" PRIu64 "s, closing its PSI trigger", u->name,
                           UNIT_TRIGGER_LINGER_USEC / USEC_PER_SEC);
                 unit_trigger_close(u);

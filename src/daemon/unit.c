@@ -84,7 +84,8 @@ static void unit_count_fds(Unit *u) {
         unsigned n = (u->cg ? bw_cg_nfds(u->cg) : 0) + (u->scope.cg ? bw_cg_nfds(u->scope.cg) : 0) +
                      (u->trigger_fd >= 0 ? 1 : 0);
 
-        *u->ctx->fds_held = *u->ctx->fds_held + n - u->nfds;
+        if (n != u->nfds)
+                unit_count(u, &(struct unit_counters) { .fds = (int64_t) n - (int64_t) u->nfds });
         u->nfds = n;
 }
 
@@ -152,12 +153,17 @@ int unit_fd_error(Unit *u, int r, const char *what) {
         if (r != -EMFILE && r != -ENFILE)
                 return log_warning_errno(r, "%s: cannot read %s: %s", u->name, what, STRERROR(r));
         /* One line for the host, not one per unit and tick. */
-        if (!*u->ctx->fd_limit_said)
+        if (!*u->ctx->fd_limit_said) {
                 log_error_errno(r, "Out of file descriptors (%s) opening %s of %s: units whose cgroup files cannot "
                                 "be opened are not sampled until some close; raise LimitNOFILE= of bwgovd.service",
                                 STRERROR(r), what, u->name);
-        *u->ctx->fd_limit_said = true;
+                unit_count(u, &(struct unit_counters) { .fd_limit_said = true });
+        }
         return r;
+}
+
+void unit_count(Unit *u, const struct unit_counters *delta) {
+        u->ctx->hooks->count(u, delta, u->ctx->userdata);
 }
 
 /* After its sample a unit keeps the files the manager's plan allows
@@ -556,7 +562,7 @@ static int unit_tick_pass(Unit *u, uint64_t now) {
         int r;
 
         u->last_tick_usec = now;
-        (*u->ctx->ticks)++;
+        unit_count(u, &(struct unit_counters) { .ticks = 1 });
 
         r = unit_resolve(u);
         if (r <= 0)

@@ -29,6 +29,21 @@
 
 typedef struct Unit Unit;
 
+/* What a unit adds to the counters the manager keeps for all units: a
+ * delta, handed to hooks->count the moment it happens (unit_count()), not
+ * written through the context. Not once at the tick's end: the descriptors
+ * held and the said-once lines are read by the next decision, maybe in the
+ * same tick (unit_fd_economy() right after a sample opened files, a second
+ * unit_fd_error()), and change outside ticks too (a cgroup closed by a
+ * reload, unit_free(), a trigger's POLLERR). */
+struct unit_counters {
+        uint64_t ticks;                 /* decisions taken */
+        int64_t fds;                    /* file descriptors opened (+) or closed (-) */
+        unsigned trigger_closes;        /* PSI triggers closed to save descriptors */
+        bool fd_limit_said;             /* the out-of-descriptors line was logged */
+        bool quota_watch_said;          /* the out-of-inotify-watches line was logged */
+};
+
 /* What spans the units: implemented by the manager. */
 struct unit_hooks {
         /* Claim the cgroup at path, of identity (dev, ino), for u (take),
@@ -47,6 +62,8 @@ struct unit_hooks {
         /* u's quota or period changed: the governed units below it read
          * their ancestor's quota again. */
         void (*quota_changed)(Unit *u, void *userdata);
+        /* u adds delta to the manager's counters (unit_counters). */
+        void (*count)(Unit *u, const struct unit_counters *delta, void *userdata);
 };
 
 /* What a unit sees. Owned by the manager; the pointers outlive the units. */
@@ -66,14 +83,15 @@ struct unit_context {
         const bool *host_over_limit;    /* the last host sample's verdict (the manager's) */
         const bool *stopping;           /* SIGTERM: baselines going back, no more samples */
         Telemetry *const *telemetry;    /* the run-queue telemetry, NULL when there is none (the manager's) */
-        uint64_t *ticks;                /* decisions taken over all units (the manager's counter) */
-        bool *fd_limit_said;            /* the one log line for running out of file descriptors */
-        bool *quota_watch_said;         /* the one log line for running out of inotify watches */
-        size_t *fds_held;               /* by all units' cgroups and triggers (the manager's count) */
+        /* The manager's counters, read only: a unit adds to them through
+         * hooks->count (unit_counters). */
+        const bool *fd_limit_said;      /* the one log line for running out of file descriptors */
+        const bool *quota_watch_said;   /* the one log line for running out of inotify watches */
+        const size_t *fds_held;         /* by all units' cgroups and triggers */
         size_t fd_budget;               /* what they may hold: RLIMIT_NOFILE less the daemon's own */
         const unsigned *fd_keep;        /* BW_CG_FILE_* a unit keeps open after its sample ... */
         const unsigned *fd_share;       /* ... if its fd_rank is below this (permille), else none */
-        unsigned *trigger_closes_left;  /* PSI trigger closes allowed until the next host pass (unit.h, samples) */
+        const unsigned *trigger_closes_left; /* PSI trigger closes allowed until the next host pass (samples) */
         const struct unit_hooks *hooks;
         void *userdata;                 /* for the hooks */
 };
@@ -254,6 +272,9 @@ void unit_lower_to(Unit *u, const char *ancestor, uint64_t quota_usec, uint64_t 
 /* A read or open failed: log it (r), or once for the host when the file
  * descriptors ran out. Returns r. */
 int unit_fd_error(Unit *u, int r, const char *what);
+
+/* Hand delta to the manager's counters (hooks->count). */
+void unit_count(Unit *u, const struct unit_counters *delta);
 
 /* The cgroup u expects (Cgroup=, or the one its name maps to): 0 with
  * *ret, -EAGAIN when it is searched for (a service or scope), -EINVAL for

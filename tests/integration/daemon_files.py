@@ -107,6 +107,12 @@ class Running(Base):
         self.addCleanup(self.stop)
         self.d.wait_for(lambda: os.path.exists(self.path("run", G)), 10, "the socket")
         self.wait_ticks(3)
+        # The daemon's count of passes adds up the units' (one here): each
+        # unit's tick hands it its delta (unit_counters), decisions or not.
+        ms = self.d.metrics()
+        unit_ticks = ms.get(("bwgov_unit_ticks_total", "app.slice"), 0)
+        self.assertGreaterEqual(unit_ticks, 3)
+        self.assertGreaterEqual(ms.get(("bwgov_ticks_total", None), 0), unit_ticks)
 
     def stop(self):
         if self.d.proc.poll() is None:
