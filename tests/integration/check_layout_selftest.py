@@ -38,7 +38,16 @@ CLEAN = {
     "src/daemon/a.c": '#include "a.h"\n#include "b.h"\n#include "bwgov/util.h"\n',
     "src/daemon/b.h": "#pragma once\n",
     "src/daemon/b.c": '#include "b.h"\n/* a comment with { and " in it */\nstatic const char *s = "}";\n',
+    # the unit module writes its fields; others read them, or write what is not a Unit's
+    "src/daemon/unit.h": "#pragma once\ntypedef struct Unit Unit;\n",
+    "src/daemon/unit-sample.c": "void f(Unit *u) {\n        u->quiet = 1;\n        u->n++;\n}\n",
+    "src/daemon/c.c": "int g(const Unit *u, struct other *o) {\n        o->n = u->n;\n        /* u->n = 2; */\n"
+                      "        return u->n == 1 || u->n <= 2 || u->n >= 3 || u->n != 4;\n}\n",
 }
+
+ALLOWED = "        m->units[i]->restore_again |= 1;\n        m->units[i]->has_ancestor = 0;\n" \
+          "        m->units[i]->write_errors_at_stop = 0;\n"
+MANAGER = "void h(Manager *m, size_t i) {\n" + ALLOWED + "}\n"
 
 failures = []
 
@@ -70,6 +79,25 @@ expect("a file of 801 lines is found", {**CLEAN, "src/daemon/b.c": "int x;\n" * 
 expect("a line of 121 columns is found", {**CLEAN, "include/bwgov/util.h": "/*" + "x" * 117 + "*/\n"},
        "121 columns")
 expect("a tab counts to the next multiple of 8", {**CLEAN, "src/lib/util.c": "\t" * 15 + "x\n"}, "121 columns")
+
+for what, text, field in (
+        ("through a Unit * variable", "void k(Unit *u) {\n        u->quota_usec = 1;\n}\n", "quota_usec"),
+        ("a nested field", "void k(Unit *const u) {\n        u->lv.cpu_weight.value += 2;\n}\n", "lv"),
+        ("an increment", "void k(struct Unit *u) {\n        ++u->ticks;\n}\n", "ticks"),
+        ("a post-decrement", "void k(Unit *v) {\n        v->ticks--;\n}\n", "ticks"),
+        ("an element of units[]", "void k(Manager *m) {\n        m->units[0]->paused = true;\n}\n", "paused"),
+        ("a (Unit *) cast", "void k(void *o) {\n        ((Unit *) o)->outermost = 0;\n}\n", "outermost"),
+        ("a Unit ** dereferenced", "void k(Unit **p) {\n        (*p)->paused = 1;\n}\n", "paused"),
+        ("a struct's Unit * member", "struct mb { Unit *u; };\nvoid k(struct mb *it) {\n        it->u->paused = 1;\n}\n",
+         "paused")):
+    expect(f"a Unit's field written outside the unit module is found: {what}",
+           {**CLEAN, "src/daemon/c.c": text}, f"assigns the field {field} of a Unit")
+expect("a field on the allow-list of its file passes", {**CLEAN, "src/daemon/manager.c": MANAGER}, None)
+expect("a field allowed in another file is found", {**CLEAN, "src/daemon/manager-claims.c": MANAGER},
+       "assigns the field restore_again of a Unit")
+expect("an allow-list entry no longer needed is found",
+       {**CLEAN, "src/daemon/manager.c": MANAGER.replace("        m->units[i]->has_ancestor = 0;\n", "")},
+       "no longer assigns has_ancestor")
 
 if failures:
     print(f"{len(failures)} failed")
