@@ -188,7 +188,7 @@ _printf_(2, 3) static void set_note(struct latency_member *mb, const char *fmt, 
 static bool guard_holds(struct latency_member *mb) {
         Unit *u = mb->u;
 
-        return u->latency_hold || u->lv.slice_usec > 0 || mb->lat.level > BW_LAT_NONE ||
+        return u->caps.latency_hold || u->lv.slice_usec > 0 || mb->lat.level > BW_LAT_NONE ||
                mb->level > BW_LAT_NONE ||
                (unit_levers_any(u) &&
                 (unit_lever_is_set(u, UNIT_LEVER_IDLE) || unit_lever_is_set(u, UNIT_LEVER_WEIGHT)));
@@ -258,7 +258,7 @@ static uint64_t sample_demand(struct latency_guard *g, Unit *const *units, size_
                 struct latency_member *mb = &g->members[i];
                 Unit *u = units[i];
 
-                if (!latency_guard_eligible(u) || u->has_governed_descendants) {
+                if (!latency_guard_eligible(u) || u->place.has_governed_descendants) {
                         mb->fast_usec = 0;
                         mb->has_demand = false;
                         continue;
@@ -548,7 +548,7 @@ static void apply_other_unit(struct latency_member *mb, const struct census *c) 
 
         /* A hold that begins withdraws the headroom at once. */
         unit_set_headroom_cap(u, UNIT_CAP_LATENCY_HOLD, hold ? 1000 : 0,
-                              hold && !u->latency_hold ? clock_now_usec(CLOCK_MONOTONIC) : 0);
+                              hold && !u->caps.latency_hold ? clock_now_usec(CLOCK_MONOTONIC) : 0);
         if (idle)
                 (void) unit_lever_set(u, UNIT_LEVER_IDLE, "1");
         else if (unit_lever_is_set(u, UNIT_LEVER_IDLE) || u->lv.yielded[BW_LEVER_IDLE])
@@ -601,7 +601,7 @@ void latency_guard_tick(struct latency_guard *g, Unit *const *units, size_t n, u
                         continue;
                 }
                 if (unit_class(u) == BW_CLASS_LATENCY) {
-                        if (u->latency_hold || unit_lever_is_set(u, UNIT_LEVER_IDLE))
+                        if (u->caps.latency_hold || unit_lever_is_set(u, UNIT_LEVER_IDLE))
                                 release(mb, "class-changed");
                         apply_latency_unit(g, mb);
                 } else {

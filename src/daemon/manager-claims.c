@@ -32,23 +32,23 @@ int manager_claim(Unit *u, const char *path, dev_t dev, ino_t ino, bool take, vo
         if (r == -EBUSY || r == -EADDRINUSE) {
                 const Unit *o = h.owner;
 
-                if (!u->owner_said && o)
+                if (unit_set_owner_said(u, true))
+                        return r;
+                if (o)
                         log_error("%s: cgroup %s (%s) is governed by unit %s (%s): not governing it twice", u->name,
                                   path, u->cfg.cgroup_source ? u->cfg.cgroup_source : "by its name", o->name,
                                   o->cfg.cgroup_source ? o->cfg.cgroup_source : "by its name");
-                else if (!u->owner_said)
+                else
                         log_error("%s: cgroup %s (%s) is governed by another bwgovd (pid %d): not governing it",
                                   u->name, path, u->cfg.cgroup_source ? u->cfg.cgroup_source : "by its name",
                                   (int) h.pid);
-                u->owner_said = true;
                 return r;
         }
         if (r < 0 && !m->claims_said)
                 log_warning_errno(r, "Cannot lock cgroups against other bwgovd daemons (%s): %s", m->claims_path,
                                   STRERROR(r));
         m->claims_said |= r < 0;
-        if (u->owner_said)
+        if (unit_set_owner_said(u, false))
                 log_info("%s: cgroup %s is free again: governing it", u->name, path);
-        u->owner_said = false;
         return 0;
 }

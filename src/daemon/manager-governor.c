@@ -95,9 +95,9 @@ static void unit_summary(const Manager *m, const Unit *u, struct governor_unit_s
                 .boosted = unit_is_boosted(u),
                 .baseline = u->baseline,
                 .current = u->has_written ? u->written : u->baseline,
-                .has_rule = u->has_last,
-                .rule = u->last.rule,
-                .ticks = u->ticks,
+                .has_rule = u->prev.has,
+                .rule = u->prev.decision.rule,
+                .ticks = u->stats.ticks,
                 .prot = {
                         .cls = bw_unit_class(&u->cfg),
                         .latency_target_usec = bw_unit_latency_target_usec(&u->cfg),
@@ -112,7 +112,7 @@ static void unit_summary(const Manager *m, const Unit *u, struct governor_unit_s
                          * others (issue 30: "held": false at the top rung
                          * read as no protection at all). */
                         .hold = bw_unit_class(&u->cfg) == BW_CLASS_LATENCY ? lv.level >= BW_LAT_HOLD :
-                                u->latency_hold,
+                                u->caps.latency_hold,
                         .note = lv.note,
                         .layout = u->cg ? u->cg->layout : BW_CG_LAYOUT_UNKNOWN,
                         .slice_usec = u->lv.slice_usec,
@@ -130,10 +130,10 @@ static void unit_summary(const Manager *m, const Unit *u, struct governor_unit_s
 
 static void unit_decision(const Unit *u, struct governor_decision *ret) {
         *ret = (struct governor_decision) {
-                .d = u->last,
-                .realtime_usec = u->last_realtime_usec,
-                .old = u->last_current,
-                .applied = u->last_applied,
+                .d = u->prev.decision,
+                .realtime_usec = u->prev.realtime_usec,
+                .old = u->prev.current,
+                .applied = u->prev.applied,
                 .target_throttle = u->params.target_throttle,
                 .target_pressure = u->params.target_pressure,
                 .target_wait_p99_usec = u->params.target_wait_p99_usec,
@@ -159,19 +159,19 @@ static void unit_snapshot(const Manager *m, const Unit *u, struct governor_unit 
                         .credit_max_usec = u->params.credit_max_usec,
                         .exhausted = u->pstate.exhausted,
                 },
-                .has_decision = u->has_last,
+                .has_decision = u->prev.has,
                 .counters = {
                         .io = u->cg ? u->cg->stats : (struct bw_cg_write_stats) { 0 },
-                        .external_changes = u->external_changes,
-                        .write_errors = u->write_errors,
-                        .decisions_applied = u->decisions_applied,
+                        .external_changes = u->stats.external_changes,
+                        .write_errors = u->stats.write_errors,
+                        .decisions_applied = u->stats.decisions_applied,
                 },
-                .has_stat = u->has_last_stat,
-                .stat = u->last_stat,
-                .shed_permille = u->shed_permille,
+                .has_stat = u->sampler.has_last_stat,
+                .stat = u->sampler.last_stat,
+                .shed_permille = u->caps.shed_permille,
                 .has_rq = unit_telemetry_counts(&u->rq) && unit_telemetry_counts(&u->rq)->has_last,
-                .history_entries = bw_history_count(u->history),
-                .history_capacity = bw_history_capacity(u->history),
+                .history_entries = bw_history_count(u->hist.log),
+                .history_capacity = bw_history_capacity(u->hist.log),
         };
         if (ret->has_rq)
                 ret->rq = unit_telemetry_counts(&u->rq)->last;
@@ -274,10 +274,10 @@ static int get_history(void *userdata, const char *name, const struct bw_history
                 return -ENOENT;
         h = (struct governor_history) {
                 .unit = u->name,
-                .capacity = bw_history_capacity(u->history),
-                .recorded = bw_history_pushed(u->history),
+                .capacity = bw_history_capacity(u->hist.log),
+                .recorded = bw_history_pushed(u->hist.log),
         };
-        r = bw_history_select(u->history, q, &h.entries, &h.n_entries);
+        r = bw_history_select(u->hist.log, q, &h.entries, &h.n_entries);
         if (r < 0)
                 return r;
         *ret = h;
@@ -293,7 +293,7 @@ static int explain(void *userdata, const char *name, struct governor_unit_summar
                 return -ENOENT;
         unit_summary(m, u, ret_summary);
         unit_decision(u, ret_decision);
-        *ret_has_decision = u->has_last;
+        *ret_has_decision = u->prev.has;
         return 0;
 }
 

@@ -62,18 +62,18 @@ static uint64_t manager_governed_usage(Manager *m, uint64_t now, uint64_t *ret_e
                 Unit *u = m->units[i];
                 uint64_t v;
 
-                if (!u->cg || !u->outermost || !u->has_last || !u->has_last_stat ||
-                    !(u->last_stat.seen & BW_CPUSTAT_USAGE))
+                if (!u->cg || !u->place.outermost || !u->prev.has || !u->sampler.has_last_stat ||
+                    !(u->sampler.last_stat.seen & BW_CPUSTAT_USAGE))
                         continue;
-                v = u->last_stat.usage_usec;
+                v = u->sampler.last_stat.usage_usec;
                 if (now > u->pstate.prev_now_usec)
-                        v += u64_muldiv(u->last.usage_rate, now - u->pstate.prev_now_usec, USEC_PER_SEC);
+                        v += u64_muldiv(u->prev.decision.usage_rate, now - u->pstate.prev_now_usec, USEC_PER_SEC);
                 sum = u64_sat_add(sum, v);
                 if (u->baseline.quota_usec != BW_QUOTA_MAX && u->baseline.period_usec > 0) {
                         uint64_t base = u64_muldiv(u->baseline.quota_usec, USEC_PER_SEC, u->baseline.period_usec);
 
-                        if (u->last.usage_rate > base)
-                                excess = u64_sat_add(excess, u->last.usage_rate - base);
+                        if (u->prev.decision.usage_rate > base)
+                                excess = u64_sat_add(excess, u->prev.decision.usage_rate - base);
                 }
         }
         *ret_excess_rate = excess;
@@ -202,7 +202,7 @@ void manager_plan_shedding(Manager *m, uint64_t now) {
 
                 if (shed[i] > 0) {
                         n_shed++;
-                        if (u->shed_permille == 0)
+                        if (u->caps.shed_permille == 0)
                                 n_new++;
                 }
                 if (shed[i] > 0)

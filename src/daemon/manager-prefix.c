@@ -93,7 +93,7 @@ static void instance_add(Manager *m, const char *path, const char *name) {
                 log_error_errno(r, "%s: cannot govern cgroup %s: %s", name, path, STRERROR(r));
                 return;
         }
-        u->instance = true;
+        unit_set_instance(u, true);
         for (at = m->n_units; at > 0 && strcmp(m->units[at - 1]->name, name) > 0; at--)
                 ;
         memmove(m->units + at + 1, m->units + at, (m->n_units - at) * sizeof(Unit *));
@@ -203,7 +203,7 @@ static void instance_removed(Manager *m, const char *path) {
         for (size_t i = 0; i < m->n_units; i++) {
                 Unit *u = m->units[i];
 
-                if (u->instance && u->cg && u->cgroup_path && strcmp(u->cgroup_path, path) == 0 &&
+                if (u->place.instance && u->cg && u->cgroup_path && strcmp(u->cgroup_path, path) == 0 &&
                     bw_cg_same(m->root, u->cg) == 0) {
                         unit_vanished(u);
                         return;
@@ -251,7 +251,7 @@ void manager_prune_instances(Manager *m) {
                 /* Only one that had its cgroup and whose directory is gone
                  * (one not adopted yet has none; one whose files went
                  * alone is looked at again by its ticks). */
-                if (!u->instance || u->cg || !u->cgroup_path ||
+                if (!u->place.instance || u->cg || !u->cgroup_path ||
                     faccessat(m->root->bw_fd, u->cgroup_path[0] ? u->cgroup_path : ".", F_OK,
                               AT_SYMLINK_NOFOLLOW) >= 0 || errno != ENOENT) {
                         m->units[j++] = u;
@@ -289,7 +289,7 @@ int manager_instance_configs(Manager *m, struct bw_unit_config **ret, size_t *re
                 const Unit *u = m->units[i];
                 struct bw_config_error err = { 0 };
 
-                if (!u->instance || !bw_config_prefix_matches(&m->config, u->name) ||
+                if (!u->place.instance || !bw_config_prefix_matches(&m->config, u->name) ||
                     (m->config.n_units > 0 && bsearch(u->name, m->config.units, m->config.n_units,
                                                       sizeof(struct bw_unit_config), config_name_cmp)))
                         continue;

@@ -103,7 +103,7 @@ int manager_sync_units(Manager *m) {
                 if (i < m->n_units && cmp == 0) {
                         kept[i] = true;
                         r = unit_reconfigure(m->units[i], c);
-                        m->units[i++]->instance = wanted[k].instance;
+                        unit_set_instance(m->units[i++], wanted[k].instance);
                         if (r < 0)
                                 break;
                 }
@@ -125,7 +125,7 @@ int manager_sync_units(Manager *m) {
                 r = unit_new(&m->unit_ctx, wanted[k].c, &units[n]);
                 if (r < 0)
                         break;
-                units[n++]->instance = wanted[k].instance;
+                unit_set_instance(units[n++], wanted[k].instance);
                 changed = true;
         }
         array_done_and_free(inst, n_inst, bw_unit_config_done);
@@ -205,7 +205,7 @@ static void manager_apply_planned(Manager *m, struct planned_write *plan, size_t
                  * first lowered it), or the write failed: planned again at
                  * the end of the stop. */
                 if (r < 0 && !bw_cg_error_is_vanished(r))
-                        plan[i].u->restore_again = true;
+                        unit_stop_restore_again(plan[i].u);
                 /* The files are not needed again. */
                 if (plan[i].u->cg)
                         (void) bw_cg_release(plan[i].u->cg, _BW_CG_FILE_ALL - 1);
@@ -281,7 +281,7 @@ static int on_stop_pass(sd_event_source *s, uint64_t usec, void *userdata) {
         /* Only the ones whose restore was not done (reading every cgroup
          * again took a third of a second at ten thousand, in one go). */
         for (size_t i = 0; i < m->n_units; i++)
-                if (m->units[i]->restore_again)
+                if (m->units[i]->stop.restore_again)
                         restore_again(m, m->units[i], "stop");
         (void) sd_event_source_set_enabled(s, SD_EVENT_OFF);
         return sd_event_exit(m->event, 0);
@@ -303,11 +303,11 @@ int manager_stop_begin(Manager *m) {
 }
 
 static void set_has_descendants(void *owner, void *userdata) {
-        ((Unit *) owner)->has_governed_descendants = true;
+        unit_set_has_governed_descendants(owner);
 }
 
 static void clear_outermost(void *owner, void *userdata) {
-        ((Unit *) owner)->outermost = false;
+        unit_clear_outermost(owner);
 }
 
 /* Which units have no governed unit above them (the host brake sums their
@@ -322,7 +322,7 @@ void manager_update_outermost(Manager *m) {
         if (!nodes)
                 return;
         for (size_t i = 0; i < m->n_units; i++) {
-                m->units[i]->has_governed_descendants = false;
+                unit_set_place(m->units[i], m->units[i]->place.cgtree_generation, m->units[i]->place.outermost, false);
                 if (m->units[i]->cgroup_path)
                         nodes[n++] = (struct bw_cgtree_node) { m->units[i]->cgroup_path, m->units[i] };
         }
@@ -333,9 +333,12 @@ void manager_update_outermost(Manager *m) {
         for (size_t i = 0; i < m->n_units; i++) {
                 Unit *u = m->units[i];
 
-                u->cgtree_generation = u->cgroup_path ? m->cgtree_generation : 0;
-                u->outermost = !u->cgroup_path ||
-                               bw_cgtree_foreach_ancestor(&m->cgtree, u->cgroup_path, set_has_descendants, NULL) == 0;
+                bool outermost = !u->cgroup_path ||
+                        bw_cgtree_foreach_ancestor(&m->cgtree, u->cgroup_path, set_has_descendants, NULL) == 0;
+
+                /* Its own has_governed_descendants was set by those below it, before or after. */
+                unit_set_place(u, u->cgroup_path ? m->cgtree_generation : 0, outermost,
+                               u->place.has_governed_descendants);
         }
 }
 
@@ -346,13 +349,12 @@ void manager_update_outermost(Manager *m) {
 bool manager_outermost_add(Manager *m, Unit *u) {
         /* In the tree already (a scan would cost ten thousand compares per
          * cgroup found): it moved, its old place means something. */
-        if (m->outermost_dirty || !u->cgroup_path || u->cgtree_generation == m->cgtree_generation ||
+        if (m->outermost_dirty || !u->cgroup_path || u->place.cgtree_generation == m->cgtree_generation ||
             bw_cgtree_add(&m->cgtree, u->cgroup_path, u) < 0)
                 return false;
-        u->cgtree_generation = m->cgtree_generation;
-        u->outermost = bw_cgtree_foreach_ancestor(&m->cgtree, u->cgroup_path, set_has_descendants, NULL) == 0;
-        u->has_governed_descendants = bw_cgtree_foreach_descendant(&m->cgtree, u->cgroup_path, clear_outermost,
-                                                                   NULL) > 0;
+        unit_set_place(u, m->cgtree_generation,
+                       bw_cgtree_foreach_ancestor(&m->cgtree, u->cgroup_path, set_has_descendants, NULL) == 0,
+                       bw_cgtree_foreach_descendant(&m->cgtree, u->cgroup_path, clear_outermost, NULL) > 0);
         return true;
 }
 
@@ -458,7 +460,7 @@ void manager_cgroup_made(int wd, const char *name, bool made, void *userdata) {
                 if (u->watch_wd != wd)
                         continue;
                 if (!name)
-                        u->watch_wd = -1;       /* the directory went, the watch with it */
+                        unit_watch_gone(u);
                 else if (!u->cg && unit_expects(u, name)) {
                         log_debug("%s: cgroup %s made", u->name, name);
                         (void) ticker_schedule(m->ticker, &u->tick, now + CGROUP_SETTLE_USEC);
@@ -491,7 +493,7 @@ void manager_plan_fds(Manager *m) {
                 const Unit *u = m->units[i];
 
                 dirs += (u->cg ? u->cg->has_v2 && u->cg->layout != BW_CG_LAYOUT_V2 : hybrid) ? 2 : 1;
-                triggers += u->trigger_fd >= 0;
+                triggers += u->trigger.fd >= 0;
         }
         avail = budget > triggers ? budget - triggers : 0;
         if (n == 0 || avail >= dirs + n * (per_light + 2))

@@ -65,7 +65,7 @@ static void on_unit_cgroup_changed(Unit *u, void *userdata) {
         metrics_mark_changed(&m->metrics);
         if (!u->cg)
                 latency_guard_cgroup_closed(&m->latency, u);
-        if (u->instance && !u->cg)
+        if (u->place.instance && !u->cg)
                 m->instances_gone = true;       /* forgotten at the next host pass */
         /* A cgroup found: its place among the others. Anything else (a
          * cgroup closed or moved) is worked out again for every unit, once,
@@ -83,13 +83,14 @@ static void on_unit_lowering(Unit *u, uint64_t quota_usec, uint64_t period_usec,
 
         if (m->outermost_dirty)
                 manager_update_outermost(m);
-        if (!u->has_governed_descendants)
+        if (!u->place.has_governed_descendants)
                 return;         /* not a pass over every unit for each restore */
         for (size_t i = 0; i < m->n_units; i++)
                 if (unit_is_below(m->units[i], u)) {
                         unit_lower_to(m->units[i], u->name, quota_usec, period_usec);
                         /* Stopping: a child restored before is planned again. */
-                        m->units[i]->restore_again |= m->stopping;
+                        if (m->stopping)
+                                unit_stop_restore_again(m->units[i]);
                 }
 }
 
@@ -103,13 +104,11 @@ static void on_unit_quota_changed(Unit *u, void *userdata) {
         if (m->outermost_dirty)
                 manager_update_outermost(m);
 
-        if (!u->has_governed_descendants || !u->cgroup_path)
+        if (!u->place.has_governed_descendants || !u->cgroup_path)
                 return;
         for (size_t i = 0; i < m->n_units; i++)
-                if (unit_is_below(m->units[i], u)) {
-                        m->units[i]->has_ancestor = false;
-                        usage_gate_ancestor_forget(m->units[i]->gate);
-                }
+                if (unit_is_below(m->units[i], u))
+                        unit_forget_ancestor(m->units[i]);
 }
 
 static void on_unit_adopted(Unit *u, void *userdata) {
@@ -746,7 +745,7 @@ void manager_count_stop(Manager *m) {
         if (m->stop_counted)
                 return;
         for (size_t i = 0; i < m->n_units; i++)
-                m->units[i]->write_errors_at_stop = m->units[i]->write_errors;
+                unit_stop_begin(m->units[i]);
         m->stop_counted = true;
 }
 
@@ -756,7 +755,7 @@ static size_t unrestored(Manager *m) {
         for (size_t i = 0; i < m->n_units; i++) {
                 Unit *u = m->units[i];
 
-                if (!u->cg || !u->adopted || !u->has_written || u->write_errors == u->write_errors_at_stop)
+                if (!u->cg || !u->adopted || !u->has_written || !unit_stop_write_failed(u))
                         continue;
                 log_error("%s: baseline not restored (the write failed): its record stays in state.json, "
                           "the next bwgovd puts it back", u->name);

@@ -64,7 +64,7 @@ struct Manager {
         bool any_searched;              /* a unit's cgroup is searched for by name (a service, a scope) */
         bool outermost_dirty;           /* a cgroup opened or closed: Unit.outermost to work out again */
         struct bw_cgtree cgtree;        /* the units with a cgroup path (valid while not dirty) */
-        uint64_t cgtree_generation;     /* counted up by each rebuild (Unit.cgtree_generation) */
+        uint64_t cgtree_generation;     /* counted up by each rebuild (Unit.place.cgtree_generation) */
         Contention *contention;         /* Contention= over the units (contention-sched.h) */
         Claims *claims;                 /* one governor per cgroup (claims.h) ... */
         char *claims_path;              /* ... locked against other daemons there */
@@ -120,7 +120,7 @@ struct Manager {
         uint64_t state_saves;           /* counted by the store */
         unsigned ncpus;
         bool stopping;
-        bool stop_counted;              /* units' write_errors_at_stop taken */
+        bool stop_counted;              /* units' stop.write_errors_at taken (unit_stop_begin()) */
 
         /* Called at the end of every reload (SIGHUP or Reload), the runtime
          * directory there again: main.c puts the varlink socket back if

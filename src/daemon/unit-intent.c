@@ -17,10 +17,10 @@
 /* systemd's intended CPUQuota= is two D-Bus round trips to PID 1: asked
  * on the Interval= rhythm, not on every short-horizon sample. */
 static bool unit_sdintent_due(Unit *u, uint64_t now) {
-        if (u->last_sdintent_usec != 0 &&
-            now - u->last_sdintent_usec < bw_unit_interval_usec(u->ctx->config, &u->cfg))
+        if (u->sd.asked_usec != 0 &&
+            now - u->sd.asked_usec < bw_unit_interval_usec(u->ctx->config, &u->cfg))
                 return false;
-        u->last_sdintent_usec = now;
+        u->sd.asked_usec = now;
         return true;
 }
 
@@ -33,12 +33,12 @@ static int unit_sdintent_changed(Unit *u, uint64_t *ret_quota_usec, uint64_t *re
 
         if (u->cfg.cgroup || u->cfg.subgroup || sdintent_read(u->ctx->sdintent, u->name, &quota, &period) <= 0)
                 return 0;
-        if (u->has_sd_intent && u->sd_quota_usec == quota && u->sd_period_usec == period)
+        if (u->sd.has && u->sd.quota_usec == quota && u->sd.period_usec == period)
                 return 0;
-        had = u->has_sd_intent;
-        u->has_sd_intent = true;
-        u->sd_quota_usec = quota;
-        u->sd_period_usec = period;
+        had = u->sd.has;
+        u->sd.has = true;
+        u->sd.quota_usec = quota;
+        u->sd.period_usec = period;
         if (!had)
                 return 0;
         *ret_quota_usec = quota;
@@ -97,4 +97,16 @@ void unit_refused_write(Unit *u, const struct bw_refused_write *w) {
         u->refused.burst_usec = w->burst_usec;
         u->refused.tgid = w->tgid;
         snprintf(u->refused.comm, sizeof(u->refused.comm), "%s", w->comm);
+}
+
+void unit_stop_restore_again(Unit *u) {
+        u->stop.restore_again = true;
+}
+
+void unit_stop_begin(Unit *u) {
+        u->stop.write_errors_at = u->stats.write_errors;
+}
+
+bool unit_stop_write_failed(const Unit *u) {
+        return u->stats.write_errors != u->stop.write_errors_at;
 }

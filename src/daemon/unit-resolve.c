@@ -110,9 +110,9 @@ int unit_resolve(Unit *u) {
                  * subgroup, made after it, is watched for in it. */
                 if (!searched || u->cfg.subgroup)
                         unit_watch(u, path);
-                if (!searched && !u->absent_said)
+                if (!searched && !u->said.absent)
                         log_info("%s: cgroup %s is not there: governed once it is made", u->name, path);
-                u->absent_said = true;
+                u->said.absent = true;
                 return 0;
         }
         if (r == -EMFILE || r == -ENFILE)
@@ -127,16 +127,53 @@ int unit_resolve(Unit *u) {
                 u->cg = NULL;
                 return 0;
         }
-        u->absent_said = false;
+        u->said.absent = false;
 
         unit_unwatch(u);
         unit_watch_quota(u);
         free(u->cgroup_path);
         u->cgroup_path = TAKE_PTR(path);
-        u->gate = usage_gate_get(u->ctx->gates, u->ctx->root, u->cgroup_path);
+        u->sampler.gate = usage_gate_get(u->ctx->gates, u->ctx->root, u->cgroup_path);
         log_info("%s: governing cgroup %s (%s)", u->name, u->cgroup_path[0] ? u->cgroup_path : "/",
                  bw_cg_layout_to_string(u->cg->layout));
         unit_attach_telemetry(u);
         u->ctx->hooks->cgroup_changed(u, u->ctx->userdata);
         return 1;
+}
+
+void unit_watch_gone(Unit *u) {
+        u->watch_wd = -1;
+}
+
+bool unit_set_owner_said(Unit *u, bool said) {
+        bool before = u->said.owner;
+
+        u->said.owner = said;
+        return before;
+}
+
+void unit_set_instance(Unit *u, bool instance) {
+        u->place.instance = instance;
+}
+
+void unit_set_place(Unit *u, uint64_t generation, bool outermost, bool has_governed_descendants) {
+        u->place = (struct unit_place) {
+                .instance = u->place.instance,
+                .outermost = outermost,
+                .has_governed_descendants = has_governed_descendants,
+                .cgtree_generation = generation,
+        };
+}
+
+void unit_set_has_governed_descendants(Unit *u) {
+        u->place.has_governed_descendants = true;
+}
+
+void unit_clear_outermost(Unit *u) {
+        u->place.outermost = false;
+}
+
+void unit_forget_ancestor(Unit *u) {
+        u->ancestor.has = false;
+        usage_gate_ancestor_forget(u->sampler.gate);
 }

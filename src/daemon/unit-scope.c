@@ -173,11 +173,10 @@ static void scope_set_tied(Unit *u, bool tied, const struct bw_bandwidth *s) {
                 log_info("%s: its scope %s holds %" PRIu64 "us per %" PRIu64 "us, a limit of someone else's: "
                          "the headroom stays under it", u->name, u->scope.cg->path, s->quota_usec, s->period_usec);
         u->scope.tied = tied;
-        u->scope.has_ancestor = false;
+        u->scope.ancestor.has = false;
         /* The law's nearest limited ancestor changes: read again, not
          * taken from what the gate of its siblings kept. */
-        u->has_ancestor = false;
-        usage_gate_ancestor_forget(u->gate);
+        unit_forget_ancestor(u);
 }
 
 void unit_scope_follow(Unit *u, const struct bw_bandwidth *cur) {
@@ -249,18 +248,18 @@ uint64_t unit_scope_ancestor_quota(Unit *u, uint64_t now) {
         uint64_t q;
         int r;
 
-        if (u->scope.has_ancestor && now - u->scope.ancestor_read_usec < SCOPE_ANCESTOR_REFRESH_USEC)
-                return u->scope.ancestor_quota_usec;
+        if (u->scope.ancestor.has && now - u->scope.ancestor.read_usec < SCOPE_ANCESTOR_REFRESH_USEC)
+                return u->scope.ancestor.quota_usec;
         r = bw_cg_read_ancestor_quota(u->ctx->root, u->scope.cg, u->params.baseline.period_usec, &q, &path);
         if (r < 0) {
                 log_debug_errno(r, "%s: cannot read the quotas above its scope: %s", u->name, STRERROR(r));
-                return u->scope.has_ancestor ? u->scope.ancestor_quota_usec : BW_QUOTA_MAX;
+                return u->scope.ancestor.has ? u->scope.ancestor.quota_usec : BW_QUOTA_MAX;
         }
-        if (r > 0 && (!u->scope.has_ancestor || u->scope.ancestor_quota_usec != q))
+        if (r > 0 && (!u->scope.ancestor.has || u->scope.ancestor.quota_usec != q))
                 log_info("%s: nearest limited ancestor above its scope, %s, allows %" PRIu64 "us per %" PRIu64
                          "us period: the headroom stays under it", u->name, path, q, u->params.baseline.period_usec);
-        u->scope.has_ancestor = true;
-        u->scope.ancestor_quota_usec = r > 0 ? q : BW_QUOTA_MAX;
-        u->scope.ancestor_read_usec = now;
-        return u->scope.ancestor_quota_usec;
+        u->scope.ancestor.has = true;
+        u->scope.ancestor.quota_usec = r > 0 ? q : BW_QUOTA_MAX;
+        u->scope.ancestor.read_usec = now;
+        return u->scope.ancestor.quota_usec;
 }

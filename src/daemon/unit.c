@@ -70,9 +70,9 @@ static int unit_record(Unit *u, unsigned flags) {
 
         ret = store_record_unit(u->ctx->store, u->name, &r, flags);
         if (ret >= 0) {
-                u->recorded_credit_usec = r.credit_usec;
-                u->recorded_debt_usec = r.debt_usec;
-                u->recorded = true;
+                u->mirror.credit_usec = r.credit_usec;
+                u->mirror.debt_usec = r.debt_usec;
+                u->mirror.recorded = true;
         }
         return ret;
 }
@@ -82,11 +82,11 @@ static int unit_record(Unit *u, unsigned flags) {
 /* The file descriptors the unit holds, in the manager's count. */
 static void unit_count_fds(Unit *u) {
         unsigned n = (u->cg ? bw_cg_nfds(u->cg) : 0) + (u->scope.cg ? bw_cg_nfds(u->scope.cg) : 0) +
-                     (u->trigger_fd >= 0 ? 1 : 0);
+                     (u->trigger.fd >= 0 ? 1 : 0);
 
-        if (n != u->nfds)
-                unit_count(u, &(struct unit_counters) { .fds = (int64_t) n - (int64_t) u->nfds });
-        u->nfds = n;
+        if (n != u->fds.held)
+                unit_count(u, &(struct unit_counters) { .fds = (int64_t) n - (int64_t) u->fds.held });
+        u->fds.held = n;
 }
 
 static void unit_close_cgroup(Unit *u) {
@@ -102,17 +102,17 @@ static void unit_close_cgroup(Unit *u) {
          * path (restore.h). */
         unit_levers_done(&u->lv);
         quotawatch_remove(u->ctx->quotawatch, &u->quota_watch);
-        usage_gate_put(u->gate);
-        u->gate = NULL;
-        u->gate_valid = false;
+        usage_gate_put(u->sampler.gate);
+        u->sampler.gate = NULL;
+        u->sampler.gate_valid = false;
         bw_cg_free(u->cg);
         u->cg = NULL;
         unit_scope_close(u);
-        u->has_last_stat = false;
-        u->has_ancestor = false;
-        u->quiet = false;
-        u->quiet_samples = 0;
-        u->trigger_refused = false;
+        u->sampler.has_last_stat = false;
+        u->ancestor.has = false;
+        u->sampler.quiet = false;
+        u->sampler.quiet_samples = 0;
+        u->trigger.refused = false;
         unit_count_fds(u);
         if (was_open)
                 u->ctx->hooks->cgroup_changed(u, u->ctx->userdata);
@@ -136,17 +136,17 @@ void unit_vanished(Unit *u) {
         unit_close_cgroup(u);
         u->adopted = false;
         u->has_written = false;
-        u->has_last = false;
-        u->has_history_rule = false;
-        u->latency_hold = false;
+        u->prev.has = false;
+        u->hist.has_rule = false;
+        u->caps.latency_hold = false;
         if (same)
                 return;
         store_forget(u->ctx->store, u->name);
-        u->recorded = false;
+        u->mirror.recorded = false;
         store_mark(u->ctx->store);
         /* Its decisions went with it: a new cgroup starts a new history
          * (the ring's memory too, so churn does not add up). */
-        bw_history_clear(u->history);
+        bw_history_clear(u->hist.log);
 }
 
 int unit_fd_error(Unit *u, int r, const char *what) {
@@ -182,9 +182,9 @@ void unit_fd_economy(Unit *u) {
 
         if (!u->cg || keep == UNIT_FILES_ALL)
                 return;
-        if (u->fd_rank >= *c->fd_share)
+        if (u->fds.rank >= *c->fd_share)
                 keep = 0;
-        if (!(keep & BW_CG_DIRS) && !u->quiet && *c->fds_held <= UNIT_FD_ROOM(c->fd_budget))
+        if (!(keep & BW_CG_DIRS) && !u->sampler.quiet && *c->fds_held <= UNIT_FD_ROOM(c->fd_budget))
                 return;
         if (bw_cg_release(u->cg, UNIT_FILES_ALL & ~keep) > 0)
                 unit_count_fds(u);
@@ -280,7 +280,7 @@ int unit_adopt(Unit *u, const struct bw_bandwidth *cur) {
                 log_info("%s: kernel holds the value we last wrote; keeping baseline quota %s",
                          u->name, bw_quota_to_string(su->baseline.quota_usec, q));
         else if (su && p.ownership == BW_OWNERSHIP_EXTERNAL) {
-                u->external_changes++;
+                u->stats.external_changes++;
                 log_unit_change(LOG_NOTICE, u->name, &su->baseline, cur, "external-change",
                                 "%s: value changed while we were away, adopting it as the new baseline", u->name);
         }
@@ -314,7 +314,7 @@ void unit_rebase(Unit *u, const struct bw_bandwidth *cur) {
         const struct bw_baseline_view was = unit_view(u);
         struct bw_baseline_view now;
 
-        u->external_changes++;
+        u->stats.external_changes++;
         log_unit_change(LOG_NOTICE, u->name, unit_expected(u), cur, "external-change",
                         "%s: cpu.max changed by someone else, adopting it as the new baseline", u->name);
         bw_baseline_rebase(&was, cur, &now);
@@ -387,7 +387,7 @@ void unit_lower_to(Unit *u, const char *ancestor, uint64_t quota_usec, uint64_t 
         log_info("%s: its ancestor %s goes down to %" PRIu64 "us per %" PRIu64 "us: lowering it first",
                  u->name, ancestor, quota_usec, period_usec);
         (void) unit_apply(u, &cur, &t, bw_rule_to_string(BW_RULE_ANCESTOR_LIMIT));
-        u->has_ancestor = false;        /* read the new ancestor at the next tick */
+        u->ancestor.has = false;        /* read the new ancestor at the next tick */
 }
 
 static void log_applied(const Unit *u, const struct bw_bandwidth *before, const struct bw_bandwidth *now,
@@ -439,7 +439,7 @@ int unit_apply(Unit *u, const struct bw_bandwidth *seen, const struct bw_bandwid
                 return r;
         }
         if (r < 0) {
-                u->write_errors++;
+                u->stats.write_errors++;
                 if (r == -EMFILE || r == -ENFILE)
                         return unit_fd_error(u, r, "cpu.max");
                 return log_warning_errno(r, "%s: writing bandwidth failed: %s", u->name, STRERROR(r));
@@ -450,12 +450,12 @@ int unit_apply(Unit *u, const struct bw_bandwidth *seen, const struct bw_bandwid
                 u->written = now;
         unit_scope_after_write(u, &now);
         /* The last sample's idea of cpu.max is stale: the next one is full. */
-        u->quiet = false;
-        u->quiet_samples = 0;
+        u->sampler.quiet = false;
+        u->sampler.quiet_samples = 0;
         if (now.quota_usec != before.quota_usec || now.period_usec != before.period_usec)
                 u->ctx->hooks->quota_changed(u, u->ctx->userdata);
         if (r > 0) {
-                u->decisions_applied++;
+                u->stats.decisions_applied++;
                 log_applied(u, &before, &now, reason);
         }
         (void) unit_record(u, STORE_SETTLED | STORE_SOON);
@@ -506,9 +506,9 @@ static int unit_decide(Unit *u, const struct bw_policy_input *in, struct bw_deci
         r = bw_policy_decide(&p, &u->pstate, in, ret);
         if (r < 0)
                 return log_warning_errno(r, "%s: policy failed: %s", u->name, STRERROR(r));
-        u->ticks++;
-        u->last = *ret;
-        u->has_last = true;
+        u->stats.ticks++;
+        u->prev.decision = *ret;
+        u->prev.has = true;
         return 0;
 }
 
@@ -519,17 +519,17 @@ static int unit_decide(Unit *u, const struct bw_policy_input *in, struct bw_deci
  * the last one is not lost: it applies as soon as a sample counts. */
 static void unit_reschedule(Unit *u, const struct bw_policy_input *in, const struct bw_decision *d) {
         if (d->next_tick_usec > 0) {
-                u->deadline_usec = in->now_usec + d->next_tick_usec;
+                u->sampler.deadline_usec = in->now_usec + d->next_tick_usec;
                 /* Already due within the horizon (the ticker's rhythm, which
                  * runs units up to TICKER_EARLY_USEC early): a move would
                  * only cost the heap a sift. */
                 if (u->cg && !(bw_tick_entry_queued(&u->tick) &&
-                               u->tick.due_usec <= u->deadline_usec + TICKER_EARLY_USEC))
+                               u->tick.due_usec <= u->sampler.deadline_usec + TICKER_EARLY_USEC))
                         (void) unit_schedule(u, in->now_usec, d->next_tick_usec);
-        } else if (u->cg && u->deadline_usec > 0)
-                (void) unit_schedule(u, in->now_usec, u64_sat_sub(u->deadline_usec, in->now_usec));
+        } else if (u->cg && u->sampler.deadline_usec > 0)
+                (void) unit_schedule(u, in->now_usec, u64_sat_sub(u->sampler.deadline_usec, in->now_usec));
         if (d->rule == BW_RULE_TOO_SOON && in->shed_permille > 0 && u->cg) {
-                u->shed_pending = u64_max(in->shed_permille, u->shed_pending);
+                u->caps.shed_pending = u64_max(in->shed_permille, u->caps.shed_pending);
                 (void) unit_schedule(u, in->now_usec, TOO_SOON_RETRY_USEC);
         }
 }
@@ -542,15 +542,15 @@ static void unit_remember(Unit *u, const struct bw_bandwidth *cur, const struct 
         struct bw_history_entry e;
 
         bw_history_entry_from_decision(d, cur, clock_now_usec(CLOCK_REALTIME), applied, &e);
-        u->last_current = *cur;
-        u->last_applied = applied;
-        u->last_realtime_usec = e.realtime_usec;
+        u->prev.current = *cur;
+        u->prev.applied = applied;
+        u->prev.realtime_usec = e.realtime_usec;
         if (d->rule != BW_RULE_TOO_SOON &&
-            (applied || !u->has_history_rule || u->history_rule != d->rule ||
+            (applied || !u->hist.has_rule || u->hist.rule != d->rule ||
              (d->rule != BW_RULE_STEADY && d->rule != BW_RULE_HOLD))) {
-                bw_history_push(u->history, &e);
-                u->history_rule = d->rule;
-                u->has_history_rule = true;
+                bw_history_push(u->hist.log, &e);
+                u->hist.rule = d->rule;
+                u->hist.has_rule = true;
         }
 }
 
@@ -561,7 +561,7 @@ static int unit_tick_pass(Unit *u, uint64_t now) {
         bool applied = false;
         int r;
 
-        u->last_tick_usec = now;
+        u->sampler.last_tick_usec = now;
         unit_count(u, &(struct unit_counters) { .ticks = 1 });
 
         r = unit_resolve(u);
@@ -597,8 +597,8 @@ static int unit_tick_pass(Unit *u, uint64_t now) {
         /* The credit bucket: saved with the next save, not on every tick;
          * mirrored only when it moved (a full bucket stays full). Whatever
          * else the entry holds is recorded where it changes. */
-        if (!u->recorded || u->recorded_credit_usec != u->pstate.credit.credit_usec ||
-            u->recorded_debt_usec != u->pstate.credit.debt_usec)
+        if (!u->mirror.recorded || u->mirror.credit_usec != u->pstate.credit.credit_usec ||
+            u->mirror.debt_usec != u->pstate.credit.debt_usec)
                 (void) unit_record(u, 0);
         return 0;
 }
@@ -609,10 +609,10 @@ int unit_tick(Unit *u, uint64_t now) {
         /* Stopping: nothing may raise a unit the stop put back. */
         if (*u->ctx->stopping)
                 return 0;
-        u->gated = false;
+        u->sampler.gated = false;
         r = unit_tick_pass(u, now);
         /* A sample that read nothing opened nothing. */
-        if (!u->gated) {
+        if (!u->sampler.gated) {
                 unit_count_fds(u);
                 unit_fd_economy(u);
         }
@@ -632,8 +632,8 @@ int unit_new(const struct unit_context *ctx, const struct bw_unit_config *cfg, U
         u->tick.owner = u;
         u->watch_wd = -1;
         u->quota_watch.wd = -1;
-        u->fd_rank = (unsigned) (((uintptr_t) u >> 4) * 2654435761u % 1000);
-        u->trigger_fd = -1;
+        u->fds.rank = (unsigned) (((uintptr_t) u >> 4) * 2654435761u % 1000);
+        u->trigger.fd = -1;
         u->lv.maybe_recorded = true;    /* an undo still to retry, say */
         u->name = strdup(cfg->name);
         if (!u->name) {
@@ -642,7 +642,7 @@ int unit_new(const struct unit_context *ctx, const struct bw_unit_config *cfg, U
         }
         r = bw_unit_config_copy(cfg, &u->cfg);
         if (r >= 0)
-                r = bw_history_new(ctx->config->global.history_size, &u->history);
+                r = bw_history_new(ctx->config->global.history_size, &u->hist.log);
         if (r >= 0)
                 r = ticker_schedule(ctx->ticker, &u->tick, clock_now_usec(CLOCK_MONOTONIC));
         if (r < 0) {
@@ -660,7 +660,7 @@ Unit *unit_free(Unit *u) {
         unit_unwatch(u);
         unit_levers_done(&u->lv);
         ticker_cancel(u->ctx->ticker, &u->tick);
-        bw_history_free(u->history);
+        bw_history_free(u->hist.log);
         bw_unit_config_done(&u->cfg);
         free(u->cgroup_path);
         free(u->name);
@@ -692,16 +692,16 @@ int unit_reconfigure(Unit *u, const struct bw_unit_config *cfg) {
                 if (u->pstate.credit.credit_usec > u->params.credit_max_usec)
                         u->pstate.credit.credit_usec = u->params.credit_max_usec;
         }
-        if (bw_history_capacity(u->history) != u->ctx->config->global.history_size) {
-                r = bw_history_resize(&u->history, u->ctx->config->global.history_size);
+        if (bw_history_capacity(u->hist.log) != u->ctx->config->global.history_size) {
+                r = bw_history_resize(&u->hist.log, u->ctx->config->global.history_size);
                 if (r < 0)
                         return r;
         }
         /* Keep the rhythm: the next tick comes one (possibly new) interval
          * after the last one, not at once. */
-        next = u->last_tick_usec + unit_interval(u);
+        next = u->sampler.last_tick_usec + unit_interval(u);
         (void) sd_event_now(u->ctx->event, CLOCK_MONOTONIC, &now);
-        (void) ticker_schedule(u->ctx->ticker, &u->tick, u->last_tick_usec == 0 || next <= now ? now : next);
+        (void) ticker_schedule(u->ctx->ticker, &u->tick, u->sampler.last_tick_usec == 0 || next <= now ? now : next);
         return 0;
 }
 
@@ -730,7 +730,7 @@ void unit_set_paused(Unit *u, bool paused) {
          * back, not to freeze a boost in place. */
         if (paused) {
                 unit_levers_restore(u, "paused");
-                u->latency_hold = false;
+                u->caps.latency_hold = false;
                 unit_restore_baseline(u, "paused");
         }
         /* A unit not adopted yet takes paused from its saved entry. */
@@ -778,9 +778,9 @@ enum unit_state unit_state(const Unit *u) {
                 return UNIT_STATE_PAUSED;
         if (u->pstate.exhausted && u->params.mode == BW_MODE_ELASTIC)
                 return UNIT_STATE_EXHAUSTED;
-        if (!u->has_last || u->last.headroom_usec == 0)
+        if (!u->prev.has || u->prev.decision.headroom_usec == 0)
                 return UNIT_STATE_BASELINE;
-        if (u->last.spend_rate > 0)
+        if (u->prev.decision.spend_rate > 0)
                 return UNIT_STATE_SPENDING;
         return UNIT_STATE_RESTING;
 }

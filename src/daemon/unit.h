@@ -90,10 +90,17 @@ struct unit_context {
         const size_t *fds_held;         /* by all units' cgroups and triggers */
         size_t fd_budget;               /* what they may hold: RLIMIT_NOFILE less the daemon's own */
         const unsigned *fd_keep;        /* BW_CG_FILE_* a unit keeps open after its sample ... */
-        const unsigned *fd_share;       /* ... if its fd_rank is below this (permille), else none */
+        const unsigned *fd_share;       /* ... if its fds.rank is below this (permille), else none */
         const unsigned *trigger_closes_left; /* PSI trigger closes allowed until the next host pass (samples) */
         const struct unit_hooks *hooks;
         void *userdata;                 /* for the hooks */
+};
+
+/* The nearest limited ancestor's quota, read at most once per Interval=. */
+struct unit_ancestor {
+        bool has;                       /* quota_usec was read */
+        uint64_t quota_usec;            /* in our period, BW_QUOTA_MAX if none */
+        uint64_t read_usec;
 };
 
 /* A Subgroup= unit's own cgroup, governed with the subgroup while it holds
@@ -105,62 +112,134 @@ struct unit_scope {
         uint64_t ours_quota_usec;       /* its quota when last found tied or written by us, in its period */
         bool has_foreign;
         uint64_t foreign_quota_usec;    /* someone else's limit found there, while it stays */
-        bool has_ancestor;              /* ancestor_quota_usec was read */
-        uint64_t ancestor_quota_usec;   /* the nearest limited ancestor above it, in the unit's period */
-        uint64_t ancestor_read_usec;
+        struct unit_ancestor ancestor;  /* the nearest limited ancestor above it, in the unit's period */
 };
 
-/* One configured unit, present in the cgroup tree or not (yet). */
+/* Where the unit's cgroup is among the governed ones: the manager's
+ * cgtree pass works it out, unit_set_place() and its siblings write it. */
+struct unit_place {
+        bool instance;                  /* made from prefix directories for a cgroup found (manager-prefix.c) */
+        bool outermost;                 /* no governed unit's cgroup contains this one (host usage sum) */
+        bool has_governed_descendants;  /* some governed unit's cgroup is below this one */
+        uint64_t cgtree_generation;     /* in the manager's cgtree of this generation (0: never) */
+};
+
+/* Its PSI trigger on cpu.pressure (psi-trigger.h). */
+struct unit_trigger {
+        sd_event_source *source;
+        int fd;                         /* -1 if none */
+        bool refused;                   /* the open cgroup cannot have one (not asked again) */
+        uint64_t near_usec;             /* when a sample last found it near its quota */
+};
+
+/* What systemd intends for cpu.max (CPUQuota=), see sdintent.h. */
+struct unit_sd_intent {
+        bool has;
+        uint64_t quota_usec;
+        uint64_t period_usec;
+        uint64_t asked_usec;            /* asked at most once per Interval= */
+};
+
+/* The last decision and what came of it. */
+struct unit_prev {
+        bool has;
+        struct bw_decision decision;
+        struct bw_bandwidth current;    /* what the kernel held before `decision` */
+        bool applied;                   /* `decision` was written */
+        uint64_t realtime_usec;         /* CLOCK_REALTIME of `decision` */
+};
+
+/* The unit's history ring and the rule of its newest entry. */
+struct unit_hist {
+        struct bw_history *log;
+        bool has_rule;
+        enum bw_rule rule;
+};
+
+/* Headroom caps others ask for (unit_set_headroom_cap()). */
+struct unit_caps {
+        unsigned shed_permille;         /* the last shedding plan's share for this unit (shown) */
+        unsigned shed_pending;          /* ... not yet applied by a tick (applied once) */
+        bool latency_hold;              /* throughput/best-effort: headroom held for a latency unit */
+};
+
+/* Counters for metrics and the CLI. */
+struct unit_stats {
+        uint64_t ticks;
+        uint64_t external_changes;
+        uint64_t write_errors;
+        uint64_t decisions_applied;
+        uint64_t light_samples;         /* light samples taken */
+};
+
+/* The sampler's memory and gates (unit-sample.c). */
+struct unit_sampler {
+        uint64_t last_tick_usec;
+        uint64_t deadline_usec;         /* the latest sample the last decision's horizon allows */
+        struct bw_cpu_stat last_stat;
+        bool has_last_stat;
+        struct bw_psi last_psi;         /* the last full sample's pressure (light samples reuse it) */
+        bool has_last_psi;
+        bool quiet;                     /* the last decision found it quiet: light samples (unit.h, samples) */
+        uint64_t quiet_samples;         /* consecutive quiet decisions */
+        UsageGate *gate;                /* its parent's usage, while open (usagegate.h) ... */
+        bool gate_valid;                /* ... read before its own last usage read ... */
+        uint64_t gate_usage_usec;       /* ... with this value ... */
+        uint64_t gate_after_usec;       /* ... and that read of its own taken at this time */
+        bool gated;                     /* this tick's sample read nothing of its own (no file opened) */
+};
+
+/* The stop's bookkeeping. */
+struct unit_stop {
+        bool restore_again;             /* its restore was not done, or an ancestor lowered it since */
+        uint64_t write_errors_at;       /* stats.write_errors when the stop began */
+};
+
+/* What the store holds of it (store.h). */
+struct unit_mirror {
+        bool recorded;                  /* mirrored into the store since adoption ... */
+        uint64_t credit_usec;           /* ... with this credit and debt */
+        uint64_t debt_usec;
+};
+
+/* One configured unit, present in the cgroup tree or not (yet). Only the
+ * unit module (src/daemon/unit*.c) assigns its fields (scripts/check-layout). */
 struct Unit {
         const struct unit_context *ctx;
         char *name;
         char *cgroup_path;              /* resolved, NULL until found */
         struct bw_cg *cg;               /* open handle, NULL while absent */
         struct bw_unit_config cfg;      /* deep copy of the configured values */
+        struct unit_place place;
+        struct unit_scope scope;        /* Subgroup=: the cgroup above, tied or not (unit-scope.c) */
+        struct unit_ancestor ancestor;
+        int watch_wd;                   /* its parent directory's cgwatch while absent, or -1 */
+        struct {
+                bool owner;             /* "governed by unit X" logged (unit_resolve()) */
+                bool absent;            /* "its cgroup is not there" logged */
+        } said;
 
         struct bw_tick_entry tick;      /* its next sample (owner: the unit) */
-        sd_event_source *trigger_source;
-        int trigger_fd;                 /* PSI trigger on cpu.pressure, -1 if none */
-        int watch_wd;                   /* its parent directory's cgwatch while absent, or -1 */
-        bool trigger_refused;           /* the open cgroup cannot have one (not asked again) */
-        bool owner_said;                /* "governed by unit X" logged (unit_resolve()) */
-        bool absent_said;               /* "its cgroup is not there" logged */
-        bool instance;                  /* made from prefix directories for a cgroup found (manager-prefix.c) */
-        uint64_t last_tick_usec;
-        uint64_t deadline_usec;         /* the latest sample the last decision's horizon allows */
-        uint64_t last_sdintent_usec;    /* systemd's CPUQuota= is asked at most once per Interval= */
-        bool outermost;                 /* no governed unit's cgroup contains this one (host usage sum) */
-        bool has_governed_descendants;  /* some governed unit's cgroup is below this one */
-        uint64_t cgtree_generation;     /* in the manager's cgtree of this generation (0: never) */
-        bool has_ancestor;              /* ancestor_quota_usec was read */
-        uint64_t ancestor_quota_usec;   /* nearest limited ancestor's quota in our period, BW_QUOTA_MAX if none */
-        uint64_t ancestor_read_usec;
-        struct unit_scope scope;        /* Subgroup=: the cgroup above, tied or not (unit-scope.c) */
+        struct unit_sampler sampler;
+        struct unit_trigger trigger;
+        struct quota_watch quota_watch; /* writes to its quota file, seen without reading it */
+        struct {
+                unsigned held;          /* file descriptors held, as in the manager's count */
+                unsigned rank;          /* 0..999, fixed: which units keep files when only some can */
+        } fds;
 
         bool adopted;
         struct bw_bandwidth baseline;   /* the contract, restored on stop */
         bool has_written;
         struct bw_bandwidth written;    /* what we last wrote and read back */
+        struct unit_sd_intent sd;
 
         struct bw_policy_params params;
         struct bw_policy_state pstate;
-        struct bw_history *history;
-        bool has_history_rule;
-        enum bw_rule history_rule;      /* rule of the newest history entry */
-        bool has_last;
-        struct bw_decision last;
-        struct bw_bandwidth last_current;       /* what the kernel held before `last` */
-        bool last_applied;                      /* `last` was written */
-        uint64_t last_realtime_usec;            /* CLOCK_REALTIME of `last` */
-        unsigned shed_permille;                 /* the last shedding plan's share for this unit (shown) */
-        unsigned shed_pending;                  /* ... not yet applied by a tick (applied once) */
-
+        struct unit_prev prev;
+        struct unit_hist hist;
+        struct unit_caps caps;
         bool paused;
-
-        /* What systemd intends for cpu.max (CPUQuota=), see sdintent.h. */
-        bool has_sd_intent;
-        uint64_t sd_quota_usec;
-        uint64_t sd_period_usec;
 
         /* The last quota write the kernel refused for our burst (refused.h),
          * put in place at the next tick (unit-intent.c). */
@@ -171,37 +250,12 @@ struct Unit {
                 char comm[BW_REFUSED_COMM_MAX];
         } refused;
 
-        /* Counters for metrics and the CLI. */
-        uint64_t ticks;
-        uint64_t external_changes;
-        uint64_t write_errors;
-        uint64_t write_errors_at_stop;  /* write_errors when the stop began */
-        uint64_t decisions_applied;
-        struct bw_cpu_stat last_stat;
-        bool has_last_stat;
-        struct bw_psi last_psi;         /* the last full sample's pressure (light samples reuse it) */
-        bool has_last_psi;
-        bool quiet;                     /* the last decision found it quiet: light samples (unit.h, samples) */
-        uint64_t quiet_samples;         /* consecutive quiet decisions */
-        struct quota_watch quota_watch; /* writes to its quota file, seen without reading it */
-        UsageGate *gate;                /* its parent's usage, while open (usagegate.h) ... */
-        bool gate_valid;                /* ... read before its own last usage read ... */
-        uint64_t gate_usage_usec;       /* ... with this value ... */
-        uint64_t gate_after_usec;       /* ... and that read of its own taken at this time */
-        bool gated;                     /* this tick's sample read nothing of its own (no file opened) */
-        uint64_t light_samples;         /* light samples taken */
-        uint64_t near_usec;             /* when a sample last found it near its quota (its PSI trigger) */
-        unsigned nfds;                  /* file descriptors held, as in the manager's count */
-        unsigned fd_rank;               /* 0..999, fixed: which units keep files when only some can */
-        bool restore_again;             /* stopping: its restore was not done, or an ancestor lowered it since */
-        bool recorded;                  /* mirrored into the store since adoption ... */
-        uint64_t recorded_credit_usec;  /* ... with this credit and debt */
-        uint64_t recorded_debt_usec;
+        struct unit_stats stats;
+        struct unit_stop stop;
+        struct unit_mirror mirror;
         struct unit_telemetry rq;       /* run-queue telemetry of the cgroup, while open */
-
         struct unit_levers lv;          /* weight, idle, freezer, cpuset, slices (unit-levers.h) */
         /* The latency guard keeps its own state of the unit (latency-guard.h). */
-        bool latency_hold;              /* throughput/best-effort: headroom held for a latency unit */
 };
 
 /* A unit for cfg (deep-copied), its timer armed to tick at once. Returns 0
@@ -282,6 +336,34 @@ void unit_count(Unit *u, const struct unit_counters *delta);
 int unit_expected_path(const Unit *u, char **ret);
 /* Stop watching for u's cgroup (unit_resolve() watches while it is absent). */
 void unit_unwatch(Unit *u);
+/* The directory watched went, and the watch with it (nothing to release). */
+void unit_watch_gone(Unit *u);
+
+/* ---- what the manager works out for a unit (unit-resolve.c) --------------- */
+
+/* "Governed by unit X" said (true) or the cgroup free again (false);
+ * returns what was said before, so that each is logged once. */
+bool unit_set_owner_said(Unit *u, bool said);
+/* Made from prefix directories for a cgroup found, or configured. */
+void unit_set_instance(Unit *u, bool instance);
+/* Its place in the manager's cgtree of this generation (unit_place). */
+void unit_set_place(Unit *u, uint64_t generation, bool outermost, bool has_governed_descendants);
+/* A governed unit's cgroup was found below u. */
+void unit_set_has_governed_descendants(Unit *u);
+/* A governed unit's cgroup was found above u. */
+void unit_clear_outermost(Unit *u);
+/* An ancestor's quota changed: read again at the next sample, not taken
+ * from what its usage gate kept. */
+void unit_forget_ancestor(Unit *u);
+
+/* ---- the stop's bookkeeping (unit-intent.c) ------------------------------- */
+
+/* Its restore is to be done again at the end of the stop. */
+void unit_stop_restore_again(Unit *u);
+/* The stop began: its write errors so far are counted. */
+void unit_stop_begin(Unit *u);
+/* Did a write fail since unit_stop_begin()? */
+bool unit_stop_write_failed(const Unit *u);
 
 /* Every file of a cgroup and its directories (BW_CG_*). */
 #define UNIT_FILES_ALL ((_BW_CG_FILE_ALL - 1) | BW_CG_DIRS)

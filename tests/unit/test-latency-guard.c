@@ -257,7 +257,7 @@ static void test_hold_let_go(void **state) {
 
         f->units[0].cfg.class = BW_CLASS_THROUGHPUT;
         f->units[1].cfg.class = BW_CLASS_THROUGHPUT;
-        f->units[0].latency_hold = true;                /* as the unit module would hold it */
+        f->units[0].caps.latency_hold = true;                /* as the unit module would hold it */
         cap_calls = 0;
         cap_last = 1;
         latency_guard_tick(&f->g, ab, 2, 1000000);
