@@ -55,8 +55,9 @@ class TestFloorFromNeighbours(df.DaemonTest):
         # simulator's 10 ms steps; a second leaves room for a loaded host.
         self.assertLess(first, 1.0, f"cpu.idle after {first:.2f}s")
         self.assertIn("fills the host: protection up to \"idle\" at once", d.logtext())
-        self.assertEqual(read(os.path.join(self.base, "cg", "lat.slice", "cpu.weight")), "1600",
-                         "lat.slice's weight at weight-high (16 x 100)")
+        # The same step writes be.slice's cpu.idle, then lat.slice's weight.
+        d.wait_for(lambda: read(os.path.join(self.base, "cg", "lat.slice", "cpu.weight")) == "1600", 1,
+                   "lat.slice's weight at weight-high (16 x 100)")
         d.wait_for(lambda: d.metric("bwgov_latency_level", "lat.slice") == 5, 5, "level 5 in the metrics")
         changes = d.metric("bwgov_latency_changes_total", "lat.slice")
         df.time.sleep(4)        # more than the 3 s a release needs
