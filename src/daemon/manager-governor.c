@@ -16,6 +16,7 @@
 #include "clock.h"
 #include "governor.h"
 #include "manager.h"
+#include "unit-state.h"
 
 void manager_counts(const Manager *m, struct governor_counts *ret) {
         struct governor_counts c = { .units = m->n_units };

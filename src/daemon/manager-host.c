@@ -14,6 +14,7 @@
 #include "clock.h"
 #include "log.h"
 #include "manager.h"
+#include "unit-state.h"
 
 /* The CPU used outside the governed groups is averaged over about this
  * long: the governed groups' samples and the host's come at different

@@ -186,7 +186,7 @@ static bool unit_gate_still(Unit *u, uint64_t now) {
         return false;
 }
 
-int unit_sample(Unit *u, const struct bw_bandwidth *cur, struct bw_policy_input *in) {
+int unit_sample(Unit *u, struct bw_policy_input *in) {
         int r;
 
         *in = (struct bw_policy_input) { .now_usec = clock_now_usec(CLOCK_MONOTONIC) };
@@ -194,7 +194,7 @@ int unit_sample(Unit *u, const struct bw_bandwidth *cur, struct bw_policy_input 
         r = bw_cg_read_stat(u->cg, &in->stat);
         if (bw_cg_error_is_vanished(r)) {
                 unit_vanished(u);
-                return 0;
+                return -ENODEV;
         }
         if (r < 0)
                 return unit_fd_error(u, r, "cpu.stat");
@@ -205,14 +205,20 @@ int unit_sample(Unit *u, const struct bw_bandwidth *cur, struct bw_policy_input 
                 in->has_psi = true;
         u->sampler.last_psi = in->psi;
         u->sampler.has_last_psi = in->has_psi;
+        return 1;
+}
+
+void unit_sample_input(Unit *u, const struct bw_bandwidth *cur, bool full, struct bw_policy_input *in) {
+        int r;
 
         in->current = *cur;
-        in->ancestor_quota_usec = unit_ancestor_quota(u, in->now_usec);
+        in->ancestor_quota_usec = full ? unit_ancestor_quota(u, in->now_usec) : u->ancestor.quota_usec;
         unit_sample_common(u, in);
+        if (!full)
+                return;
         r = unit_telemetry_sample(&u->rq, *u->ctx->telemetry, in->now_usec, in);
         if (r < 0)
                 log_debug_errno(r, "%s: cannot read the run-queue telemetry: %s", u->name, STRERROR(r));
-        return 1;
 }
 
 /* The kernel hands out runtime to each CPU in slices of 5 ms
@@ -288,9 +294,6 @@ int unit_sample_light(Unit *u, struct bw_bandwidth *cur, struct bw_policy_input 
         u->sampler.last_stat = st;
         in->psi = u->sampler.last_psi;
         in->has_psi = u->sampler.has_last_psi;
-        in->current = *cur;
-        in->ancestor_quota_usec = u->ancestor.quota_usec;
-        unit_sample_common(u, in);
         u->stats.light_samples++;
         return 1;
 }

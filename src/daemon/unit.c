@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* One governed unit (see unit.h): its cgroup and PSI trigger, adoption,
- * re-base, systemd's intent, the write path with its write-ahead intent,
- * restore, and the tick that samples, decides and writes. The decisions are
+/* One governed unit (see unit.h): its cgroup, adoption, re-base, the
+ * write path with its write-ahead intent, restore, and the tick as five
+ * steps: observe, reconcile, decide, act, record. The decisions are
  * src/lib's (baseline.c, policy.c); the manager is reached only through
  * the unit_context hooks. */
 #include <errno.h>
@@ -464,8 +464,27 @@ int unit_apply(Unit *u, const struct bw_bandwidth *seen, const struct bw_bandwid
 
 /* ---- the tick ----------------------------------------------------------- */
 
-/* Reads cpu.max into ret. Returns 1, 0 when the cgroup vanished (closed),
- * or a negative errno (logged). */
+/* A tick is five steps, each handed the values of the one before:
+ *
+ *   observe    what the kernel holds and a sample (light or full): reads only
+ *   reconcile  adopt, re-base on someone else's write, or put in place an
+ *              intent (unit-intent.c): the only writes before the decision
+ *   decide     the law's input from the sample and the caps, then the law:
+ *              reads only
+ *   act        write the decision (unit_apply())
+ *   record     the next sample's time, the history, quiet or near, the store
+ *
+ * Each returns -ENODEV when the cgroup is gone (unit_vanished() done), the
+ * same in every step; the tick then ends, and that is no error. */
+
+struct unit_obs {
+        struct bw_bandwidth current;    /* what the kernel holds */
+        struct bw_policy_input in;      /* the sample; the law's input once decide completed it */
+        bool full;                      /* a full sample (a light one needs no reconcile) */
+};
+
+/* Reads cpu.max into ret. Returns 1, -ENODEV when the cgroup vanished
+ * (closed), or a negative errno (logged). */
 static int unit_read_bandwidth(Unit *u, struct bw_bandwidth *ret) {
         int r;
 
@@ -474,36 +493,71 @@ static int unit_read_bandwidth(Unit *u, struct bw_bandwidth *ret) {
         r = bw_cg_read_bandwidth(u->cg, ret);
         if (bw_cg_error_is_vanished(r)) {
                 unit_vanished(u);
-                return 0;
+                return -ENODEV;
         }
         if (r < 0)
                 return unit_fd_error(u, r, "its bandwidth");
         return 1;
 }
 
-/* Step 1: what the kernel holds against what we expect. Adopt a new unit,
- * re-base on someone else's write, or put in place what someone meant to
- * write and the kernel refused for our burst (unit-intent.c). cur is
- * updated to what the kernel then holds. */
-static int unit_follow(Unit *u, struct bw_bandwidth *cur, uint64_t now) {
-        if (!u->adopted)
-                return unit_adopt(u, cur);
-        if (!bw_bandwidth_equal(cur, unit_expected(u))) {
-                unit_rebase(u, cur);
-                return 0;
+/* Step 1: find the cgroup, then a light sample when one is enough, else
+ * cpu.max and the reads of a full sample. Returns 1 observed, 0 nothing to
+ * observe (the cgroup is not there), -ENODEV, or a negative errno. */
+static int unit_observe(Unit *u, struct unit_obs *o) {
+        int r;
+
+        r = unit_resolve(u);
+        if (r <= 0)
+                return r;
+        r = unit_sample_light(u, &o->current, &o->in);
+        if (r == -ENODEV || r > 0) {
+                o->full = false;
+                return r;
         }
-        return unit_follow_intents(u, cur, now);
+        o->full = true;
+        r = unit_read_bandwidth(u, &o->current);
+        if (r <= 0)
+                return r;
+        return unit_sample(u, &o->in);
 }
 
-/* Step 3: the law. A paused unit is still observed (explain and history
- * keep working), but nothing is written and no hold-off starts. */
-static int unit_decide(Unit *u, const struct bw_policy_input *in, struct bw_decision *ret) {
+/* Step 2, after a full sample: what the kernel holds against what we
+ * expect. Adopt a new unit, re-base on someone else's write, or put in
+ * place what someone meant to write and the kernel refused for our burst
+ * (unit-intent.c); o->current is then what the kernel holds. Returns 1,
+ * -ENODEV, or a negative errno. */
+static int unit_reconcile(Unit *u, struct unit_obs *o, uint64_t now) {
+        int r = 0;
+
+        if (!o->full)
+                return 1;
+        if (!u->adopted)
+                r = unit_adopt(u, &o->current);
+        else if (!bw_bandwidth_equal(&o->current, unit_expected(u)))
+                unit_rebase(u, &o->current);
+        else
+                r = unit_follow_intents(u, &o->current, now);
+        if (r < 0)
+                return r;
+        if (!u->cg)
+                return -ENODEV;         /* vanished under adoption's or an intent's write */
+        unit_scope_follow(u, &o->current);
+        if (u->params.mode != unit_mode(u))
+                unit_update_params(u);
+        return 1;
+}
+
+/* Step 3: the law, on the sample made its input. A paused unit is still
+ * observed (explain and history keep working), but nothing is written and
+ * no hold-off starts. */
+static int unit_decide(Unit *u, struct unit_obs *o, struct bw_decision *ret) {
         struct bw_policy_params p = u->params;
         int r;
 
+        unit_sample_input(u, &o->current, o->full, &o->in);
         if (u->paused && p.mode != BW_MODE_OFF)
                 p.mode = BW_MODE_OBSERVE;
-        r = bw_policy_decide(&p, &u->pstate, in, ret);
+        r = bw_policy_decide(&p, &u->pstate, &o->in, ret);
         if (r < 0)
                 return log_warning_errno(r, "%s: policy failed: %s", u->name, STRERROR(r));
         u->stats.ticks++;
@@ -512,7 +566,20 @@ static int unit_decide(Unit *u, const struct bw_policy_input *in, struct bw_deci
         return 0;
 }
 
-/* Step 4's timing: the law sized the headroom for its horizon, so sample
+/* Step 4: write the decision. Returns 1 written, 0 not (nothing to write,
+ * paused, refused or failed: logged), or -ENODEV. */
+static int unit_act(Unit *u, const struct unit_obs *o, const struct bw_decision *d) {
+        int r;
+
+        if (!d->change || u->paused)
+                return 0;
+        r = unit_apply(u, &o->current, &d->target, bw_rule_to_string(d->rule));
+        if (bw_cg_error_is_vanished(r))
+                return -ENODEV;
+        return r > 0;
+}
+
+/* Step 5's timing: the law sized the headroom for its horizon, so sample
  * again within it. A too-soon sample commits to nothing new: the last
  * deadline stands (the timer was re-armed for a whole Interval= before this
  * tick, which may be later). A shedding plan that met a sample too close to
@@ -534,7 +601,7 @@ static void unit_reschedule(Unit *u, const struct bw_policy_input *in, const str
         }
 }
 
-/* Step 4's record. Keep transitions, not a copy of every quiet tick: a
+/* Step 5's history. Keep transitions, not a copy of every quiet tick: a
  * steady tick that repeats the last entry's rule is not recorded, so
  * HistorySize= entries span hours, not minutes; a sample too close to the
  * last one decided nothing and is dropped. */
@@ -554,52 +621,40 @@ static void unit_remember(Unit *u, const struct bw_bandwidth *cur, const struct 
         }
 }
 
-static int unit_tick_pass(Unit *u, uint64_t now) {
-        struct bw_policy_input in;
-        struct bw_decision d;
-        struct bw_bandwidth cur;
-        bool applied = false;
-        int r;
-
-        u->sampler.last_tick_usec = now;
-        unit_count(u, &(struct unit_counters) { .ticks = 1 });
-
-        r = unit_resolve(u);
-        if (r <= 0)
-                return r;
-        r = unit_sample_light(u, &cur, &in);
-        if (r == -ENODEV)
-                return 0;
-        if (r <= 0) {
-                r = unit_read_bandwidth(u, &cur);
-                if (r <= 0)
-                        return r;
-                r = unit_follow(u, &cur, now);
-                if (r < 0)
-                        return r;
-                unit_scope_follow(u, &cur);
-                if (u->params.mode != unit_mode(u))
-                        unit_update_params(u);
-                r = unit_sample(u, &cur, &in);
-                if (r <= 0)
-                        return r;
-        }
-        r = unit_decide(u, &in, &d);
-        if (r < 0)
-                return r;
-        if (d.change && !u->paused)
-                applied = unit_apply(u, &cur, &d.target, bw_rule_to_string(d.rule)) > 0;
-        if (!u->adopted)
-                return 0;       /* its cgroup vanished under the write (unit_vanished()) */
-        unit_reschedule(u, &in, &d);
-        unit_remember(u, &cur, &d, applied);
-        unit_sample_after(u, &in, &d);
+/* Step 5: what came of it, for the next tick and the others. */
+static void unit_record_tick(Unit *u, const struct unit_obs *o, const struct bw_decision *d, bool applied) {
+        unit_reschedule(u, &o->in, d);
+        unit_remember(u, &o->current, d, applied);
+        unit_sample_after(u, &o->in, d);
         /* The credit bucket: saved with the next save, not on every tick;
          * mirrored only when it moved (a full bucket stays full). Whatever
          * else the entry holds is recorded where it changes. */
         if (!u->mirror.recorded || u->mirror.credit_usec != u->pstate.credit.credit_usec ||
             u->mirror.debt_usec != u->pstate.credit.debt_usec)
                 (void) unit_record(u, 0);
+}
+
+static int unit_tick_pass(Unit *u, uint64_t now) {
+        struct unit_obs o;
+        struct bw_decision d;
+        int r, applied;
+
+        u->sampler.last_tick_usec = now;
+        unit_count(u, &(struct unit_counters) { .ticks = 1 });
+
+        r = unit_observe(u, &o);
+        if (r <= 0)
+                return r;
+        r = unit_reconcile(u, &o, now);
+        if (r < 0)
+                return r;
+        r = unit_decide(u, &o, &d);
+        if (r < 0)
+                return r;
+        applied = unit_act(u, &o, &d);
+        if (applied < 0)
+                return applied;
+        unit_record_tick(u, &o, &d, applied);
         return 0;
 }
 
@@ -616,7 +671,8 @@ int unit_tick(Unit *u, uint64_t now) {
                 unit_count_fds(u);
                 unit_fd_economy(u);
         }
-        return r;
+        /* The cgroup gone is no error: the unit waits for one again. */
+        return r == -ENODEV ? 0 : r;
 }
 
 /* ---- life ----------------------------------------------------------------- */
@@ -739,61 +795,4 @@ void unit_set_paused(Unit *u, bool paused) {
         else
                 store_set_paused(u->ctx->store, u->name, paused);
         (void) store_save_intents(u->ctx->store);
-}
-
-/* ---- views ---------------------------------------------------------------- */
-
-/* Headroom in use: a quota above the baseline's, and the unit spending
- * credit on it. The resting burst alone (burst = quota at rest, the
- * kernel's own burst, Mode=burst) is no boost (issue 17), nor is headroom a
- * unit rests at without using it (issue 30: "boosted" for an idle unit
- * said it got more than its contract while it got nothing). */
-bool unit_is_boosted(const Unit *u) {
-        const struct bw_bandwidth *w = &u->written, *b = &u->baseline;
-
-        if (!u->adopted || !u->has_written || b->quota_usec == BW_QUOTA_MAX || unit_state(u) != UNIT_STATE_SPENDING)
-                return false;
-        if (w->quota_usec == BW_QUOTA_MAX)
-                return true;
-        /* Per period: quotas (at most 1000 s of CPU) times periods (at most 1 s) fit. */
-        return w->quota_usec * b->period_usec > b->quota_usec * w->period_usec;
-}
-
-static const char *const unit_state_table[_UNIT_STATE_MAX] = {
-        [UNIT_STATE_ABSENT]    = "absent",
-        [UNIT_STATE_NEW]       = "new",
-        [UNIT_STATE_PAUSED]    = "paused",
-        [UNIT_STATE_EXHAUSTED] = "exhausted",
-        [UNIT_STATE_BASELINE]  = "baseline",
-        [UNIT_STATE_SPENDING]  = "spending",
-        [UNIT_STATE_RESTING]   = "resting",
-};
-
-enum unit_state unit_state(const Unit *u) {
-        if (!u->cg)
-                return UNIT_STATE_ABSENT;
-        if (!u->adopted)
-                return UNIT_STATE_NEW;
-        if (u->paused)
-                return UNIT_STATE_PAUSED;
-        if (u->pstate.exhausted && u->params.mode == BW_MODE_ELASTIC)
-                return UNIT_STATE_EXHAUSTED;
-        if (!u->prev.has || u->prev.decision.headroom_usec == 0)
-                return UNIT_STATE_BASELINE;
-        if (u->prev.decision.spend_rate > 0)
-                return UNIT_STATE_SPENDING;
-        return UNIT_STATE_RESTING;
-}
-
-const char *unit_state_to_string(const Unit *u) {
-        return unit_state_table[unit_state(u)];
-}
-
-/* Resting headroom counts: a group idle now is one wake-up away from
- * spending it, and a sample of its own may be a whole Interval= away; host
- * protection has to hold before that, not after. */
-uint64_t unit_headroom(const Unit *u) {
-        if (!u->adopted || !u->has_written || u->params.baseline.quota_usec == BW_QUOTA_MAX)
-                return 0;
-        return bw_policy_boost_rate(&u->params, &u->written);
 }

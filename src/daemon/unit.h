@@ -386,8 +386,10 @@ void unit_on_due(Unit *u, uint64_t due, uint64_t now);
  * errno (logged). */
 int unit_schedule(Unit *u, uint64_t from, uint64_t delay);
 
-/* One pass: resolve, adopt or re-base, sample, decide, write, record.
- * Returns 0 or a negative errno (logged). */
+/* One pass in five steps (unit.c): observe (find the cgroup, sample it),
+ * reconcile (adopt, re-base, intents: the only writes before the
+ * decision), decide, act (write), record. Returns 0, also when the cgroup
+ * is gone, or a negative errno (logged). */
 int unit_tick(Unit *u, uint64_t now);
 
 /* The unit was dropped from the configuration: restore its baseline and
@@ -396,30 +398,6 @@ void unit_unconfigure(Unit *u);
 
 /* Pause (restore the baseline, stop writing) or resume. */
 void unit_set_paused(Unit *u, bool paused);
-
-/* What a unit is doing, one word for tables and JSON: "absent" (no
- * cgroup), "new" (not adopted yet), "paused", "exhausted" (at the baseline
- * for want of credit), "spending" (using credit with headroom in place),
- * "resting" (headroom in place, not spending), "baseline" (no headroom:
- * mode, CPUQuotaMax= or an ancestor leaves none). */
-enum unit_state {
-        UNIT_STATE_ABSENT,
-        UNIT_STATE_NEW,
-        UNIT_STATE_PAUSED,
-        UNIT_STATE_EXHAUSTED,
-        UNIT_STATE_BASELINE,
-        UNIT_STATE_SPENDING,
-        UNIT_STATE_RESTING,
-        _UNIT_STATE_MAX,
-};
-enum unit_state unit_state(const Unit *u);
-const char *unit_state_to_string(const Unit *u);
-/* The unit uses headroom above its baseline (it is "spending" with its
- * quota raised): the one definition of "boosted". */
-bool unit_is_boosted(const Unit *u);
-/* Headroom the unit holds, µs/s: its quota above the baseline, resting or
- * in use (0 when not adopted, not written or unlimited). */
-uint64_t unit_headroom(const Unit *u);
 
 /* ---- levers (unit-levers.h) over a Unit --------------------------------- */
 
@@ -502,14 +480,23 @@ static inline void unit_levers_restore(Unit *u, const char *why) {
 #define UNIT_QUIET_FULL_EVERY 20
 #define UNIT_TRIGGER_LINGER_USEC (60 * USEC_PER_SEC)
 
-/* The full sample the law decides on. Returns 1, 0 when the cgroup
- * vanished (forgotten), or a negative errno (logged). */
-int unit_sample(Unit *u, const struct bw_bandwidth *cur, struct bw_policy_input *in);
+/* The reads of a full sample (the tick's observe step): cpu.stat and PSI
+ * into in, the usage gate noted before them. Returns 1, -ENODEV when the
+ * cgroup vanished (unit_vanished()), or a negative errno (logged). Writes
+ * no cgroup file. */
+int unit_sample(Unit *u, struct bw_policy_input *in);
 
 /* A light sample of a quiet unit, with *cur what the kernel holds. Returns
  * 1 when taken, 0 when a full one is needed, -ENODEV when the cgroup
- * vanished (forgotten). */
+ * vanished (unit_vanished()). Writes no cgroup file. */
 int unit_sample_light(Unit *u, struct bw_bandwidth *cur, struct bw_policy_input *in);
+
+/* The law's input from a sample taken (the tick's decide step): cur what
+ * the kernel holds, the nearest limited ancestor's quota (read again for a
+ * full sample, the one known for a light one), the caps others put on its
+ * headroom (taken: a shedding plan applies once) and, for a full sample,
+ * the run-queue telemetry. Reads only. */
+void unit_sample_input(Unit *u, const struct bw_bandwidth *cur, bool full, struct bw_policy_input *in);
 
 /* The caps other policies put on the unit's headroom, taken by its next
  * sample (the only way they reach the unit):

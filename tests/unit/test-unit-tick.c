@@ -33,6 +33,7 @@
 #include "bwgov/history.h"
 #include "log.h"
 #include "unit.h"
+#include "unit-state.h"
 
 #define NAME "app.service"
 #define CG "app.slice/" NAME
