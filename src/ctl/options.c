@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The options every daemon verb of bwgovctl shares (--json, --no-legend,
- * --socket=, -n, -h) and their --help text: one parser, the verb's flags
+/* The options every daemon verb of bwgovctl but top shares (--json,
+ * --no-legend, --socket=, -n, -a, -h) and their --help text: one parser, the verb's flags
  * saying which apply. */
 
 #include <errno.h>
