@@ -6,8 +6,8 @@
  * name; each parses its own options (options.h: --json, --no-legend,
  * --socket=PATH, -h; history also -n N, status also -a/--all; top has its
  * own: -d, -o, -r, -b, -n, -a, --no-legend, --socket) and returns the process
- * exit code, one of the CTL_EXIT_* codes of call.h. The --json output and the codes are documented in
- * docs/bwgovctl-json.md. */
+ * exit code, one of the CTL_EXIT_* codes of call.h. The --json output and the
+ * codes are documented in docs/bwgovctl-json.md. */
 
 #include "call.h"
 
