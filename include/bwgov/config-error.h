@@ -3,7 +3,8 @@
 
 /* The error report of the configuration loader: which file, line and key
  * were at fault and what was expected there. The loader modules (config.c,
- * config-dropin.c) fill it; callers print it. */
+ * config-ini.c, config-dropin.c, config-prefix.c, config-claims.c) fill it;
+ * callers print it. */
 
 #include <stdarg.h>
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The options every daemon verb of bwgovctl shares (--json, --no-legend,
- * --socket=, -n, -h) and their --help text: one parser, the verb's flags
- * saying which apply. */
+/* The options every daemon verb of bwgovctl but top shares (--json,
+ * --no-legend, --socket=, -n, -a, -h) and their --help text: one parser,
+ * the verb's flags saying which apply. */
 
 #include <errno.h>
 #include <getopt.h>

@@ -3,10 +3,11 @@
 
 /* The bwgovctl commands that talk to bwgovd over varlink: status, show,
  * explain, history, latency, top, reload, pause, resume. argv[0] is the command
- * name; each parses its own options (--json, --no-legend, --socket=PATH, -h;
- * history also -n N) and returns the process exit code, one of the
- * CTL_EXIT_* codes of call.h. The --json output and the codes are documented in
- * docs/bwgovctl-json.md. */
+ * name; each parses its own options (options.h: --json, --no-legend,
+ * --socket=PATH, -h; history also -n N, status also -a/--all; top has its
+ * own: -d, -o, -r, -b, -n, -a, --no-legend, --socket) and returns the process
+ * exit code, one of the CTL_EXIT_* codes of call.h. The --json output and the
+ * codes are documented in docs/bwgovctl-json.md. */
 
 #include "call.h"
 

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* The cgroup files cgroupfs.c reads and cgroupfs-write.c writes. */
+/* Private to src/lib: the names and sizes of the cgroup files the
+ * cgroupfs*.c modules read and write, and the fixture-tree trim that
+ * cgroupfs-write.c and lever.c share. */
 
 /* Every cgroup file bwgov reads is a few hundred bytes; one page is plenty and
  * a full buffer is treated as truncation rather than parsed. */

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* One governed cgroup: path confinement beneath a root (openat2 or a
- * component walk), the handle with its files held open, reads of usage,
- * pressure, bandwidth and ancestors' quotas, and the one ordered write path
- * with the burst read-back (contracts in include/bwgov/cgroupfs.h). Finding
- * the roots is cgroupfs-mount.c's. */
+/* One governed cgroup: the handle with its directories and files held open
+ * (a released file is opened again on its next read), whether it is still
+ * the same cgroup, and reads of usage, pressure, bandwidth and ancestors' quotas
+ * (contracts in include/bwgov/cgroupfs.h). Path confinement beneath a root
+ * is cgroupfs-path.c's, the one ordered write path cgroupfs-write.c's, the
+ * usage file alone cgroupfs-usage.c's, finding the roots cgroupfs-mount.c's. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>

@@ -4,7 +4,8 @@
  * and bw_config_load(), which walks what config-dropin.c finds; plus the
  * unit config's copy and free. Value parsers live in parse-util.c, drop-in
  * scanning in config-dropin.c, the libinih front end in config-ini.c, the
- * error report in config-error.c. */
+ * error report in config-error.c, prefix units in config-prefix.c, the one
+ * unit per cgroup rule in config-claims.c. */
 
 #include <errno.h>
 #include <inttypes.h>

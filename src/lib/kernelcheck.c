@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The kernel check: every manifest item probed in the order of its detect
  * list, one result table, the verdict and the capabilities the governor
- * adapts to. Manifest parsing is in kmanifest.c, versions in kversion.c,
- * probes in kprobe.c. */
+ * adapts to. The manifest is kmanifest.c (its parser kmanifest-parse.c),
+ * versions kversion.c, the probes kprobe.c and kprobe-behaviour.c; the whole
+ * pipeline around this, kreport.c. */
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Probes that tell whether the running kernel has a manifest item: files in
  * the cgroup bandwidth root, host files, cpu.stat keys, PSI "full", kernel
- * The behaviour probes that measure a scratch cgroup are kprobe-behaviour.c. */
+ * config options, BTF struct members, BPF support and the version table,
+ * each reading files only (contracts in include/bwgov/kprobe.h). The
+ * behaviour probes that measure a scratch cgroup are kprobe-behaviour.c. */
 
 #include <bpf/btf.h>
 #include <dirent.h>

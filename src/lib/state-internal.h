@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* Shared by state.c (the file) and state-journal.c (the journal). */
+/* Shared by state.c (the file), state-journal.c (the journal) and state-levers.c (an entry's
+ * levers, slice and identity). */
 
 #include <jansson.h>
 #include <stdbool.h>
