@@ -3,7 +3,7 @@
  * with the configuration (load, reload, pause), the host timer (rescan of
  * absent units, metrics and the sd_notify status; its host sample and
  * shedding plan are manager-host.c's), what spans units (the tree of governed cgroups, batched
- * writes) and startup and shutdown. One unit's life is unit.c, the state
+ * writes) and startup and shutdown. One unit's life is the unit*.c files, the state
  * file store.c. */
 #include <assert.h>
 #include <errno.h>

@@ -9,7 +9,7 @@
  * bwgovd therefore follows what systemd *intends*: the unit's
  * CPUQuotaPerSecUSec and CPUQuotaPeriodUSec. When the intent changes and the
  * kernel does not hold it, bwgovd lowers its burst and puts systemd's value
- * in place itself, then re-bases on it (unit.c). This file owns the bus
+ * in place itself, then re-bases on it (unit-intent.c). This file owns the bus
  * connection and the D-Bus reads; the unit remembers what it saw. */
 
 #include <stdbool.h>

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* A unit's samples, full and light, and its PSI trigger (see unit-sample.h). */
+/* A unit's samples, full and light, the law's input made from one, the caps
+ * others put on its headroom, and its PSI trigger (declared in unit.h, its
+ * samples section). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
