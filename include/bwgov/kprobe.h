@@ -3,8 +3,9 @@
 
 /* Probes that decide whether the running kernel has a manifest item: files
  * and cpu.stat fields in the cgroup tree, /proc files, the kernel config,
- * BTF, the version table (kprobe.c), and behaviour probes that measure a
- * scratch cgroup (kprobe-behaviour.c). Paths, directory fds and the host
+ * BTF (kprobe.c), behaviour probes that measure a scratch cgroup
+ * (kprobe-behaviour.c), and the version table with the dispatch of one
+ * method (bw_kprobe_run(), kprobe-run.c). Paths, directory fds and the host
  * root prefix are parameters, so fixture trees stand in for /sys/fs/cgroup,
  * /proc and /boot without root. Only the behaviour probes touch the kernel
  * (they create and remove one scratch cgroup) and they run only when
