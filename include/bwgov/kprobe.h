@@ -4,9 +4,9 @@
 /* Probes that decide whether the running kernel has a manifest item: files
  * and cpu.stat fields in the cgroup tree, /proc files, the kernel config,
  * BTF (kprobe.c), behaviour probes that measure a scratch cgroup
- * (kprobe-behaviour.c), and the version table with the dispatch of one
- * method (bw_kprobe_run(), kprobe-run.c). Paths, directory fds and the host
- * root prefix are parameters, so fixture trees stand in for /sys/fs/cgroup,
+ * (kprobe-behaviour.c); the version table and the dispatch of one method
+ * are kprobe-run.h. Paths, directory fds and the host root prefix are
+ * parameters, so fixture trees stand in for /sys/fs/cgroup,
  * /proc and /boot without root. Only the behaviour probes touch the kernel
  * (they create and remove one scratch cgroup) and they run only when
  * allowed: the busy-loop ones with bw_kprobe_env.allow_behaviour, the
@@ -60,13 +60,10 @@ int bw_kprobe_result_set(struct bw_kprobe_result *ret, enum bw_kstatus status, c
  * or -ENOMEM. */
 int bw_kprobe_host_path(const struct bw_kprobe_env *env, const char *path, char **ret);
 
-/* Run one detection method. Inconclusive outcomes (file unreadable, probe not
- * allowed, ...) are BW_KSTATUS_UNKNOWN with the reason in how. Returns 0, or
- * -ENOMEM (ret untouched). item gives the version method its releases. */
-int bw_kprobe_run(const struct bw_kprobe_env *env, const struct bw_kitem *item, const struct bw_kdetect *d,
-                  struct bw_kprobe_result *ret);
-
-/* The individual probes, for tests and the daemon. Same contract as above.
+/* The individual probes, for bw_kprobe_run() (kprobe-run.h), tests and the
+ * daemon. Inconclusive outcomes (file unreadable, probe not allowed, ...)
+ * are BW_KSTATUS_UNKNOWN with the reason in how. Each returns 0, or -ENOMEM
+ * (ret untouched).
  *
  * bw_kprobe_behaviour() runs only when bw_kprobe_behaviour_allowed() and when
  * env->bw_root_fd is on a cgroup file system (never in a fixture tree). It

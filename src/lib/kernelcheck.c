@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "bwgov/kernelcheck.h"
+#include "bwgov/kprobe-run.h"
 #include "bwgov/macro.h"
 #include "bwgov/parse-util.h"
 

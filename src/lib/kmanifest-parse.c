@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "bwgov/fileio.h"
+#include "bwgov/kmanifest-parse.h"
 #include "bwgov/kmanifest.h"
 #include "bwgov/macro.h"
 #include "kmanifest-schema.h"

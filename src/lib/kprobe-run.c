@@ -2,8 +2,9 @@
 /* One detection method of a manifest item run: the version table
  * (kversion.c) or the probe that answers it, static (kprobe.c) or behaviour
  * (kprobe-behaviour.c). The top of the kprobe files: it calls them, none of
- * them calls it (contract in include/bwgov/kprobe.h). */
+ * them calls it (contract in include/bwgov/kprobe-run.h). */
 #include "bwgov/kmanifest.h"
+#include "bwgov/kprobe-run.h"
 #include "bwgov/kprobe.h"
 #include "bwgov/kversion.h"
 #include "bwgov/macro.h"
