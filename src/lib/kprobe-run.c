@@ -4,6 +4,7 @@
  * (kprobe-behaviour.c). The top of the kprobe files: it calls them, none of
  * them calls it (contract in include/bwgov/kprobe-run.h). */
 #include "bwgov/kmanifest.h"
+#include "bwgov/kprobe-behaviour.h"
 #include "bwgov/kprobe-run.h"
 #include "bwgov/kprobe.h"
 #include "bwgov/kversion.h"
