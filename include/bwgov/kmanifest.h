@@ -2,9 +2,9 @@
 #pragma once
 
 /* The bwgov-kernel-patches manifest (schema "io.bwgov.kernel-manifest",
- * schema_version 1): its items, branches and files, the strict parser that
- * reports every problem at a JSON path, and the SHA-256 check of the patch
- * files it lists. */
+ * schema_version 1): its items, branches and files, the error list, and the
+ * SHA-256 check of the patch files it lists (kmanifest.c). The strict parser
+ * that reports every problem at a JSON path is kmanifest-parse.h. */
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -150,20 +150,6 @@ void bw_kerrors_done(struct bw_kerrors *e);
 /* Append one error (message formatted from FMT). A NULL E is allowed and
  * ignored. Returns 0 or -ENOMEM. */
 int bw_kerrors_add(struct bw_kerrors *e, const char *path, const char *fmt, ...) _printf_(3, 4);
-
-/* Parse and validate a manifest from a buffer. The schema is checked
- * strictly: unknown keys, wrong types, values outside their enumerations,
- * duplicate ids/paths/keys, malformed releases and digests, and references
- * (series entries, item patches) to files not listed in "files" are all
- * errors. Every error found is appended to *ret_errors (when not NULL;
- * existing entries are kept). Returns 0 and *ret on success, -EINVAL when the
- * document is invalid (JSON syntax errors included, reported at "$" with
- * line and column), -ENOMEM. *ret is untouched on failure. */
-int bw_kmanifest_parse(const char *buf, size_t len, struct bw_kmanifest **ret, struct bw_kerrors *ret_errors);
-
-/* Read the file at path (relative to dir_fd, or AT_FDCWD) and parse it as
- * above. I/O failures return the negative errno and add one error at "$". */
-int bw_kmanifest_load(int dir_fd, const char *path, struct bw_kmanifest **ret, struct bw_kerrors *ret_errors);
 
 /* Opens the directory that holds the manifest at PATH, the one its "files"
  * are relative to ("." for a bare file name). Returns the fd (O_DIRECTORY,

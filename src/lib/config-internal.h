@@ -14,11 +14,6 @@ struct bw_unit_config;
 int config_load_unit(const char *const *dirs, const char *name, struct bw_unit_config *ret, char **ret_cgroup_at,
                      struct bw_config_error *error);
 
-/* Keep u (a prefix directory's unit, checked) in c->prefixes; one that
- * sets Cgroup= (at CGROUP_AT) is refused. */
-int config_add_prefix(struct bw_config *c, const struct bw_unit_config *u, const char *cgroup_at,
-                      struct bw_config_error *error);
-
 /* Which cgroup each unit governs, as the configuration says (Cgroup= or the
  * cgroup its name maps to, with its Subgroup=), so that two never govern
  * one (config-claims.c): add each loaded unit, then check. A unit searched for by name (a service,

@@ -12,32 +12,6 @@
 #include "config-internal.h"
 #include "string-util.h"
 
-/* A prefix directory, checked as a unit's: it governs many cgroups, so it
- * cannot name one. */
-int config_add_prefix(struct bw_config *c, const struct bw_unit_config *u, const char *cgroup_at,
-                      struct bw_config_error *error) {
-        char **p;
-
-        if (u->cgroup) {
-                _cleanup_free_ char *file = NULL;
-                const char *colon = cgroup_at ? strrchr(cgroup_at, ':') : NULL;
-
-                file = colon ? strndup(cgroup_at, (size_t) (colon - cgroup_at)) : NULL;
-                return bw_config_error_set(error, -EINVAL, file, colon ? (unsigned) strtoul(colon + 1, NULL, 10) : 0,
-                                           "Cgroup", "%s is a prefix directory, for every unit whose name starts "
-                                           "with its prefix: it cannot name one cgroup", u->name);
-        }
-        p = reallocarray(c->prefixes, c->n_prefixes + 1, sizeof(*p));
-        if (!p)
-                return -ENOMEM;
-        c->prefixes = p;
-        c->prefixes[c->n_prefixes] = strdup(u->name);
-        if (!c->prefixes[c->n_prefixes])
-                return -ENOMEM;
-        c->n_prefixes++;
-        return 0;
-}
-
 bool bw_config_prefix_matches(const struct bw_config *c, const char *name) {
         const char *dot;
 

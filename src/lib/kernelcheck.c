@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "bwgov/kernelcheck.h"
+#include "bwgov/kprobe-run.h"
+#include "bwgov/kprobe-write-order.h"
 #include "bwgov/macro.h"
 #include "bwgov/parse-util.h"
 

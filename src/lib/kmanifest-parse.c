@@ -1,20 +1,25 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The manifest's grammar: the top-level document, "files", "branches" and
  * "items" with their detect lists, upstream releases and stable maps, parsed
- * into struct bw_kmanifest. The checks of single values and the error
- * bookkeeping are kmanifest-schema.c. */
+ * into struct bw_kmanifest, from a buffer or from a file. The checks of
+ * single values and the error bookkeeping are kmanifest-schema.c; the
+ * manifest as data (lifetime, error list) is kmanifest.c. */
 
 #include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bwgov/fileio.h"
+#include "bwgov/kmanifest-parse.h"
 #include "bwgov/kmanifest.h"
 #include "bwgov/macro.h"
 #include "kmanifest-schema.h"
 
 #define MANIFEST_SCHEMA "io.bwgov.kernel-manifest"
 #define MANIFEST_SCHEMA_VERSION 1
+/* A manifest is a few kB; refuse to slurp anything absurd. */
+#define MANIFEST_SIZE_MAX (4u * 1024u * 1024u)
 
 static void kmanifest_freep(struct bw_kmanifest **m) {
         bw_kmanifest_free(*m);
@@ -522,4 +527,18 @@ finish:
                 return -EINVAL;
         *ret = TAKE_PTR(m);
         return 0;
+}
+
+int bw_kmanifest_load(int dir_fd, const char *path, struct bw_kmanifest **ret, struct bw_kerrors *ret_errors) {
+        _cleanup_free_ char *buf = NULL;
+        size_t len = 0;
+        int r;
+
+        r = bw_read_full_at(dir_fd, path, 0, MANIFEST_SIZE_MAX, &buf, &len);
+        if (r < 0) {
+                if (r != -ENOMEM && bw_kerrors_add(ret_errors, "$", "cannot read %s: %s", path, strerror(-r)) < 0)
+                        return -ENOMEM;
+                return r;
+        }
+        return bw_kmanifest_parse(buf, len, ret, ret_errors);
 }

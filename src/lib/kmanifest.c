@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The kernel patch-set manifest as data: the names of its enumerations, its
- * lifetime, the error list, loading it from a file, and the SHA-256 check
- * of the files it lists. The parser is kmanifest-parse.c. */
+ * lifetime, the error list, and the SHA-256 check of the files it lists.
+ * The parser, and loading a manifest from a file, are kmanifest-parse.c,
+ * which calls this file; this file never calls it. */
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -15,14 +16,10 @@
 #include <unistd.h>
 
 #include "bwgov/child.h"
-#include "bwgov/fileio.h"
 #include "bwgov/kmanifest.h"
 #include "bwgov/macro.h"
 #include "bwgov/parse-util.h"
 #include "config.h"
-
-/* A manifest is a few kB; refuse to slurp anything absurd. */
-#define MANIFEST_SIZE_MAX (4u * 1024u * 1024u)
 
 static const char *const kind_table[_BW_KITEM_KIND_MAX] = {
         [BW_KITEM_UPSTREAM_FIX] = "upstream-fix",
@@ -168,20 +165,6 @@ const struct bw_kitem *bw_kmanifest_find_item(const struct bw_kmanifest *m, cons
         return NULL;
 }
 
-
-int bw_kmanifest_load(int dir_fd, const char *path, struct bw_kmanifest **ret, struct bw_kerrors *ret_errors) {
-        _cleanup_free_ char *buf = NULL;
-        size_t len = 0;
-        int r;
-
-        r = bw_read_full_at(dir_fd, path, 0, MANIFEST_SIZE_MAX, &buf, &len);
-        if (r < 0) {
-                if (r != -ENOMEM && bw_kerrors_add(ret_errors, "$", "cannot read %s: %s", path, strerror(-r)) < 0)
-                        return -ENOMEM;
-                return r;
-        }
-        return bw_kmanifest_parse(buf, len, ret, ret_errors);
-}
 
 int bw_kmanifest_open_dir(const char *path) {
         _cleanup_free_ char *dir = NULL;

@@ -22,6 +22,8 @@
 #include <unistd.h>
 
 #include "bwgov/fileio.h"
+#include "bwgov/kprobe-behaviour.h"
+#include "bwgov/kprobe-write-order.h"
 #include "bwgov/kprobe.h"
 #include "bwgov/macro.h"
 #include "kprobe-scratch.h"

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "bwgov/kprobe-write-order.h"
 #include "bwgov/kprobe.h"
 #include "bwgov/macro.h"
 #include "kprobe-scratch.h"

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bwgov/kmanifest-parse.h"
 #include "bwgov/kreport.h"
 #include "bwgov/macro.h"
 

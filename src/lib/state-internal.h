@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* Shared by state.c (the file), state-journal.c (the journal) and state-levers.c (an entry's
- * levers, slice and identity). */
+/* Shared by state.c (the file), state-journal.c (the journal) and
+ * state-levers.c (an entry's levers and identity, the file's numbers: it
+ * calls neither of the others). */
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -18,6 +19,7 @@ struct bw_state_unit;
 size_t state_unit_index(const struct bw_state *s, const char *name, bool *ret_found);
 /* Drop entry i, not recorded as forgotten. */
 void state_remove_at(struct bw_state *s, size_t i);
+/* A JSON integer >= 0 (state-levers.c). Returns 0 or -EINVAL. */
 int state_json_get_u64(json_t *v, uint64_t *ret);
 /* Add name's entry from its JSON object. */
 int state_unit_from_json(struct bw_state *s, const char *name, json_t *v);

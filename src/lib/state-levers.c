@@ -2,7 +2,9 @@
 /* An entry's lever ledger in state.json (state.h, ledger.h): each lever's
  * record as {"original": …, "written": …, "weight": …}, or a string (the
  * original alone, as an older bwgovd saved it); the slice given to its
- * threads; the identity of its cgroup. */
+ * threads; the identity of its cgroup; setting a lever; and the reader of
+ * the file's numbers. state.c and state-journal.c call this file; it calls
+ * neither (contracts in state-internal.h and include/bwgov/state.h). */
 #include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
@@ -12,6 +14,34 @@
 #include "bwgov/macro.h"
 #include "bwgov/state.h"
 #include "state-internal.h"
+
+int state_json_get_u64(json_t *v, uint64_t *ret) {
+        json_int_t i;
+
+        if (!json_is_integer(v))
+                return -EINVAL;
+        i = json_integer_value(v);
+        if (i < 0)
+                return -EINVAL;
+        *ret = (uint64_t) i;
+        return 0;
+}
+
+int bw_state_unit_set_lever(struct bw_state_unit *u, enum bw_lever l, const struct bw_ledger_lever *r) {
+        int k;
+
+        if (!u || (unsigned) l >= _BW_LEVER_MAX)
+                return -EINVAL;
+        if (!bw_ledger_has(r))
+                bw_ledger_lever_done(&u->levers[l]);
+        else {
+                k = bw_ledger_lever_set(&u->levers[l], r->original, r->written, r->weight);
+                if (k < 0)
+                        return k;
+        }
+        u->text = mfree(u->text);       /* the levers are not in text_of */
+        return 0;
+}
 
 /* A record's string member: NULL when absent, -EINVAL when not a string. */
 static int member(json_t *o, const char *key, const char **ret) {

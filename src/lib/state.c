@@ -82,22 +82,6 @@ static void unit_done(struct bw_state_unit *u) {
                 bw_ledger_lever_done(&u->levers[l]);
 }
 
-int bw_state_unit_set_lever(struct bw_state_unit *u, enum bw_lever l, const struct bw_ledger_lever *r) {
-        int k;
-
-        if (!u || (unsigned) l >= _BW_LEVER_MAX)
-                return -EINVAL;
-        if (!bw_ledger_has(r))
-                bw_ledger_lever_done(&u->levers[l]);
-        else {
-                k = bw_ledger_lever_set(&u->levers[l], r->original, r->written, r->weight);
-                if (k < 0)
-                        return k;
-        }
-        u->text = mfree(u->text);       /* the levers are not in text_of */
-        return 0;
-}
-
 bool bw_state_unit_has_levers(const struct bw_state_unit *u) {
         for (size_t l = 0; l < _BW_LEVER_MAX; l++)
                 if (bw_ledger_has(&u->levers[l]))
@@ -218,18 +202,6 @@ void bw_state_remove(struct bw_state *s, const char *name) {
         s->units[i].name = NULL;
         s->n_forgotten++;
         state_remove_at(s, i);
-}
-
-int state_json_get_u64(json_t *v, uint64_t *ret) {
-        json_int_t i;
-
-        if (!json_is_integer(v))
-                return -EINVAL;
-        i = json_integer_value(v);
-        if (i < 0)
-                return -EINVAL;
-        *ret = (uint64_t) i;
-        return 0;
 }
 
 static int bandwidth_from_json(json_t *o, struct bw_bandwidth *ret) {

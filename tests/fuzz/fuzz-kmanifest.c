@@ -12,7 +12,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "bwgov/kmanifest.h"
+#include "bwgov/kmanifest-parse.h"
 #include "bwgov/macro.h"
 #include "fuzz-util.h"
 

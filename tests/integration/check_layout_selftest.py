@@ -92,6 +92,63 @@ expect("a Unit's field written in manager.c is found too",
        {**CLEAN, "src/daemon/manager.c": "void h(Manager *m, size_t i) {\n        m->units[i]->stop.restore_again |= 1;\n}\n"},
        "assigns the field stop of a Unit")
 
+
+def fn(name, calls=(), static=False):
+    """A function NAME at column 0 calling each of CALLS."""
+    return ("static " if static else "") + f"int {name}(void) {{\n" + \
+        "".join(f"        (void) {c}();\n" for c in calls) + "        return 0;\n}\n"
+
+
+expect("a call cycle of two files is found",
+       {**CLEAN, "src/daemon/p.c": fn("p_one") + fn("p_two", ["q_one"]),
+        "src/daemon/q.c": fn("q_one", ["p_one"])},
+       "call cycle: src/daemon/p.c -> src/daemon/q.c -> src/daemon/p.c: src/daemon/p.c:5 calls q_one(), "
+       "src/daemon/q.c:2 calls p_one()")
+expect("a call cycle of three files is found",
+       {**CLEAN, "src/lib/p.c": fn("p_one", ["q_one"]), "src/lib/q.c": fn("q_one", ["r_one"]),
+        "src/lib/r.c": "/* r */\n" + fn("r_one", ["p_one"])},
+       "call cycle: src/lib/p.c -> src/lib/q.c -> src/lib/r.c -> src/lib/p.c")
+expect("a call cycle through a lib function named like a daemon one is found in the daemon",
+       {**CLEAN, "src/daemon/p.c": fn("p_one", ["shared"]), "src/daemon/q.c": fn("shared", ["p_one"]),
+        "src/lib/shared.c": fn("shared")},
+       "call cycle: src/daemon/p.c -> src/daemon/q.c -> src/daemon/p.c")
+ONE_WAY = {
+    **CLEAN,
+    # p calls q; q calls its own functions, one named like a static of p (a header's static inline,
+    # say), and through pointers
+    "src/daemon/p.c": fn("helper", static=True) + fn("p_hidden", static=True) +
+                      fn("p_one", ["q_one", "helper", "p_hidden"]) + fn("p_two") +
+                      "_printf_(1, 2) int p_log(const char *fmt, ...) {\n        return q_two();\n}\n",
+    "src/daemon/q.c": "static int v(const char *f, ...) _printf_(1, 2);\n" + fn("helper", static=True) +
+                      fn("q_one", ["helper"]) + fn("q_two", ["p_hidden"]) +
+                      "int q_three(struct ops *o, struct ops s) {\n        /* p_one() */\n"
+                      "        const char *t = \"p_one()\";\n        return o->p_one() + s.p_one() + !t;\n}\n",
+    # the CLI defines a function named like a daemon one and calls one only the daemon has: two binaries
+    "src/ctl/y.c": fn("q_one", ["p_two"]),
+}
+expect("one-way calls, statics of one name in two files, calls through pointers, another binary pass", ONE_WAY, None)
+
+UNIT_CIRCLE = ["unit.c", "unit-intent.c", "unit-resolve.c", "unit-sample.c", "unit-scope.c"]
+
+
+def ring(names, extra=None):
+    """src/daemon/NAMES, each calling the next and the last the first."""
+    files = {}
+    for i, n in enumerate(names):
+        me, to = n[:-2].replace("-", "_"), names[(i + 1) % len(names)][:-2].replace("-", "_")
+        files[f"src/daemon/{n}"] = fn(me + "_fn", [to + "_fn"] if extra is None or i < len(names) - 1 else [extra])
+    return files
+
+
+expect("a call cycle on the allow-list passes", {**CLEAN, **ring(UNIT_CIRCLE)}, None)
+expect("an allowed call cycle that grew is found",
+       {**CLEAN, **ring(UNIT_CIRCLE, "c_fn"), "src/daemon/c.c": fn("c_fn", ["unit_fn"])},
+       "call cycle: src/daemon/c.c -> src/daemon/unit.c")
+expect("an allowed call cycle no longer there is found",
+       {**CLEAN, **ring(UNIT_CIRCLE, "no_such_fn")},
+       "call cycle allowed in CALL_CYCLES_ALLOWED (scripts/check-layout) is no longer there as listed: "
+       "src/daemon/unit-intent.c")
+
 if failures:
     print(f"{len(failures)} failed")
     sys.exit(1)

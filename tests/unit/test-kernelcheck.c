@@ -17,6 +17,10 @@
 
 #include "bwgov/fileio.h"
 #include "bwgov/kernelcheck.h"
+#include "bwgov/kmanifest-parse.h"
+#include "bwgov/kprobe-behaviour.h"
+#include "bwgov/kprobe-run.h"
+#include "bwgov/kprobe-write-order.h"
 #include "bwgov/macro.h"
 
 #define DEBIAN61 "Linux version 6.1.0-28-amd64 (debian-kernel@lists.debian.org) (gcc-12 (Debian 12.2.0-14) " \
