@@ -18,20 +18,6 @@
 #include "manager.h"
 #include "unit-state.h"
 
-void manager_counts(const Manager *m, struct governor_counts *ret) {
-        struct governor_counts c = { .units = m->n_units };
-
-        for (size_t i = 0; i < m->n_units; i++) {
-                const Unit *u = m->units[i];
-
-                c.present += u->cg != NULL;
-                c.boosted += unit_is_boosted(u);
-                c.paused += u->paused;
-                c.spending += unit_state(u) == UNIT_STATE_SPENDING;
-        }
-        *ret = c;
-}
-
 /* Under AddressSanitizer its allocator serves malloc(): its own count then
  * (its resident set holds shadow memory, quarantine and stack traces, the
  * heap in use is what the daemon's growth would show in). */

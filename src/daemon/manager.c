@@ -140,45 +140,6 @@ static const struct unit_hooks unit_hooks = {
 
 /* ---- the unit table -------------------------------------------------------- */
 
-static int unit_name_cmp(const void *key, const void *entry) {
-        return strcmp(key, (*(Unit *const *) entry)->name);
-}
-
-/* m->units is sorted by name (manager_sync_units()). */
-static Unit *manager_find_unit(Manager *m, const char *name) {
-        Unit **u = m->n_units > 0 ? bsearch(name, m->units, m->n_units, sizeof(Unit *), unit_name_cmp) : NULL;
-
-        return u ? *u : NULL;
-}
-
-static int mkdir_p(const char *path, mode_t mode) {
-        _cleanup_free_ char *p = strdup(path);
-        char *s;
-
-        if (!p)
-                return -ENOMEM;
-        for (s = p + 1; *s; s++) {
-                if (*s != '/')
-                        continue;
-                *s = '\0';
-                if (mkdir(p, mode) < 0 && errno != EEXIST)
-                        return -errno;
-                *s = '/';
-        }
-        if (mkdir(p, mode) < 0 && errno != EEXIST)
-                return -errno;
-        return 0;
-}
-
-void manager_config_dirs(Manager *m, const char *const **ret, const char *buf[2]) {
-        if (m->config_dir) {
-                buf[0] = m->config_dir;
-                buf[1] = NULL;
-                *ret = buf;
-        } else
-                *ret = bw_config_default_dirs();
-}
-
 int manager_load_config(Manager *m) {
         struct bw_config_error err = {0};
         struct bw_config c = {0};
@@ -286,11 +247,6 @@ static void manager_write_metrics_now(Manager *m, uint64_t now) {
 }
 
 /* ---- the host timer ------------------------------------------------------ */
-
-uint64_t host_interval(const Manager *m) {
-        return m->config.global.active_interval_usec < m->config.global.interval_usec ?
-               m->config.global.active_interval_usec : m->config.global.interval_usec;
-}
 
 /* Every ActiveInterval=: host pressure, the brake and shedding (one file
  * each, cheap). Every Interval=: rescan for absent units, status, the
@@ -430,12 +386,8 @@ static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void
 
 /* ---- commands ---------------------------------------------------------------- */
 
-Unit *manager_get_unit(Manager *m, const char *name) {
-        return manager_find_unit(m, name);
-}
-
 int manager_set_paused(Manager *m, const char *name, bool paused) {
-        Unit *u = manager_find_unit(m, name);
+        Unit *u = manager_get_unit(m, name);
 
         if (!u)
                 return -ENOENT;
@@ -622,53 +574,6 @@ Manager *manager_free(Manager *m) {
         return NULL;
 }
 
-int manager_open_root(Manager *m) {
-        int r;
-
-        if (m->root)
-                return 0;
-        if (m->cgroup_root)
-                r = bw_cg_root_open_dir(m->cgroup_root, &m->root);
-        else
-                r = bw_cg_root_open_host(&m->root);
-        if (r == -EOPNOTSUPP)
-                return log_error_errno(r, "No cgroup CPU bandwidth controller is mounted on this host "
-                                       "(need cgroup v2 with the cpu controller, or a v1 cpu hierarchy): "
-                                       "not supported");
-        if (r < 0)
-                return log_error_errno(r, "Failed to open the cgroup tree %s: %s",
-                                       m->cgroup_root ? m->cgroup_root : "", STRERROR(r));
-        log_info("cgroup layout: %s (bandwidth in %s)", bw_cg_layout_to_string(m->root->layout), m->root->bw_path);
-        if (!m->cgroup_root && m->root->libcgroup_check != 1)
-                log_debug("libcgroup %s where the cpu controller is mounted%s%s",
-                          m->root->libcgroup_check == 0 ? "disagrees on" : "cannot say",
-                          m->root->libcgroup_check < 0 ? ": " : "",
-                          m->root->libcgroup_check < 0 ? STRERROR(m->root->libcgroup_check) : "");
-        m->unit_ctx.root = m->root;
-        return 0;
-}
-
-int manager_open_store(Manager *m, bool create) {
-        struct stat st;
-        int r;
-
-        if (m->store_open)
-                return 1;
-        if (!create && stat(m->state_dir, &st) < 0 && errno == ENOENT)
-                return 0;       /* nothing was ever recorded there */
-        r = mkdir_p(m->state_dir, 0755);
-        if (r < 0)
-                return log_error_errno(r, "Failed to create state directory %s: %s", m->state_dir, STRERROR(r));
-        r = store_lock(m->store, m->state_dir);
-        if (r < 0)
-                return r;
-        r = store_open(m->store, m->state_dir);
-        if (r < 0)
-                return r;
-        m->store_open = true;
-        return 1;
-}
-
 int manager_startup(Manager *m) {
         bool write_order_free = false;
         int r;
@@ -737,16 +642,6 @@ int manager_run(Manager *m) {
         (void) sd_notify(false, "READY=1");
         manager_update_status(m);
         return sd_event_loop(m->event);
-}
-
-/* The write errors so far: a unit with more at the end did not get its
- * baseline back because of one. */
-void manager_count_stop(Manager *m) {
-        if (m->stop_counted)
-                return;
-        for (size_t i = 0; i < m->n_units; i++)
-                unit_stop_begin(m->units[i]);
-        m->stop_counted = true;
 }
 
 static size_t unrestored(Manager *m) {

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <systemd/sd-event.h>
 
 #include "bwgov/cgtree.h"
@@ -198,6 +199,9 @@ bool manager_outermost_add(Manager *m, Unit *u);
 void manager_plan_fds(Manager *m);
 /* The host timer's period: ActiveInterval=, at most Interval=. */
 uint64_t host_interval(const Manager *m);
+/* mkdir -p: each missing directory of path made with mode. Returns 0 or a
+ * negative errno. */
+int mkdir_p(const char *path, mode_t mode);
 /* The host sample and the shedding plan (manager-host.c), every
  * host_interval(). */
 void manager_sample_host(Manager *m);
