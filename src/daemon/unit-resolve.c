@@ -49,11 +49,6 @@ static void unit_watch(Unit *u, const char *path) {
                 u->watch_wd = wd;
 }
 
-void unit_unwatch(Unit *u) {
-        cgwatch_release(u->ctx->cgwatch, u->watch_wd);
-        u->watch_wd = -1;
-}
-
 /* Present: watch its quota file for writes (quotawatch.h). Out of watches,
  * its light samples read the file. */
 static void unit_watch_quota(Unit *u) {
@@ -171,9 +166,4 @@ void unit_set_has_governed_descendants(Unit *u) {
 
 void unit_clear_outermost(Unit *u) {
         u->place.outermost = false;
-}
-
-void unit_forget_ancestor(Unit *u) {
-        u->ancestor.has = false;
-        usage_gate_ancestor_forget(u->sampler.gate);
 }

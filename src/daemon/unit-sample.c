@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* A unit's samples, full and light, the law's input made from one, the caps
- * others put on its headroom, and its PSI trigger (declared in unit.h, its
- * samples section). */
+/* A unit's samples, full and light, the law's input made from one and the
+ * caps others put on its headroom (declared in unit.h, its samples
+ * section); what comes after the decision is unit-tick.c's. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -14,112 +14,7 @@
 #include "psi-trigger.h"
 #include "unit.h"
 
-/* PSI triggers can fire in bursts; the law needs one sample per event, not
- * dozens: a second tick closer than this to the last one is not run. */
-#define TRIGGER_MIN_SPACING_USEC (100 * USEC_PER_MSEC)
-
-/* An ancestor's quota is read again this often (unit_ancestor_quota()). */
-#define ANCESTOR_REFRESH_USEC (10 * USEC_PER_SEC)
-
-/* ---- the PSI trigger ------------------------------------------------------ */
-
-static int on_trigger(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-        Unit *u = userdata;
-        uint64_t now;
-
-        if (revents & (EPOLLERR | EPOLLHUP)) {
-                /* POLLERR on a PSI trigger: the cgroup is gone. */
-                unit_vanished(u);
-                return 0;
-        }
-
-        (void) sd_event_now(u->ctx->event, CLOCK_MONOTONIC, &now);
-        if (now - u->sampler.last_tick_usec < TRIGGER_MIN_SPACING_USEC)
-                return 0;
-        log_debug("%s: pressure trigger fired", u->name);
-        quotawatch_drain(u->ctx->quotawatch);
-        (void) unit_tick(u, now);
-        return 0;
-}
-
-/* A PSI trigger (psi-trigger.h) wakes the unit when it is throttled. */
-static void unit_trigger_open(Unit *u) {
-        int dfd, fd, r;
-
-        if (!u->cg || !u->cg->has_v2 || u->trigger.fd >= 0 || u->trigger.refused)
-                return;
-        dfd = bw_cg_dir(u->cg, BW_CG_TREE_V2);
-        if (dfd < 0)
-                return;         /* gone, or out of descriptors: the next sample says */
-        fd = psi_trigger_open(dfd, u->name, u->cfg.target_pressure,
-                              u->ctx->config->global.pressure_window_usec, u->ctx->can_trigger_any_window);
-        /* Not cgroup2 (a fixture), or a kernel that refuses the trigger:
-         * not asked again on every sample while the cgroup is open; out of
-         * file descriptors: tried again. */
-        if (fd < 0 && fd != -EMFILE && fd != -ENFILE)
-                u->trigger.refused = true;
-        if (fd < 0)
-                return;
-        r = sd_event_add_io(u->ctx->event, &u->trigger.source, fd, EPOLLPRI, on_trigger, u);
-        if (r < 0) {
-                close(fd);
-                log_warning_errno(r, "%s: cannot watch PSI trigger: %s", u->name, STRERROR(r));
-                return;
-        }
-        u->trigger.fd = fd;
-}
-
-void unit_trigger_close(Unit *u) {
-        u->trigger.source = sd_event_source_disable_unref(u->trigger.source);
-        if (u->trigger.fd >= 0)
-                close(u->trigger.fd);   /* waits for an RCU grace period */
-        u->trigger.fd = -1;
-}
-
 /* ---- samples ---------------------------------------------------------------- */
-
-/* The nearest limited ancestor's quota in this unit's period, or
- * BW_QUOTA_MAX: the headroom never goes above it. Walking up is a few
- * open/read/close per ancestor, more than the whole sample costs: it is
- * read again every ANCESTOR_REFRESH_USEC, and at once for a new cgroup;
- * siblings share one walk through their parent's gate (usagegate.h). */
-uint64_t unit_ancestor_quota(Unit *u, uint64_t now) {
-        _cleanup_free_ char *path = NULL;
-        const char *shared = NULL;
-        uint64_t q, t;
-        int r;
-
-        /* A scope tied to the unit is no limit: the one above it is. */
-        if (unit_scope_tied(u))
-                return unit_scope_ancestor_quota(u, now);
-        if (u->ancestor.has && now - u->ancestor.read_usec < ANCESTOR_REFRESH_USEC)
-                return u->ancestor.quota_usec;
-        if (usage_gate_ancestor_get(u->sampler.gate, u->params.baseline.period_usec, now, ANCESTOR_REFRESH_USEC, &q,
-                                    &shared, &t)) {
-                if (shared && (!u->ancestor.has || u->ancestor.quota_usec != q))
-                        log_info("%s: nearest limited ancestor %s allows %" PRIu64 "us per %" PRIu64 "us period: "
-                                 "the headroom stays under it", u->name, shared, q,
-                                 u->params.baseline.period_usec);
-                u->ancestor.has = true;
-                u->ancestor.quota_usec = q;
-                u->ancestor.read_usec = t;
-                return q;
-        }
-        r = bw_cg_read_ancestor_quota(u->ctx->root, u->cg, u->params.baseline.period_usec, &q, &path);
-        if (r < 0) {
-                log_debug_errno(r, "%s: cannot read the ancestors' quotas: %s", u->name, STRERROR(r));
-                return u->ancestor.has ? u->ancestor.quota_usec : BW_QUOTA_MAX;
-        }
-        if (r > 0 && (!u->ancestor.has || u->ancestor.quota_usec != q))
-                log_info("%s: nearest limited ancestor %s allows %" PRIu64 "us per %" PRIu64 "us period: "
-                         "the headroom stays under it", u->name, path, q, u->params.baseline.period_usec);
-        u->ancestor.has = true;
-        u->ancestor.quota_usec = r > 0 ? q : BW_QUOTA_MAX;
-        u->ancestor.read_usec = now;
-        usage_gate_ancestor_put(u->sampler.gate, u->params.baseline.period_usec, now, u->ancestor.quota_usec,
-                                r > 0 ? path : NULL);
-        return u->ancestor.quota_usec;
-}
 
 void unit_set_headroom_cap(Unit *u, enum unit_cap cap, unsigned permille, uint64_t now) {
         switch (cap) {
@@ -300,41 +195,3 @@ int unit_sample_light(Unit *u, struct bw_bandwidth *cur, struct bw_policy_input 
         return 1;
 }
 
-/* ---- after the decision ------------------------------------------------------ */
-
-static bool unit_quiet(Unit *u, const struct bw_decision *d) {
-        return u->adopted && u->cg && !d->change && !d->active && d->spend_rate == 0 && d->throttle_rate == 0 &&
-                d->rule != BW_RULE_TOO_SOON && bw_unit_class(&u->cfg) != BW_CLASS_LATENCY && !u->caps.latency_hold &&
-                !unit_levers_any(u) && u->caps.shed_pending == 0;
-}
-
-/* Near its quota: spending, throttled, or using half its baseline. */
-static bool unit_near(const Unit *u, const struct bw_decision *d) {
-        const struct bw_bandwidth *b = &u->params.baseline;
-
-        return d->active || d->spend_rate > 0 || d->throttle_rate > 0 ||
-                (b->quota_usec != BW_QUOTA_MAX && b->period_usec > 0 &&
-                 d->usage_rate * 2 >= u64_muldiv(b->quota_usec, USEC_PER_SEC, b->period_usec));
-}
-
-void unit_sample_after(Unit *u, const struct bw_policy_input *in, const struct bw_decision *d) {
-        if (d->rule == BW_RULE_TOO_SOON || !u->cg)
-                return;
-        if (unit_quiet(u, d)) {
-                u->sampler.quiet = true;
-                u->sampler.quiet_samples++;
-        } else {
-                u->sampler.quiet = false;
-                u->sampler.quiet_samples = 0;
-        }
-        if (unit_near(u, d)) {
-                u->trigger.near_usec = in->now_usec;
-                unit_trigger_open(u);
-        } else if (u->trigger.fd >= 0 && in->now_usec - u->trigger.near_usec >= UNIT_TRIGGER_LINGER_USEC &&
-                   *u->ctx->trigger_closes_left > 0) {
-                unit_count(u, &(struct unit_counters) { .trigger_closes = 1 });
-                log_debug("%s: far from its quota for %" PRIu64 "s, closing its PSI trigger", u->name,
-                          UNIT_TRIGGER_LINGER_USEC / USEC_PER_SEC);
-                unit_trigger_close(u);
-        }
-}

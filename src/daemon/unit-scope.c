@@ -3,7 +3,8 @@
  * subgroup when it carries the same quota: podman 5 with crun 1.21 puts a
  * container's --cpus both on libpod-<id>.scope (systemd's CPUQuota=) and on
  * crun's libpod-<id>.scope/container, so a headroom on the subgroup alone
- * stays under the scope's limit and never runs. Contracts in unit.h.
+ * stays under the scope's limit and never runs. Contracts in unit.h. And the
+ * nearest limited ancestor of any unit, scope or not (unit_ancestor_quota()).
  *
  * Tied: the scope's quota (in its own period) is the subgroup's contract,
  * or what the subgroup holds now, or what bwgovd last wrote there (the
@@ -215,7 +216,7 @@ void unit_scope_follow(Unit *u, const struct bw_bandwidth *cur) {
         u->scope.has_ours = true;
         u->scope.ours_quota_usec = s.quota_usec;
         /* Observing only: nothing is written, the scope stays as it is. */
-        if (unit_mode(u) != BW_MODE_OBSERVE)
+        if (bw_unit_mode(u->ctx->config, &u->cfg) != BW_MODE_OBSERVE)
                 scope_write(u, &s, in_scope_period(cur->quota_usec, cur->period_usec, s.period_usec));
 }
 
@@ -262,4 +263,55 @@ uint64_t unit_scope_ancestor_quota(Unit *u, uint64_t now) {
         u->scope.ancestor.quota_usec = r > 0 ? q : BW_QUOTA_MAX;
         u->scope.ancestor.read_usec = now;
         return u->scope.ancestor.quota_usec;
+}
+
+/* An ancestor's quota is read again this often (unit_ancestor_quota()). */
+#define ANCESTOR_REFRESH_USEC (10 * USEC_PER_SEC)
+
+/* The nearest limited ancestor's quota in this unit's period, or
+ * BW_QUOTA_MAX: the headroom never goes above it. Walking up is a few
+ * open/read/close per ancestor, more than the whole sample costs: it is
+ * read again every ANCESTOR_REFRESH_USEC, and at once for a new cgroup;
+ * siblings share one walk through their parent's gate (usagegate.h). */
+uint64_t unit_ancestor_quota(Unit *u, uint64_t now) {
+        _cleanup_free_ char *path = NULL;
+        const char *shared = NULL;
+        uint64_t q, t;
+        int r;
+
+        /* A scope tied to the unit is no limit: the one above it is. */
+        if (unit_scope_tied(u))
+                return unit_scope_ancestor_quota(u, now);
+        if (u->ancestor.has && now - u->ancestor.read_usec < ANCESTOR_REFRESH_USEC)
+                return u->ancestor.quota_usec;
+        if (usage_gate_ancestor_get(u->sampler.gate, u->params.baseline.period_usec, now, ANCESTOR_REFRESH_USEC, &q,
+                                    &shared, &t)) {
+                if (shared && (!u->ancestor.has || u->ancestor.quota_usec != q))
+                        log_info("%s: nearest limited ancestor %s allows %" PRIu64 "us per %" PRIu64 "us period: "
+                                 "the headroom stays under it", u->name, shared, q,
+                                 u->params.baseline.period_usec);
+                u->ancestor.has = true;
+                u->ancestor.quota_usec = q;
+                u->ancestor.read_usec = t;
+                return q;
+        }
+        r = bw_cg_read_ancestor_quota(u->ctx->root, u->cg, u->params.baseline.period_usec, &q, &path);
+        if (r < 0) {
+                log_debug_errno(r, "%s: cannot read the ancestors' quotas: %s", u->name, STRERROR(r));
+                return u->ancestor.has ? u->ancestor.quota_usec : BW_QUOTA_MAX;
+        }
+        if (r > 0 && (!u->ancestor.has || u->ancestor.quota_usec != q))
+                log_info("%s: nearest limited ancestor %s allows %" PRIu64 "us per %" PRIu64 "us period: "
+                         "the headroom stays under it", u->name, path, q, u->params.baseline.period_usec);
+        u->ancestor.has = true;
+        u->ancestor.quota_usec = r > 0 ? q : BW_QUOTA_MAX;
+        u->ancestor.read_usec = now;
+        usage_gate_ancestor_put(u->sampler.gate, u->params.baseline.period_usec, now, u->ancestor.quota_usec,
+                                r > 0 ? path : NULL);
+        return u->ancestor.quota_usec;
+}
+
+void unit_forget_ancestor(Unit *u) {
+        u->ancestor.has = false;
+        usage_gate_ancestor_forget(u->sampler.gate);
 }

@@ -327,6 +327,13 @@ void unit_lower_to(Unit *u, const char *ancestor, uint64_t quota_usec, uint64_t 
  * descriptors ran out. Returns r. */
 int unit_fd_error(Unit *u, int r, const char *what);
 
+/* For the unit module's files (unit.c, called by the others): what the kernel should hold (the
+ * last value written, else the baseline); the unit mirrored into its
+ * saved entry (store_record_unit() flags); its descriptors counted again. */
+const struct bw_bandwidth *unit_expected(const Unit *u);
+int unit_record(Unit *u, unsigned flags);
+void unit_count_fds(Unit *u);
+
 /* Hand delta to the manager's counters (hooks->count). */
 void unit_count(Unit *u, const struct unit_counters *delta);
 
@@ -334,7 +341,8 @@ void unit_count(Unit *u, const struct unit_counters *delta);
  * *ret, -EAGAIN when it is searched for (a service or scope), -EINVAL for
  * a malformed slice name, -ENOMEM. */
 int unit_expected_path(const Unit *u, char **ret);
-/* Stop watching for u's cgroup (unit_resolve() watches while it is absent). */
+/* Stop watching for u's cgroup (unit_resolve() watches while it is absent;
+ * unit.c). */
 void unit_unwatch(Unit *u);
 /* The directory watched went, and the watch with it (nothing to release). */
 void unit_watch_gone(Unit *u);
@@ -353,7 +361,7 @@ void unit_set_has_governed_descendants(Unit *u);
 /* A governed unit's cgroup was found above u. */
 void unit_clear_outermost(Unit *u);
 /* An ancestor's quota changed: read again at the next sample, not taken
- * from what its usage gate kept. */
+ * from what its usage gate kept (unit-scope.c). */
 void unit_forget_ancestor(Unit *u);
 
 /* ---- the stop's bookkeeping (unit-intent.c) ------------------------------- */
@@ -386,7 +394,7 @@ void unit_on_due(Unit *u, uint64_t due, uint64_t now);
  * errno (logged). */
 int unit_schedule(Unit *u, uint64_t from, uint64_t delay);
 
-/* One pass in five steps (unit.c): observe (find the cgroup, sample it),
+/* One pass in five steps (unit-tick.c): observe (find the cgroup, sample it),
  * reconcile (adopt, re-base, intents: the only writes before the
  * decision), decide, act (write), record. Returns 0, also when the cgroup
  * is gone, or a negative errno (logged). */
@@ -512,12 +520,6 @@ enum unit_cap {
 };
 void unit_set_headroom_cap(Unit *u, enum unit_cap cap, unsigned permille, uint64_t now);
 
-/* After the decision: is the unit quiet, should it hold a trigger. */
-void unit_sample_after(Unit *u, const struct bw_policy_input *in, const struct bw_decision *d);
-
-/* The nearest limited ancestor's quota in the unit's period, or
- * BW_QUOTA_MAX (read again every 10 s, at once for a new cgroup). */
-uint64_t unit_ancestor_quota(Unit *u, uint64_t now);
 
 /* ---- the scope above a Subgroup= unit (unit-scope.c) ----------------------- */
 
@@ -527,6 +529,9 @@ uint64_t unit_ancestor_quota(Unit *u, uint64_t now);
  * other child cgroup; while tied (and not observing) put cur's quota on it.
  * Anything else on the scope unties it: a limit of someone else's. */
 void unit_scope_follow(Unit *u, const struct bw_bandwidth *cur);
+/* The nearest limited ancestor's quota in the unit's period, or
+ * BW_QUOTA_MAX (read again every 10 s, at once for a new cgroup). */
+uint64_t unit_ancestor_quota(Unit *u, uint64_t now);
 /* The scope is tied: the law's ancestor is the one above it. */
 bool unit_scope_tied(const Unit *u);
 /* Around a write of the unit's bandwidth: a tied scope is raised to target
@@ -539,5 +544,6 @@ uint64_t unit_scope_ancestor_quota(Unit *u, uint64_t now);
 /* Close the scope's cgroup; the tie is worked out again when it is opened. */
 void unit_scope_close(Unit *u);
 
-/* Close the unit's PSI trigger, if it holds one. */
+/* Close the unit's PSI trigger, if it holds one (unit.c; unit-tick.c opens
+ * it near the quota). */
 void unit_trigger_close(Unit *u);
