@@ -31,6 +31,7 @@
 
 #include "bwgov/cgroupfs-mount.h"
 #include "bwgov/history.h"
+#include "bwgov/macro.h"
 #include "log.h"
 #include "unit.h"
 #include "unit-state.h"
@@ -103,7 +104,7 @@ struct fixture {
 static struct fixture *F;
 static uint64_t fake_now;
 
-static void event(const char *fmt, ...) {
+_printf_(1, 2) static void event(const char *fmt, ...) {
         size_t n = strlen(F->events);
         va_list ap;
 
