@@ -7,7 +7,6 @@
  * and headroom cap, the store and the telemetry are fakes below. */
 
 #include <errno.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -22,6 +21,7 @@
 
 #include "bwgov/cgroupfs-mount.h"
 #include "latency-guard.h"
+#include "tmptree.h"
 
 /* ---- fakes at the guard's edges ---------------------------------------- */
 
@@ -69,28 +69,6 @@ int telemetry_read(Telemetry *t, uint64_t cgroup_id, struct bw_rq_counters *ret)
 
 /* ---- the fixture tree -------------------------------------------------- */
 
-static void put(const char *root, const char *name, const char *content) {
-        char p[PATH_MAX], d[PATH_MAX];
-        FILE *f;
-
-        snprintf(p, sizeof(p), "%s/%s", root, name);
-        snprintf(d, sizeof(d), "%s", p);
-        for (char *s = d + 1; *s; s++)
-                if (*s == '/') {
-                        *s = '\0';
-                        (void) mkdir(d, 0755);
-                        *s = '/';
-                }
-        f = fopen(p, "we");
-        assert_non_null(f);
-        fputs(content, f);
-        fclose(f);
-}
-
-static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw) {
-        return remove(p);
-}
-
 static const char *const NAMES[] = { "a.service", "b.service", "c.service" };
 
 struct fixture {
@@ -107,20 +85,20 @@ static int setup(void **state) {
         assert_non_null(f);
         snprintf(f->dir, sizeof(f->dir), "/tmp/bwgov-test-latency-guard-XXXXXX");
         assert_non_null(mkdtemp(f->dir));
-        put(f->dir, "unified/cgroup.procs", "");
+        tmptree_put(f->dir, "unified/cgroup.procs", "");
         for (size_t i = 0; i < 3; i++) {
                 char p[128];
 
                 snprintf(p, sizeof(p), "cpu/%s/cpu.cfs_quota_us", NAMES[i]);
-                put(f->dir, p, "-1\n");
+                tmptree_put(f->dir, p, "-1\n");
                 snprintf(p, sizeof(p), "cpu/%s/cpu.cfs_period_us", NAMES[i]);
-                put(f->dir, p, "100000\n");
+                tmptree_put(f->dir, p, "100000\n");
                 snprintf(p, sizeof(p), "cpu/%s/cpu.stat", NAMES[i]);
-                put(f->dir, p, "nr_periods 0\nnr_throttled 0\nthrottled_time 0\n");
+                tmptree_put(f->dir, p, "nr_periods 0\nnr_throttled 0\nthrottled_time 0\n");
                 snprintf(p, sizeof(p), "unified/%s/cpu.stat", NAMES[i]);
-                put(f->dir, p, "usage_usec 1000\nuser_usec 500\nsystem_usec 500\n");
+                tmptree_put(f->dir, p, "usage_usec 1000\nuser_usec 500\nsystem_usec 500\n");
                 snprintf(p, sizeof(p), "unified/%s/cpu.pressure", NAMES[i]);
-                put(f->dir, p, "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
+                tmptree_put(f->dir, p, "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
                                "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n");
         }
         assert_int_equal(bw_cg_root_open_dir(f->dir, &f->root), 0);
@@ -148,7 +126,7 @@ static int teardown(void **state) {
         for (size_t i = 0; i < 3; i++)
                 bw_cg_free(f->units[i].cg);
         bw_cg_root_free(f->root);
-        (void) nftw(f->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+        tmptree_remove(f->dir);
         free(f);
         return 0;
 }

@@ -15,7 +15,6 @@
  * step between the decision and its write). No root. */
 
 #include <errno.h>
-#include <ftw.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -35,6 +34,7 @@
 #include "log.h"
 #include "unit.h"
 #include "unit-state.h"
+#include "tmptree.h"
 
 #define NAME "app.service"
 #define CG "app.slice/" NAME
@@ -113,24 +113,6 @@ _printf_(1, 2) static void event(const char *fmt, ...) {
         va_end(ap);
 }
 
-static void put(const char *root, const char *name, const char *content) {
-        char p[PATH_MAX], d[PATH_MAX];
-        FILE *f;
-
-        snprintf(p, sizeof(p), "%s/%s", root, name);
-        snprintf(d, sizeof(d), "%s", p);
-        for (char *s = d + 1; *s; s++)
-                if (*s == '/') {
-                        *s = '\0';
-                        (void) mkdir(d, 0755);
-                        *s = '/';
-                }
-        f = fopen(p, "we");
-        assert_non_null(f);
-        fputs(content, f);
-        fclose(f);
-}
-
 /* The file's content, without its newline. */
 static const char *get(const char *name) {
         static char b[128];
@@ -166,7 +148,7 @@ static void fault(enum fault *what) {
         if (*what == FAULT_VANISH)
                 vanish();
         else if (*what == FAULT_EXTERNAL)
-                put(F->tree, CG "/cpu.max", EXTERNAL_QUOTA "\n");
+                tmptree_put(F->tree, CG "/cpu.max", EXTERNAL_QUOTA "\n");
         *what = FAULT_NONE;
 }
 
@@ -316,7 +298,7 @@ static void stat_put(void) {
         snprintf(b, sizeof(b), "usage_usec %" PRIu64 "\nuser_usec %" PRIu64 "\nsystem_usec 0\nnr_periods %" PRIu64
                  "\nnr_throttled %" PRIu64 "\nthrottled_usec %" PRIu64 "\nnr_bursts 0\nburst_usec 0\n",
                  F->usage, F->usage, F->periods, F->throttled, F->throttled_usec);
-        put(F->tree, CG "/cpu.stat", b);
+        tmptree_put(F->tree, CG "/cpu.stat", b);
 }
 
 static int setup(void **state) {
@@ -329,10 +311,10 @@ static int setup(void **state) {
         assert_non_null(mkdtemp(f->dir));
         snprintf(f->tree, sizeof(f->tree), "%s/cg", f->dir);
         snprintf(f->state, sizeof(f->state), "%s/state", f->dir);
-        put(f->tree, "cgroup.controllers", "cpu io memory\n");
-        put(f->tree, CG "/cpu.max", "50000 100000\n");
-        put(f->tree, CG "/cpu.max.burst", "0\n");
-        put(f->tree, CG "/cpu.pressure", "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
+        tmptree_put(f->tree, "cgroup.controllers", "cpu io memory\n");
+        tmptree_put(f->tree, CG "/cpu.max", "50000 100000\n");
+        tmptree_put(f->tree, CG "/cpu.max.burst", "0\n");
+        tmptree_put(f->tree, CG "/cpu.pressure", "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
                                          "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n");
         f->usage = 1000;
         stat_put();
@@ -375,10 +357,6 @@ static int setup(void **state) {
         return 0;
 }
 
-static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw) {
-        return remove(p);
-}
-
 static int teardown(void **state) {
         struct fixture *f = *state;
 
@@ -387,7 +365,7 @@ static int teardown(void **state) {
         ticker_free(f->ticker);
         sd_event_unref(f->event);
         bw_cg_root_free(f->root);
-        (void) nftw(f->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+        tmptree_remove(f->dir);
         free(f);
         F = NULL;
         return 0;
@@ -474,7 +452,7 @@ static void test_adopt(void **state) {
 /* The first decision rests under the nearest limited ancestor: adoption
  * (the contract's period) comes before the sample that reads it. */
 static void test_adopt_under_limited_ancestor(void **state) {
-        put(F->tree, "app.slice/cpu.max", "150000 100000\n");
+        tmptree_put(F->tree, "app.slice/cpu.max", "150000 100000\n");
         assert_int_equal(tick_after(0, 0), 0);
         assert_int_equal(unit_last_rule(F->u), BW_RULE_PRIME);
         assert_string_equal(get("cpu.max"), "150000 100000");
@@ -504,7 +482,7 @@ static void test_adopt_configured_quota(void **state) {
  * decision taken from it (not from ours: never written back). */
 static void test_rebase(void **state) {
         adopt();
-        put(F->tree, CG "/cpu.max", EXTERNAL_QUOTA "\n");
+        tmptree_put(F->tree, CG "/cpu.max", EXTERNAL_QUOTA "\n");
         assert_int_equal(tick_after(0, 0), 0);
         assert_int_equal(unit_external_changes(F->u), 1);
         assert_int_equal(entry()->baseline.quota_usec, 30000);
@@ -591,7 +569,7 @@ static void test_files_gone_cgroup_stays(void **state) {
         assert_int_equal(unit_state(F->u), UNIT_STATE_ABSENT);
         assert_non_null(entry());
         assert_int_equal(entry()->written.quota_usec, 200000);
-        put(F->tree, CG "/cpu.max", "200000 100000\n");
+        tmptree_put(F->tree, CG "/cpu.max", "200000 100000\n");
         assert_int_equal(tick_after(0, 0), 0);
         assert_int_equal(unit_external_changes(F->u), 0);
         assert_int_equal(entry()->baseline.quota_usec, 50000);
@@ -603,8 +581,8 @@ static void test_gone_and_back(void **state) {
         adopt();
         vanish();
         assert_gone(tick_after(0, 0));
-        put(F->tree, CG "/cpu.max", "40000 100000\n");
-        put(F->tree, CG "/cpu.max.burst", "0\n");
+        tmptree_put(F->tree, CG "/cpu.max", "40000 100000\n");
+        tmptree_put(F->tree, CG "/cpu.max.burst", "0\n");
         F->usage = 1000;
         assert_int_equal(tick_after(0, 0), 0);
         assert_int_equal(F->adopted, 2);
@@ -729,7 +707,7 @@ static void test_restore_on_stop(void **state) {
  * still ours, goes back. */
 static void test_restore_not_ours(void **state) {
         adopt();
-        put(F->tree, CG "/cpu.max", EXTERNAL_QUOTA "\n");
+        tmptree_put(F->tree, CG "/cpu.max", EXTERNAL_QUOTA "\n");
         records_reset();
         assert_int_equal(unit_restore_baseline(F->u, "stop"), 1);
         assert_string_equal(get("cpu.max"), EXTERNAL_QUOTA);
@@ -747,7 +725,7 @@ static void test_light_samples(void **state) {
                 assert_int_equal(tick_after(0, 0), 0);
         light = unit_light_samples(F->u);
         assert_true(light >= 3);
-        put(F->tree, CG "/cpu.max", EXTERNAL_QUOTA "\n");
+        tmptree_put(F->tree, CG "/cpu.max", EXTERNAL_QUOTA "\n");
         assert_int_equal(tick_after(0, 0), 0);
         assert_int_equal(unit_light_samples(F->u), light);
         assert_int_equal(unit_external_changes(F->u), 1);
