@@ -303,7 +303,7 @@ int manager_stop_begin(Manager *m) {
 }
 
 static void set_has_descendants(void *owner, void *userdata) {
-        unit_set_has_governed_descendants(owner);
+        unit_set_has_governed_descendants(owner, true);
 }
 
 static void clear_outermost(void *owner, void *userdata) {
@@ -322,7 +322,7 @@ void manager_update_outermost(Manager *m) {
         if (!nodes)
                 return;
         for (size_t i = 0; i < m->n_units; i++) {
-                unit_set_place(m->units[i], m->units[i]->place.cgtree_generation, m->units[i]->place.outermost, false);
+                unit_set_has_governed_descendants(m->units[i], false);
                 if (m->units[i]->cgroup_path)
                         nodes[n++] = (struct bw_cgtree_node) { m->units[i]->cgroup_path, m->units[i] };
         }

@@ -160,8 +160,8 @@ void unit_set_place(Unit *u, uint64_t generation, bool outermost, bool has_gover
         };
 }
 
-void unit_set_has_governed_descendants(Unit *u) {
-        u->place.has_governed_descendants = true;
+void unit_set_has_governed_descendants(Unit *u, bool has) {
+        u->place.has_governed_descendants = has;
 }
 
 void unit_clear_outermost(Unit *u) {

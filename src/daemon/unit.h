@@ -356,8 +356,9 @@ bool unit_set_owner_said(Unit *u, bool said);
 void unit_set_instance(Unit *u, bool instance);
 /* Its place in the manager's cgtree of this generation (unit_place). */
 void unit_set_place(Unit *u, uint64_t generation, bool outermost, bool has_governed_descendants);
-/* A governed unit's cgroup was found below u. */
-void unit_set_has_governed_descendants(Unit *u);
+/* A governed unit's cgroup is below u (true), or none is known to be yet
+ * (false: the cgtree is about to be worked out again). */
+void unit_set_has_governed_descendants(Unit *u, bool has);
 /* A governed unit's cgroup was found above u. */
 void unit_clear_outermost(Unit *u);
 /* An ancestor's quota changed: read again at the next sample, not taken
