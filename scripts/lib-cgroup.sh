@@ -36,7 +36,7 @@ bwcg_create() {
 }
 
 # bwcg_set NAME QUOTA PERIOD BURST — for setting up the static baseline of a
-# cgroup we created (bwgovd does its own writes through src/lib/cgroupfs.c).
+# cgroup we created (bwgovd does its own writes through src/lib/cgroup/cgroupfs.c).
 bwcg_set() {
         local name=$1 quota=$2 period=$3 burst=$4 d="$BWCG_BW/$1"
         if [ "$BWCG_LAYOUT" = v2 ]; then

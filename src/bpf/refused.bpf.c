@@ -24,7 +24,7 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 
-#include "bwgov/refused-abi.h"
+#include "bwgov/telemetry/refused-abi.h"
 
 char LICENSE[] SEC("license") = "GPL";
 

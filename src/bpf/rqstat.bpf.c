@@ -41,7 +41,7 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 
-#include "bwgov/rqstat-abi.h"
+#include "bwgov/telemetry/rqstat-abi.h"
 
 char LICENSE[] SEC("license") = "GPL";
 

@@ -10,7 +10,7 @@
 
 #include "config.h"
 
-#include "bwgov/macro.h"
+#include "bwgov/util/macro.h"
 #include "check-kernel.h"
 #include "verbs.h"
 

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bwgov/macro.h"
+#include "bwgov/util/macro.h"
 #include "call.h"
 
 static const char *method_short(const char *method) {

@@ -14,10 +14,10 @@
 
 #include "config.h"
 
-#include "bwgov/cgroupfs.h"
-#include "bwgov/kmanifest.h"
-#include "bwgov/kreport.h"
-#include "bwgov/macro.h"
+#include "bwgov/cgroup/cgroupfs.h"
+#include "bwgov/kernel/kmanifest.h"
+#include "bwgov/kernel/kreport.h"
+#include "bwgov/util/macro.h"
 #include "check-kernel.h"
 #include "table.h"
 

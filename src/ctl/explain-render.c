@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bwgov/macro.h"
-#include "bwgov/policy.h"
+#include "bwgov/util/macro.h"
+#include "bwgov/law/policy.h"
 #include "explain-render.h"
 #include "format.h"
 #include "reply.h"

@@ -5,8 +5,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "bwgov/cpumax.h"
-#include "bwgov/macro.h"
+#include "bwgov/cgroup/cpumax.h"
+#include "bwgov/util/macro.h"
 #include "format.h"
 
 #define USEC_PER_MINUTE   (60 * USEC_PER_SEC)

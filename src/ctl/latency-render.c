@@ -9,8 +9,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "bwgov/macro.h"
-#include "bwgov/util.h"
+#include "bwgov/util/macro.h"
+#include "bwgov/util/util.h"
 #include "format.h"
 #include "latency-render.h"
 #include "reply.h"

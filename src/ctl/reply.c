@@ -6,8 +6,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "bwgov/cpumax.h"
-#include "bwgov/macro.h"
+#include "bwgov/cgroup/cpumax.h"
+#include "bwgov/util/macro.h"
 #include "format.h"
 #include "reply.h"
 #include "table.h"

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bwgov/macro.h"
+#include "bwgov/util/macro.h"
 #include "format.h"
 #include "reply.h"
 #include "table.h"

@@ -10,7 +10,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "bwgov/macro.h"
+#include "bwgov/util/macro.h"
 #include "varlink-client.h"
 
 /* The daemon answers from memory; 30 s without a byte means it is stuck. */

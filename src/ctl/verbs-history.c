@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "bwgov/macro.h"
+#include "bwgov/util/macro.h"
 #include "format.h"
 #include "reply.h"
 #include "table.h"

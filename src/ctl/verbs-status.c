@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bwgov/macro.h"
+#include "bwgov/util/macro.h"
 #include "format.h"
 #include "reply.h"
 #include "table.h"

@@ -18,8 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bwgov/macro.h"
-#include "bwgov/parse-util.h"
+#include "bwgov/util/macro.h"
+#include "bwgov/util/parse-util.h"
 #include "reply.h"
 #include "table.h"
 #include "top-render.h"

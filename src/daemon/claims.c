@@ -13,7 +13,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "bwgov/macro.h"
+#include "bwgov/util/macro.h"
 #include "claims.h"
 #include "config.h"
 

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "bwgov/macro.h"
+#include "bwgov/util/macro.h"
 
 /* Now on clock_id (CLOCK_MONOTONIC, CLOCK_REALTIME), in µs. */
 static inline uint64_t clock_now_usec(clockid_t clock_id) {

@@ -16,17 +16,17 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "bwgov/cgroupfs.h"
-#include "bwgov/config.h"
-#include "bwgov/cpumax.h"
-#include "bwgov/cpustat.h"
-#include "bwgov/history.h"
-#include "bwgov/kernelcheck.h"
-#include "bwgov/kreport.h"
-#include "bwgov/latency.h"
-#include "bwgov/lever.h"
-#include "bwgov/policy.h"
-#include "bwgov/rqstat-abi.h"
+#include "bwgov/cgroup/cgroupfs.h"
+#include "bwgov/config/config.h"
+#include "bwgov/cgroup/cpumax.h"
+#include "bwgov/cgroup/cpustat.h"
+#include "bwgov/law/history.h"
+#include "bwgov/kernel/kernelcheck.h"
+#include "bwgov/kernel/kreport.h"
+#include "bwgov/law/latency.h"
+#include "bwgov/cgroup/lever.h"
+#include "bwgov/law/policy.h"
+#include "bwgov/telemetry/rqstat-abi.h"
 
 /* How many units are in each condition; one definition of each. */
 struct governor_counts {

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bwgov/macro.h"
+#include "bwgov/util/macro.h"
 #include "kcheck.h"
 #include "log.h"
 

@@ -5,9 +5,9 @@
  * one table, with KernelCheck= deciding what a failed check means. Knows
  * nothing of the Manager: it gets the mode, the manifest and the roots. */
 
-#include "bwgov/cgroupfs.h"
-#include "bwgov/config.h"
-#include "bwgov/kreport.h"
+#include "bwgov/cgroup/cgroupfs.h"
+#include "bwgov/config/config.h"
+#include "bwgov/kernel/kreport.h"
 
 struct kcheck_args {
         enum bw_kernel_check mode;      /* KernelCheck= */

@@ -13,7 +13,7 @@
 #include <systemd/sd-journal.h>
 #include <unistd.h>
 
-#include "bwgov/repeat.h"
+#include "bwgov/util/repeat.h"
 #include "clock.h"
 #include "log.h"
 

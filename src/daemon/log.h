@@ -7,8 +7,8 @@
 #include <string.h>
 #include <syslog.h>
 
-#include "bwgov/cpumax.h"
-#include "bwgov/macro.h"
+#include "bwgov/cgroup/cpumax.h"
+#include "bwgov/util/macro.h"
 
 /* Daemon logging. To the journal with structured fields when stderr is
  * connected to it (JOURNAL_STREAM), to stderr otherwise. Only the daemon

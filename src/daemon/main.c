@@ -12,13 +12,13 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
-#include "bwgov/cgroupfs-mount.h"
-#include "bwgov/config.h"
-#include "bwgov/kmanifest.h"
+#include "bwgov/cgroup/cgroupfs-mount.h"
+#include "bwgov/config/config.h"
+#include "bwgov/kernel/kmanifest.h"
 #include "config.h"
-#include "governor-varlink.h"
+#include "varlink/governor-varlink.h"
 #include "log.h"
-#include "manager.h"
+#include "manager/manager.h"
 
 /* The paths are this build's (meson's prefix, sysconfdir, localstatedir),
  * never a distribution's guess. */

@@ -9,11 +9,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "bwgov/baseline.h"
-#include "bwgov/ledger.h"
-#include "bwgov/macro.h"
-#include "bwgov/slice.h"
-#include "bwgov/util.h"
+#include "bwgov/law/baseline.h"
+#include "bwgov/state/ledger.h"
+#include "bwgov/util/macro.h"
+#include "bwgov/cgroup/slice.h"
+#include "bwgov/util/util.h"
 #include "clock.h"
 #include "log.h"
 #include "restore.h"

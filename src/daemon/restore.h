@@ -22,8 +22,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "bwgov/cgroupfs.h"
-#include "bwgov/lever.h"
+#include "bwgov/cgroup/cgroupfs.h"
+#include "bwgov/cgroup/lever.h"
 #include "store.h"
 
 struct restore_ctx {

@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bwgov/fileio.h"
-#include "bwgov/util.h"
+#include "bwgov/util/fileio.h"
+#include "bwgov/util/util.h"
 #include "log.h"
 #include "store.h"
 

@@ -7,14 +7,14 @@
  * value as ours); everything else (adoption, re-base, the outcome of a
  * write whose intent is saved) marks the store dirty and is saved together
  * a little later, and the credit buckets are saved every
- * STORE_SAVE_INTERVAL_USEC. See include/bwgov/state.h for the file. */
+ * STORE_SAVE_INTERVAL_USEC. See include/bwgov/state/state.h for the file. */
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <systemd/sd-event.h>
 
-#include "bwgov/ledger.h"
-#include "bwgov/state.h"
+#include "bwgov/state/ledger.h"
+#include "bwgov/state/state.h"
 
 /* The state file also carries the credit buckets; saving it on every tick
  * would fsync once a second per host for little gain. Writes save at once. */

@@ -18,8 +18,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bwgov/cgroupfs-mount.h"
-#include "bwgov/macro.h"
+#include "bwgov/cgroup/cgroupfs-mount.h"
+#include "bwgov/util/macro.h"
 #include "fuzz-util.h"
 
 #define CONTROLLERS_READ_MAX 4096       /* as cgroupfs-mount.c reads it */

@@ -27,9 +27,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bwgov/config-dropin.h"
-#include "bwgov/config.h"
-#include "bwgov/macro.h"
+#include "bwgov/config/config-dropin.h"
+#include "bwgov/config/config.h"
+#include "bwgov/util/macro.h"
 #include "fuzz-util.h"
 
 #define HEADER "== "

@@ -11,7 +11,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "bwgov/cpumax.h"
+#include "bwgov/cgroup/cpumax.h"
 #include "fuzz-util.h"
 
 static void u64_round_trip(uint64_t v) {

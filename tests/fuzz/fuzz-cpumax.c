@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bwgov/cpumax.h"
+#include "bwgov/cgroup/cpumax.h"
 #include "fuzz-util.h"
 
 static bool quota_ok(uint64_t quota_usec) {

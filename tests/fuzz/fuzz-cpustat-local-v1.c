@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bwgov/cpustat.h"
+#include "bwgov/cgroup/cpustat.h"
 #include "fuzz-util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -12,8 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bwgov/cpustat.h"
-#include "bwgov/macro.h"
+#include "bwgov/cgroup/cpustat.h"
+#include "bwgov/util/macro.h"
 #include "fuzz-util.h"
 
 #define THROTTLE_SET (BW_CPUSTAT_NR_PERIODS | BW_CPUSTAT_NR_THROTTLED | BW_CPUSTAT_THROTTLED)

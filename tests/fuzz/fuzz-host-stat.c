@@ -10,8 +10,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "bwgov/host.h"
-#include "bwgov/macro.h"
+#include "bwgov/law/host.h"
+#include "bwgov/util/macro.h"
 #include "fuzz-util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

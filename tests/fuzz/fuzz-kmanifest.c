@@ -12,8 +12,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "bwgov/kmanifest-parse.h"
-#include "bwgov/macro.h"
+#include "bwgov/kernel/kmanifest-parse.h"
+#include "bwgov/util/macro.h"
 #include "fuzz-util.h"
 
 static bool listed(const struct bw_kmanifest *m, const char *path) {

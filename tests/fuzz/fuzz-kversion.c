@@ -12,8 +12,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "bwgov/kversion.h"
-#include "bwgov/macro.h"
+#include "bwgov/util/kversion.h"
+#include "bwgov/util/macro.h"
 #include "fuzz-util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -18,8 +18,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bwgov/fileio.h"
-#include "bwgov/macro.h"
+#include "bwgov/util/fileio.h"
+#include "bwgov/util/macro.h"
 #include "fuzz-util.h"
 
 /* As libFuzzer's -max_len for a replay: the corpora hold small files. */

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bwgov/cgroupfs-mount.h"
-#include "bwgov/macro.h"
+#include "bwgov/cgroup/cgroupfs-mount.h"
+#include "bwgov/util/macro.h"
 #include "fuzz-util.h"
 
 static int parse(const void *data, size_t size, struct bw_cg_mounts *ret) {

@@ -18,12 +18,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bwgov/config.h"
-#include "bwgov/latency.h"
-#include "bwgov/lever.h"
-#include "bwgov/macro.h"
-#include "bwgov/parse-util.h"
-#include "bwgov/rule.h"
+#include "bwgov/config/config.h"
+#include "bwgov/law/latency.h"
+#include "bwgov/cgroup/lever.h"
+#include "bwgov/util/macro.h"
+#include "bwgov/util/parse-util.h"
+#include "bwgov/law/rule.h"
 #include "fuzz-util.h"
 
 #define UNTOUCHED UINT64_C(0xa5a5a5a5)

@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bwgov/psi.h"
+#include "bwgov/cgroup/psi.h"
 #include "fuzz-util.h"
 
 static int format_line(char *buf, size_t size, const char *type, const struct bw_psi_line *l) {

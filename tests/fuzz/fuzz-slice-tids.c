@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bwgov/macro.h"
-#include "bwgov/slice.h"
+#include "bwgov/util/macro.h"
+#include "bwgov/cgroup/slice.h"
 #include "fuzz-util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -7,9 +7,9 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "bwgov/cpumax.h"
-#include "bwgov/lever.h"
-#include "bwgov/state.h"
+#include "bwgov/cgroup/cpumax.h"
+#include "bwgov/cgroup/lever.h"
+#include "bwgov/state/state.h"
 #include "fuzz-util.h"
 
 static inline bool same_bw(const struct bw_bandwidth *a, const struct bw_bandwidth *b) {

@@ -10,8 +10,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "bwgov/macro.h"
-#include "bwgov/state.h"
+#include "bwgov/util/macro.h"
+#include "bwgov/state/state.h"
 #include "fuzz-state-check.h"
 #include "fuzz-util.h"
 

@@ -12,10 +12,10 @@
 #include <errno.h>
 #include <string.h>
 
-#include "bwgov/cpumax.h"
-#include "bwgov/lever.h"
-#include "bwgov/macro.h"
-#include "bwgov/state.h"
+#include "bwgov/cgroup/cpumax.h"
+#include "bwgov/cgroup/lever.h"
+#include "bwgov/util/macro.h"
+#include "bwgov/state/state.h"
 #include "fuzz-state-check.h"
 #include "fuzz-util.h"
 

@@ -16,10 +16,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bwgov/config-dropin.h"
-#include "bwgov/discover.h"
-#include "bwgov/macro.h"
-#include "bwgov/parse-util.h"
+#include "bwgov/config/config-dropin.h"
+#include "bwgov/cgroup/discover.h"
+#include "bwgov/util/macro.h"
+#include "bwgov/util/parse-util.h"
 #include "fuzz-util.h"
 
 /* Unit names come from directory names (<unit>.d): NAME_MAX. A slice's path

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The varlink server and io.bwgov.Governor (src/daemon/varlink-server.c,
+/* The varlink server and io.bwgov.Governor (src/daemon/varlink/varlink-server.c,
  * governor-varlink.c) over an inert fake governor: the input is what one
  * client sends on one connection (NUL-separated messages; a NUL is added
  * at the end), through a real AF_UNIX socket in a scratch directory, the
@@ -21,9 +21,9 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include "bwgov/macro.h"
+#include "bwgov/util/macro.h"
 #include "fuzz-util.h"
-#include "governor-varlink.h"
+#include "varlink/governor-varlink.h"
 #include "governor.h"
 #include "log.h"
 

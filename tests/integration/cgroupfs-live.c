@@ -24,8 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bwgov/cgroupfs.h"
-#include "bwgov/macro.h"
+#include "bwgov/cgroup/cgroupfs.h"
+#include "bwgov/util/macro.h"
 
 #define EXIT_SKIP 77
 

@@ -32,15 +32,15 @@ def function(name, body_lines):
 
 
 CLEAN = {
-    "include/bwgov/util.h": "#pragma once\nint util(void);\n",
-    "src/lib/util.c": '#include "bwgov/util.h"\n' + function("util", 10),
+    "include/bwgov/util/util.h": "#pragma once\nint util(void);\n",
+    "src/lib/util/util.c": '#include "bwgov/util/util.h"\n' + function("util", 10),
     "src/daemon/a.h": "#pragma once\n",
-    "src/daemon/a.c": '#include "a.h"\n#include "b.h"\n#include "bwgov/util.h"\n',
+    "src/daemon/a.c": '#include "a.h"\n#include "b.h"\n#include "bwgov/util/util.h"\n',
     "src/daemon/b.h": "#pragma once\n",
     "src/daemon/b.c": '#include "b.h"\n/* a comment with { and " in it */\nstatic const char *s = "}";\n',
     # the unit module writes its fields; others read them, or write what is not a Unit's
-    "src/daemon/unit.h": "#pragma once\ntypedef struct Unit Unit;\n",
-    "src/daemon/unit-sample.c": "void f(Unit *u) {\n        u->quiet = 1;\n        u->n++;\n}\n",
+    "src/daemon/unit/unit.h": "#pragma once\ntypedef struct Unit Unit;\n",
+    "src/daemon/unit/unit-sample.c": "void f(Unit *u) {\n        u->quiet = 1;\n        u->n++;\n}\n",
     "src/daemon/c.c": "int g(const Unit *u, struct other *o) {\n        o->n = u->n;\n        /* u->n = 2; */\n"
                       "        return u->n == 1 || u->n <= 2 || u->n >= 3 || u->n != 4;\n}\n",
 }
@@ -62,19 +62,19 @@ def expect(what, files, needle):
 
 expect("a clean tree passes", CLEAN, None)
 expect("a module cycle is found", {**CLEAN, "src/daemon/b.c": '#include "b.h"\n#include "a.h"\n'},
-       "dependency cycle: daemon/a -> daemon/b -> daemon/a")
+       "dependency cycle: src/daemon/a -> src/daemon/b -> src/daemon/a")
 expect("a three-module cycle is found",
        {**CLEAN, "src/daemon/b.c": '#include "c.h"\n', "src/daemon/c.h": "#pragma once\n",
         "src/daemon/c.c": '#include "a.h"\n'}, "dependency cycle:")
 expect("the core including a daemon header is found",
-       {**CLEAN, "src/lib/util.c": '#include "a.h"\n'}, "the core library includes a.h")
-expect("a function of 121 lines is found", {**CLEAN, "src/lib/util.c": function("longfn", 117)},
+       {**CLEAN, "src/lib/util/util.c": '#include "a.h"\n'}, "the core library includes a.h")
+expect("a function of 121 lines is found", {**CLEAN, "src/lib/util/util.c": function("longfn", 117)},
        "function longfn has 121 lines")
-expect("a function of 120 lines passes", {**CLEAN, "src/lib/util.c": function("okfn", 116)}, None)
+expect("a function of 120 lines passes", {**CLEAN, "src/lib/util/util.c": function("okfn", 116)}, None)
 expect("a file of 801 lines is found", {**CLEAN, "src/daemon/b.c": "int x;\n" * 801}, "801 lines")
-expect("a line of 121 columns is found", {**CLEAN, "include/bwgov/util.h": "/*" + "x" * 117 + "*/\n"},
+expect("a line of 121 columns is found", {**CLEAN, "include/bwgov/util/util.h": "/*" + "x" * 117 + "*/\n"},
        "121 columns")
-expect("a tab counts to the next multiple of 8", {**CLEAN, "src/lib/util.c": "\t" * 15 + "x\n"}, "121 columns")
+expect("a tab counts to the next multiple of 8", {**CLEAN, "src/lib/util/util.c": "\t" * 15 + "x\n"}, "121 columns")
 
 for what, text, field in (
         ("through a Unit * variable", "void k(Unit *u) {\n        u->quota_usec = 1;\n}\n", "quota_usec"),
@@ -89,7 +89,7 @@ for what, text, field in (
     expect(f"a Unit's field written outside the unit module is found: {what}",
            {**CLEAN, "src/daemon/c.c": text}, f"assigns the field {field} of a Unit")
 expect("a Unit's field written in manager.c is found too",
-       {**CLEAN, "src/daemon/manager.c": "void h(Manager *m, size_t i) {\n        m->units[i]->stop.restore_again |= 1;\n}\n"},
+       {**CLEAN, "src/daemon/manager/manager.c": "void h(Manager *m, size_t i) {\n        m->units[i]->stop.restore_again |= 1;\n}\n"},
        "assigns the field stop of a Unit")
 
 
@@ -105,12 +105,12 @@ expect("a call cycle of two files is found",
        "call cycle: src/daemon/p.c -> src/daemon/q.c -> src/daemon/p.c: src/daemon/p.c:5 calls q_one(), "
        "src/daemon/q.c:2 calls p_one()")
 expect("a call cycle of three files is found",
-       {**CLEAN, "src/lib/p.c": fn("p_one", ["q_one"]), "src/lib/q.c": fn("q_one", ["r_one"]),
-        "src/lib/r.c": "/* r */\n" + fn("r_one", ["p_one"])},
-       "call cycle: src/lib/p.c -> src/lib/q.c -> src/lib/r.c -> src/lib/p.c")
+       {**CLEAN, "src/lib/util/p.c": fn("p_one", ["q_one"]), "src/lib/util/q.c": fn("q_one", ["r_one"]),
+        "src/lib/util/r.c": "/* r */\n" + fn("r_one", ["p_one"])},
+       "call cycle: src/lib/util/p.c -> src/lib/util/q.c -> src/lib/util/r.c -> src/lib/util/p.c")
 expect("a call cycle through a lib function named like a daemon one is found in the daemon",
        {**CLEAN, "src/daemon/p.c": fn("p_one", ["shared"]), "src/daemon/q.c": fn("shared", ["p_one"]),
-        "src/lib/shared.c": fn("shared")},
+        "src/lib/util/shared.c": fn("shared")},
        "call cycle: src/daemon/p.c -> src/daemon/q.c -> src/daemon/p.c")
 ONE_WAY = {
     **CLEAN,
@@ -136,28 +136,79 @@ def ring(names, extra=None):
     files = {}
     for i, n in enumerate(names):
         me, to = n[:-2].replace("-", "_"), names[(i + 1) % len(names)][:-2].replace("-", "_")
-        files[f"src/daemon/{n}"] = fn(me + "_fn", [to + "_fn"] if extra is None or i < len(names) - 1 else [extra])
+        files[f"src/daemon/unit/{n}"] = fn(me + "_fn", [to + "_fn"] if extra is None or i < len(names) - 1 else [extra])
     return files
 
 
 expect("the unit files' call circle of before is found",
-       {**CLEAN, **ring(UNIT_CIRCLE)}, "call cycle: src/daemon/unit-intent.c -> src/daemon/unit-resolve.c")
+       {**CLEAN, **ring(UNIT_CIRCLE)}, "call cycle: src/daemon/unit/unit-intent.c -> src/daemon/unit/unit-resolve.c")
 expect("a call circle through a file of its own is found",
        {**CLEAN, **ring(UNIT_CIRCLE, "c_fn"), "src/daemon/c.c": fn("c_fn", ["unit_fn"])},
-       "call cycle: src/daemon/c.c -> src/daemon/unit.c")
+       "call cycle: src/daemon/c.c -> src/daemon/unit/unit.c")
 
 
 def unit_struct(n):
-    """src/daemon/unit.h with a struct Unit of N top-level fields, two of
+    """src/daemon/unit/unit.h with a struct Unit of N top-level fields, two of
     them nested structs with fields of their own, and a comment with a ";"."""
     body = "        struct { int a; int b; } said;\n        union { int c; long d; } u;\n"
     body += "".join(f"        int f{i};      /* x; y */\n" for i in range(n - 2))
     return "#pragma once\ntypedef struct Unit Unit;\nstruct Unit {\n" + body + "};\n"
 
 
-expect("a struct Unit of 35 top-level fields passes", {**CLEAN, "src/daemon/unit.h": unit_struct(35)}, None)
-expect("a struct Unit of 36 top-level fields is found", {**CLEAN, "src/daemon/unit.h": unit_struct(36)},
+expect("a struct Unit of 35 top-level fields passes", {**CLEAN, "src/daemon/unit/unit.h": unit_struct(35)}, None)
+expect("a struct Unit of 36 top-level fields is found", {**CLEAN, "src/daemon/unit/unit.h": unit_struct(36)},
        "struct Unit has 36 top-level fields, more than 35")
+
+# The folder rules (docs/ARCHITECTURE.md): each folder includes only what its rule allows.
+FOLDERS = {
+    **CLEAN,
+    "include/bwgov/cgroup/cg.h": "#pragma once\n",
+    "include/bwgov/kernel/kp.h": "#pragma once\n",
+    "include/bwgov/law/pol.h": '#pragma once\n#include "bwgov/cgroup/cg.h"\n',
+    "src/lib/cgroup/cg.c": '#include "bwgov/cgroup/cg.h"\n#include "bwgov/util/util.h"\n#include "cg-private.h"\n',
+    "src/lib/cgroup/cg-private.h": "#pragma once\n",
+    "src/lib/kernel/kp.c": '#include "bwgov/kernel/kp.h"\n#include "bwgov/cgroup/cg.h"\n',
+    "src/lib/law/pol.c": '#include "bwgov/law/pol.h"\n#include "cgroup/cg-private.h"\n',
+    "src/daemon/source/src.h": "#pragma once\n",
+    "src/daemon/source/src.c": '#include "src.h"\n#include "log.h"\n',
+    "src/daemon/log.h": "#pragma once\n",
+    "src/daemon/unit/unit.c": '#include "unit.h"\n#include "source/src.h"\n#include "bwgov/law/pol.h"\n',
+    "src/daemon/guard/g.h": '#pragma once\n#include "unit/unit.h"\n',
+    "src/daemon/manager/manager.h": '#pragma once\n#include "guard/g.h"\n#include "bwgov/kernel/kp.h"\n',
+    "src/daemon/varlink/vl.c": '#include "log.h"\n',
+    "src/daemon/main.c": '#include "manager/manager.h"\n',
+    "src/ctl/ctl.c": '#include "bwgov/kernel/kp.h"\n',
+    "src/daemon/io.generated.c": '#include "varlink/io.bwgov.Governor.varlink.h"\n',
+}
+expect("a tree that keeps every folder rule passes", FOLDERS, None)
+for what, path, text, needle in (
+        ("util/ using cgroup/", "src/lib/util/util.c", '#include "bwgov/cgroup/cg.h"\n',
+         "lib/util/ may not use lib/cgroup/"),
+        ("cgroup/ using law/", "include/bwgov/cgroup/cg.h", '#include "bwgov/law/pol.h"\n',
+         "lib/cgroup/ may not use lib/law/"),
+        ("law/ using kernel/", "src/lib/law/pol.c", '#include "bwgov/kernel/kp.h"\n',
+         "lib/law/ may not use lib/kernel/"),
+        ("the library using the daemon", "src/lib/law/pol.c", '#include "unit/unit.h"\n',
+         "the core library includes unit/unit.h from src/daemon/unit"),
+        ("source/ using unit/", "src/daemon/source/src.c", '#include "unit/unit.h"\n',
+         "daemon/source/ may not use daemon/unit/"),
+        ("unit/ using the kernel check", "src/daemon/unit/unit.c", '#include "bwgov/kernel/kp.h"\n',
+         "daemon/unit/ may not use lib/kernel/"),
+        ("unit/ using manager/", "src/daemon/unit/unit.c", '#include "manager/manager.h"\n',
+         "daemon/unit/ may not use daemon/manager/"),
+        ("guard/ using manager/", "src/daemon/guard/g.h", '#include "manager/manager.h"\n',
+         "daemon/guard/ may not use daemon/manager/"),
+        ("varlink/ using unit/", "src/daemon/varlink/vl.c", '#include "unit/unit.h"\n',
+         "daemon/varlink/ may not use daemon/unit/"),
+        ("the daemon's top using manager/", "src/daemon/log.h", '#include "manager/manager.h"\n',
+         "daemon/ may not use daemon/manager/"),
+        ("the CLI using the daemon", "src/ctl/ctl.c", '#include "log.h"\n', "ctl/ may not use daemon/"),
+        ("a library file outside the folders", "src/lib/loose.c", "int loose;\n",
+         "src/lib/loose.c:1: not in a folder"),
+        ("a header outside include/bwgov's folders", "include/bwgov/loose.h", "#pragma once\n",
+         "include/bwgov/loose.h:1: not in a folder"),
+        ("a daemon folder of no rule", "src/daemon/extra/x.c", "int x;\n", "src/daemon/extra/x.c:1: not in a folder")):
+    expect(f"a folder rule broken is found: {what}", {**FOLDERS, path: text}, needle)
 
 if failures:
     print(f"{len(failures)} failed")

@@ -207,7 +207,7 @@ class RuntimeDir(Running):
 
 class Repeats(Running):
     """Finding 8: a failure that recurs on every tick is logged once (then a
-    summary every 10 minutes, tests/unit/test-repeat.c), not once a tick."""
+    summary every 10 minutes, tests/unit/lib/test-repeat.c), not once a tick."""
 
     def test_unopenable_cgroup(self):
         os.makedirs(self.path("cg", "bad.slice"))           # no cpu.max: not governable

@@ -9,7 +9,7 @@
     PromQL queries accepted by promtool (as a recording rule of a generated
     rule file, the Grafana variables filled in);
   * every metric name the rules and the dashboard use is one bwgovd exports
-    (in src/daemon/metrics*.c, and in the metrics.prom of a real bwgovd on a
+    (in src/daemon/metrics/metrics*.c, and in the metrics.prom of a real bwgovd on a
     fixture tree) and documents (bwgovd(8), METRICS); Prometheus' own "up"
     is the one exception. The name check is first shown to catch a
     misspelt name, so that it cannot pass by finding nothing.
@@ -32,7 +32,7 @@ ROOT = vc.SOURCE_ROOT
 RULES = os.path.join(ROOT, "deploy", "prometheus", "bwgov-alerts.yaml")
 RULES_TEST = os.path.join(ROOT, "deploy", "prometheus", "bwgov-alerts.test.yaml")
 DASHBOARD = os.path.join(ROOT, "deploy", "grafana", "bwgov-dashboard.json")
-METRICS_C = [os.path.join(ROOT, "src", "daemon", f) for f in ("metrics.c", "metrics-families.c")]
+METRICS_C = [os.path.join(ROOT, "src", "daemon", "metrics", f) for f in ("metrics.c", "metrics-families.c")]
 MAN = os.path.join(ROOT, "man", "bwgovd.8.scd")
 
 # Names that are not bwgovd's, and why they may be used.
@@ -140,7 +140,7 @@ class DeployMonitoring(unittest.TestCase):
                 base = next((name[:-len(s)] for s in HISTOGRAM_SUFFIXES
                              if name.endswith(s) and self.exported.get(name[:-len(s)]) == "histogram"), name)
                 if name not in self.source:
-                    bad.append((where, name, "not a metric bwgovd writes (src/daemon/metrics*.c)"))
+                    bad.append((where, name, "not a metric bwgovd writes (src/daemon/metrics/metrics*.c)"))
                 elif name not in self.documented:
                     bad.append((where, name, "not documented in bwgovd(8), METRICS"))
                 elif base not in self.exported and not (name.startswith("bwgov_runqueue_") and not self.telemetry):

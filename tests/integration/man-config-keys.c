@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "bwgov/config.h"
+#include "bwgov/config/config.h"
 
 int main(void) {
         const char *const *keys = bw_config_known_keys();

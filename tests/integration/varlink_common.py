@@ -19,7 +19,7 @@ BWGOVD = df.BWGOVD
 BWGOVCTL = os.environ.get("BWGOVCTL") or os.path.join(os.environ.get("BWGOV_BUILD_ROOT", "build"), "src/ctl/bwgovctl")
 SOURCE_ROOT = os.environ.get("BWGOV_SOURCE_ROOT") or os.path.normpath(
     os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-INTERFACE_FILE = os.path.join(SOURCE_ROOT, "src/daemon/io.bwgov.Governor.varlink")
+INTERFACE_FILE = os.path.join(SOURCE_ROOT, "src/daemon/varlink/io.bwgov.Governor.varlink")
 INTERFACE = "io.bwgov.Governor"
 
 # A unit of every kind: governed (resting at its headroom from adoption on),

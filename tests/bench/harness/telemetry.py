@@ -62,7 +62,7 @@ def slot_bounds(buckets):
 
 
 def quantile_usec(counts, bounds, q, max_usec=None):
-    """bw_rq_quantile_usec() of src/lib/rqstat.c over a histogram: the upper
+    """bw_rq_quantile_usec() of src/lib/telemetry/rqstat.c over a histogram: the upper
     end of the first bucket by which at least q of the waits are in, never
     above max_usec (the longest wait, when known); None without a wait."""
     total = sum(counts)

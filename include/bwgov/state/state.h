@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bwgov/cgroup/cpumax.h"
+#include "bwgov/state/ledger.h"
+#include "bwgov/cgroup/lever.h"
+
+/* Persistent state (state.json in the state directory), one entry per
+ * governed unit. It is what lets bwgovd tell its own writes from someone
+ * else's across restarts and crashes:
+ *
+ *   baseline  the contract found at adoption (or set by CPUQuota=), restored
+ *             on stop;
+ *   written   the last value bwgovd wrote and saw succeed;
+ *   pending   a value bwgovd is about to write: saved BEFORE the write
+ *             (write-ahead), so a crash between the write and the next save
+ *             still recognises the kernel's value as ours and never adopts a
+ *             boosted value as the baseline;
+ *   credit    the budget bucket, CPU-µs, and any debt (usage beyond the
+ *             bucket not yet repaid; optional, 0 when absent);
+ *   levers    the lever ledger (ledger.h): for every lever file bwgovd
+ *             changed, its original and the value bwgovd wrote, saved
+ *             BEFORE the write and put back (only where the file still
+ *             holds bwgovd's value) on release, stop, by `bwgovd --restore`
+ *             and at the next start, whatever the configuration then says;
+ *   slice_usec the EEVDF slice bwgovd gave the cgroup's threads (0: none):
+ *             every thread still at that slice goes back to the default;
+ *   cgroup_dev, cgroup_ino  the identity of the cgroup's bandwidth
+ *             directory at adoption: a directory of that name with another
+ *             identity is a new cgroup, none of whose values are bwgov's.
+ *
+ * File format (schema_version 1):
+ *   {"schema_version": 1, "restore_on_exit": false (only when so),
+ *    "units": {"web.slice": {"cgroup": "web.slice",
+ *     "cgroup_dev": 30, "cgroup_ino": 4711,
+ *     "baseline": {"quota_usec": 50000 | null (max), "period_usec": 100000,
+ *                  "burst_usec": 0, "has_burst": true},
+ *     "written": {...} | null, "pending": {...} | null,
+ *     "credit_usec": 30000000, "debt_usec": 0, "paused": false,
+ *     "levers": {"weight": {"original": "100", "written": "400"},
+ *                "idle": {"original": "0", "written": "1", "weight": "1024"},
+ *                "freeze": {"original": "0", "written": "1"}, "cpus": {...}},
+ *     "slice_usec": 125}}}
+ * ("levers", "slice_usec" and the identity are optional and written only
+ * when set; a lever given as a string is an older bwgovd's original alone.)
+ */
+
+struct bw_state_unit {
+        char *name;
+        char *cgroup;
+        struct bw_bandwidth baseline;
+        bool has_written;
+        struct bw_bandwidth written;
+        bool has_pending;
+        struct bw_bandwidth pending;
+        uint64_t credit_usec;
+        uint64_t debt_usec;
+        bool paused;
+        struct bw_ledger_lever levers[_BW_LEVER_MAX];  /* the ledger (ledger.h), empty where nothing changed */
+        uint64_t slice_usec;
+        uint64_t cgroup_dev, cgroup_ino;        /* 0: not known */
+        /* Not serialised: the records (a bit per lever, BW_STATE_UNDO_SLICE
+         * for the slice) that are to be put back rather than held, the
+         * failed attempts so far and when to try again (monotonic µs). */
+        unsigned undo;
+        unsigned undo_attempts;
+        uint64_t undo_due_usec;
+        /* Not serialised: the pending intent is in the file already (set
+         * by the caller after a successful save, cleared when it changes). */
+        bool pending_saved;
+        /* Not serialised: the entry's text in the last formatted document
+         * and the fields it was made from. bw_state_format() formats again
+         * only entries whose fields changed since (a save of ten thousand
+         * entries is then a copy of their texts, not ten thousand JSON
+         * objects built and dumped). */
+        char *text;
+        size_t text_len;
+        /* Not serialised: that text is in the file or the journal (cleared
+         * when it is made again, set by bw_state_saved()). */
+        bool saved;
+        struct bw_state_fields {
+                struct bw_bandwidth baseline, written, pending;
+                uint64_t credit_usec, debt_usec, slice_usec, cgroup_dev, cgroup_ino;
+                bool has_written, has_pending, paused;
+        } text_of;
+};
+
+/* struct bw_state_unit.undo: the slice's bit (the levers' are 1 << lever),
+ * the baseline's (put back; the entry stays), and the whole entry's (its
+ * baseline put back, then the entry forgotten: a unit no longer governed). */
+#define BW_STATE_UNDO_SLICE (1u << _BW_LEVER_MAX)
+#define BW_STATE_UNDO_QUOTA (1u << (_BW_LEVER_MAX + 1))
+#define BW_STATE_UNDO_ENTRY (1u << (_BW_LEVER_MAX + 2))
+
+#define BW_BOOT_ID_MAX 37
+
+struct bw_state {
+        /* /proc/sys/kernel/random/boot_id of the boot that saved it, "" when
+         * unknown: values written in another boot are not in the kernel now. */
+        char boot_id[BW_BOOT_ID_MAX];
+        /* The file's: bw_state_save() counts it up; journal lines name the
+         * one they follow, and only lines of the loaded file's are replayed. */
+        uint64_t generation;
+        /* RestoreOnExit= of the configuration last loaded: `bwgovd
+         * --restore`, which reads no configuration, leaves quotas alone when
+         * it was "no" (levers go back whatever it says). */
+        bool keep_quotas;
+        struct bw_state_unit *units;    /* sorted by name (strcmp) */
+        size_t n_units;
+        size_t n_allocated;
+        size_t formatted;               /* entries the last bw_state_format() formatted anew */
+        /* bw_state_format(): an entry whose credit and debt are all that
+         * changed since its last text keeps that text (a save of write-ahead
+         * intents: the credits move on every tick and are saved on a rhythm
+         * of their own; formatting ten thousand of them again on every
+         * intent save cost more than the rest of the save). */
+        bool credit_may_lag;
+        char **forgotten;               /* names removed since the last save (for the journal) */
+        size_t n_forgotten;
+};
+
+/* Parse a state document. Returns 0; -EINVAL for malformed JSON or a wrong
+ * schema (the caller should then start from nothing and say so); -ENOMEM. */
+int bw_state_parse(const char *buf, size_t len, struct bw_state *ret);
+
+/* Load NAME relative to dirfd (not following a symlink, never blocking in
+ * open(): bw_open_regular_at()). -ENOENT when there is no state yet;
+ * -EISDIR (a directory), -EBADFD (a FIFO, socket or device) or -ELOOP (a
+ * symlink) when NAME is not a regular file; -EINVAL for a malformed file,
+ * -EFBIG for one over 16 MiB, another negative errno for I/O errors. */
+int bw_state_load(int dirfd, const char *name, struct bw_state *ret);
+
+/* Serialise to a malloc'd NUL-terminated string: one line per entry
+ * (compact, keys sorted), each formatted again only when its fields
+ * changed since the last call (s->formatted says how many were). */
+int bw_state_format(struct bw_state *s, char **ret);
+
+/* Atomic replace: write .NAME.tmp.PID in dirfd (created anew: whatever is
+ * at that name is unlinked first; a directory there fails the save with
+ * -EISDIR), fsync, rename over NAME, fsync the directory. s->generation is
+ * counted up and saved (left as it was on failure). On failure the old
+ * file is intact. */
+int bw_state_save(int dirfd, const char *name, struct bw_state *s);
+
+void bw_state_done(struct bw_state *s);
+
+/* The journal: a save of a few changed entries in a large state appends
+ * one line to a file next to the state file instead of rewriting it (ten
+ * thousand units make a 3 MB state.json). A line is
+ *   {"generation": G, "forget": ["name", ...], "units": {"name": {...}, ...}}
+ * with each entry whole, as in the file; it applies only over the file of
+ * generation G (a full save counts the generation up, so the lines of an
+ * older file are skipped, and the caller removes the journal after it).
+ *
+ * bw_state_journal_format(): the line for the entries whose text is not
+ * saved (made again when their fields changed, s->credit_may_lag as in
+ * bw_state_format()) and the names removed since; *ret NULL when there is
+ * nothing to save. bw_state_journal_append(): that line appended to NAME in
+ * dirfd and fdatasync()ed (the directory fsync()ed too when the file is
+ * new); on failure the file is cut back to what it was. Returns the bytes
+ * appended (0: nothing to save) or a negative errno. Either way the caller
+ * calls bw_state_saved() after a successful save.
+ * bw_state_journal_replay(): applies NAME's lines of s->generation in
+ * order; a last line cut short by a crash (no newline) is ignored. Returns
+ * the lines applied (0 also when there is no journal), -EINVAL when a line
+ * does not parse (the lines before it are applied), -EBADFD/-EISDIR/-ELOOP
+ * when NAME is not a regular file, another negative errno. */
+int bw_state_journal_format(struct bw_state *s, char **ret);
+int bw_state_journal_append(int dirfd, const char *name, struct bw_state *s);
+int bw_state_journal_replay(int dirfd, const char *name, struct bw_state *s);
+/* What replay does with the journal's text: the lines of buf (len bytes).
+ * A line with an entry that does not parse changes nothing and fails. */
+int bw_state_journal_apply(struct bw_state *s, const char *buf, size_t len);
+/* After a successful save (full or appended): every entry's text saved, no
+ * removal left to record. */
+void bw_state_saved(struct bw_state *s);
+
+/* Find a unit entry (a binary search), NULL if none. The pointer stays valid
+ * until the next bw_state_add() or bw_state_remove() on s. */
+struct bw_state_unit *bw_state_find(struct bw_state *s, const char *name);
+
+/* Add (or return the existing) entry for name, keeping the table sorted; the
+ * new entry is zeroed with name and cgroup copied. NULL on ENOMEM (s is then
+ * unchanged). Pointers from earlier lookups are invalidated. */
+struct bw_state_unit *bw_state_add(struct bw_state *s, const char *name, const char *cgroup);
+
+/* Set lever l's record in u to copies of r's values (r NULL or without an
+ * original: clear it). Returns 0, -EINVAL, -ENOMEM (u unchanged). */
+int bw_state_unit_set_lever(struct bw_state_unit *u, enum bw_lever l, const struct bw_ledger_lever *r);
+/* Some lever record or a slice is recorded. */
+bool bw_state_unit_has_levers(const struct bw_state_unit *u);
+
+/* Drop the entry for name; no-op if absent. */
+void bw_state_remove(struct bw_state *s, const char *name);
+
+/* Two bandwidth values are "the same" for ownership purposes: quota and
+ * period equal, and burst equal when both sides know it. */
+bool bw_bandwidth_equal(const struct bw_bandwidth *a, const struct bw_bandwidth *b);
+
+/* Classify what the kernel holds (cur) for a unit found in the state:
+ * BW_OWNERSHIP_BASELINE  cur equals the stored baseline (nothing boosted);
+ * BW_OWNERSHIP_OURS      quota/period and burst each equal one of baseline,
+ *                        written or pending (a crash between the quota and
+ *                        the burst write leaves such a mix): keep the stored
+ *                        baseline;
+ * BW_OWNERSHIP_EXTERNAL  anything else: someone else set it, it becomes the baseline. */
+enum bw_ownership {
+        BW_OWNERSHIP_OURS,
+        BW_OWNERSHIP_BASELINE,
+        BW_OWNERSHIP_EXTERNAL,
+};
+
+enum bw_ownership bw_state_classify(const struct bw_state_unit *u, const struct bw_bandwidth *cur);

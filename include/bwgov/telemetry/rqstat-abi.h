@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* What src/bpf/rqstat.bpf.c counts per governed cgroup and CPU, as the
+ * daemon reads it from the `stats` map: one value per possible CPU, summed by
+ * the reader. Shared by the BPF program (clang -target bpf) and user space
+ * (bpf-abi.h). Counters only ever grow while the entry exists; the
+ * `pending_*` fields are the program's scratch for the throttle in progress
+ * on that CPU and are not data. */
+
+#include "bwgov/telemetry/bpf-abi.h"
+
+/* Log2 buckets of microseconds: slot 0 holds [0, 2) µs, slot i (1 ≤ i <
+ * BW_RQ_SLOTS-1) holds [2^i, 2^(i+1)) µs, the last slot everything from
+ * 2^(BW_RQ_SLOTS-1) µs (about 67 s) up. */
+#define BW_RQ_SLOTS 27
+
+struct bw_rq_counters {
+        bw_u64 wait_slots[BW_RQ_SLOTS];  /* run-queue waits (enqueue → on CPU) */
+        bw_u64 wakeups;                  /* waits that began with a wake-up */
+        bw_u64 preemptions;              /* waits that began with a switch-out while runnable */
+        bw_u64 wait_ns;                  /* sum of the waits */
+        bw_u64 wait_max_ns;
+        bw_u64 throttled_wait_ns;        /* of wait_ns: while the cgroup or an ancestor was throttled */
+        bw_u64 throttled_waits;          /* waits with any throttled part */
+        bw_u64 migrated_waits;           /* waits that ended on another CPU: throttled part unknown (0) */
+        bw_u64 throttle_slots[BW_RQ_SLOTS];      /* throttle durations, per CPU (one cfs_rq) */
+        bw_u64 throttles;                /* throttle events seen (a runnable task switched out throttled) */
+        bw_u64 throttle_ns;              /* sum of their durations */
+        bw_u64 pending_since_ns;         /* scratch: the throttle in progress on this CPU, else 0 */
+        bw_u64 pending_clock_ns;         /* scratch: its throttled clock when it began */
+};
+
+/* The cgroup → governed-ancestor cache (LRU), valid for one generation of
+ * the governed set (the program's `bw_generation`). */
+struct bw_rq_cg {
+        bw_u64 governed;                 /* cgroup id of the governed group, 0 for none */
+        bw_u32 generation;
+        bw_u32 pad;
+};

@@ -1,0 +1,344 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The run-queue BPF programs (src/bpf/rqstat.bpf.c) through their libbpf
+ * skeleton: load and attach them with maps sized for the governed cgroups,
+ * grow them, track cgroups by id and sum their per-CPU counters. Contracts
+ * in telemetry.h; a stub without BPF. */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "log.h"
+#include "telemetry.h"
+
+int telemetry_cgroup_id(int dirfd, uint64_t *ret) {
+        struct stat st;
+
+        if (dirfd < 0)
+                return -EBADF;
+        if (fstat(dirfd, &st) < 0)
+                return -errno;
+        *ret = (uint64_t) st.st_ino;
+        return 0;
+}
+
+#if HAVE_BPF
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "bwgov/telemetry/rqstat.h"
+/* The skeleton embeds the BPF object as one long string literal. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Woverlength-strings"
+#include "src/bpf/rqstat.skel.h"
+#pragma GCC diagnostic pop
+
+#define STATS_MIN 64
+#define CGCACHE_MIN 1024
+
+struct Telemetry {
+        struct rqstat *skel;
+        size_t capacity;                /* the stats map's max_entries */
+        int ncpus;                      /* possible CPUs: the per-CPU value count */
+        uint64_t *ids;                  /* tracked, unsorted */
+        size_t n_ids, n_alloc;
+        struct bw_rq_counters *percpu;  /* ncpus values, for reading */
+        unsigned loads;
+};
+
+/* libbpf's warnings (a verifier log, a missing kernel field) go to the
+ * journal as warnings: they are what an operator needs when loading fails.
+ * A verifier log can run to thousands of lines: its first and last lines
+ * (where the verifier says what it refused) are logged. */
+#define LOG_HEAD_LINES 4
+#define LOG_TAIL_LINES 40
+
+_printf_(2, 0)
+static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap) {
+        int prio = level == LIBBPF_WARN ? LOG_WARNING : LOG_DEBUG;
+        _cleanup_free_ char *msg = NULL;
+        size_t n_lines = 0, i = 0;
+
+        if (level != LIBBPF_WARN && log_get_max_level() < LOG_DEBUG)
+                return 0;
+        if (vasprintf(&msg, fmt, ap) < 0)
+                return 0;
+        for (const char *c = msg; *c; c++)
+                n_lines += *c == '\n';
+        for (char *line = msg, *nl; line && *line; line = nl, i++) {
+                nl = strchr(line, '\n');
+                if (nl)
+                        *nl++ = '\0';
+                if (i < LOG_HEAD_LINES || i + LOG_TAIL_LINES >= n_lines)
+                        log_internal(prio, 0, "%s", line);
+                else if (i == LOG_HEAD_LINES)
+                        log_internal(prio, 0, "libbpf: [... %zu lines ...]",
+                                     n_lines - LOG_HEAD_LINES - LOG_TAIL_LINES);
+        }
+        return 0;
+}
+
+void telemetry_libbpf_log(void) {
+        libbpf_set_print(libbpf_log);
+}
+
+static size_t round_pow2(size_t n) {
+        size_t p = 1;
+
+        while (p < n)
+                p <<= 1;
+        return p;
+}
+
+static void explain_failure(int r, const char *step, char reason[static TELEMETRY_REASON_MAX]) {
+        if (access("/sys/kernel/btf/vmlinux", R_OK) < 0)
+                snprintf(reason, TELEMETRY_REASON_MAX,
+                         "the kernel has no BTF (/sys/kernel/btf/vmlinux; CONFIG_DEBUG_INFO_BTF)");
+        else if (r == -EPERM)
+                snprintf(reason, TELEMETRY_REASON_MAX,
+                         "%s the BPF programs was not permitted (needs CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN)",
+                         step);
+        else
+                snprintf(reason, TELEMETRY_REASON_MAX, "%s the BPF programs failed: %s (the log has libbpf's "
+                         "reason)", step, STRERROR(r));
+}
+
+/* Open, size, load and attach a fresh copy of the programs. */
+static int telemetry_load(Telemetry *t, size_t capacity, char reason[static TELEMETRY_REASON_MAX]) {
+        struct rqstat *skel;
+        int r;
+
+        skel = rqstat__open();
+        if (!skel) {
+                r = -errno;
+                explain_failure(r, "opening", reason);
+                return r;
+        }
+        capacity = round_pow2(capacity < STATS_MIN ? STATS_MIN : capacity);
+        r = bpf_map__set_max_entries(skel->maps.stats, capacity);
+        if (r >= 0)
+                r = bpf_map__set_max_entries(skel->maps.cgcache,
+                                             capacity * 8 < CGCACHE_MIN ? CGCACHE_MIN : capacity * 8);
+        if (r < 0) {
+                explain_failure(r, "sizing", reason);
+                goto fail;
+        }
+        r = rqstat__load(skel);
+        if (r < 0) {
+                explain_failure(r, "loading", reason);
+                goto fail;
+        }
+        r = rqstat__attach(skel);
+        if (r < 0) {
+                explain_failure(r, "attaching", reason);
+                goto fail;
+        }
+        t->skel = skel;
+        t->capacity = capacity;
+        t->loads++;
+        return 0;
+fail:
+        rqstat__destroy(skel);
+        return r;
+}
+
+static int insert(Telemetry *t, uint64_t id) {
+        struct bw_rq_counters *zero = t->percpu;
+
+        memset(zero, 0, sizeof(*zero) * (size_t) t->ncpus);
+        if (bpf_map__update_elem(t->skel->maps.stats, &id, sizeof(id), zero, sizeof(*zero) * (size_t) t->ncpus,
+                                 BPF_NOEXIST) < 0 && errno != EEXIST)
+                return -errno;
+        return 0;
+}
+
+/* The governed set changed: cached cgroup → governed answers are stale. */
+static void bump_generation(Telemetry *t) {
+        __atomic_add_fetch(&t->skel->bss->bw_generation, 1, __ATOMIC_SEQ_CST);
+}
+
+int telemetry_new(size_t capacity, Telemetry **ret, char reason[static TELEMETRY_REASON_MAX]) {
+        Telemetry *t;
+        int r;
+
+        telemetry_libbpf_log();
+        t = calloc(1, sizeof(*t));
+        if (!t)
+                return -ENOMEM;
+        t->ncpus = libbpf_num_possible_cpus();
+        if (t->ncpus <= 0) {
+                r = t->ncpus < 0 ? t->ncpus : -EINVAL;
+                snprintf(reason, TELEMETRY_REASON_MAX, "cannot count the possible CPUs: %s", STRERROR(r));
+                free(t);
+                return r;
+        }
+        t->percpu = calloc((size_t) t->ncpus, sizeof(*t->percpu));
+        if (!t->percpu) {
+                free(t);
+                return -ENOMEM;
+        }
+        r = telemetry_load(t, capacity * 2, reason);
+        if (r < 0) {
+                free(t->percpu);
+                free(t);
+                return r;
+        }
+        *ret = t;
+        return 0;
+}
+
+Telemetry *telemetry_free(Telemetry *t) {
+        if (!t)
+                return NULL;
+        rqstat__destroy(t->skel);
+        free(t->ids);
+        free(t->percpu);
+        free(t);
+        return NULL;
+}
+
+/* Load again at twice the size and track everything again: the counters of
+ * every tracked cgroup start from zero. */
+static int grow(Telemetry *t) {
+        char reason[TELEMETRY_REASON_MAX];
+        struct rqstat *old = t->skel;
+        int r;
+
+        t->skel = NULL;
+        r = telemetry_load(t, t->capacity * 2, reason);
+        if (r < 0) {
+                t->skel = old;
+                return log_warning_errno(r, "Cannot grow the run-queue telemetry maps beyond %zu cgroups: %s",
+                                         t->capacity, reason);
+        }
+        rqstat__destroy(old);
+        for (size_t i = 0; i < t->n_ids; i++) {
+                r = insert(t, t->ids[i]);
+                if (r < 0)
+                        return log_warning_errno(r, "Cannot track cgroup %" PRIu64 " again: %s", t->ids[i],
+                                                 STRERROR(r));
+        }
+        log_info("Run-queue telemetry maps grown to %zu cgroups; counters start again.", t->capacity);
+        return 0;
+}
+
+/* ids[] is sorted: the index of id, or where it would go (*ret_found false). */
+static size_t find_id(const Telemetry *t, uint64_t id, bool *ret_found) {
+        size_t lo = 0, hi = t->n_ids;
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+
+                if (t->ids[mid] < id)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        *ret_found = lo < t->n_ids && t->ids[lo] == id;
+        return lo;
+}
+
+int telemetry_track(Telemetry *t, uint64_t id) {
+        bool found;
+        size_t i = find_id(t, id, &found);
+        int r;
+
+        if (found)
+                return 0;
+        if (t->n_ids == t->n_alloc) {
+                size_t n = t->n_alloc ? t->n_alloc * 2 : 16;
+                uint64_t *p = reallocarray(t->ids, n, sizeof(*p));
+
+                if (!p)
+                        return -ENOMEM;
+                t->ids = p;
+                t->n_alloc = n;
+        }
+        if (t->n_ids >= t->capacity) {
+                r = grow(t);
+                if (r < 0)
+                        return r;
+        }
+        r = insert(t, id);
+        if (r < 0)
+                return r;
+        memmove(t->ids + i + 1, t->ids + i, (t->n_ids - i) * sizeof(*t->ids));
+        t->ids[i] = id;
+        t->n_ids++;
+        bump_generation(t);
+        return 0;
+}
+
+int telemetry_untrack(Telemetry *t, uint64_t id) {
+        bool found;
+        size_t i = find_id(t, id, &found);
+
+        if (!found)
+                return 0;
+        memmove(t->ids + i, t->ids + i + 1, (t->n_ids - i - 1) * sizeof(*t->ids));
+        t->n_ids--;
+        if (bpf_map__delete_elem(t->skel->maps.stats, &id, sizeof(id), 0) < 0 && errno != ENOENT)
+                return -errno;
+        bump_generation(t);
+        return 0;
+}
+
+int telemetry_read(Telemetry *t, uint64_t id, struct bw_rq_counters *ret) {
+        struct bw_rq_counters sum = {0};
+
+        if (bpf_map__lookup_elem(t->skel->maps.stats, &id, sizeof(id), t->percpu,
+                                 sizeof(*t->percpu) * (size_t) t->ncpus, 0) < 0)
+                return -errno;
+        for (int c = 0; c < t->ncpus; c++)
+                bw_rq_add(&sum, &t->percpu[c]);
+        *ret = sum;
+        return 0;
+}
+
+size_t telemetry_tracked(const Telemetry *t) {
+        return t->n_ids;
+}
+
+unsigned telemetry_loads(const Telemetry *t) {
+        return t->loads;
+}
+
+#else /* !HAVE_BPF */
+
+int telemetry_new(size_t capacity, Telemetry **ret, char reason[static TELEMETRY_REASON_MAX]) {
+        snprintf(reason, TELEMETRY_REASON_MAX, "bwgovd was built without BPF (-Dbpf=disabled)");
+        return -EOPNOTSUPP;
+}
+
+Telemetry *telemetry_free(Telemetry *t) {
+        return NULL;
+}
+
+int telemetry_track(Telemetry *t, uint64_t cgroup_id) {
+        return -EOPNOTSUPP;
+}
+
+int telemetry_untrack(Telemetry *t, uint64_t cgroup_id) {
+        return 0;
+}
+
+int telemetry_read(Telemetry *t, uint64_t cgroup_id, struct bw_rq_counters *ret) {
+        return -ENOENT;
+}
+
+size_t telemetry_tracked(const Telemetry *t) {
+        return 0;
+}
+
+unsigned telemetry_loads(const Telemetry *t) {
+        return 0;
+}
+
+#endif

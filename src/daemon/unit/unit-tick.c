@@ -1,0 +1,341 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* A unit's tick (unit.h): five steps, observe, reconcile, decide, act,
+ * record, over the unit's files below it (unit.c the cgroup, its
+ * adoption and its writes; unit-resolve.c, unit-sample.c, unit-intent.c,
+ * unit-scope.c), which never call it; the PSI trigger that runs it early. */
+#include <errno.h>
+#include <inttypes.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "bwgov/util/util.h"
+#include "clock.h"
+#include "log.h"
+#include "source/psi-trigger.h"
+#include "unit.h"
+
+/* A sample closer than the law's 50 ms to the previous one decides nothing:
+ * a shedding plan that met one is tried again this much later. */
+#define TOO_SOON_RETRY_USEC (60 * USEC_PER_MSEC)
+
+/* PSI triggers can fire in bursts; the law needs one sample per event, not
+ * dozens: a second tick closer than this to the last one is not run. */
+#define TRIGGER_MIN_SPACING_USEC (100 * USEC_PER_MSEC)
+
+/* A unit that lost its rhythm takes up one on this grid: ten thousand
+ * adopted in batches over seconds would otherwise each keep the phase of
+ * their batch, a hundred wake-ups a second instead of twenty. */
+#define UNIT_REPHASE_USEC (50 * USEC_PER_MSEC)
+
+
+/* ---- the PSI trigger ------------------------------------------------------ */
+
+static int on_trigger(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Unit *u = userdata;
+        uint64_t now;
+
+        if (revents & (EPOLLERR | EPOLLHUP)) {
+                /* POLLERR on a PSI trigger: the cgroup is gone. */
+                unit_vanished(u);
+                return 0;
+        }
+
+        (void) sd_event_now(u->ctx->event, CLOCK_MONOTONIC, &now);
+        if (now - u->sampler.last_tick_usec < TRIGGER_MIN_SPACING_USEC)
+                return 0;
+        log_debug("%s: pressure trigger fired", u->name);
+        quotawatch_drain(u->ctx->quotawatch);
+        (void) unit_tick(u, now);
+        return 0;
+}
+
+/* A PSI trigger (psi-trigger.h) wakes the unit when it is throttled. */
+static void unit_trigger_open(Unit *u) {
+        int dfd, fd, r;
+
+        if (!u->cg || !u->cg->has_v2 || u->trigger.fd >= 0 || u->trigger.refused)
+                return;
+        dfd = bw_cg_dir(u->cg, BW_CG_TREE_V2);
+        if (dfd < 0)
+                return;         /* gone, or out of descriptors: the next sample says */
+        fd = psi_trigger_open(dfd, u->name, u->cfg.target_pressure,
+                              u->ctx->config->global.pressure_window_usec, u->ctx->can_trigger_any_window);
+        /* Not cgroup2 (a fixture), or a kernel that refuses the trigger:
+         * not asked again on every sample while the cgroup is open; out of
+         * file descriptors: tried again. */
+        if (fd < 0 && fd != -EMFILE && fd != -ENFILE)
+                u->trigger.refused = true;
+        if (fd < 0)
+                return;
+        r = sd_event_add_io(u->ctx->event, &u->trigger.source, fd, EPOLLPRI, on_trigger, u);
+        if (r < 0) {
+                close(fd);
+                log_warning_errno(r, "%s: cannot watch PSI trigger: %s", u->name, STRERROR(r));
+                return;
+        }
+        u->trigger.fd = fd;
+}
+
+/* ---- after the decision: quiet or near, the PSI trigger ---------------------- */
+
+static bool unit_quiet(Unit *u, const struct bw_decision *d) {
+        return u->adopted && u->cg && !d->change && !d->active && d->spend_rate == 0 && d->throttle_rate == 0 &&
+                d->rule != BW_RULE_TOO_SOON && bw_unit_class(&u->cfg) != BW_CLASS_LATENCY && !u->caps.latency_hold &&
+                !unit_levers_any(u) && u->caps.shed_pending == 0;
+}
+
+/* Near its quota: spending, throttled, or using half its baseline. */
+static bool unit_near(const Unit *u, const struct bw_decision *d) {
+        const struct bw_bandwidth *b = &u->params.baseline;
+
+        return d->active || d->spend_rate > 0 || d->throttle_rate > 0 ||
+                (b->quota_usec != BW_QUOTA_MAX && b->period_usec > 0 &&
+                 d->usage_rate * 2 >= u64_muldiv(b->quota_usec, USEC_PER_SEC, b->period_usec));
+}
+
+static void unit_sample_after(Unit *u, const struct bw_policy_input *in, const struct bw_decision *d) {
+        if (d->rule == BW_RULE_TOO_SOON || !u->cg)
+                return;
+        if (unit_quiet(u, d)) {
+                u->sampler.quiet = true;
+                u->sampler.quiet_samples++;
+        } else {
+                u->sampler.quiet = false;
+                u->sampler.quiet_samples = 0;
+        }
+        if (unit_near(u, d)) {
+                u->trigger.near_usec = in->now_usec;
+                unit_trigger_open(u);
+        } else if (u->trigger.fd >= 0 && in->now_usec - u->trigger.near_usec >= UNIT_TRIGGER_LINGER_USEC &&
+                   *u->ctx->trigger_closes_left > 0) {
+                unit_count(u, &(struct unit_counters) { .trigger_closes = 1 });
+                log_debug("%s: far from its quota for %" PRIu64 "s, closing its PSI trigger", u->name,
+                          UNIT_TRIGGER_LINGER_USEC / USEC_PER_SEC);
+                unit_trigger_close(u);
+        }
+}
+
+/* ---- the tick ----------------------------------------------------------- */
+
+/* A tick is five steps, each handed the values of the one before:
+ *
+ *   observe    what the kernel holds and a sample (light or full): reads only
+ *   reconcile  adopt, re-base on someone else's write, or put in place an
+ *              intent (unit-intent.c): the only writes before the decision
+ *   decide     the law's input from the sample and the caps, then the law:
+ *              reads only
+ *   act        write the decision (unit_apply())
+ *   record     the next sample's time, the history, quiet or near, the store
+ *
+ * Each returns -ENODEV when the cgroup is gone (unit_vanished() done), the
+ * same in every step; the tick then ends, and that is no error. */
+
+struct unit_obs {
+        struct bw_bandwidth current;    /* what the kernel holds */
+        struct bw_policy_input in;      /* the sample; the law's input once decide completed it */
+        bool full;                      /* a full sample (a light one needs no reconcile) */
+};
+
+/* Reads cpu.max into ret. Returns 1, -ENODEV when the cgroup vanished
+ * (closed), or a negative errno (logged). */
+static int unit_read_bandwidth(Unit *u, struct bw_bandwidth *ret) {
+        int r;
+
+        /* What this reads is news to the watch: a write after it is told anew. */
+        u->quota_watch.written = false;
+        r = bw_cg_read_bandwidth(u->cg, ret);
+        if (bw_cg_error_is_vanished(r)) {
+                unit_vanished(u);
+                return -ENODEV;
+        }
+        if (r < 0)
+                return unit_fd_error(u, r, "its bandwidth");
+        return 1;
+}
+
+/* Step 1: find the cgroup, then a light sample when one is enough, else
+ * cpu.max and the reads of a full sample. Returns 1 observed, 0 nothing to
+ * observe (the cgroup is not there), -ENODEV, or a negative errno. */
+static int unit_observe(Unit *u, struct unit_obs *o) {
+        int r;
+
+        r = unit_resolve(u);
+        if (r <= 0)
+                return r;
+        r = unit_sample_light(u, &o->current, &o->in);
+        if (r == -ENODEV || r > 0) {
+                o->full = false;
+                return r;
+        }
+        o->full = true;
+        r = unit_read_bandwidth(u, &o->current);
+        if (r <= 0)
+                return r;
+        return unit_sample(u, &o->in);
+}
+
+/* Step 2, after a full sample: what the kernel holds against what we
+ * expect. Adopt a new unit, re-base on someone else's write, or put in
+ * place what someone meant to write and the kernel refused for our burst
+ * (unit-intent.c); o->current is then what the kernel holds. Returns 1,
+ * -ENODEV, or a negative errno. */
+static int unit_reconcile(Unit *u, struct unit_obs *o, uint64_t now) {
+        int r = 0;
+
+        if (!o->full)
+                return 1;
+        if (!u->adopted)
+                r = unit_adopt(u, &o->current);
+        else if (!bw_bandwidth_equal(&o->current, unit_expected(u)))
+                unit_rebase(u, &o->current);
+        else
+                r = unit_follow_intents(u, &o->current, now);
+        if (r < 0)
+                return r;
+        if (!u->cg)
+                return -ENODEV;         /* vanished under adoption's or an intent's write */
+        unit_scope_follow(u, &o->current);
+        if (u->params.mode != unit_mode(u))
+                unit_update_params(u);
+        return 1;
+}
+
+/* Step 3: the law, on the sample made its input. A paused unit is still
+ * observed (explain and history keep working), but nothing is written and
+ * no hold-off starts. */
+static int unit_decide(Unit *u, struct unit_obs *o, struct bw_decision *ret) {
+        struct bw_policy_params p = u->params;
+        int r;
+
+        unit_sample_input(u, &o->current, o->full, &o->in);
+        if (u->paused && p.mode != BW_MODE_OFF)
+                p.mode = BW_MODE_OBSERVE;
+        r = bw_policy_decide(&p, &u->pstate, &o->in, ret);
+        if (r < 0)
+                return log_warning_errno(r, "%s: policy failed: %s", u->name, STRERROR(r));
+        u->stats.ticks++;
+        u->prev.decision = *ret;
+        u->prev.has = true;
+        return 0;
+}
+
+/* Step 4: write the decision. Returns 1 written, 0 not (nothing to write,
+ * paused, refused or failed: logged), or -ENODEV. */
+static int unit_act(Unit *u, const struct unit_obs *o, const struct bw_decision *d) {
+        int r;
+
+        if (!d->change || u->paused)
+                return 0;
+        r = unit_apply(u, &o->current, &d->target, bw_rule_to_string(d->rule));
+        if (bw_cg_error_is_vanished(r))
+                return -ENODEV;
+        return r > 0;
+}
+
+/* Step 5's timing: the law sized the headroom for its horizon, so sample
+ * again within it. A too-soon sample commits to nothing new: the last
+ * deadline stands (the timer was re-armed for a whole Interval= before this
+ * tick, which may be later). A shedding plan that met a sample too close to
+ * the last one is not lost: it applies as soon as a sample counts. */
+static void unit_reschedule(Unit *u, const struct bw_policy_input *in, const struct bw_decision *d) {
+        if (d->next_tick_usec > 0) {
+                u->sampler.deadline_usec = in->now_usec + d->next_tick_usec;
+                /* Already due within the horizon (the ticker's rhythm, which
+                 * runs units up to TICKER_EARLY_USEC early): a move would
+                 * only cost the heap a sift. */
+                if (u->cg && !(bw_tick_entry_queued(&u->tick) &&
+                               u->tick.due_usec <= u->sampler.deadline_usec + TICKER_EARLY_USEC))
+                        (void) unit_schedule(u, in->now_usec, d->next_tick_usec);
+        } else if (u->cg && u->sampler.deadline_usec > 0)
+                (void) unit_schedule(u, in->now_usec, u64_sat_sub(u->sampler.deadline_usec, in->now_usec));
+        if (d->rule == BW_RULE_TOO_SOON && in->shed_permille > 0 && u->cg) {
+                u->caps.shed_pending = u64_max(in->shed_permille, u->caps.shed_pending);
+                (void) unit_schedule(u, in->now_usec, TOO_SOON_RETRY_USEC);
+        }
+}
+
+/* Step 5's history. Keep transitions, not a copy of every quiet tick: a
+ * steady tick that repeats the last entry's rule is not recorded, so
+ * HistorySize= entries span hours, not minutes; a sample too close to the
+ * last one decided nothing and is dropped. */
+static void unit_remember(Unit *u, const struct bw_bandwidth *cur, const struct bw_decision *d, bool applied) {
+        struct bw_history_entry e;
+
+        bw_history_entry_from_decision(d, cur, clock_now_usec(CLOCK_REALTIME), applied, &e);
+        u->prev.current = *cur;
+        u->prev.applied = applied;
+        u->prev.realtime_usec = e.realtime_usec;
+        if (d->rule != BW_RULE_TOO_SOON &&
+            (applied || !u->hist.has_rule || u->hist.rule != d->rule ||
+             (d->rule != BW_RULE_STEADY && d->rule != BW_RULE_HOLD))) {
+                bw_history_push(u->hist.log, &e);
+                u->hist.rule = d->rule;
+                u->hist.has_rule = true;
+        }
+}
+
+/* Step 5: what came of it, for the next tick and the others. */
+static void unit_record_tick(Unit *u, const struct unit_obs *o, const struct bw_decision *d, bool applied) {
+        unit_reschedule(u, &o->in, d);
+        unit_remember(u, &o->current, d, applied);
+        unit_sample_after(u, &o->in, d);
+        /* The credit bucket: saved with the next save, not on every tick;
+         * mirrored only when it moved (a full bucket stays full). Whatever
+         * else the entry holds is recorded where it changes. */
+        if (!u->mirror.recorded || u->mirror.credit_usec != u->pstate.credit.credit_usec ||
+            u->mirror.debt_usec != u->pstate.credit.debt_usec)
+                (void) unit_record(u, 0);
+}
+
+static int unit_tick_pass(Unit *u, uint64_t now) {
+        struct unit_obs o;
+        struct bw_decision d;
+        int r, applied;
+
+        u->sampler.last_tick_usec = now;
+        unit_count(u, &(struct unit_counters) { .ticks = 1 });
+
+        r = unit_observe(u, &o);
+        if (r <= 0)
+                return r;
+        r = unit_reconcile(u, &o, now);
+        if (r < 0)
+                return r;
+        r = unit_decide(u, &o, &d);
+        if (r < 0)
+                return r;
+        applied = unit_act(u, &o, &d);
+        if (applied < 0)
+                return applied;
+        unit_record_tick(u, &o, &d, applied);
+        return 0;
+}
+
+int unit_tick(Unit *u, uint64_t now) {
+        int r;
+
+        /* Stopping: nothing may raise a unit the stop put back. */
+        if (*u->ctx->stopping)
+                return 0;
+        u->sampler.gated = false;
+        r = unit_tick_pass(u, now);
+        /* A sample that read nothing opened nothing. */
+        if (!u->sampler.gated) {
+                unit_count_fds(u);
+                unit_fd_economy(u);
+        }
+        /* The cgroup gone is no error: the unit waits for one again. */
+        return r == -ENODEV ? 0 : r;
+}
+
+/* ---- the timer ------------------------------------------------------------ */
+
+void unit_on_due(Unit *u, uint64_t due, uint64_t now) {
+        uint64_t interval = bw_unit_interval_usec(u->ctx->config, &u->cfg);
+
+        /* Schedule first, so a pass that fails early never stops the
+         * schedule; the decision then sets its own horizon. Interval= is at
+         * least 100 ms, twice the grid. */
+        (void) ticker_schedule(u->ctx->ticker, &u->tick, ticker_next_due(due, now, interval, UNIT_REPHASE_USEC));
+        (void) unit_tick(u, now);
+}

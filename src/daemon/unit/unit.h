@@ -1,0 +1,550 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* One governed unit's life: find and open its cgroup, watch its pressure,
+ * adopt its baseline, re-base on someone else's write, follow systemd's
+ * intent, decide and write on every tick, restore. A unit sees the world
+ * through a small unit_context, never the Manager; what spans several units
+ * (the cgroup tree of governed units) it asks of the manager through the
+ * context's hooks. The decisions themselves are pure functions in
+ * src/lib/law/baseline.c and src/lib/law/policy.c. */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <systemd/sd-event.h>
+
+#include "bwgov/cgroup/cgroupfs.h"
+#include "bwgov/config/config.h"
+#include "bwgov/law/history.h"
+#include "bwgov/law/policy.h"
+#include "bwgov/telemetry/refused-abi.h"
+#include "source/sdintent.h"
+#include "store.h"
+#include "source/cgwatch.h"
+#include "source/quotawatch.h"
+#include "source/ticker.h"
+#include "source/usagegate.h"
+#include "unit-levers.h"
+#include "unit-telemetry.h"
+
+typedef struct Unit Unit;
+
+/* What a unit adds to the counters the manager keeps for all units: a
+ * delta, handed to hooks->count the moment it happens (unit_count()), not
+ * written through the context. Not once at the tick's end: the descriptors
+ * held and the said-once lines are read by the next decision, maybe in the
+ * same tick (unit_fd_economy() right after a sample opened files, a second
+ * unit_fd_error()), and change outside ticks too (a cgroup closed by a
+ * reload, unit_free(), a trigger's POLLERR). */
+struct unit_counters {
+        uint64_t ticks;                 /* decisions taken */
+        int64_t fds;                    /* file descriptors opened (+) or closed (-) */
+        unsigned trigger_closes;        /* PSI triggers closed to save descriptors */
+        bool fd_limit_said;             /* the out-of-descriptors line was logged */
+        bool quota_watch_said;          /* the out-of-inotify-watches line was logged */
+};
+
+/* What spans the units: implemented by the manager. */
+struct unit_hooks {
+        /* Claim the cgroup at path, of identity (dev, ino), for u (take),
+         * or let it go (claims.h). Returns 0, or a negative errno when
+         * another unit or another bwgovd governs it (logged, once per
+         * unit). */
+        int (*claim)(Unit *u, const char *path, dev_t dev, ino_t ino, bool take, void *userdata);
+        /* u's cgroup was opened or closed. */
+        void (*cgroup_changed)(Unit *u, void *userdata);
+        /* u was adopted (unit_adopt()). */
+        void (*adopted)(Unit *u, void *userdata);
+        /* u's quota is about to go down to quota_usec per period_usec: on
+         * cgroup v1 the governed cgroups below it that hold more must go
+         * down first (unit_lower_to()). */
+        void (*lowering)(Unit *u, uint64_t quota_usec, uint64_t period_usec, void *userdata);
+        /* u's quota or period changed: the governed units below it read
+         * their ancestor's quota again. */
+        void (*quota_changed)(Unit *u, void *userdata);
+        /* u adds delta to the manager's counters (unit_counters). */
+        void (*count)(Unit *u, const struct unit_counters *delta, void *userdata);
+};
+
+/* What a unit sees. Owned by the manager; the pointers outlive the units. */
+struct unit_context {
+        sd_event *event;
+        Ticker *ticker;                 /* every unit's next sample */
+        CgWatch *cgwatch;               /* new cgroups (NULL: looked for each Interval= only) */
+        QuotaWatch *quotawatch;         /* writes to quota files (NULL: light samples read them) */
+        UsageGates *gates;              /* parents' usage (NULL: every light sample reads its own) */
+        const struct bw_config *config;
+        struct bw_cg_root *root;
+        Store *store;
+        SdIntent *sdintent;
+        unsigned ncpus;
+        bool can_trigger_any_window;    /* CAP_SYS_RESOURCE: PSI window need not be a 2 s multiple */
+        bool burst_supported;           /* false when the kernel check found no burst file */
+        const bool *host_over_limit;    /* the last host sample's verdict (the manager's) */
+        const bool *stopping;           /* SIGTERM: baselines going back, no more samples */
+        Telemetry *const *telemetry;    /* the run-queue telemetry, NULL when there is none (the manager's) */
+        /* The manager's counters, read only: a unit adds to them through
+         * hooks->count (unit_counters). */
+        const bool *fd_limit_said;      /* the one log line for running out of file descriptors */
+        const bool *quota_watch_said;   /* the one log line for running out of inotify watches */
+        const size_t *fds_held;         /* by all units' cgroups and triggers */
+        size_t fd_budget;               /* what they may hold: RLIMIT_NOFILE less the daemon's own */
+        const unsigned *fd_keep;        /* BW_CG_FILE_* a unit keeps open after its sample ... */
+        const unsigned *fd_share;       /* ... if its fds.rank is below this (permille), else none */
+        const unsigned *trigger_closes_left; /* PSI trigger closes allowed until the next host pass (samples) */
+        const struct unit_hooks *hooks;
+        void *userdata;                 /* for the hooks */
+};
+
+/* The nearest limited ancestor's quota, read at most once per Interval=. */
+struct unit_ancestor {
+        bool has;                       /* quota_usec was read */
+        uint64_t quota_usec;            /* in our period, BW_QUOTA_MAX if none */
+        uint64_t read_usec;
+};
+
+/* A Subgroup= unit's own cgroup, governed with the subgroup while it holds
+ * the same quota (podman 5: unit-scope.c). */
+struct unit_scope {
+        struct bw_cg *cg;               /* open while the unit's cgroup is, NULL without one to tie */
+        bool tied;                      /* its quota follows the unit's */
+        bool has_ours;
+        uint64_t ours_quota_usec;       /* its quota when last found tied or written by us, in its period */
+        bool has_foreign;
+        uint64_t foreign_quota_usec;    /* someone else's limit found there, while it stays */
+        struct unit_ancestor ancestor;  /* the nearest limited ancestor above it, in the unit's period */
+};
+
+/* Where the unit's cgroup is among the governed ones: the manager's
+ * cgtree pass works it out, unit_set_place() and its siblings write it. */
+struct unit_place {
+        bool instance;                  /* made from prefix directories for a cgroup found (manager-prefix.c) */
+        bool outermost;                 /* no governed unit's cgroup contains this one (host usage sum) */
+        bool has_governed_descendants;  /* some governed unit's cgroup is below this one */
+        uint64_t cgtree_generation;     /* in the manager's cgtree of this generation (0: never) */
+};
+
+/* Its PSI trigger on cpu.pressure (psi-trigger.h). */
+struct unit_trigger {
+        sd_event_source *source;
+        int fd;                         /* -1 if none */
+        bool refused;                   /* the open cgroup cannot have one (not asked again) */
+        uint64_t near_usec;             /* when a sample last found it near its quota */
+};
+
+/* What systemd intends for cpu.max (CPUQuota=), see sdintent.h. */
+struct unit_sd_intent {
+        bool has;
+        uint64_t quota_usec;
+        uint64_t period_usec;
+        uint64_t asked_usec;            /* asked at most once per Interval= */
+};
+
+/* The last decision and what came of it. */
+struct unit_prev {
+        bool has;
+        struct bw_decision decision;
+        struct bw_bandwidth current;    /* what the kernel held before `decision` */
+        bool applied;                   /* `decision` was written */
+        uint64_t realtime_usec;         /* CLOCK_REALTIME of `decision` */
+};
+
+/* The unit's history ring and the rule of its newest entry. */
+struct unit_hist {
+        struct bw_history *log;
+        bool has_rule;
+        enum bw_rule rule;
+};
+
+/* Headroom caps others ask for (unit_set_headroom_cap()). */
+struct unit_caps {
+        unsigned shed_permille;         /* the last shedding plan's share for this unit (shown) */
+        unsigned shed_pending;          /* ... not yet applied by a tick (applied once) */
+        bool latency_hold;              /* throughput/best-effort: headroom held for a latency unit */
+};
+
+/* Counters for metrics and the CLI. */
+struct unit_stats {
+        uint64_t ticks;
+        uint64_t external_changes;
+        uint64_t write_errors;
+        uint64_t decisions_applied;
+        uint64_t light_samples;         /* light samples taken */
+};
+
+/* The sampler's memory and gates (unit-sample.c). */
+struct unit_sampler {
+        uint64_t last_tick_usec;
+        uint64_t deadline_usec;         /* the latest sample the last decision's horizon allows */
+        struct bw_cpu_stat last_stat;
+        bool has_last_stat;
+        struct bw_psi last_psi;         /* the last full sample's pressure (light samples reuse it) */
+        bool has_last_psi;
+        bool quiet;                     /* the last decision found it quiet: light samples (unit.h, samples) */
+        uint64_t quiet_samples;         /* consecutive quiet decisions */
+        UsageGate *gate;                /* its parent's usage, while open (usagegate.h) ... */
+        bool gate_valid;                /* ... read before its own last usage read ... */
+        uint64_t gate_usage_usec;       /* ... with this value ... */
+        uint64_t gate_after_usec;       /* ... and that read of its own taken at this time */
+        bool gated;                     /* this tick's sample read nothing of its own (no file opened) */
+};
+
+/* The stop's bookkeeping. */
+struct unit_stop {
+        bool restore_again;             /* its restore was not done, or an ancestor lowered it since */
+        uint64_t write_errors_at;       /* stats.write_errors when the stop began */
+};
+
+/* What the store holds of it (store.h). */
+struct unit_mirror {
+        bool recorded;                  /* mirrored into the store since adoption ... */
+        uint64_t credit_usec;           /* ... with this credit and debt */
+        uint64_t debt_usec;
+};
+
+/* One configured unit, present in the cgroup tree or not (yet). Only the
+ * unit module (src/daemon/unit/) assigns its fields (scripts/check-layout). */
+struct Unit {
+        const struct unit_context *ctx;
+        char *name;
+        char *cgroup_path;              /* resolved, NULL until found */
+        struct bw_cg *cg;               /* open handle, NULL while absent */
+        struct bw_unit_config cfg;      /* deep copy of the configured values */
+        struct unit_place place;
+        struct unit_scope scope;        /* Subgroup=: the cgroup above, tied or not (unit-scope.c) */
+        struct unit_ancestor ancestor;
+        int watch_wd;                   /* its parent directory's cgwatch while absent, or -1 */
+        struct {
+                bool owner;             /* "governed by unit X" logged (unit_resolve()) */
+                bool absent;            /* "its cgroup is not there" logged */
+        } said;
+
+        struct bw_tick_entry tick;      /* its next sample (owner: the unit) */
+        struct unit_sampler sampler;
+        struct unit_trigger trigger;
+        struct quota_watch quota_watch; /* writes to its quota file, seen without reading it */
+        struct {
+                unsigned held;          /* file descriptors held, as in the manager's count */
+                unsigned rank;          /* 0..999, fixed: which units keep files when only some can */
+        } fds;
+
+        bool adopted;
+        struct bw_bandwidth baseline;   /* the contract, restored on stop */
+        bool has_written;
+        struct bw_bandwidth written;    /* what we last wrote and read back */
+        struct unit_sd_intent sd;
+
+        struct bw_policy_params params;
+        struct bw_policy_state pstate;
+        struct unit_prev prev;
+        struct unit_hist hist;
+        struct unit_caps caps;
+        bool paused;
+
+        /* The last quota write the kernel refused for our burst (refused.h),
+         * put in place at the next tick (unit-intent.c). */
+        struct {
+                bool pending;
+                uint64_t quota_usec, period_usec, burst_usec;
+                uint32_t tgid;
+                char comm[BW_REFUSED_COMM_MAX];
+        } refused;
+
+        struct unit_stats stats;
+        struct unit_stop stop;
+        struct unit_mirror mirror;
+        struct unit_telemetry rq;       /* run-queue telemetry of the cgroup, while open */
+        struct unit_levers lv;          /* weight, idle, freezer, cpuset, slices (unit-levers.h) */
+        /* The latency guard keeps its own state of the unit (latency-guard.h). */
+};
+
+/* A unit for cfg (deep-copied), its timer armed to tick at once. Returns 0
+ * or a negative errno. */
+int unit_new(const struct unit_context *ctx, const struct bw_unit_config *cfg, Unit **ret);
+Unit *unit_free(Unit *u);
+
+/* Take a new configuration for the unit (deep-copied): a changed Cgroup=
+ * restores the old cgroup's baseline and starts over; an adopted unit gets
+ * new parameters; the next tick stays one Interval= after the last. Returns
+ * 0 or -ENOMEM. */
+int unit_reconfigure(Unit *u, const struct bw_unit_config *cfg);
+
+/* Find the unit's cgroup and open it. Returns 1 when open, 0 when absent,
+ * a negative errno (logged) when it cannot be mapped or opened. */
+int unit_resolve(Unit *u);
+
+/* Count (or stop counting) the open cgroup in the run-queue telemetry; the
+ * manager calls these when Telemetry= turns the telemetry on or off. */
+void unit_attach_telemetry(Unit *u);
+void unit_detach_telemetry(Unit *u);
+
+/* Adopt the baseline from cur (the kernel's value), the saved state and
+ * CPUQuota= (bw_baseline_adopt()); CPUQuota= is put in place when the
+ * kernel does not hold it. Returns 0 or -ENOMEM. */
+int unit_adopt(Unit *u, const struct bw_bandwidth *cur);
+
+/* The law's parameters again, after the baseline or the mode changed. */
+void unit_update_params(Unit *u);
+/* The effective Mode= (the unit's, else the global one). */
+enum bw_mode unit_mode(const Unit *u);
+
+/* Write target. seen is the value the decision was based on: if the kernel
+ * no longer holds it when we are about to write, nothing is written.
+ * Returns 1 when written and changed, 0 when the kernel already held it,
+ * -EAGAIN when cpu.max changed meanwhile (the next tick re-bases), or
+ * another negative errno (logged). */
+int unit_apply(Unit *u, const struct bw_bandwidth *seen, const struct bw_bandwidth *target, const char *reason);
+
+/* Someone else wrote cpu.max: their value is the new contract, but for a
+ * burst that is still ours (bw_baseline_rebase()). Never writes back. */
+void unit_rebase(Unit *u, const struct bw_bandwidth *cur);
+
+/* What others meant cpu.max to be and the kernel refused for our burst
+ * (unit-intent.c): a refused write told by the kernel (unit_refused_write())
+ * or systemd's changed CPUQuota=, put in place with the burst lowered
+ * first, then re-based on. cur is updated. Returns 0 or a negative errno. */
+int unit_follow_intents(Unit *u, struct bw_bandwidth *cur, uint64_t now);
+/* Note a refused write of this unit's cgroup for the next tick. */
+void unit_refused_write(Unit *u, const struct bw_refused_write *w);
+
+/* What restoring the baseline means now (bw_baseline_restore_plan()).
+ * Returns 1 with the current value and the one to write, 0 when there is
+ * nothing to write. */
+int unit_restore_plan(Unit *u, struct bw_bandwidth *ret_cur, struct bw_bandwidth *ret_target);
+/* Plan and write the restore; why names it in the journal. Returns
+ * unit_apply()'s result (0 when there was nothing to write). */
+int unit_restore_baseline(Unit *u, const char *why);
+
+/* Where the unit rests with its credit when the kernel does not hold it
+ * yet: true and the value to write (bw_baseline_rest_plan()). */
+bool unit_rest_plan(Unit *u, const struct bw_bandwidth *cur, struct bw_bandwidth *ret_target);
+
+/* On cgroup v1, lower u (a governed unit below ancestor, whose quota goes
+ * down to quota_usec per period_usec) if it holds more. */
+void unit_lower_to(Unit *u, const char *ancestor, uint64_t quota_usec, uint64_t period_usec);
+
+/* A read or open failed: log it (r), or once for the host when the file
+ * descriptors ran out. Returns r. */
+int unit_fd_error(Unit *u, int r, const char *what);
+
+/* For the unit module's files (unit.c, called by the others): what the kernel should hold (the
+ * last value written, else the baseline); the unit mirrored into its
+ * saved entry (store_record_unit() flags); its descriptors counted again. */
+const struct bw_bandwidth *unit_expected(const Unit *u);
+int unit_record(Unit *u, unsigned flags);
+void unit_count_fds(Unit *u);
+
+/* Hand delta to the manager's counters (hooks->count). */
+void unit_count(Unit *u, const struct unit_counters *delta);
+
+/* The cgroup u expects (Cgroup=, or the one its name maps to): 0 with
+ * *ret, -EAGAIN when it is searched for (a service or scope), -EINVAL for
+ * a malformed slice name, -ENOMEM. */
+int unit_expected_path(const Unit *u, char **ret);
+/* Stop watching for u's cgroup (unit_resolve() watches while it is absent;
+ * unit.c). */
+void unit_unwatch(Unit *u);
+/* The directory watched went, and the watch with it (nothing to release). */
+void unit_watch_gone(Unit *u);
+
+/* ---- what the manager works out for a unit (unit-resolve.c) --------------- */
+
+/* "Governed by unit X" said (true) or the cgroup free again (false);
+ * returns what was said before, so that each is logged once. */
+bool unit_set_owner_said(Unit *u, bool said);
+/* Made from prefix directories for a cgroup found, or configured. */
+void unit_set_instance(Unit *u, bool instance);
+/* Its place in the manager's cgtree of this generation (unit_place). */
+void unit_set_place(Unit *u, uint64_t generation, bool outermost, bool has_governed_descendants);
+/* A governed unit's cgroup is below u (true), or none is known to be yet
+ * (false: the cgtree is about to be worked out again). */
+void unit_set_has_governed_descendants(Unit *u, bool has);
+/* A governed unit's cgroup was found above u. */
+void unit_clear_outermost(Unit *u);
+/* An ancestor's quota changed: read again at the next sample, not taken
+ * from what its usage gate kept (unit-scope.c). */
+void unit_forget_ancestor(Unit *u);
+
+/* ---- the stop's bookkeeping (unit-intent.c) ------------------------------- */
+
+/* Its restore is to be done again at the end of the stop. */
+void unit_stop_restore_again(Unit *u);
+/* The stop began: its write errors so far are counted. */
+void unit_stop_begin(Unit *u);
+/* Did a write fail since unit_stop_begin()? */
+bool unit_stop_write_failed(const Unit *u);
+
+/* Every file of a cgroup and its directories (BW_CG_*). */
+#define UNIT_FILES_ALL ((_BW_CG_FILE_ALL - 1) | BW_CG_DIRS)
+/* The share of fd_budget the units' plan fills (the rest is slack for
+ * what a pass opens on the way). */
+#define UNIT_FD_ROOM(budget) ((budget) / 20 * 17)
+
+/* Close the files the manager's plan does not keep (manager_plan_fds()). */
+void unit_fd_economy(Unit *u);
+
+/* The cgroup is gone: close it and forget the unit's saved entry; a cgroup
+ * of the same name later is adopted afresh. */
+void unit_vanished(Unit *u);
+
+/* The ticker found the unit due (its entry is out of the queue): schedule
+ * the next sample one Interval= after due, then tick. */
+void unit_on_due(Unit *u, uint64_t due, uint64_t now);
+
+/* Re-arm the unit's timer for delay after from. Returns 0 or a negative
+ * errno (logged). */
+int unit_schedule(Unit *u, uint64_t from, uint64_t delay);
+
+/* One pass in five steps (unit-tick.c): observe (find the cgroup, sample it),
+ * reconcile (adopt, re-base, intents: the only writes before the
+ * decision), decide, act (write), record. Returns 0, also when the cgroup
+ * is gone, or a negative errno (logged). */
+int unit_tick(Unit *u, uint64_t now);
+
+/* The unit was dropped from the configuration: restore its baseline and
+ * forget its saved entry (the caller then frees it). */
+void unit_unconfigure(Unit *u);
+
+/* Pause (restore the baseline, stop writing) or resume. */
+void unit_set_paused(Unit *u, bool paused);
+
+/* ---- levers (unit-levers.h) over a Unit --------------------------------- */
+
+static inline struct lever_host unit_lever_host(Unit *u) {
+        return (struct lever_host) {
+                .name = u->name,
+                .cgroup_path = u->cgroup_path,
+                .cg = u->cg,
+                .root = u->ctx->root,
+                .store = u->ctx->store,
+                .adopted = u->adopted,
+                .lv = &u->lv,
+        };
+}
+
+static inline int unit_lever_set(Unit *u, enum unit_lever l, const char *value) {
+        struct lever_host h = unit_lever_host(u);
+
+        return levers_set(&h, l, value);
+}
+
+static inline int unit_lever_restore(Unit *u, enum unit_lever l, const char *why) {
+        struct lever_host h = unit_lever_host(u);
+
+        return levers_restore_one(&h, l, why);
+}
+
+/* Lever l is recorded for the unit: held, or being put back. */
+static inline bool unit_lever_is_set(Unit *u, enum unit_lever l) {
+        struct lever_host h = unit_lever_host(u);
+
+        return levers_is_set(&h, l);
+}
+
+/* Some lever or a thread slice is recorded for the unit. */
+static inline bool unit_levers_any(Unit *u) {
+        struct lever_host h = unit_lever_host(u);
+
+        return levers_any(&h);
+}
+
+static inline int unit_slice_apply(Unit *u, uint64_t slice_usec) {
+        struct lever_host h = unit_lever_host(u);
+
+        return levers_slice_apply(&h, slice_usec);
+}
+
+static inline void unit_levers_restore(Unit *u, const char *why) {
+        struct lever_host h = unit_lever_host(u);
+
+        levers_restore(&h, why);
+}
+
+
+
+/* ---- samples (unit-sample.c) ---------------------------------------------- */
+
+/* What a unit reads before its law decides, and how much of it.
+ *
+ * A full sample reads cpu.stat (and the twin's usage, cpu.stat.local),
+ * cpu.pressure, the bandwidth files, the run-queue telemetry, systemd's
+ * CPUQuota=. Most governed groups, most of the time, are quiet: at rest,
+ * not spending credit, never throttled. Their samples between two full
+ * ones (every UNIT_QUIET_FULL_EVERY) are light: cpu.stat (throttling and
+ * usage), and the quota file only when it was written since (quotawatch.h;
+ * without a watch, from its held file), nothing else. Throttling since
+ * the last sample, a quota written by someone else, a shedding plan or a
+ * write of ours each make it a full sample at once; pressure matters to the
+ * law only with throttling, so skipping it while there is none loses
+ * nothing. A period or burst written alone by someone else waits for the
+ * next full sample.
+ *
+ * PSI triggers wake a unit the moment it stalls, between samples. Each
+ * costs the kernel a poll and its close waits for an RCU grace period
+ * (9 ms here: a thousand of them made a stop take ten seconds), so only
+ * groups near their quota hold one: opened when a sample finds the group
+ * near (spending, throttled, or using half its baseline), closed after
+ * UNIT_TRIGGER_LINGER_USEC far from it, a few closes per second at most. */
+
+#define UNIT_QUIET_FULL_EVERY 20
+#define UNIT_TRIGGER_LINGER_USEC (60 * USEC_PER_SEC)
+
+/* The reads of a full sample (the tick's observe step): cpu.stat and PSI
+ * into in, the usage gate noted before them. Returns 1, -ENODEV when the
+ * cgroup vanished (unit_vanished()), or a negative errno (logged). Writes
+ * no cgroup file. */
+int unit_sample(Unit *u, struct bw_policy_input *in);
+
+/* A light sample of a quiet unit, with *cur what the kernel holds. Returns
+ * 1 when taken, 0 when a full one is needed, -ENODEV when the cgroup
+ * vanished (unit_vanished()). Writes no cgroup file. */
+int unit_sample_light(Unit *u, struct bw_bandwidth *cur, struct bw_policy_input *in);
+
+/* The law's input from a sample taken (the tick's decide step): cur what
+ * the kernel holds, the nearest limited ancestor's quota (read again for a
+ * full sample, the one known for a light one), the caps others put on its
+ * headroom (taken: a shedding plan applies once) and, for a full sample,
+ * the run-queue telemetry. Reads only. */
+void unit_sample_input(Unit *u, const struct bw_bandwidth *cur, bool full, struct bw_policy_input *in);
+
+/* The caps other policies put on the unit's headroom, taken by its next
+ * sample (the only way they reach the unit):
+ * UNIT_CAP_HOST_SHED: the host's shedding plan gives it permille of its
+ *   headroom to give up (shown; 0: none); a share is applied once, at a
+ *   tick at now.
+ * UNIT_CAP_LATENCY_HOLD: permille > 0 holds its headroom at the contract
+ *   for a latency unit (as host pressure does); a hold that begins
+ *   withdraws all headroom at once (a tick at now); 0 lets go. */
+enum unit_cap {
+        UNIT_CAP_HOST_SHED,
+        UNIT_CAP_LATENCY_HOLD,
+};
+void unit_set_headroom_cap(Unit *u, enum unit_cap cap, unsigned permille, uint64_t now);
+
+
+/* ---- the scope above a Subgroup= unit (unit-scope.c) ----------------------- */
+
+/* At a full sample, with cur what the unit's cgroup holds: open the scope
+ * (the unit's cgroup less its Subgroup=), tie it when its quota is the
+ * unit's contract, what the unit holds, or what bwgovd wrote, and it has no
+ * other child cgroup; while tied (and not observing) put cur's quota on it.
+ * Anything else on the scope unties it: a limit of someone else's. */
+void unit_scope_follow(Unit *u, const struct bw_bandwidth *cur);
+/* The nearest limited ancestor's quota in the unit's period, or
+ * BW_QUOTA_MAX (read again every 10 s, at once for a new cgroup). */
+uint64_t unit_ancestor_quota(Unit *u, uint64_t now);
+/* The scope is tied: the law's ancestor is the one above it. */
+bool unit_scope_tied(const Unit *u);
+/* Around a write of the unit's bandwidth: a tied scope is raised to target
+ * before, and set to what the unit holds after (lowered). */
+void unit_scope_before_write(Unit *u, const struct bw_bandwidth *target);
+void unit_scope_after_write(Unit *u, const struct bw_bandwidth *now);
+/* The nearest limited ancestor above the tied scope, in the unit's period,
+ * or BW_QUOTA_MAX (read again every 10 s). */
+uint64_t unit_scope_ancestor_quota(Unit *u, uint64_t now);
+/* Close the scope's cgroup; the tie is worked out again when it is opened. */
+void unit_scope_close(Unit *u);
+
+/* Close the unit's PSI trigger, if it holds one (unit.c; unit-tick.c opens
+ * it near the quota). */
+void unit_trigger_close(Unit *u);

@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The decision ring of one cgroup and the selection GetHistory makes from it
+ * (contracts in include/bwgov/law/history.h). */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bwgov/law/history.h"
+#include "bwgov/util/macro.h"
+
+/* A ring over `allocated` slots that grows on push, 2, 4, 8 ... up to
+ * the capacity: a quiet unit records a handful of transitions, and ten
+ * thousand rings of 256 entries up front were 28 MiB. */
+struct bw_history {
+        size_t capacity;
+        size_t allocated;
+        size_t count;
+        size_t head;                    /* index of the next write */
+        uint64_t pushed;
+        struct bw_history_entry *entries;
+};
+
+#define HISTORY_FIRST 2
+
+int bw_history_new(size_t capacity, struct bw_history **ret) {
+        struct bw_history *h;
+
+        if (capacity == 0 || !ret)
+                return -EINVAL;
+        if (capacity > SIZE_MAX / sizeof(struct bw_history_entry))
+                return -ENOMEM;
+
+        h = calloc(1, sizeof(struct bw_history));
+        if (!h)
+                return -ENOMEM;
+        h->capacity = capacity;
+        *ret = h;
+        return 0;
+}
+
+void bw_history_free(struct bw_history *h) {
+        if (!h)
+                return;
+        free(h->entries);
+        free(h);
+}
+
+/* Room for one more without overwriting: the entries oldest first into a
+ * larger array. Returns false when full or out of memory. */
+static bool history_grow(struct bw_history *h) {
+        struct bw_history_entry *n;
+        size_t a;
+
+        if (h->allocated >= h->capacity)
+                return false;
+        a = h->allocated > 0 ? h->allocated * 2 : HISTORY_FIRST;
+        if (a > h->capacity)
+                a = h->capacity;
+        n = calloc(a, sizeof(*n));
+        if (!n)
+                return false;
+        for (size_t i = 0; i < h->count; i++)
+                n[i] = *bw_history_oldest(h, i);
+        free(h->entries);
+        h->entries = n;
+        h->allocated = a;
+        h->head = h->count % a;
+        return true;
+}
+
+void bw_history_push(struct bw_history *h, const struct bw_history_entry *e) {
+        h->pushed++;
+        /* Out of memory: keep overwriting the oldest of what there is. */
+        if (h->count == h->allocated && !history_grow(h) && h->allocated == 0)
+                return;
+        h->entries[h->head] = *e;
+        h->head = (h->head + 1) % h->allocated;
+        if (h->count < h->allocated)
+                h->count++;
+}
+
+void bw_history_clear(struct bw_history *h) {
+        if (!h)
+                return;
+        h->entries = mfree(h->entries);
+        h->allocated = h->count = h->head = 0;
+}
+
+size_t bw_history_allocated_bytes(const struct bw_history *h) {
+        return h ? sizeof(*h) + h->allocated * sizeof(struct bw_history_entry) : 0;
+}
+
+size_t bw_history_count(const struct bw_history *h) {
+        return h ? h->count : 0;
+}
+
+size_t bw_history_capacity(const struct bw_history *h) {
+        return h ? h->capacity : 0;
+}
+
+uint64_t bw_history_pushed(const struct bw_history *h) {
+        return h ? h->pushed : 0;
+}
+
+const struct bw_history_entry *bw_history_oldest(const struct bw_history *h, size_t i) {
+        if (!h || i >= h->count)
+                return NULL;
+        /* The oldest entry sits at head - count (mod allocated). */
+        return &h->entries[(h->head + h->allocated - h->count + i) % h->allocated];
+}
+
+const struct bw_history_entry *bw_history_newest(const struct bw_history *h, size_t i) {
+        if (!h || i >= h->count)
+                return NULL;
+        return bw_history_oldest(h, h->count - 1 - i);
+}
+
+int bw_history_resize(struct bw_history **h, size_t capacity) {
+        struct bw_history *n;
+        size_t keep;
+        int r;
+
+        if (!h || !*h)
+                return -EINVAL;
+
+        r = bw_history_new(capacity, &n);
+        if (r < 0)
+                return r;
+
+        keep = (*h)->count < capacity ? (*h)->count : capacity;
+        for (size_t i = keep; i > 0; i--)
+                bw_history_push(n, bw_history_newest(*h, i - 1));
+        n->pushed = (*h)->pushed;
+
+        bw_history_free(*h);
+        *h = n;
+        return 0;
+}
+
+int bw_history_select(
+                const struct bw_history *h,
+                const struct bw_history_query *q,
+                struct bw_history_entry **ret_entries,
+                size_t *ret_n) {
+
+        struct bw_history_entry *entries = NULL;
+        size_t n;
+
+        if (!q || !ret_entries || !ret_n)
+                return -EINVAL;
+        if (q->has_limit && q->limit < 1)
+                return -EINVAL;
+
+        n = bw_history_count(h);
+        if (q->has_limit && (uint64_t) q->limit < n)
+                n = (size_t) q->limit;
+        if (n > 0) {
+                entries = calloc(n, sizeof(*entries));
+                if (!entries)
+                        return -ENOMEM;
+        }
+        /* The newest n, oldest first. */
+        for (size_t i = 0; i < n; i++)
+                entries[i] = *bw_history_newest(h, n - 1 - i);
+
+        *ret_entries = entries;
+        *ret_n = n;
+        return 0;
+}
+
+void bw_history_entry_from_decision(
+                const struct bw_decision *d,
+                const struct bw_bandwidth *old_bw,
+                uint64_t realtime_usec,
+                bool applied,
+                struct bw_history_entry *ret) {
+
+        *ret = (struct bw_history_entry) {
+                .realtime_usec = realtime_usec,
+                .rule = d->rule,
+                .applied = applied,
+                .usage_rate = d->usage_rate,
+                .throttle_rate = d->throttle_rate,
+                .pressure_rate = d->pressure_rate,
+                .credit_usec = d->credit_after_usec,
+                .old_bw = *old_bw,
+                .new_bw = d->target,
+        };
+}

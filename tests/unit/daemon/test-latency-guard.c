@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The latency guard's member table (src/daemon/guard/latency-guard.c) over a
+ * hybrid fixture tree: its state of each unit follows the unit table it
+ * is handed (kept, new, forgotten), is read through latency_guard_view(),
+ * and starts afresh after latency_guard_unit_leaving(); a hold reaches the
+ * unit only through unit_set_headroom_cap(). The levers, the unit's mode
+ * and headroom cap, the store and the telemetry are fakes below. */
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "bwgov/cgroup/cgroupfs-mount.h"
+#include "guard/latency-guard.h"
+#include "tmptree.h"
+
+/* ---- fakes at the guard's edges ---------------------------------------- */
+
+int levers_set(const struct lever_host *h, enum unit_lever l, const char *value) {
+        return 0;
+}
+
+int levers_restore_one(const struct lever_host *h, enum unit_lever l, const char *why) {
+        return 0;
+}
+
+bool levers_is_set(const struct lever_host *h, enum unit_lever l) {
+        return false;
+}
+
+bool levers_any(const struct lever_host *h) {
+        return false;
+}
+
+int levers_slice_apply(const struct lever_host *h, uint64_t slice_usec) {
+        return 0;
+}
+
+enum bw_mode unit_mode(const Unit *u) {
+        return BW_MODE_BURST;
+}
+
+/* The unit module's setter (unit-sample.c), recorded: the guard writes no
+ * field of a unit. */
+static unsigned cap_calls, cap_last;
+
+void unit_set_headroom_cap(Unit *u, enum unit_cap cap, unsigned permille, uint64_t now) {
+        assert_int_equal(cap, UNIT_CAP_LATENCY_HOLD);
+        cap_calls++;
+        cap_last = permille;
+}
+
+const struct bw_ledger_lever *store_lever(Store *s, const char *name, enum bw_lever l) {
+        return NULL;
+}
+
+int telemetry_read(Telemetry *t, uint64_t cgroup_id, struct bw_rq_counters *ret) {
+        return -ENOENT;
+}
+
+/* ---- the fixture tree -------------------------------------------------- */
+
+static const char *const NAMES[] = { "a.service", "b.service", "c.service" };
+
+struct fixture {
+        char dir[64];
+        struct bw_cg_root *root;
+        struct unit_context ctx;
+        Unit units[3];
+        struct latency_guard g;
+};
+
+static int setup(void **state) {
+        struct fixture *f = calloc(1, sizeof(*f));
+
+        assert_non_null(f);
+        snprintf(f->dir, sizeof(f->dir), "/tmp/bwgov-test-latency-guard-XXXXXX");
+        assert_non_null(mkdtemp(f->dir));
+        tmptree_put(f->dir, "unified/cgroup.procs", "");
+        for (size_t i = 0; i < 3; i++) {
+                char p[128];
+
+                snprintf(p, sizeof(p), "cpu/%s/cpu.cfs_quota_us", NAMES[i]);
+                tmptree_put(f->dir, p, "-1\n");
+                snprintf(p, sizeof(p), "cpu/%s/cpu.cfs_period_us", NAMES[i]);
+                tmptree_put(f->dir, p, "100000\n");
+                snprintf(p, sizeof(p), "cpu/%s/cpu.stat", NAMES[i]);
+                tmptree_put(f->dir, p, "nr_periods 0\nnr_throttled 0\nthrottled_time 0\n");
+                snprintf(p, sizeof(p), "unified/%s/cpu.stat", NAMES[i]);
+                tmptree_put(f->dir, p, "usage_usec 1000\nuser_usec 500\nsystem_usec 500\n");
+                snprintf(p, sizeof(p), "unified/%s/cpu.pressure", NAMES[i]);
+                tmptree_put(f->dir, p, "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
+                               "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n");
+        }
+        assert_int_equal(bw_cg_root_open_dir(f->dir, &f->root), 0);
+        f->ctx.root = f->root;
+        for (size_t i = 0; i < 3; i++) {
+                Unit *u = &f->units[i];
+
+                u->ctx = &f->ctx;
+                u->name = (char *) NAMES[i];
+                u->adopted = true;
+                u->cfg.has_class = true;
+                u->cfg.class = BW_CLASS_LATENCY;
+                u->cfg.cpu_guarantee = (i + 1) * 100000;        /* 10%, 20%, 30% of a CPU */
+                assert_int_equal(bw_cg_open(f->root, NAMES[i], &u->cg), 0);
+        }
+        f->g.ctx = (struct latency_guard_context) { .ncpus = 2 };
+        *state = f;
+        return 0;
+}
+
+static int teardown(void **state) {
+        struct fixture *f = *state;
+
+        latency_guard_done(&f->g);
+        for (size_t i = 0; i < 3; i++)
+                bw_cg_free(f->units[i].cg);
+        bw_cg_root_free(f->root);
+        tmptree_remove(f->dir);
+        free(f);
+        return 0;
+}
+
+static uint64_t samples(struct fixture *f, size_t i) {
+        struct latency_view v;
+
+        latency_guard_view(&f->g, &f->units[i], &v);
+        return v.samples;
+}
+
+static uint64_t guarantee(struct fixture *f, size_t i) {
+        struct latency_view v;
+
+        latency_guard_view(&f->g, &f->units[i], &v);
+        return v.guarantee;
+}
+
+/* ---- the cases --------------------------------------------------------- */
+
+static void test_unseen_unit(void **state) {
+        struct fixture *f = *state;
+        struct latency_view v;
+
+        latency_guard_view(&f->g, &f->units[0], &v);
+        assert_int_equal(v.guarantee, 0);
+        assert_int_equal(v.level, BW_LAT_NONE);
+        assert_false(v.has_p99);
+        assert_int_equal(v.samples, 0);
+        assert_string_equal(v.note, "");
+}
+
+static void test_each_unit_its_own(void **state) {
+        struct fixture *f = *state;
+        Unit *t[] = { &f->units[0], &f->units[1] };
+        struct latency_view v;
+
+        latency_guard_tick(&f->g, t, 2, 1000000);
+        assert_false(f->g.idle);
+        assert_int_equal(guarantee(f, 0), 100000);
+        assert_int_equal(guarantee(f, 1), 200000);
+        assert_int_equal(guarantee(f, 2), 0);           /* not in the table */
+        latency_guard_view(&f->g, &f->units[1], &v);
+        assert_int_equal(v.level, BW_LAT_NONE);
+        assert_non_null(strstr(v.note, "LatencyTarget="));
+}
+
+static void test_table_changes(void **state) {
+        struct fixture *f = *state;
+        Unit *ab[] = { &f->units[0], &f->units[1] };
+        Unit *cb[] = { &f->units[2], &f->units[1] };
+        Unit *b[] = { &f->units[1] };
+
+        /* The first pass opens each window (cpu.pressure: no telemetry). */
+        latency_guard_tick(&f->g, ab, 2, 1000000);
+        assert_int_equal(samples(f, 1), 0);
+        /* a left, c came in front of b: b keeps its window (a sample a
+         * window later), c starts one. */
+        latency_guard_tick(&f->g, cb, 2, 1000000 + LATENCY_WINDOW_USEC);
+        assert_int_equal(guarantee(f, 2), 300000);
+        assert_int_equal(guarantee(f, 1), 200000);
+        assert_int_equal(samples(f, 1), 1);
+        assert_int_equal(samples(f, 2), 0);
+        assert_int_equal(guarantee(f, 0), 0);           /* forgotten with the table */
+        latency_guard_tick(&f->g, b, 1, 1000000 + 2 * LATENCY_WINDOW_USEC);
+        assert_int_equal(guarantee(f, 1), 200000);
+        assert_int_equal(samples(f, 1), 2);
+        assert_int_equal(guarantee(f, 2), 0);
+}
+
+static void test_leaving_forgets(void **state) {
+        struct fixture *f = *state;
+        Unit *ab[] = { &f->units[0], &f->units[1] };
+        struct latency_view v;
+
+        latency_guard_tick(&f->g, ab, 2, 1000000);
+        latency_guard_unit_leaving(&f->g, &f->units[0]);
+        latency_guard_view(&f->g, &f->units[0], &v);
+        assert_int_equal(v.guarantee, 0);
+        assert_string_equal(v.note, "");
+        assert_int_equal(guarantee(f, 1), 200000);
+        /* Not a member: nothing happens. */
+        latency_guard_unit_leaving(&f->g, &f->units[2]);
+        latency_guard_cgroup_closed(&f->g, &f->units[2]);
+        assert_int_equal(guarantee(f, 1), 200000);
+}
+
+/* A closed cgroup's window is not carried over to the cgroup found again. */
+static void test_closed_cgroup_new_window(void **state) {
+        struct fixture *f = *state;
+        Unit *a[] = { &f->units[0] };
+
+        latency_guard_tick(&f->g, a, 1, 1000000);
+        latency_guard_cgroup_closed(&f->g, &f->units[0]);
+        latency_guard_tick(&f->g, a, 1, 1000000 + LATENCY_WINDOW_USEC);
+        assert_int_equal(samples(f, 0), 0);             /* opened again, not sampled */
+        latency_guard_tick(&f->g, a, 1, 1000000 + 2 * LATENCY_WINDOW_USEC);
+        assert_int_equal(samples(f, 0), 1);
+}
+
+/* A hold left over with no latency unit is let go through the unit's
+ * setter, and nothing else is asked of it. */
+static void test_hold_let_go(void **state) {
+        struct fixture *f = *state;
+        Unit *ab[] = { &f->units[0], &f->units[1] };
+
+        f->units[0].cfg.class = BW_CLASS_THROUGHPUT;
+        f->units[1].cfg.class = BW_CLASS_THROUGHPUT;
+        f->units[0].caps.latency_hold = true;                /* as the unit module would hold it */
+        cap_calls = 0;
+        cap_last = 1;
+        latency_guard_tick(&f->g, ab, 2, 1000000);
+        assert_int_equal(cap_calls, 1);
+        assert_int_equal(cap_last, 0);
+        assert_false(f->g.idle);                        /* it let something go */
+}
+
+static void test_throughput_unit_idle(void **state) {
+        struct fixture *f = *state;
+        Unit *a[] = { &f->units[0] };
+
+        f->units[0].cfg.class = BW_CLASS_THROUGHPUT;
+        latency_guard_tick(&f->g, a, 1, 1000000);
+        assert_true(f->g.idle);                         /* no latency unit, nothing held */
+        assert_int_equal(guarantee(f, 0), 0);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(test_unseen_unit, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_each_unit_its_own, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_table_changes, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_leaving_forgets, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_closed_cgroup_new_window, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_hold_let_go, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_throughput_unit_idle, setup, teardown),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,779 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* One unit's tick (src/daemon/unit/) over a cgroup v2 fixture tree under
+ * /tmp, with the real store (a state directory under /tmp), ticker and
+ * sample code, and the manager's hooks faked here. Each case drives
+ * unit_tick() and checks what it wrote to cpu.max and cpu.max.burst, what it
+ * returned, and what it recorded (the saved entry, the hooks, the order of
+ * the steps): adoption, re-base, the cgroup vanishing at each step (one
+ * outcome: assert_gone()), refused writes, a shed, a latency hold, pause,
+ * restore, light samples, a value never written twice.
+ *
+ * Link seams (tests/unit/daemon/meson.build): clock_gettime() (CLOCK_MONOTONIC is
+ * the test's clock), write() (every write to the tree is counted, and can
+ * fail or make the cgroup vanish), pread64() (a removed cgroup's file fails
+ * with ENODEV, as on kernfs), store_intent() (the write-ahead intent, the
+ * step between the decision and its write). No root. */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "bwgov/cgroup/cgroupfs-mount.h"
+#include "bwgov/law/history.h"
+#include "bwgov/util/macro.h"
+#include "log.h"
+#include "unit/unit.h"
+#include "unit/unit-state.h"
+#include "tmptree.h"
+
+#define NAME "app.service"
+#define CG "app.slice/" NAME
+
+/* ---- the unit's fields the test reads (the only direct reads; everything
+ * else goes through the unit's functions, the saved entry and the files) */
+
+static uint64_t unit_external_changes(const Unit *u) {
+        return u->stats.external_changes;
+}
+
+static uint64_t unit_write_errors(const Unit *u) {
+        return u->stats.write_errors;
+}
+
+static uint64_t unit_light_samples(const Unit *u) {
+        return u->stats.light_samples;
+}
+
+/* The newest entry of its history (i = 0), NULL when none. */
+static const struct bw_history_entry *unit_history(const Unit *u, size_t i) {
+        return bw_history_newest(u->hist.log, i);
+}
+
+/* The rule of the last decision, _BW_RULE_INVALID when none. */
+static enum bw_rule unit_last_rule(const Unit *u) {
+        return u->prev.has ? u->prev.decision.rule : _BW_RULE_INVALID;
+}
+
+/* ---- the fixture ------------------------------------------------------- */
+
+enum fault {
+        FAULT_NONE,
+        FAULT_VANISH,           /* the cgroup is removed */
+        FAULT_EXTERNAL,         /* someone else writes cpu.max (EXTERNAL_QUOTA) */
+};
+
+#define EXTERNAL_QUOTA "30000 100000"
+
+struct fixture {
+        char dir[64], tree[96], state[96];      /* under dir: the cgroup2 root, the state directory */
+        struct bw_cg_root *root;
+        sd_event *event;
+        Ticker *ticker;         /* real, its loop never run */
+        Store *store;
+        struct bw_config config;
+        struct bw_unit_config ucfg;
+        struct unit_context ctx;
+        bool host_over_limit, stopping, said;
+        size_t fds_held;
+        unsigned fd_keep, fd_share, trigger_closes_left;
+        Telemetry *telemetry;   /* NULL: none */
+        Unit *u;
+
+        uint64_t usage, periods, throttled, throttled_usec;
+        /* Recorded: writes to the tree and their order with the hooks. */
+        unsigned writes_max, writes_burst, intents;
+        unsigned adopted, cgroup_changed, quota_changed;
+        uint64_t ticks_counted;
+        char events[512];
+        /* Injected. */
+        const char *fail_file;  /* a write to this file fails ... */
+        int fail_errno;         /* ... with this errno (ENODEV: the cgroup vanished) */
+        enum fault at_intent, at_adopted;
+};
+
+static struct fixture *F;
+static uint64_t fake_now;
+
+_printf_(1, 2) static void event(const char *fmt, ...) {
+        size_t n = strlen(F->events);
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(F->events + n, sizeof(F->events) - n, fmt, ap);
+        va_end(ap);
+}
+
+/* The file's content, without its newline. */
+static const char *get(const char *name) {
+        static char b[128];
+        char p[PATH_MAX];
+        FILE *f;
+
+        snprintf(p, sizeof(p), "%s/%s/%s", F->tree, CG, name);
+        f = fopen(p, "re");
+        if (!f)
+                return "(none)";
+        if (!fgets(b, sizeof(b), f))
+                b[0] = '\0';
+        fclose(f);
+        b[strcspn(b, "\n")] = '\0';
+        return b;
+}
+
+static void vanish(void) {
+        static const char *const files[] = { "cpu.max", "cpu.max.burst", "cpu.stat", "cpu.pressure" };
+        char p[PATH_MAX];
+
+        for (size_t i = 0; i < ELEMENTSOF(files); i++) {
+                snprintf(p, sizeof(p), "%s/%s/%s", F->tree, CG, files[i]);
+                (void) unlink(p);
+        }
+        snprintf(p, sizeof(p), "%s/%s", F->tree, CG);
+        assert_int_equal(rmdir(p), 0);
+        event("vanish ");
+}
+
+/* Once. */
+static void fault(enum fault *what) {
+        if (*what == FAULT_VANISH)
+                vanish();
+        else if (*what == FAULT_EXTERNAL)
+                tmptree_put(F->tree, CG "/cpu.max", EXTERNAL_QUOTA "\n");
+        *what = FAULT_NONE;
+}
+
+/* ---- link seams ---------------------------------------------------------- */
+
+int __real_clock_gettime(clockid_t id, struct timespec *ts);
+int __wrap_clock_gettime(clockid_t id, struct timespec *ts);
+int __wrap_clock_gettime(clockid_t id, struct timespec *ts) {
+        if (id != CLOCK_MONOTONIC || !F)
+                return __real_clock_gettime(id, ts);
+        ts->tv_sec = (time_t) (fake_now / USEC_PER_SEC);
+        ts->tv_nsec = (long) (fake_now % USEC_PER_SEC) * 1000;
+        return 0;
+}
+
+/* The name of the file fd has open in the tree, NULL for one elsewhere. */
+static const char *tree_file(int fd, char path[static PATH_MAX]) {
+        char link[64];
+        size_t len;
+        ssize_t n;
+
+        if (!F)
+                return NULL;
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+        n = readlink(link, path, PATH_MAX - 1);
+        len = strlen(F->tree);
+        if (n <= 0 || (size_t) n <= len || strncmp(path, F->tree, len) != 0 || path[len] != '/')
+                return NULL;
+        path[n] = '\0';
+        return strrchr(path, '/') + 1;
+}
+
+ssize_t __real_write(int fd, const void *buf, size_t count);
+ssize_t __wrap_write(int fd, const void *buf, size_t count);
+ssize_t __wrap_write(int fd, const void *buf, size_t count) {
+        char path[PATH_MAX];
+        const char *name = tree_file(fd, path);
+
+        if (!name)
+                return __real_write(fd, buf, count);
+        if (F->fail_file && strcmp(name, F->fail_file) == 0) {
+                event("refused:%s ", name);
+                if (F->fail_errno == ENODEV)
+                        vanish();
+                errno = F->fail_errno;
+                return -1;
+        }
+        if (strcmp(name, "cpu.max") == 0)
+                F->writes_max++;
+        else if (strcmp(name, "cpu.max.burst") == 0)
+                F->writes_burst++;
+        event("write:%s=%.*s ", name, (int) strcspn(buf, "\n"), (const char *) buf);
+        return __real_write(fd, buf, count);
+}
+
+/* kernfs fails a read of a removed cgroup's file with ENODEV; an ordinary
+ * filesystem reads the unlinked file (the library checks st_nlink only in
+ * full samples): reads of the tree's files behave as on kernfs. */
+ssize_t __real_pread64(int fd, void *buf, size_t count, off_t offset);
+ssize_t __wrap_pread64(int fd, void *buf, size_t count, off_t offset);
+ssize_t __wrap_pread64(int fd, void *buf, size_t count, off_t offset) {
+        char path[PATH_MAX];
+        struct stat st;
+
+        if (tree_file(fd, path) && fstat(fd, &st) >= 0 && st.st_nlink == 0) {
+                errno = ENODEV;
+                return -1;
+        }
+        return __real_pread64(fd, buf, count, offset);
+}
+
+int __real_store_intent(Store *s, const char *name, const struct bw_bandwidth *target, bool save);
+int __wrap_store_intent(Store *s, const char *name, const struct bw_bandwidth *target, bool save);
+int __wrap_store_intent(Store *s, const char *name, const struct bw_bandwidth *target, bool save) {
+        F->intents++;
+        event("intent ");
+        fault(&F->at_intent);
+        return __real_store_intent(s, name, target, save);
+}
+
+/* The run-queue telemetry and systemd's intent are not there (the
+ * context's telemetry is NULL, every unit has Cgroup=). */
+int sdintent_read(SdIntent *s, const char *unit, uint64_t *ret_quota_usec, uint64_t *ret_period_usec) {
+        return 0;
+}
+
+int telemetry_track(Telemetry *t, uint64_t cgroup_id) {
+        return -EOPNOTSUPP;
+}
+
+int telemetry_untrack(Telemetry *t, uint64_t cgroup_id) {
+        return 0;
+}
+
+int telemetry_read(Telemetry *t, uint64_t cgroup_id, struct bw_rq_counters *ret) {
+        return -ENOENT;
+}
+
+int telemetry_cgroup_id(int dirfd, uint64_t *ret) {
+        return -EOPNOTSUPP;
+}
+
+/* ---- the manager's hooks ------------------------------------------------- */
+
+static int hook_claim(Unit *u, const char *path, dev_t dev, ino_t ino, bool take, void *userdata) {
+        return 0;
+}
+
+static void hook_cgroup_changed(Unit *u, void *userdata) {
+        F->cgroup_changed++;
+        event("cgroup_changed ");
+}
+
+static void hook_adopted(Unit *u, void *userdata) {
+        F->adopted++;
+        event("adopted ");
+        fault(&F->at_adopted);
+}
+
+static void hook_lowering(Unit *u, uint64_t quota_usec, uint64_t period_usec, void *userdata) {
+        fail_msg("lowering is cgroup v1's, the fixture is v2");
+}
+
+static void hook_quota_changed(Unit *u, void *userdata) {
+        F->quota_changed++;
+        event("quota_changed ");
+}
+
+static void hook_count(Unit *u, const struct unit_counters *delta, void *userdata) {
+        F->ticks_counted += delta->ticks;
+}
+
+static const struct unit_hooks hooks = {
+        .claim = hook_claim,
+        .cgroup_changed = hook_cgroup_changed,
+        .adopted = hook_adopted,
+        .lowering = hook_lowering,
+        .quota_changed = hook_quota_changed,
+        .count = hook_count,
+};
+
+/* ---- setup --------------------------------------------------------------- */
+
+static void stat_put(void) {
+        char b[512];
+
+        snprintf(b, sizeof(b), "usage_usec %" PRIu64 "\nuser_usec %" PRIu64 "\nsystem_usec 0\nnr_periods %" PRIu64
+                 "\nnr_throttled %" PRIu64 "\nthrottled_usec %" PRIu64 "\nnr_bursts 0\nburst_usec 0\n",
+                 F->usage, F->usage, F->periods, F->throttled, F->throttled_usec);
+        tmptree_put(F->tree, CG "/cpu.stat", b);
+}
+
+static int setup(void **state) {
+        struct fixture *f = calloc(1, sizeof(*f));
+
+        assert_non_null(f);
+        F = f;
+        fake_now = 1000 * USEC_PER_SEC;
+        snprintf(f->dir, sizeof(f->dir), "/tmp/bwgov-test-unit-tick-XXXXXX");
+        assert_non_null(mkdtemp(f->dir));
+        snprintf(f->tree, sizeof(f->tree), "%s/cg", f->dir);
+        snprintf(f->state, sizeof(f->state), "%s/state", f->dir);
+        tmptree_put(f->tree, "cgroup.controllers", "cpu io memory\n");
+        tmptree_put(f->tree, CG "/cpu.max", "50000 100000\n");
+        tmptree_put(f->tree, CG "/cpu.max.burst", "0\n");
+        tmptree_put(f->tree, CG "/cpu.pressure", "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
+                                         "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n");
+        f->usage = 1000;
+        stat_put();
+        assert_int_equal(mkdir(f->state, 0755), 0);
+
+        assert_int_equal(bw_cg_root_open_dir(f->tree, &f->root), 0);
+        assert_int_equal(sd_event_new(&f->event), 0);
+        assert_int_equal(ticker_new(f->event, NULL, NULL, &f->ticker), 0);
+        assert_int_equal(store_new(f->event, NULL, &f->store), 0);
+        assert_int_equal(store_open(f->store, f->state), 0);
+        f->config.global = (struct bw_global_config) {
+                .interval_usec = USEC_PER_SEC,
+                .mode = BW_MODE_ELASTIC,
+                .host_pressure_limit = 40 * BW_PERCENT_UNIT,
+                .pressure_window_usec = 2 * USEC_PER_SEC,
+                .history_size = 16,
+                .active_interval_usec = 250 * USEC_PER_MSEC,
+        };
+        f->ucfg = (struct bw_unit_config) {
+                .name = (char *) NAME,
+                .cgroup = (char *) CG,
+                .credit_max_usec = 30 * USEC_PER_SEC,
+                .target_throttle = BW_PERCENT_UNIT,
+                .target_pressure = 5 * BW_PERCENT_UNIT,
+                .target_wait_p99_usec = 50 * USEC_PER_MSEC,
+        };
+        f->fd_keep = UNIT_FILES_ALL;
+        f->fd_share = 1000;
+        f->trigger_closes_left = 100;
+        f->ctx = (struct unit_context) {
+                .event = f->event, .ticker = f->ticker, .config = &f->config, .root = f->root, .store = f->store,
+                .ncpus = 2, .burst_supported = true, .host_over_limit = &f->host_over_limit,
+                .stopping = &f->stopping, .telemetry = &f->telemetry, .hooks = &hooks,
+                /* Descriptors: plenty, every file kept. */
+                .fd_limit_said = &f->said, .quota_watch_said = &f->said, .fds_held = &f->fds_held, .fd_budget = 1000,
+                .fd_keep = &f->fd_keep, .fd_share = &f->fd_share, .trigger_closes_left = &f->trigger_closes_left,
+        };
+        assert_int_equal(unit_new(&f->ctx, &f->ucfg, &f->u), 0);
+        *state = f;
+        return 0;
+}
+
+static int teardown(void **state) {
+        struct fixture *f = *state;
+
+        unit_free(f->u);
+        store_free(f->store);
+        ticker_free(f->ticker);
+        sd_event_unref(f->event);
+        bw_cg_root_free(f->root);
+        tmptree_remove(f->dir);
+        free(f);
+        F = NULL;
+        return 0;
+}
+
+/* ---- driving the tick ------------------------------------------------------ */
+
+static void records_reset(void) {
+        F->events[0] = '\0';
+        F->writes_max = F->writes_burst = F->intents = 0;
+}
+
+/* One second later the group used usage_per_sec (µs/s), throttled in
+ * throttled_periods of its 10 periods; then a tick. Records start afresh. */
+static int tick_after(uint64_t usage_per_sec, unsigned throttled_periods) {
+        F->usage += usage_per_sec;
+        F->periods += 10;
+        F->throttled += throttled_periods;
+        F->throttled_usec += throttled_periods * 50000;
+        stat_put();
+        fake_now += USEC_PER_SEC;
+        records_reset();
+        return unit_tick(F->u, fake_now);
+}
+
+static const struct bw_state_unit *entry(void) {
+        return store_find(F->store, NAME);
+}
+
+/* The first tick: adopted at 50000/100000 (burst 0), resting at four times
+ * that (CPUQuotaMax= by default), the burst at the baseline quota. */
+static void adopt(void) {
+        assert_int_equal(tick_after(0, 0), 0);
+        assert_string_equal(get("cpu.max"), "200000 100000");
+        assert_string_equal(get("cpu.max.burst"), "50000");
+        assert_int_equal(unit_state(F->u), UNIT_STATE_RESTING);
+}
+
+/* "The cgroup is gone", whichever step met it: the tick returns 0 (no
+ * error), wrote nothing, the cgroup is closed (the manager told), the unit
+ * not adopted and its saved entry forgotten (a cgroup of the name later is
+ * adopted afresh). */
+static void assert_gone(int r) {
+        assert_int_equal(r, 0);
+        assert_int_equal(F->writes_max + F->writes_burst, 0);
+        assert_int_equal(unit_state(F->u), UNIT_STATE_ABSENT);
+        assert_null(entry());
+        assert_non_null(strstr(F->events, "cgroup_changed"));
+        assert_int_equal(unit_write_errors(F->u), 0);
+}
+
+/* ---- the cases --------------------------------------------------------------- */
+
+/* Observe, reconcile (adopt), decide, act (intent saved, then the quota
+ * raised before the burst), record: in that order. */
+static void test_adopt(void **state) {
+        const struct bw_history_entry *h;
+        const struct bw_state_unit *su;
+
+        assert_int_equal(unit_state(F->u), UNIT_STATE_ABSENT);
+        adopt();
+        assert_string_equal(F->events, "cgroup_changed adopted intent write:cpu.max=200000 100000 "
+                                       "write:cpu.max.burst=50000 quota_changed ");
+        assert_int_equal(F->adopted, 1);
+        assert_int_equal(F->ticks_counted, 1);
+        assert_int_equal(unit_last_rule(F->u), BW_RULE_PRIME);
+        assert_int_equal(unit_external_changes(F->u), 0);
+        /* Recorded after the write: applied, from what the kernel held. */
+        assert_non_null(h = unit_history(F->u, 0));
+        assert_int_equal(h->rule, BW_RULE_PRIME);
+        assert_true(h->applied);
+        assert_int_equal(h->old_bw.quota_usec, 50000);
+        assert_int_equal(h->new_bw.quota_usec, 200000);
+        assert_non_null(su = entry());
+        assert_int_equal(su->baseline.quota_usec, 50000);
+        assert_int_equal(su->baseline.period_usec, 100000);
+        assert_int_equal(su->baseline.burst_usec, 0);
+        assert_true(su->has_written);
+        assert_int_equal(su->written.quota_usec, 200000);
+        assert_int_equal(su->written.burst_usec, 50000);
+        assert_int_equal(su->credit_usec, 30 * USEC_PER_SEC);
+}
+
+/* The first decision rests under the nearest limited ancestor: adoption
+ * (the contract's period) comes before the sample that reads it. */
+static void test_adopt_under_limited_ancestor(void **state) {
+        tmptree_put(F->tree, "app.slice/cpu.max", "150000 100000\n");
+        assert_int_equal(tick_after(0, 0), 0);
+        assert_int_equal(unit_last_rule(F->u), BW_RULE_PRIME);
+        assert_string_equal(get("cpu.max"), "150000 100000");
+}
+
+/* CPUQuota= names the contract: adoption puts it in place. Today the
+ * tick's decision still starts from the value read before that write
+ * (unit_adopt() does not update it), so unit_apply() finds cpu.max changed
+ * and writes nothing: the unit rests above the contract one tick later. */
+static void test_adopt_configured_quota(void **state) {
+        F->u = unit_free(F->u);
+        F->ucfg.cpu_quota = 200000;             /* 20 %: 20000/100000 */
+        assert_int_equal(unit_new(&F->ctx, &F->ucfg, &F->u), 0);
+        assert_int_equal(tick_after(0, 0), 0);
+        assert_int_equal(entry()->baseline.quota_usec, 20000);
+        assert_non_null(strstr(F->events, "adopted intent write:cpu.max=20000 100000 "));
+        assert_int_equal(F->writes_max, 1);
+        assert_string_equal(get("cpu.max"), "20000 100000");
+        assert_int_equal(unit_external_changes(F->u), 0);
+        assert_int_equal(tick_after(0, 0), 0);
+        assert_int_equal(unit_external_changes(F->u), 0);
+        assert_string_equal(get("cpu.max"), "80000 100000");
+        assert_string_equal(get("cpu.max.burst"), "20000");
+}
+
+/* Someone else wrote cpu.max: counted, their value the new contract, the
+ * decision taken from it (not from ours: never written back). */
+static void test_rebase(void **state) {
+        adopt();
+        tmptree_put(F->tree, CG "/cpu.max", EXTERNAL_QUOTA "\n");
+        assert_int_equal(tick_after(0, 0), 0);
+        assert_int_equal(unit_external_changes(F->u), 1);
+        assert_int_equal(entry()->baseline.quota_usec, 30000);
+        assert_null(strstr(F->events, "cpu.max=200000"));
+        assert_string_equal(get("cpu.max"), "120000 100000");
+        assert_int_equal(entry()->written.quota_usec, 120000);
+        /* Once: the next tick finds what it wrote. */
+        assert_int_equal(tick_after(0, 0), 0);
+        assert_int_equal(unit_external_changes(F->u), 1);
+        assert_int_equal(F->writes_max + F->writes_burst, 0);
+}
+
+/* cpu.max changed between the decision and its write (during the
+ * write-ahead save): nothing written, the next tick re-bases. */
+static void test_changed_while_deciding(void **state) {
+        adopt();
+        F->at_intent = FAULT_EXTERNAL;
+        unit_set_headroom_cap(F->u, UNIT_CAP_HOST_SHED, 1000, fake_now);
+        assert_int_equal(tick_after(0, 0), 0);
+        assert_int_equal(F->intents, 1);
+        assert_int_equal(F->writes_max + F->writes_burst, 0);
+        assert_string_equal(get("cpu.max"), EXTERNAL_QUOTA);
+        assert_int_equal(unit_external_changes(F->u), 0);
+        assert_int_equal(tick_after(0, 0), 0);
+        assert_int_equal(unit_external_changes(F->u), 1);
+        assert_int_equal(entry()->baseline.quota_usec, 30000);
+}
+
+/* Before the tick: its first read fails. */
+static void test_gone_before_tick(void **state) {
+        adopt();
+        vanish();
+        assert_gone(tick_after(0, 0));
+}
+
+/* Between reconcile and the sample: adopted, then gone. */
+static void test_gone_after_adopt(void **state) {
+        F->at_adopted = FAULT_VANISH;
+        assert_gone(tick_after(0, 0));
+        assert_int_equal(F->adopted, 1);
+}
+
+/* Between the decision and its write: gone while its intent is saved. */
+static void test_gone_before_write(void **state) {
+        adopt();
+        F->at_intent = FAULT_VANISH;
+        unit_set_headroom_cap(F->u, UNIT_CAP_HOST_SHED, 1000, fake_now);
+        assert_gone(tick_after(0, 0));
+        assert_int_equal(F->intents, 1);
+}
+
+/* At the write: the kernel says ENODEV. */
+static void test_gone_at_write(void **state) {
+        F->fail_file = "cpu.max";
+        F->fail_errno = ENODEV;
+        assert_gone(tick_after(0, 0));
+        assert_non_null(strstr(F->events, "intent refused:cpu.max vanish "));
+}
+
+/* In a light sample (a quiet unit: cpu.stat and the quota file only). */
+static void test_gone_light_sample(void **state) {
+        uint64_t light;
+
+        adopt();
+        for (int i = 0; i < 3; i++)
+                assert_int_equal(tick_after(0, 0), 0);
+        light = unit_light_samples(F->u);
+        assert_true(light > 0);
+        vanish();
+        assert_gone(tick_after(0, 0));
+        assert_int_equal(unit_light_samples(F->u), light);
+}
+
+/* Its bandwidth files went but the directory stays (the controller
+ * disabled above it): closed, not adopted, but its saved entry kept, so
+ * that what bwgov wrote there is recognised when the files are back. */
+static void test_files_gone_cgroup_stays(void **state) {
+        char p[PATH_MAX];
+
+        adopt();
+        snprintf(p, sizeof(p), "%s/%s/cpu.max", F->tree, CG);
+        assert_int_equal(unlink(p), 0);
+        assert_int_equal(tick_after(0, 0), 0);
+        assert_int_equal(unit_state(F->u), UNIT_STATE_ABSENT);
+        assert_non_null(entry());
+        assert_int_equal(entry()->written.quota_usec, 200000);
+        tmptree_put(F->tree, CG "/cpu.max", "200000 100000\n");
+        assert_int_equal(tick_after(0, 0), 0);
+        assert_int_equal(unit_external_changes(F->u), 0);
+        assert_int_equal(entry()->baseline.quota_usec, 50000);
+        assert_int_equal(F->writes_max, 0);
+}
+
+/* A gone cgroup made again is adopted afresh, from what it holds. */
+static void test_gone_and_back(void **state) {
+        adopt();
+        vanish();
+        assert_gone(tick_after(0, 0));
+        tmptree_put(F->tree, CG "/cpu.max", "40000 100000\n");
+        tmptree_put(F->tree, CG "/cpu.max.burst", "0\n");
+        F->usage = 1000;
+        assert_int_equal(tick_after(0, 0), 0);
+        assert_int_equal(F->adopted, 2);
+        assert_int_equal(unit_external_changes(F->u), 0);
+        assert_int_equal(entry()->baseline.quota_usec, 40000);
+        assert_string_equal(get("cpu.max"), "160000 100000");
+}
+
+/* The kernel refuses the write (EINVAL, EBUSY): counted, the tick goes on
+ * (no error, still governed), the file as it was; tried again next tick. */
+static void refused_write(int error) {
+        F->fail_file = "cpu.max";
+        F->fail_errno = error;
+        assert_int_equal(tick_after(0, 0), 0);
+        assert_int_equal(unit_write_errors(F->u), 1);
+        assert_string_equal(get("cpu.max"), "50000 100000");
+        assert_int_equal(F->quota_changed, 0);
+        assert_int_not_equal(unit_state(F->u), UNIT_STATE_ABSENT);
+        assert_int_not_equal(unit_state(F->u), UNIT_STATE_NEW);
+        assert_false(entry()->has_written);
+        F->fail_file = NULL;
+        assert_int_equal(tick_after(0, 0), 0);
+        assert_string_equal(get("cpu.max"), "200000 100000");
+        assert_int_equal(unit_write_errors(F->u), 1);
+}
+
+static void test_refused_einval(void **state) {
+        refused_write(EINVAL);
+}
+
+static void test_refused_ebusy(void **state) {
+        refused_write(EBUSY);
+}
+
+/* A shed: the next decision gives up that share of the headroom. */
+static void test_shed(void **state) {
+        adopt();
+        unit_set_headroom_cap(F->u, UNIT_CAP_HOST_SHED, 500, fake_now);
+        assert_int_equal(tick_after(0, 0), 0);
+        assert_int_equal(unit_last_rule(F->u), BW_RULE_HOST_SHED);
+        assert_string_equal(get("cpu.max"), "125000 100000");
+        /* Applied once. */
+        assert_int_equal(tick_after(0, 0), 0);
+        assert_int_not_equal(unit_last_rule(F->u), BW_RULE_HOST_SHED);
+}
+
+/* A latency hold withdraws all headroom at once and keeps it withdrawn;
+ * let go, the headroom comes back. */
+static void test_latency_hold(void **state) {
+        adopt();
+        unit_set_headroom_cap(F->u, UNIT_CAP_LATENCY_HOLD, 1000, fake_now);
+        assert_int_equal(tick_after(0, 0), 0);
+        assert_string_equal(get("cpu.max"), "50000 100000");
+        for (int i = 0; i < 3; i++) {
+                assert_int_equal(tick_after(0, 0), 0);
+                assert_int_equal(F->writes_max, 0);
+        }
+        unit_set_headroom_cap(F->u, UNIT_CAP_LATENCY_HOLD, 0, fake_now);
+        for (int i = 0; i < 40 && strcmp(get("cpu.max"), "50000 100000") == 0; i++)
+                assert_int_equal(tick_after(0, 0), 0);
+        assert_string_not_equal(get("cpu.max"), "50000 100000");
+}
+
+/* bwgov never writes a value the file already holds: quiet ticks write
+ * nothing, and neither does an apply of what is there. */
+static void test_no_identical_write(void **state) {
+        struct bw_bandwidth cur = { .quota_usec = 200000, .period_usec = 100000, .burst_usec = 50000, .has_burst = 1 };
+        struct stat st0, st1;
+        char p[PATH_MAX];
+
+        adopt();
+        snprintf(p, sizeof(p), "%s/%s/cpu.max", F->tree, CG);
+        assert_int_equal(stat(p, &st0), 0);
+        for (int i = 0; i < 10; i++) {
+                assert_int_equal(tick_after(i % 2 ? 20000 : 0, 0), 0);
+                assert_int_equal(F->writes_max + F->writes_burst, 0);
+        }
+        assert_int_equal(unit_apply(F->u, &cur, &cur, "test"), 0);
+        assert_int_equal(F->writes_max + F->writes_burst, 0);
+        assert_int_equal(stat(p, &st1), 0);
+        assert_int_equal(st0.st_mtim.tv_sec, st1.st_mtim.tv_sec);
+        assert_int_equal(st0.st_mtim.tv_nsec, st1.st_mtim.tv_nsec);
+}
+
+/* Paused: the baseline back, then observed (decisions, ticks) but never
+ * written, however throttled; resumed, governed again. */
+static void test_paused(void **state) {
+        adopt();
+        unit_set_paused(F->u, true);
+        assert_string_equal(get("cpu.max"), "50000 100000");
+        assert_string_equal(get("cpu.max.burst"), "0");
+        assert_true(entry()->paused);
+        for (int i = 0; i < 5; i++) {
+                assert_int_equal(tick_after(500000, 10), 0);
+                assert_int_equal(F->writes_max + F->writes_burst + F->intents, 0);
+                assert_int_equal(unit_state(F->u), UNIT_STATE_PAUSED);
+        }
+        assert_int_equal(F->ticks_counted, 6);
+        unit_set_paused(F->u, false);
+        assert_int_equal(tick_after(0, 0), 0);
+        assert_string_not_equal(get("cpu.max"), "50000 100000");
+}
+
+/* Stop: the baseline (quota and burst) written back, the saved entry
+ * without a value of ours; a stopping daemon's tick does nothing. */
+static void test_restore_on_stop(void **state) {
+        adopt();
+        F->stopping = true;
+        /* unit_apply()'s count of files written (unit.h says 1). */
+        assert_true(unit_restore_baseline(F->u, "stop") > 0);
+        assert_string_equal(get("cpu.max"), "50000 100000");
+        assert_string_equal(get("cpu.max.burst"), "0");
+        assert_false(entry()->has_written);
+        assert_int_equal(tick_after(500000, 10), 0);
+        assert_string_equal(F->events, "");
+        assert_int_equal(F->ticks_counted, 1);
+        /* Restored already: nothing to write. */
+        assert_int_equal(unit_restore_baseline(F->u, "stop"), 0);
+}
+
+/* A restore never writes over someone else's quota: only the burst,
+ * still ours, goes back. */
+static void test_restore_not_ours(void **state) {
+        adopt();
+        tmptree_put(F->tree, CG "/cpu.max", EXTERNAL_QUOTA "\n");
+        records_reset();
+        assert_int_equal(unit_restore_baseline(F->u, "stop"), 1);
+        assert_string_equal(get("cpu.max"), EXTERNAL_QUOTA);
+        assert_string_equal(get("cpu.max.burst"), "0");
+        assert_int_equal(F->writes_max, 0);
+}
+
+/* A quiet unit's samples go light (cpu.stat and the quota file only); a
+ * quota written by someone else still ends one in a re-base. */
+static void test_light_samples(void **state) {
+        uint64_t light;
+
+        adopt();
+        for (int i = 0; i < 5; i++)
+                assert_int_equal(tick_after(0, 0), 0);
+        light = unit_light_samples(F->u);
+        assert_true(light >= 3);
+        tmptree_put(F->tree, CG "/cpu.max", EXTERNAL_QUOTA "\n");
+        assert_int_equal(tick_after(0, 0), 0);
+        assert_int_equal(unit_light_samples(F->u), light);
+        assert_int_equal(unit_external_changes(F->u), 1);
+        assert_int_equal(entry()->baseline.quota_usec, 30000);
+}
+
+/* A sample 10 ms after the last decides nothing and writes nothing; a shed
+ * it met is kept for the next. */
+static void test_too_soon(void **state) {
+        adopt();
+        unit_set_headroom_cap(F->u, UNIT_CAP_HOST_SHED, 1000, fake_now);
+        fake_now += 10 * USEC_PER_MSEC;
+        records_reset();
+        assert_int_equal(unit_tick(F->u, fake_now), 0);
+        assert_int_equal(unit_last_rule(F->u), BW_RULE_TOO_SOON);
+        assert_string_equal(F->events, "");
+        assert_string_equal(get("cpu.max"), "200000 100000");
+        assert_int_equal(tick_after(0, 0), 0);
+        assert_int_equal(unit_last_rule(F->u), BW_RULE_HOST_SHED);
+        assert_string_equal(get("cpu.max"), "50000 100000");
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(test_adopt, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_adopt_under_limited_ancestor, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_adopt_configured_quota, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_rebase, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_changed_while_deciding, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_gone_before_tick, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_gone_after_adopt, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_gone_before_write, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_gone_at_write, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_gone_light_sample, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_files_gone_cgroup_stays, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_gone_and_back, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_refused_einval, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_refused_ebusy, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_shed, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_latency_hold, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_no_identical_write, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_paused, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_restore_on_stop, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_restore_not_ours, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_light_samples, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_too_soon, setup, teardown),
+        };
+
+        log_set_max_level(LOG_WARNING);
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

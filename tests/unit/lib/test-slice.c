@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* EEVDF slices: the task list parser, and get/set on a thread of our own
+ * (no root needed to shorten one's own slice; SKIP where the kernel has no
+ * custom slices). */
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "bwgov/cgroup/slice.h"
+
+static void test_parse(void **state) {
+        static const char in[] = "42\n7\n42\n\n100000\n";
+        pid_t *v = NULL;
+        size_t n = 0;
+
+        assert_int_equal(bw_slice_parse_tids(in, strlen(in), &v, &n), 0);
+        assert_int_equal(n, 3);
+        assert_int_equal(v[0], 7);
+        assert_int_equal(v[1], 42);
+        assert_int_equal(v[2], 100000);
+        free(v);
+        assert_int_equal(bw_slice_parse_tids("", 0, &v, &n), 0);
+        assert_int_equal(n, 0);
+        free(v);
+        /* The last line may lack its newline. */
+        assert_int_equal(bw_slice_parse_tids("5\n6", 3, &v, &n), 0);
+        assert_int_equal(n, 2);
+        free(v);
+        assert_int_equal(bw_slice_parse_tids("5\nx\n", 4, &v, &n), -EINVAL);
+        assert_int_equal(bw_slice_parse_tids("0\n", 2, &v, &n), -EINVAL);
+        assert_int_equal(bw_slice_parse_tids("-3\n", 3, &v, &n), -EINVAL);
+        assert_int_equal(bw_slice_parse_tids("123456789012345678901234567\n", 28, &v, &n), -EINVAL);
+}
+
+static void put(const char *dir, const char *name, const char *content) {
+        char p[4096];
+        FILE *f;
+
+        snprintf(p, sizeof(p), "%s/%s", dir, name);
+        f = fopen(p, "we");
+        assert_non_null(f);
+        fputs(content, f);
+        fclose(f);
+}
+
+/* A slice's threads are in its services: the walk goes down the tree. */
+static void test_cgroup_tids(void **state) {
+        char t[] = "/tmp/bwgov-test-slice-XXXXXX", p[4096];
+        pid_t *v = NULL;
+        size_t n = 0;
+        int fd;
+
+        assert_non_null(mkdtemp(t));
+        put(t, "cgroup.threads", "");
+        snprintf(p, sizeof(p), "%s/a.service", t);
+        assert_int_equal(mkdir(p, 0755), 0);
+        put(p, "cgroup.threads", "30\n10\n");
+        snprintf(p, sizeof(p), "%s/a.service/deep", t);
+        assert_int_equal(mkdir(p, 0755), 0);
+        put(p, "cgroup.threads", "20\n10\n");
+        snprintf(p, sizeof(p), "%s/b.service", t);
+        assert_int_equal(mkdir(p, 0755), 0);          /* no file: not a cgroup, skipped */
+
+        fd = open(t, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_int_equal(bw_slice_cgroup_tids(fd, "cgroup.threads", 16, &v, &n), 0);
+        assert_int_equal(n, 3);
+        assert_int_equal(v[0], 10);
+        assert_int_equal(v[1], 20);
+        assert_int_equal(v[2], 30);
+        free(v);
+        /* Depth-limited: one level down only. */
+        assert_int_equal(bw_slice_cgroup_tids(fd, "cgroup.threads", 1, &v, &n), 0);
+        assert_int_equal(n, 2);
+        free(v);
+        /* The top's own file is needed. */
+        assert_int_equal(bw_slice_cgroup_tids(fd, "tasks", 16, &v, &n), -ENOENT);
+        close(fd);
+        snprintf(p, sizeof(p), "rm -rf '%s'", t);
+        assert_int_equal(system(p), 0);
+}
+
+static void test_supported(void **state) {
+        struct utsname u;
+        unsigned major = 0, minor = 0;
+
+        assert_int_equal(uname(&u), 0);
+        assert_int_equal(sscanf(u.release, "%u.%u", &major, &minor), 2);
+        /* Never before 6.12, whatever sched_getattr() says. */
+        if (major < 6 || (major == 6 && minor < 12))
+                assert_false(bw_slice_supported());
+        else {
+                uint64_t usec;
+                bool fair;
+
+                assert_int_equal(bw_slice_get(0, &usec, &fair), 0);
+                assert_int_equal(bw_slice_supported(), fair && usec > 0);
+        }
+}
+
+static void test_own_slice(void **state) {
+        uint64_t def, now;
+        bool fair;
+        int r;
+
+        if (!bw_slice_supported()) {
+                print_message("SKIP: this kernel has no EEVDF custom slices (before 6.12)\n");
+                skip();
+        }
+        assert_int_equal(bw_slice_get(0, &def, &fair), 0);
+        assert_true(fair);
+        r = bw_slice_set(0, 250);
+        if (r == -EPERM) {
+                print_message("SKIP: not allowed to set our own slice here\n");
+                skip();
+        }
+        assert_int_equal(r, 0);
+        assert_int_equal(bw_slice_get(0, &now, NULL), 0);
+        assert_int_equal(now, 250);
+        /* 0 is the default again. */
+        assert_int_equal(bw_slice_set(0, 0), 0);
+        assert_int_equal(bw_slice_get(0, &now, NULL), 0);
+        assert_int_equal(now, def);
+        assert_int_equal(bw_slice_set(0, BW_SLICE_MAX_USEC + 1), -EINVAL);
+        assert_int_equal(bw_slice_get(-1, &now, NULL), -EINVAL);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_parse),
+                cmocka_unit_test(test_cgroup_tids),
+                cmocka_unit_test(test_supported),
+                cmocka_unit_test(test_own_slice),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
