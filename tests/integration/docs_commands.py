@@ -126,7 +126,7 @@ class Docs(unittest.TestCase):
         perf = readme.split("\n## Performance\n", 1)[1].split("\n## ", 1)[0]
         self.assertLessEqual(perf.strip().count("\n"), 12, "README's Performance section is a summary")
         self.assertIn("docs/performance.md", perf)
-        for page in ("guide", "troubleshooting", "performance", "architecture"):
+        for page in ("guide", "troubleshooting", "performance", "ARCHITECTURE"):
             self.assertTrue(os.path.exists(os.path.join(ROOT, "docs", page + ".md")), page)
 
     def test_commands(self):
