@@ -26,7 +26,7 @@ int log_internal(int level, int error, const char *fmt, ...) _printf_(3, 4);
  * count), a warning or error whose text was logged before is held back
  * until LOG_REPEAT_WINDOW_USEC after it was last logged, then logged again
  * with "(N more times in the last 10 min, not logged)"; a changed text (a
- * different unit, path or error) is logged at once (bwgov/repeat.h). The
+ * different unit, path or error) is logged at once (bwgov/util/repeat.h). The
  * passes that run on every tick use a scope: the units' ticks, the host
  * timer, the deferred state save. So a failure that recurs on every tick
  * (a cgroup that cannot be opened, a state directory that cannot be

@@ -19,6 +19,8 @@
 #include "varlink/governor-varlink.h"
 #include "log.h"
 #include "manager/manager.h"
+#include "manager/manager-governor.h"
+#include "manager/manager-restore.h"
 
 /* The paths are this build's (meson's prefix, sysconfdir, localstatedir),
  * never a distribution's guess. */

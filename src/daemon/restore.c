@@ -17,6 +17,7 @@
 #include "clock.h"
 #include "log.h"
 #include "restore.h"
+#include "bwgov/cgroup/cgroupfs-write.h"
 
 #define TIDS_MAX_DEPTH 16u
 

@@ -15,6 +15,8 @@
 #include "bwgov/util/util.h"
 #include "log.h"
 #include "store.h"
+#include "bwgov/state/state-journal.h"
+#include "bwgov/state/state-levers.h"
 
 #define STATE_FILE "state.json"
 #define STATE_JOURNAL "state.journal"

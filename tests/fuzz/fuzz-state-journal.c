@@ -14,6 +14,7 @@
 #include "bwgov/state/state.h"
 #include "fuzz-state-check.h"
 #include "fuzz-util.h"
+#include "bwgov/state/state-journal.h"
 
 static const char base[] =
         "{\"schema_version\": 1, \"generation\": 1, \"units\": {"

@@ -26,6 +26,7 @@
 
 #include "bwgov/cgroup/cgroupfs.h"
 #include "bwgov/util/macro.h"
+#include "bwgov/cgroup/cgroupfs-write.h"
 
 #define EXIT_SKIP 77
 

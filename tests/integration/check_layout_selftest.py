@@ -61,11 +61,15 @@ def expect(what, files, needle):
 
 
 expect("a clean tree passes", CLEAN, None)
-expect("a module cycle is found", {**CLEAN, "src/daemon/b.c": '#include "b.h"\n#include "a.h"\n'},
-       "dependency cycle: src/daemon/a -> src/daemon/b -> src/daemon/a")
-expect("a three-module cycle is found",
-       {**CLEAN, "src/daemon/b.c": '#include "c.h"\n', "src/daemon/c.h": "#pragma once\n",
-        "src/daemon/c.c": '#include "a.h"\n'}, "dependency cycle:")
+expect("an include cycle of two headers is found", {**CLEAN, "src/daemon/b.h": '#pragma once\n#include "a.h"\n',
+                                                   "src/daemon/a.h": '#pragma once\n#include "b.h"\n'},
+       "include cycle: src/daemon/a.h -> src/daemon/b.h -> src/daemon/a.h")
+expect("an include cycle of three headers is found",
+       {**CLEAN, "src/daemon/b.h": '#pragma once\n#include "c.h"\n', "src/daemon/c.h": '#pragma once\n#include "a.h"\n',
+        "src/daemon/a.h": '#pragma once\n#include "b.h"\n'}, "include cycle:")
+expect("a parent including its split-off file's header, which includes the parent's, passes",
+       {**CLEAN, "src/daemon/b.c": '#include "b.h"\n#include "a.h"\n', "src/daemon/a.h": '#pragma once\n#include "b.h"\n'},
+       None)
 expect("the core including a daemon header is found",
        {**CLEAN, "src/lib/util/util.c": '#include "a.h"\n'}, "the core library includes a.h")
 expect("a function of 121 lines is found", {**CLEAN, "src/lib/util/util.c": function("longfn", 117)},
@@ -209,6 +213,7 @@ for what, path, text, needle in (
          "include/bwgov/loose.h:1: not in a folder"),
         ("a daemon folder of no rule", "src/daemon/extra/x.c", "int x;\n", "src/daemon/extra/x.c:1: not in a folder")):
     expect(f"a folder rule broken is found: {what}", {**FOLDERS, path: text}, needle)
+
 
 if failures:
     print(f"{len(failures)} failed")

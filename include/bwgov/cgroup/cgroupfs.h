@@ -16,22 +16,6 @@
 #include "bwgov/cgroup/cpustat.h"
 #include "bwgov/cgroup/psi.h"
 
-/* Check a cgroup path relative to the root ("web.slice/app.service", no
- * leading slash needed, "" or "/" is the root itself). Returns 0, or -EINVAL for
- * "..", ".", empty components, NUL/newline/control bytes, or a length above
- * PATH_MAX. */
-int bw_cg_path_validate(const char *path);
-
-/* Open PATH (validated as above) beneath DIRFD with FLAGS (O_CLOEXEC is
- * added), never following a symlink in any component and never
- * leaving DIRFD: openat2(RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS|
- * RESOLVE_NO_MAGICLINKS) when ALLOW_OPENAT2 and the kernel has it (ENOSYS or
- * a seccomp EPERM fall back), else a component-by-component openat() walk.
- * Returns the fd, -EINVAL for a bad path, -ELOOP when a component is a
- * symlink (-EXDEV from openat2 for an escape), or another negative errno.
- * ALLOW_OPENAT2 = false exists so tests cover the fallback. */
-int bw_cg_openat_beneath(int dirfd, const char *path, int flags, bool allow_openat2);
-
 /* Counters of one handle's writes; see bw_cg_write_bandwidth(). */
 struct bw_cg_write_stats {
         uint64_t writes;         /* files actually written */
@@ -150,18 +134,6 @@ int bw_cg_read_stat_light(struct bw_cg *cg, struct bw_cpu_stat *ret);
  * bits). -EOPNOTSUPP in V2 (cpu.stat has both) or without a usage file. */
 int bw_cg_read_usage(struct bw_cg *cg, struct bw_cpu_stat *ret);
 
-/* The usage file of the cgroup PATH (validated, opened beneath the root as
- * bw_cg_open() does) alone: cpu.stat of the v2 tree (V2, HYBRID) or
- * cpuacct.usage (V1). For a governed cgroup's parent, whose usage counts
- * every task below it (daemon/usagegate.h). REQUIRE_KERNFS refuses a file
- * that is not on cgroupfs (-EOPNOTSUPP): only there is a parent's usage the
- * sum of its children's. Returns the fd, -EOPNOTSUPP without that tree, or
- * another negative errno. */
-int bw_cg_usage_open(const struct bw_cg_root *root, const char *path, bool require_kernfs);
-/* Its cumulative usage in µs: one pread. Returns 0, -EFBIG when it fills
- * the 4 KiB buffer, -ENODATA/-EINVAL from the parser, or -errno. */
-int bw_cg_usage_read(const struct bw_cg_root *root, int fd, uint64_t *ret_usec);
-
 /* The burst file: *ret_has false when the kernel has none (the cgroup
  * being there). */
 int bw_cg_read_burst(struct bw_cg *cg, uint64_t *ret_usec, bool *ret_has);
@@ -202,27 +174,6 @@ int bw_cg_read_bandwidth(struct bw_cg *cg, struct bw_bandwidth *ret);
  * untouched on failure. */
 int bw_cg_read_ancestor_quota(const struct bw_cg_root *root, struct bw_cg *cg, uint64_t period_usec,
                               uint64_t *ret_quota_usec, char **ret_path);
-
-/* The only write path. Reads the current values, then writes only what
- * differs from *target, in an order the kernel accepts:
- *   1. burst, if it goes down (the kernel requires burst <= quota at all times),
- *   2. quota/period (cpu.max in V2; cpu.cfs_period_us then cpu.cfs_quota_us in v1,
- *      ordered so no intermediate state is rejected),
- *   3. burst, if it goes up;
- * after a quota write the burst is read back and, if the kernel changed it
- * (kernels before 6.10 divide it by 1000 on cpu.max writes), written again
- * and counted in stats.burst_repairs. target->burst_usec is the wanted burst
- * (0 when has_burst is false, as bw_bandwidth_validate() demands); a target
- * burst when the kernel has no burst file is ignored unless non-zero
- * (-EOPNOTSUPP). stats.skipped grows by one per file left alone because it
- * already held the target (V2: cpu.max, cpu.max.burst; v1: cpu.cfs_quota_us,
- * cpu.cfs_period_us, cpu.cfs_burst_us). Each write is one open(O_WRONLY|
- * O_NOFOLLOW) relative to the cgroup dirfd, one write(), close.
- * Returns the number of files written (0: everything already matched, nothing
- * was touched), -EINVAL for an invalid target, -ENODEV/-ENOENT when the cgroup
- * vanished, or another negative errno from write(). ret_now, if not NULL,
- * receives the values read back at the end. */
-int bw_cg_write_bandwidth(struct bw_cg *cg, const struct bw_bandwidth *target, struct bw_bandwidth *ret_now);
 
 /* True for the errors that mean "the cgroup is gone": skip it, don't fail. */
 static inline bool bw_cg_error_is_vanished(int r) {

@@ -180,17 +180,6 @@ struct bw_config {
         size_t n_prefixes;
 };
 
-/* Whether a prefix directory of C applies to unit NAME (not a prefix name
- * itself): NAME starts with one's part before the dot and has its type. */
-bool bw_config_prefix_matches(const struct bw_config *c, const char *name);
-
-/* The configuration of unit NAME as its prefix directories (and its own
- * <NAME>.d, if any) make it, governing CGROUP (relative to the root).
- * Returns 1 with *ret filled, 0 when every drop-in is masked, or a
- * negative errno with *error filled. */
-int bw_config_load_instance(const char *const *dirs, const char *name, const char *cgroup,
-                            struct bw_unit_config *ret, struct bw_config_error *error);
-
 /* Search path for configuration. NULL-terminated list of directories, lowest
  * priority first. bw_config_default_dirs() returns the built-in list
  * { "/usr/lib/bwgov", "/run/bwgov", "/etc/bwgov", NULL } (the first and last

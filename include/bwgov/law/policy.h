@@ -25,7 +25,7 @@
 #include "bwgov/cgroup/psi.h"
 #include "bwgov/law/rule.h"
 
-/* The number of headroom levels (bwgov/headroom.h). */
+/* The number of headroom levels (bwgov/law/headroom.h). */
 #define BW_POLICY_LEVELS BW_HEADROOM_LEVELS
 
 /* Per unit parameters, resolved by the daemon from the configuration and the

@@ -17,6 +17,7 @@
 #include "clock.h"
 #include "latency-guard.h"
 #include "log.h"
+#include "unit/unit-sample.h"
 
 #define P99 9900u
 

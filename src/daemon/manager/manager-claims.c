@@ -9,6 +9,8 @@
 #include "claims.h"
 #include "log.h"
 #include "manager.h"
+#include "manager-claims.h"
+#include "unit/unit-resolve.h"
 
 int manager_claims_new(Manager *m) {
         m->claims_path = claims_dir(m->cgroup_root);

@@ -17,6 +17,7 @@
 #include "governor.h"
 #include "manager.h"
 #include "unit/unit-state.h"
+#include "manager-shared.h"
 
 /* Under AddressSanitizer its allocator serves malloc(): its own count then
  * (its resident set holds shadow memory, quarantine and stack traces, the

@@ -15,6 +15,9 @@
 #include "log.h"
 #include "manager.h"
 #include "unit/unit-state.h"
+#include "manager-host.h"
+#include "unit/unit-sample.h"
+#include "manager-shared.h"
 
 /* The CPU used outside the governed groups is averaged over about this
  * long: the governed groups' samples and the host's come at different

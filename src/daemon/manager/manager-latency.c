@@ -8,6 +8,7 @@
 #include "guard/latency-guard.h"
 #include "log.h"
 #include "manager.h"
+#include "manager-latency.h"
 
 /* The latency guard's fast timer: every LATENCY_FAST_USEC while it has a
  * latency unit or holds something, off when it went idle (the host timer

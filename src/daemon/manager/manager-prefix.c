@@ -21,6 +21,11 @@
 #include "log.h"
 #include "manager.h"
 #include "source/ticker.h"
+#include "manager-prefix.h"
+#include "manager-shared.h"
+#include "unit/unit-resolve.h"
+#include "bwgov/cgroup/cgroupfs-path.h"
+#include "bwgov/config/config-prefix.h"
 
 /* systemd nests slices a few levels deep (kubepods.slice/
  * kubepods-burstable.slice/kubepods-burstable-pod<uid>.slice/…). */

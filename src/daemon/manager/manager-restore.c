@@ -15,6 +15,9 @@
 #include "log.h"
 #include "manager.h"
 #include "restore.h"
+#include "manager-restore.h"
+#include "manager-shared.h"
+#include "bwgov/config/config-prefix.h"
 
 /* How long a start tries before the loop takes over the retries, and how
  * long an exit tries before it gives up (the records stay). */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* What the manager's parts share and call (manager.h): a unit by name, the
+/* What the manager's parts share and call (manager-shared.h): a unit by name, the
  * configuration directories, the host timer's interval, the cgroup root and
  * the state store opened, the counts over the units, the stop's count of
  * write errors. Calls no other manager*.c file: they call it. */
@@ -12,6 +12,8 @@
 #include "log.h"
 #include "manager.h"
 #include "unit/unit-state.h"
+#include "manager-shared.h"
+#include "unit/unit-intent.h"
 
 static int unit_name_cmp(const void *key, const void *entry) {
         return strcmp(key, (*(Unit *const *) entry)->name);

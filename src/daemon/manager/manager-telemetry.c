@@ -9,6 +9,8 @@
 
 #include "log.h"
 #include "manager.h"
+#include "manager-telemetry.h"
+#include "unit/unit-intent.h"
 
 static void manager_drop_telemetry(Manager *m, const char *why) {
         if (m->telemetry) {

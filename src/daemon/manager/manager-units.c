@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The manager's table of units (see manager.h): kept in step with the
+/* The manager's table of units (manager-units.h): kept in step with the
  * configuration, adopted in the ticker's batches, restored together, and
  * which of them contain others. */
 #include <assert.h>
@@ -11,6 +11,12 @@
 #include "clock.h"
 #include "log.h"
 #include "manager.h"
+#include "manager-prefix.h"
+#include "manager-shared.h"
+#include "manager-units.h"
+#include "unit/unit-intent.h"
+#include "unit/unit-resolve.h"
+#include "unit/unit-tick.h"
 
 static int unit_ptr_name_cmp(const void *a, const void *b) {
         return strcmp((*(Unit *const *) a)->name, (*(Unit *const *) b)->name);

@@ -27,6 +27,17 @@
 #include "log.h"
 #include "manager.h"
 #include "metrics/metrics.h"
+#include "manager-claims.h"
+#include "manager-governor.h"
+#include "manager-units.h"
+#include "manager-host.h"
+#include "manager-latency.h"
+#include "manager-prefix.h"
+#include "manager-restore.h"
+#include "manager-shared.h"
+#include "manager-telemetry.h"
+#include "unit/unit-intent.h"
+#include "unit/unit-scope.h"
 
 /* A unit missing from the tree is looked for again this often; cheap (a
  * few openat()s), and bounded by the number of absent units. */

@@ -2,8 +2,11 @@
 #pragma once
 
 /* The Manager: the event loop, the table of configured units, the host
- * sample and shedding, and what main.c, the varlink server, metrics and the
- * kernel check read. Units (unit.h) never see it. */
+ * sample and shedding, and the kernel check's result. main.c makes and runs
+ * it; the varlink server and metrics see it only through governor.h
+ * (manager-governor.h), units (unit.h) never. This header has the Manager
+ * and what manager.c defines; each manager-*.c declares its part in a
+ * header of its name. */
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -135,111 +138,17 @@ struct Manager {
 #define STOP_RESTORE_BUDGET_USEC (2 * USEC_PER_SEC)
 
 int manager_new(Manager **ret);
-/* Load or unload the run-queue telemetry as Telemetry= says (only on the
- * host's own cgroup tree), and count every open unit cgroup in it. A
- * failure to load is logged with its reason and leaves the daemon without
- * telemetry (manager-telemetry.c). */
-void manager_apply_telemetry(Manager *m);
-/* Follow quota writes the kernel refuses for our burst (refused.h), once,
- * at startup: not needed where the kernel has the write-order patch
- * (write_order_free), nor on a cgroup tree other than the host's. */
-void manager_follow_refused(Manager *m, bool write_order_free);
 Manager *manager_free(Manager *m);
 int manager_load_config(Manager *m);
-/* The cgroup tree (--cgroup-root or the host's). Returns 0 or a negative
- * errno (logged). */
-int manager_open_root(Manager *m);
-/* Lock the state directory (made when create) and load its state. Returns
- * 1, 0 when !create and there is no state directory, a negative errno
- * (logged; -EBUSY: another bwgovd holds it). */
-int manager_open_store(Manager *m, bool create);
 int manager_startup(Manager *m);
 int manager_run(Manager *m);
 /* SIGHUP: create the runtime directory again if it was deleted, reload the
  * configuration (a broken one is logged and the old one kept: returns the
  * error; so is a --config-dir= that is gone), then Manager.reloaded. */
 int manager_reload(Manager *m);
-/* Look up a configured unit; NULL when unknown. */
-Unit *manager_get_unit(Manager *m, const char *name);
 /* Pause (restore the baseline, stop writing) or resume a unit. Returns 1
  * when changed, 0 when it already was so, -ENOENT for an unknown unit. */
 int manager_set_paused(Manager *m, const char *name, bool paused);
-/* The status counts (units, present, boosted, paused, spending): the one
- * count for the sd_notify STATUS line, GetStatus and metrics. */
-void manager_counts(const Manager *m, struct governor_counts *ret);
-/* The governor API (governor.h) over a Manager: userdata is the Manager. */
-extern const struct governor_ops manager_governor_ops;
-/* The units' table (manager-units.c). Take the configuration's units:
- * reconfigure kept ones, create new ones (due at once), unconfigure and
- * free dropped ones; m->units stays sorted by name. Returns 0 or a negative
- * errno (every unit kept). */
-int manager_sync_units(Manager *m);
-/* Units made from prefix directories (manager-prefix.c): look for their
- * cgroups below the root and every slice, and watch the slices; a new
- * directory in a watched one (returns false when wd is not one); the
- * units whose cgroup went, freed (not while stopping); the configurations
- * of the ones a reload keeps (*ret malloc'd, its items too). */
-void manager_scan_prefixes(Manager *m, uint64_t now);
-bool manager_prefix_dir_event(Manager *m, int wd, const char *name, bool made);
-void manager_prune_instances(Manager *m);
-int manager_instance_configs(Manager *m, struct bw_unit_config **ret, size_t *ret_n);
-void manager_prefix_done(Manager *m);
-/* The configuration's search directories (buf: room for --config-dir=). */
-void manager_config_dirs(Manager *m, const char *const **ret, const char *buf[2]);
-/* One governor per cgroup (manager-claims.c, claims.h): the claims and
- * where their locks live (0 or -ENOMEM, logged); the units' claim hook
- * (unit_hooks.claim). */
-int manager_claims_new(Manager *m);
-int manager_claim(Unit *u, const char *path, dev_t dev, ino_t ino, bool take, void *userdata);
-/* Which units have no governed unit above them, which have some below. */
-void manager_update_outermost(Manager *m);
-bool manager_outermost_add(Manager *m, Unit *u);
-/* Which cgroup files the units keep open between samples, so that they
- * stay within the file descriptor budget (every Interval=). */
-void manager_plan_fds(Manager *m);
-/* The host timer's period: ActiveInterval=, at most Interval=. */
-uint64_t host_interval(const Manager *m);
-/* mkdir -p: each missing directory of path made with mode. Returns 0 or a
- * negative errno. */
-int mkdir_p(const char *path, mode_t mode);
-/* The host sample and the shedding plan (manager-host.c), every
- * host_interval(). */
-void manager_sample_host(Manager *m);
-void manager_plan_shedding(Manager *m, uint64_t now);
-/* The latency guard's pass from the host timer at usec, when it is idle
- * and something changed, starting its own fast timer once it has work
- * (manager-latency.c). */
-void manager_latency_pass(Manager *m, uint64_t usec);
-/* SIGTERM: restore every unit's baseline from the loop, TICKER_BATCH
- * units per iteration, then exit the loop. Returns 0 or a negative errno
- * (then nothing was started). */
-int manager_stop_begin(Manager *m);
-/* Note each unit's write errors as the stop begins (once; the stop and
- * manager_shutdown() call it). */
-void manager_count_stop(Manager *m);
-/* Restore every adopted unit's baseline, the intents saved together. */
-void manager_restore_all(Manager *m, const char *why);
-/* The ticker's callback (ticker.h): adopt a batch's new units together,
- * then sample each. */
-void manager_units_due(struct bw_tick_entry *const *due, size_t n, uint64_t now, void *userdata);
-/* cgwatch's callback (cgwatch.h): an absent unit's cgroup was made. */
-void manager_cgroup_made(int wd, const char *name, bool made, void *userdata);
-/* What the manager puts back itself (manager-restore.c, restore.h): at
- * start, before any unit is made, every lever and slice recorded and the
- * baselines of units the configuration no longer names; while running, the
- * undos due after their back-off; at an exit, what is left, for up to
- * budget_usec (returns how many units still hold something; each logged).
- * manager_restore_only(): with no configuration (it cannot be loaded, or
- * `bwgovd --restore`), everything the state directory records, the
- * baselines too unless RestoreOnExit=no was saved; 0 when all is back (or
- * nothing was recorded), -EAGAIN when something is left (logged), another
- * negative errno (-EBUSY: another bwgovd holds the state directory). */
-void manager_reconcile_start(Manager *m);
-void manager_retry_restores(Manager *m, uint64_t now);
-size_t manager_restore_left(Manager *m, uint64_t budget_usec, const char *why);
-int manager_restore_only(Manager *m, const char *why);
-/* The same with the root and the state open already (a start that fails). */
-int manager_restore_exit(Manager *m, const char *why);
 /* Restore every baseline that we changed; save the state. Returns the
  * number of units whose baseline a write error kept from being put back
  * (each logged; their records stay in state.json for the next start). */

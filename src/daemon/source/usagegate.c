@@ -8,6 +8,7 @@
 
 #include "bwgov/util/macro.h"
 #include "usagegate.h"
+#include "bwgov/cgroup/cgroupfs-usage.h"
 
 struct UsageGate {
         UsageGates *owner;

@@ -13,6 +13,7 @@
 #include "bwgov/util/util.h"
 #include "log.h"
 #include "unit.h"
+#include "unit-intent.h"
 
 /* systemd's intended CPUQuota= is two D-Bus round trips to PID 1: asked
  * on the Interval= rhythm, not on every short-horizon sample. */

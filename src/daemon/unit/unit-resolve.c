@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Where a unit's cgroup is, and watching for it while it is not there
- * (unit.h, cgwatch.h). */
+ * (unit-resolve.h; the watch is cgwatch.h's), and the manager's marks on it. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +9,7 @@
 #include "bwgov/cgroup/discover.h"
 #include "log.h"
 #include "unit.h"
+#include "unit-resolve.h"
 
 /* Where we look for service and scope units below the root: systemd nests
  * them at most a few slices deep (user.slice/user-1000.slice/session-1.scope). */

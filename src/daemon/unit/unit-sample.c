@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* A unit's samples, full and light, the law's input made from one and the
- * caps others put on its headroom (declared in unit.h, its samples
- * section); what comes after the decision is unit-tick.c's. */
+ * caps others put on its headroom (declared in unit-sample.h, with the
+ * samples essay); what comes after the decision is unit-tick.c's. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -13,6 +13,8 @@
 #include "log.h"
 #include "source/psi-trigger.h"
 #include "unit.h"
+#include "unit-sample.h"
+#include "unit-scope.h"
 
 /* ---- samples ---------------------------------------------------------------- */
 

@@ -3,7 +3,7 @@
  * subgroup when it carries the same quota: podman 5 with crun 1.21 puts a
  * container's --cpus both on libpod-<id>.scope (systemd's CPUQuota=) and on
  * crun's libpod-<id>.scope/container, so a headroom on the subgroup alone
- * stays under the scope's limit and never runs. Contracts in unit.h. And the
+ * stays under the scope's limit and never runs. Contracts in unit-scope.h. And the
  * nearest limited ancestor of any unit, scope or not (unit_ancestor_quota()).
  *
  * Tied: the scope's quota (in its own period) is the subgroup's contract,
@@ -35,6 +35,8 @@
 #include "clock.h"
 #include "log.h"
 #include "unit.h"
+#include "unit-scope.h"
+#include "bwgov/cgroup/cgroupfs-write.h"
 
 /* The ancestors above the scope are read again this often (as a unit's own
  * ancestors are, unit-sample.c). */

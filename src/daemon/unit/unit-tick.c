@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* A unit's tick (unit.h): five steps, observe, reconcile, decide, act,
+/* A unit's tick (unit-tick.h): five steps, observe, reconcile, decide, act,
  * record, over the unit's files below it (unit.c the cgroup, its
  * adoption and its writes; unit-resolve.c, unit-sample.c, unit-intent.c,
  * unit-scope.c), which never call it; the PSI trigger that runs it early. */
@@ -13,6 +13,11 @@
 #include "log.h"
 #include "source/psi-trigger.h"
 #include "unit.h"
+#include "unit-sample.h"
+#include "unit-intent.h"
+#include "unit-resolve.h"
+#include "unit-scope.h"
+#include "unit-tick.h"
 
 /* A sample closer than the law's 50 ms to the previous one decides nothing:
  * a shedding plan that met one is tried again this much later. */

@@ -22,6 +22,8 @@
 #include "log.h"
 #include "restore.h"
 #include "unit.h"
+#include "unit-scope.h"
+#include "bwgov/cgroup/cgroupfs-write.h"
 
 
 

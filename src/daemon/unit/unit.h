@@ -7,7 +7,11 @@
  * through a small unit_context, never the Manager; what spans several units
  * (the cgroup tree of governed units) it asks of the manager through the
  * context's hooks. The decisions themselves are pure functions in
- * src/lib/law/baseline.c and src/lib/law/policy.c. */
+ * src/lib/law/baseline.c and src/lib/law/policy.c. This header has the
+ * Unit and what unit.c defines; each other file of src/daemon/unit/
+ * declares its part in a header of its name (unit-tick.h the tick,
+ * unit-sample.h the samples, unit-resolve.h, unit-intent.h, unit-scope.h,
+ * unit-levers.h, unit-telemetry.h, unit-state.h). */
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -269,10 +273,6 @@ Unit *unit_free(Unit *u);
  * 0 or -ENOMEM. */
 int unit_reconfigure(Unit *u, const struct bw_unit_config *cfg);
 
-/* Find the unit's cgroup and open it. Returns 1 when open, 0 when absent,
- * a negative errno (logged) when it cannot be mapped or opened. */
-int unit_resolve(Unit *u);
-
 /* Count (or stop counting) the open cgroup in the run-queue telemetry; the
  * manager calls these when Telemetry= turns the telemetry on or off. */
 void unit_attach_telemetry(Unit *u);
@@ -298,14 +298,6 @@ int unit_apply(Unit *u, const struct bw_bandwidth *seen, const struct bw_bandwid
 /* Someone else wrote cpu.max: their value is the new contract, but for a
  * burst that is still ours (bw_baseline_rebase()). Never writes back. */
 void unit_rebase(Unit *u, const struct bw_bandwidth *cur);
-
-/* What others meant cpu.max to be and the kernel refused for our burst
- * (unit-intent.c): a refused write told by the kernel (unit_refused_write())
- * or systemd's changed CPUQuota=, put in place with the burst lowered
- * first, then re-based on. cur is updated. Returns 0 or a negative errno. */
-int unit_follow_intents(Unit *u, struct bw_bandwidth *cur, uint64_t now);
-/* Note a refused write of this unit's cgroup for the next tick. */
-void unit_refused_write(Unit *u, const struct bw_refused_write *w);
 
 /* What restoring the baseline means now (bw_baseline_restore_plan()).
  * Returns 1 with the current value and the one to write, 0 when there is
@@ -337,42 +329,11 @@ void unit_count_fds(Unit *u);
 /* Hand delta to the manager's counters (hooks->count). */
 void unit_count(Unit *u, const struct unit_counters *delta);
 
-/* The cgroup u expects (Cgroup=, or the one its name maps to): 0 with
- * *ret, -EAGAIN when it is searched for (a service or scope), -EINVAL for
- * a malformed slice name, -ENOMEM. */
-int unit_expected_path(const Unit *u, char **ret);
 /* Stop watching for u's cgroup (unit_resolve() watches while it is absent;
  * unit.c). */
 void unit_unwatch(Unit *u);
-/* The directory watched went, and the watch with it (nothing to release). */
-void unit_watch_gone(Unit *u);
 
-/* ---- what the manager works out for a unit (unit-resolve.c) --------------- */
-
-/* "Governed by unit X" said (true) or the cgroup free again (false);
- * returns what was said before, so that each is logged once. */
-bool unit_set_owner_said(Unit *u, bool said);
-/* Made from prefix directories for a cgroup found, or configured. */
-void unit_set_instance(Unit *u, bool instance);
-/* Its place in the manager's cgtree of this generation (unit_place). */
-void unit_set_place(Unit *u, uint64_t generation, bool outermost, bool has_governed_descendants);
-/* A governed unit's cgroup is below u (true), or none is known to be yet
- * (false: the cgtree is about to be worked out again). */
-void unit_set_has_governed_descendants(Unit *u, bool has);
-/* A governed unit's cgroup was found above u. */
-void unit_clear_outermost(Unit *u);
-/* An ancestor's quota changed: read again at the next sample, not taken
- * from what its usage gate kept (unit-scope.c). */
-void unit_forget_ancestor(Unit *u);
-
-/* ---- the stop's bookkeeping (unit-intent.c) ------------------------------- */
-
-/* Its restore is to be done again at the end of the stop. */
-void unit_stop_restore_again(Unit *u);
-/* The stop began: its write errors so far are counted. */
-void unit_stop_begin(Unit *u);
-/* Did a write fail since unit_stop_begin()? */
-bool unit_stop_write_failed(const Unit *u);
+/* ---- the unit's descriptors, schedule and end (unit.c) -------------------- */
 
 /* Every file of a cgroup and its directories (BW_CG_*). */
 #define UNIT_FILES_ALL ((_BW_CG_FILE_ALL - 1) | BW_CG_DIRS)
@@ -387,19 +348,9 @@ void unit_fd_economy(Unit *u);
  * of the same name later is adopted afresh. */
 void unit_vanished(Unit *u);
 
-/* The ticker found the unit due (its entry is out of the queue): schedule
- * the next sample one Interval= after due, then tick. */
-void unit_on_due(Unit *u, uint64_t due, uint64_t now);
-
 /* Re-arm the unit's timer for delay after from. Returns 0 or a negative
  * errno (logged). */
 int unit_schedule(Unit *u, uint64_t from, uint64_t delay);
-
-/* One pass in five steps (unit-tick.c): observe (find the cgroup, sample it),
- * reconcile (adopt, re-base, intents: the only writes before the
- * decision), decide, act (write), record. Returns 0, also when the cgroup
- * is gone, or a negative errno (logged). */
-int unit_tick(Unit *u, uint64_t now);
 
 /* The unit was dropped from the configuration: restore its baseline and
  * forget its saved entry (the caller then frees it). */
@@ -460,90 +411,7 @@ static inline void unit_levers_restore(Unit *u, const char *why) {
         levers_restore(&h, why);
 }
 
-
-
-/* ---- samples (unit-sample.c) ---------------------------------------------- */
-
-/* What a unit reads before its law decides, and how much of it.
- *
- * A full sample reads cpu.stat (and the twin's usage, cpu.stat.local),
- * cpu.pressure, the bandwidth files, the run-queue telemetry, systemd's
- * CPUQuota=. Most governed groups, most of the time, are quiet: at rest,
- * not spending credit, never throttled. Their samples between two full
- * ones (every UNIT_QUIET_FULL_EVERY) are light: cpu.stat (throttling and
- * usage), and the quota file only when it was written since (quotawatch.h;
- * without a watch, from its held file), nothing else. Throttling since
- * the last sample, a quota written by someone else, a shedding plan or a
- * write of ours each make it a full sample at once; pressure matters to the
- * law only with throttling, so skipping it while there is none loses
- * nothing. A period or burst written alone by someone else waits for the
- * next full sample.
- *
- * PSI triggers wake a unit the moment it stalls, between samples. Each
- * costs the kernel a poll and its close waits for an RCU grace period
- * (9 ms here: a thousand of them made a stop take ten seconds), so only
- * groups near their quota hold one: opened when a sample finds the group
- * near (spending, throttled, or using half its baseline), closed after
- * UNIT_TRIGGER_LINGER_USEC far from it, a few closes per second at most. */
-
-#define UNIT_QUIET_FULL_EVERY 20
-#define UNIT_TRIGGER_LINGER_USEC (60 * USEC_PER_SEC)
-
-/* The reads of a full sample (the tick's observe step): cpu.stat and PSI
- * into in, the usage gate noted before them. Returns 1, -ENODEV when the
- * cgroup vanished (unit_vanished()), or a negative errno (logged). Writes
- * no cgroup file. */
-int unit_sample(Unit *u, struct bw_policy_input *in);
-
-/* A light sample of a quiet unit, with *cur what the kernel holds. Returns
- * 1 when taken, 0 when a full one is needed, -ENODEV when the cgroup
- * vanished (unit_vanished()). Writes no cgroup file. */
-int unit_sample_light(Unit *u, struct bw_bandwidth *cur, struct bw_policy_input *in);
-
-/* The law's input from a sample taken (the tick's decide step): cur what
- * the kernel holds, the nearest limited ancestor's quota (read again for a
- * full sample, the one known for a light one), the caps others put on its
- * headroom (taken: a shedding plan applies once) and, for a full sample,
- * the run-queue telemetry. Reads only. */
-void unit_sample_input(Unit *u, const struct bw_bandwidth *cur, bool full, struct bw_policy_input *in);
-
-/* The caps other policies put on the unit's headroom, taken by its next
- * sample (the only way they reach the unit):
- * UNIT_CAP_HOST_SHED: the host's shedding plan gives it permille of its
- *   headroom to give up (shown; 0: none); a share is applied once, at a
- *   tick at now.
- * UNIT_CAP_LATENCY_HOLD: permille > 0 holds its headroom at the contract
- *   for a latency unit (as host pressure does); a hold that begins
- *   withdraws all headroom at once (a tick at now); 0 lets go. */
-enum unit_cap {
-        UNIT_CAP_HOST_SHED,
-        UNIT_CAP_LATENCY_HOLD,
-};
-void unit_set_headroom_cap(Unit *u, enum unit_cap cap, unsigned permille, uint64_t now);
-
-
-/* ---- the scope above a Subgroup= unit (unit-scope.c) ----------------------- */
-
-/* At a full sample, with cur what the unit's cgroup holds: open the scope
- * (the unit's cgroup less its Subgroup=), tie it when its quota is the
- * unit's contract, what the unit holds, or what bwgovd wrote, and it has no
- * other child cgroup; while tied (and not observing) put cur's quota on it.
- * Anything else on the scope unties it: a limit of someone else's. */
-void unit_scope_follow(Unit *u, const struct bw_bandwidth *cur);
-/* The nearest limited ancestor's quota in the unit's period, or
- * BW_QUOTA_MAX (read again every 10 s, at once for a new cgroup). */
-uint64_t unit_ancestor_quota(Unit *u, uint64_t now);
-/* The scope is tied: the law's ancestor is the one above it. */
-bool unit_scope_tied(const Unit *u);
-/* Around a write of the unit's bandwidth: a tied scope is raised to target
- * before, and set to what the unit holds after (lowered). */
-void unit_scope_before_write(Unit *u, const struct bw_bandwidth *target);
-void unit_scope_after_write(Unit *u, const struct bw_bandwidth *now);
-/* The nearest limited ancestor above the tied scope, in the unit's period,
- * or BW_QUOTA_MAX (read again every 10 s). */
-uint64_t unit_scope_ancestor_quota(Unit *u, uint64_t now);
-/* Close the scope's cgroup; the tie is worked out again when it is opened. */
-void unit_scope_close(Unit *u);
+/* ---- the PSI trigger (unit.c) -------------------------------------------- */
 
 /* Close the unit's PSI trigger, if it holds one (unit.c; unit-tick.c opens
  * it near the quota). */

@@ -19,6 +19,7 @@
 #include "varlink/io.bwgov.Governor.varlink.h"
 #include "log.h"
 #include "varlink-server.h"
+#include "varlink-dispatch.h"
 
 #define INTERFACE "io.bwgov.Governor"
 

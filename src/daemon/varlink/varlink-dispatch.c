@@ -14,7 +14,7 @@
 
 #include "log.h"
 #include "varlink/org.varlink.service.varlink.h"
-#include "varlink-server.h"
+#include "varlink-dispatch.h"
 
 #define UID_FMT "%" PRIu32
 #define PID_FMT "%" PRIi32

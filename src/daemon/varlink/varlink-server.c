@@ -17,6 +17,7 @@
 #include "log.h"
 #include "varlink-server.h"
 #include "varlink-socket.h"
+#include "varlink-dispatch.h"
 
 #define UID_FMT "%" PRIu32
 #define PID_FMT "%" PRIi32

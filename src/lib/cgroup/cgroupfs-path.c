@@ -13,6 +13,7 @@
 
 #include "bwgov/cgroup/cgroupfs.h"
 #include "bwgov/util/macro.h"
+#include "bwgov/cgroup/cgroupfs-path.h"
 
 int bw_cg_path_validate(const char *path) {
         size_t len;

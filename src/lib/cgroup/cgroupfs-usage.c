@@ -10,6 +10,8 @@
 #include "bwgov/cgroup/cgroupfs.h"
 #include "bwgov/util/macro.h"
 #include "cgroupfs-files.h"
+#include "bwgov/cgroup/cgroupfs-path.h"
+#include "bwgov/cgroup/cgroupfs-usage.h"
 
 int bw_cg_usage_open(const struct bw_cg_root *root, const char *path, bool require_kernfs) {
         const bool v1 = root && root->layout == BW_CG_LAYOUT_V1;

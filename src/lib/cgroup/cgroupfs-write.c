@@ -17,6 +17,7 @@
 #include "bwgov/util/macro.h"
 
 #include "cgroupfs-files.h"
+#include "bwgov/cgroup/cgroupfs-write.h"
 
 /* One write of one formatted value of LEN bytes to NAME in the cgroup's
  * bandwidth directory, counted in stats.writes (a negative LEN is the

@@ -22,6 +22,7 @@
 #include "bwgov/util/macro.h"
 
 #include "cgroupfs-files.h"
+#include "bwgov/cgroup/cgroupfs-path.h"
 
 void bw_cg_free(struct bw_cg *cg) {
         if (!cg)

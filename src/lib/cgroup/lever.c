@@ -20,6 +20,7 @@
 #include "bwgov/util/parse-util.h"
 #include "cgroupfs-files.h"
 #include "util/string-util.h"
+#include "bwgov/cgroup/cgroupfs-path.h"
 
 static const char *const lever_table[_BW_LEVER_MAX] = {
         [BW_LEVER_WEIGHT] = "weight",

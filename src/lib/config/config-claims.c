@@ -14,6 +14,7 @@
 #include "bwgov/cgroup/discover.h"
 #include "bwgov/util/macro.h"
 #include "config-internal.h"
+#include "config-claims.h"
 
 struct config_claim {
         char *path;

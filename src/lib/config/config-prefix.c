@@ -11,6 +11,7 @@
 #include "bwgov/util/macro.h"
 #include "config-internal.h"
 #include "util/string-util.h"
+#include "bwgov/config/config-prefix.h"
 
 bool bw_config_prefix_matches(const struct bw_config *c, const char *name) {
         const char *dot;

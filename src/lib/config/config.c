@@ -25,6 +25,7 @@
 #include "bwgov/util/macro.h"
 #include "config-internal.h"
 #include "util/string-util.h"
+#include "config-claims.h"
 
 #define MAIN_CONFIG_NAME  "bwgov.conf"
 #define MAIN_DROPIN_DIR   "bwgov.conf.d"

@@ -17,6 +17,7 @@
 #include "bwgov/state/state.h"
 #include "bwgov/util/util.h"
 #include "state-internal.h"
+#include "bwgov/state/state-journal.h"
 
 int bw_state_journal_format(struct bw_state *s, char **ret) {
         size_t len, at, n = 0;

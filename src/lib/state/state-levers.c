@@ -14,6 +14,7 @@
 #include "bwgov/util/macro.h"
 #include "bwgov/state/state.h"
 #include "state-internal.h"
+#include "bwgov/state/state-levers.h"
 
 int state_json_get_u64(json_t *v, uint64_t *ret) {
         json_int_t i;

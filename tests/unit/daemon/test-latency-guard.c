@@ -21,6 +21,7 @@
 
 #include "bwgov/cgroup/cgroupfs-mount.h"
 #include "guard/latency-guard.h"
+#include "unit/unit-sample.h"
 #include "tmptree.h"
 
 /* ---- fakes at the guard's edges ---------------------------------------- */

@@ -35,6 +35,8 @@
 #include "unit/unit.h"
 #include "unit/unit-state.h"
 #include "tmptree.h"
+#include "unit/unit-sample.h"
+#include "unit/unit-tick.h"
 
 #define NAME "app.service"
 #define CG "app.slice/" NAME

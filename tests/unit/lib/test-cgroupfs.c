@@ -23,6 +23,8 @@
 
 #include "bwgov/cgroup/cgroupfs.h"
 #include "bwgov/util/macro.h"
+#include "bwgov/cgroup/cgroupfs-path.h"
+#include "bwgov/cgroup/cgroupfs-write.h"
 
 /* ---- write() fake ---------------------------------------------------- */
 

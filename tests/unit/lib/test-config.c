@@ -17,6 +17,7 @@
 
 #include "bwgov/config/config.h"
 #include "bwgov/util/macro.h"
+#include "bwgov/config/config-prefix.h"
 
 #define PCT(x) ((uint64_t) ((x) * 10000))       /* whole percent -> µs/s */
 #define MSEC(x) ((uint64_t) (x) * USEC_PER_MSEC)

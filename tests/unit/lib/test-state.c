@@ -18,6 +18,8 @@
 
 #include "bwgov/util/macro.h"
 #include "bwgov/state/state.h"
+#include "bwgov/state/state-journal.h"
+#include "bwgov/state/state-levers.h"
 
 static const struct bw_bandwidth base = { 50000, 100000, 0, true };
 static const struct bw_bandwidth boosted = { 120000, 100000, 40000, true };

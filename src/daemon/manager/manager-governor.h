@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The governor API (governor.h) over the Manager and its Units: snapshots
+ * for IPC and metrics, the status counts, and the commands (reload, pause).
+ * The one place outside manager.c that reads Manager and Unit fields for
+ * others. */
+#pragma once
+
+#include "manager.h"
+
+/* The governor API (governor.h) over a Manager: userdata is the Manager. */
+extern const struct governor_ops manager_governor_ops;

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* A unit's samples, full and light, the law's input made from one, and the
+ * caps others put on its headroom (unit-sample.c). */
+#pragma once
+
+#include "unit.h"
+
+/* What a unit reads before its law decides, and how much of it.
+ *
+ * A full sample reads cpu.stat (and the twin's usage, cpu.stat.local),
+ * cpu.pressure, the bandwidth files, the run-queue telemetry, systemd's
+ * CPUQuota=. Most governed groups, most of the time, are quiet: at rest,
+ * not spending credit, never throttled. Their samples between two full
+ * ones (every UNIT_QUIET_FULL_EVERY) are light: cpu.stat (throttling and
+ * usage), and the quota file only when it was written since (quotawatch.h;
+ * without a watch, from its held file), nothing else. Throttling since
+ * the last sample, a quota written by someone else, a shedding plan or a
+ * write of ours each make it a full sample at once; pressure matters to the
+ * law only with throttling, so skipping it while there is none loses
+ * nothing. A period or burst written alone by someone else waits for the
+ * next full sample.
+ *
+ * PSI triggers wake a unit the moment it stalls, between samples. Each
+ * costs the kernel a poll and its close waits for an RCU grace period
+ * (9 ms here: a thousand of them made a stop take ten seconds), so only
+ * groups near their quota hold one: opened when a sample finds the group
+ * near (spending, throttled, or using half its baseline), closed after
+ * UNIT_TRIGGER_LINGER_USEC far from it, a few closes per second at most. */
+
+#define UNIT_QUIET_FULL_EVERY 20
+#define UNIT_TRIGGER_LINGER_USEC (60 * USEC_PER_SEC)
+
+/* The reads of a full sample (the tick's observe step): cpu.stat and PSI
+ * into in, the usage gate noted before them. Returns 1, -ENODEV when the
+ * cgroup vanished (unit_vanished()), or a negative errno (logged). Writes
+ * no cgroup file. */
+int unit_sample(Unit *u, struct bw_policy_input *in);
+
+/* A light sample of a quiet unit, with *cur what the kernel holds. Returns
+ * 1 when taken, 0 when a full one is needed, -ENODEV when the cgroup
+ * vanished (unit_vanished()). Writes no cgroup file. */
+int unit_sample_light(Unit *u, struct bw_bandwidth *cur, struct bw_policy_input *in);
+
+/* The law's input from a sample taken (the tick's decide step): cur what
+ * the kernel holds, the nearest limited ancestor's quota (read again for a
+ * full sample, the one known for a light one), the caps others put on its
+ * headroom (taken: a shedding plan applies once) and, for a full sample,
+ * the run-queue telemetry. Reads only. */
+void unit_sample_input(Unit *u, const struct bw_bandwidth *cur, bool full, struct bw_policy_input *in);
+
+/* The caps other policies put on the unit's headroom, taken by its next
+ * sample (the only way they reach the unit):
+ * UNIT_CAP_HOST_SHED: the host's shedding plan gives it permille of its
+ *   headroom to give up (shown; 0: none); a share is applied once, at a
+ *   tick at now.
+ * UNIT_CAP_LATENCY_HOLD: permille > 0 holds its headroom at the contract
+ *   for a latency unit (as host pressure does); a hold that begins
+ *   withdraws all headroom at once (a tick at now); 0 lets go. */
+enum unit_cap {
+        UNIT_CAP_HOST_SHED,
+        UNIT_CAP_LATENCY_HOLD,
+};
+void unit_set_headroom_cap(Unit *u, enum unit_cap cap, unsigned permille, uint64_t now);
