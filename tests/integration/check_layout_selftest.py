@@ -20,6 +20,19 @@ def tree(files):
     return d
 
 
+def with_headers(files):
+    """FILES and, for each .c of src/lib or src/daemon (but main.c) with no
+    header of its name, an empty one beside it: the trees here test other rules."""
+    out = dict(files)
+    for path in files:
+        stem, ext = os.path.splitext(path)
+        public = "include/bwgov/" + stem[len("src/lib/"):] + ".h" if stem.startswith("src/lib/") else None
+        if ext == ".c" and path.startswith(("src/lib/", "src/daemon/")) and not path.endswith("/main.c") \
+                and stem + ".h" not in files and public not in files:
+            out[stem + ".h"] = "#pragma once\n"
+    return out
+
+
 def run(files):
     d = tree(files)
     p = subprocess.run([CHECK, d], capture_output=True, text=True)
@@ -48,8 +61,8 @@ CLEAN = {
 failures = []
 
 
-def expect(what, files, needle):
-    rc, out = run(files)
+def expect(what, files, needle, bare=False):
+    rc, out = run(files if bare else with_headers(files))
     if needle is None:
         ok = rc == 0
     else:
@@ -214,6 +227,11 @@ for what, path, text, needle in (
         ("a daemon folder of no rule", "src/daemon/extra/x.c", "int x;\n", "src/daemon/extra/x.c:1: not in a folder")):
     expect(f"a folder rule broken is found: {what}", {**FOLDERS, path: text}, needle)
 
+expect("a .c file without a header of its name is found", {**CLEAN, "src/daemon/unit/unit-tick.c": "int t;\n"},
+       "src/daemon/unit/unit-tick.c:1: no header of its name (src/daemon/unit/unit-tick.h)", bare=True)
+expect("a library file with its header in include/bwgov passes, main.c needs none",
+       {**with_headers(CLEAN), "src/lib/util/util.c": "int u;\n", "src/daemon/main.c": "int main(void);\n"}, None,
+       bare=True)
 
 if failures:
     print(f"{len(failures)} failed")
