@@ -11,7 +11,7 @@
 #include "config.h"
 
 #include "bwgov/util/macro.h"
-#include "check-kernel.h"
+#include "kcheck.h"
 #include "verbs.h"
 
 struct verb {

@@ -21,7 +21,7 @@
 #include "bwgov/cgroup/cpumax.h"
 #include "bwgov/cgroup/cpustat.h"
 #include "bwgov/law/history.h"
-#include "bwgov/kernel/kernelcheck.h"
+#include "bwgov/kernel/kcheck.h"
 #include "bwgov/kernel/kreport.h"
 #include "bwgov/law/latency.h"
 #include "bwgov/cgroup/lever.h"

@@ -10,7 +10,7 @@ set -u
 # meson may pass a path relative to the build directory.
 BWGOVCTL=$(cd "$(dirname "$1")" && pwd)/$(basename "$1") || exit 1
 FIXTURES=$2
-GOLDEN="$FIXTURES/kernelcheck/golden"
+GOLDEN="$FIXTURES/kcheck/golden"
 OUT=$(mktemp -d /tmp/bwgov-test-check-kernel-XXXXXX) || exit 1
 trap 'rm -rf "$OUT"' EXIT
 failed=0
@@ -50,23 +50,23 @@ check() {
         fi
 }
 
-M=kernelcheck/manifest/manifest.json
-check debian61-hybrid.txt 0 --manifest=$M --cgroup-root=kernelcheck/hybrid --host-root=kernelcheck/host-debian61
-check debian61-hybrid.json 0 --manifest=$M --cgroup-root=kernelcheck/hybrid --host-root=kernelcheck/host-debian61 --json
-check old-v2.txt 1 --manifest=$M --cgroup-root=kernelcheck/v2-old --host-root=kernelcheck/host-old
-check old-v2.json 1 --manifest=$M --cgroup-root=kernelcheck/v2-old --host-root=kernelcheck/host-old --json
+M=kcheck/manifest/manifest.json
+check debian61-hybrid.txt 0 --manifest=$M --cgroup-root=kcheck/hybrid --host-root=kcheck/host-debian61
+check debian61-hybrid.json 0 --manifest=$M --cgroup-root=kcheck/hybrid --host-root=kcheck/host-debian61 --json
+check old-v2.txt 1 --manifest=$M --cgroup-root=kcheck/v2-old --host-root=kcheck/host-old
+check old-v2.json 1 --manifest=$M --cgroup-root=kcheck/v2-old --host-root=kcheck/host-old --json
 # v2: the bandwidth files are found in a child cgroup with cpu.max.
-check new-v2.txt 0 --manifest=$M --cgroup-root=kernelcheck/v2-new --host-root=kernelcheck/host-debian61 \
-        --proc-version=kernelcheck/proc-version-6.18
+check new-v2.txt 0 --manifest=$M --cgroup-root=kcheck/v2-new --host-root=kcheck/host-debian61 \
+        --proc-version=kcheck/proc-version-6.18
 # An explicit /proc/version file wins over the host root's.
-check ubuntu-version.txt 1 --manifest=$M --cgroup-root=kernelcheck/v2-old --host-root=kernelcheck/host-old \
-        --proc-version=kernelcheck/proc-version-ubuntu
-check broken-manifest.txt 2 --manifest=kernelcheck/broken/manifest.json --cgroup-root=kernelcheck/hybrid \
-        --host-root=kernelcheck/host-debian61
-check broken-manifest.json 2 --manifest=kernelcheck/broken/manifest.json --cgroup-root=kernelcheck/hybrid \
-        --host-root=kernelcheck/host-debian61 --json
-check missing-manifest.json 2 --manifest=kernelcheck/nonexistent.json --cgroup-root=kernelcheck/hybrid \
-        --host-root=kernelcheck/host-debian61 --json
+check ubuntu-version.txt 1 --manifest=$M --cgroup-root=kcheck/v2-old --host-root=kcheck/host-old \
+        --proc-version=kcheck/proc-version-ubuntu
+check broken-manifest.txt 2 --manifest=kcheck/broken/manifest.json --cgroup-root=kcheck/hybrid \
+        --host-root=kcheck/host-debian61
+check broken-manifest.json 2 --manifest=kcheck/broken/manifest.json --cgroup-root=kcheck/hybrid \
+        --host-root=kcheck/host-debian61 --json
+check missing-manifest.json 2 --manifest=kcheck/nonexistent.json --cgroup-root=kcheck/hybrid \
+        --host-root=kcheck/host-debian61 --json
 
 # Usage errors.
 "$BWGOVCTL" check-kernel --no-such-option >/dev/null 2>&1

@@ -17,7 +17,7 @@ command -v python3 >/dev/null || { echo "SKIP: needs python3"; exit 77; }
 [ -r /proc/version ] || { echo "SKIP: no /proc/version"; exit 77; }
 
 MANIFEST="$SOURCE_ROOT/subprojects/kernel-patches/manifest.json"
-[ -f "$MANIFEST" ] || MANIFEST="$FIXTURES/kernelcheck/manifest/manifest.json"
+[ -f "$MANIFEST" ] || MANIFEST="$FIXTURES/kcheck/manifest/manifest.json"
 
 OUT=$(mktemp /tmp/bwgov-test-check-kernel-host-XXXXXX) || exit 1
 trap 'rm -f "$OUT"' EXIT

@@ -122,9 +122,9 @@ class CtlOptions(unittest.TestCase):
         self.assertIn("app.slice", self.ok(["--socket", "pause", "show", "app.slice"], cwd=d))
 
     def test_check_kernel_both_forms(self):
-        m = os.path.join(FIXTURES, "kernelcheck/manifest/manifest.json")
-        cg = os.path.join(FIXTURES, "kernelcheck/hybrid")
-        host = os.path.join(FIXTURES, "kernelcheck/host-debian61")
+        m = os.path.join(FIXTURES, "kcheck/manifest/manifest.json")
+        cg = os.path.join(FIXTURES, "kcheck/hybrid")
+        host = os.path.join(FIXTURES, "kcheck/host-debian61")
         outs = set()
         for args in (["--manifest=" + m, "--cgroup-root=" + cg, "--host-root=" + host],
                      ["--manifest", m, "--cgroup-root", cg, "--host-root", host]):

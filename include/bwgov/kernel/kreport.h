@@ -12,7 +12,7 @@
 #include <stdbool.h>
 
 #include "bwgov/cgroup/cgroupfs.h"
-#include "bwgov/kernel/kernelcheck.h"
+#include "bwgov/kernel/kcheck.h"
 
 struct bw_kreport_args {
         const char *manifest_path;      /* NULL: bw_kmanifest_default_path() */

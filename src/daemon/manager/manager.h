@@ -17,7 +17,7 @@
 #include "bwgov/cgroup/cgroupfs.h"
 #include "bwgov/config/config.h"
 #include "bwgov/law/history.h"
-#include "bwgov/kernel/kernelcheck.h"
+#include "bwgov/kernel/kcheck.h"
 #include "bwgov/law/policy.h"
 #include "bwgov/state/state.h"
 #include "claims.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The kernel-check pipeline (kreport.c) on the fixture trees of
- * tests/fixtures/kernelcheck, without root: what the report holds when
+ * tests/fixtures/kcheck, without root: what the report holds when
  * everything is there, when the manifest, its files, the cgroup tree or the
  * kernel version are missing, the behaviour-probe decision, and the one JSON
  * shape of the items. */
@@ -22,7 +22,7 @@
 #include "bwgov/kernel/kreport.h"
 #include "bwgov/util/macro.h"
 
-#define MANIFEST "kernelcheck/manifest/manifest.json"
+#define MANIFEST "kcheck/manifest/manifest.json"
 
 /* Relative paths, as in tests/integration/check-kernel-golden.sh. */
 static int setup(void **state) {
@@ -44,8 +44,8 @@ static struct bw_kreport *run(const struct bw_kreport_args *a) {
 static void test_complete(void **state) {
         struct bw_kreport *rep = run(&(struct bw_kreport_args) {
                 .manifest_path = MANIFEST,
-                .cgroup_root = "kernelcheck/hybrid",
-                .host_root = "kernelcheck/host-debian61",
+                .cgroup_root = "kcheck/hybrid",
+                .host_root = "kcheck/host-debian61",
                 .probe = -1,
         });
 
@@ -79,8 +79,8 @@ static void test_complete(void **state) {
 static void test_required_missing(void **state) {
         struct bw_kreport *rep = run(&(struct bw_kreport_args) {
                 .manifest_path = MANIFEST,
-                .cgroup_root = "kernelcheck/v2-old",
-                .host_root = "kernelcheck/host-old",
+                .cgroup_root = "kcheck/v2-old",
+                .host_root = "kcheck/host-old",
                 .probe = 0,
         });
 
@@ -96,9 +96,9 @@ static void test_required_missing(void **state) {
 
 static void test_no_manifest(void **state) {
         struct bw_kreport *rep = run(&(struct bw_kreport_args) {
-                .manifest_path = "kernelcheck/nonexistent.json",
-                .cgroup_root = "kernelcheck/hybrid",
-                .host_root = "kernelcheck/host-debian61",
+                .manifest_path = "kcheck/nonexistent.json",
+                .cgroup_root = "kcheck/hybrid",
+                .host_root = "kcheck/host-debian61",
         });
 
         assert_null(rep->manifest);
@@ -111,8 +111,8 @@ static void test_no_manifest(void **state) {
         bw_kreport_free(rep);
 
         rep = run(&(struct bw_kreport_args) {
-                .manifest_path = "kernelcheck/broken/manifest.json",
-                .cgroup_root = "kernelcheck/hybrid",
+                .manifest_path = "kcheck/broken/manifest.json",
+                .cgroup_root = "kcheck/hybrid",
         });
         assert_null(rep->manifest);
         assert_int_equal(rep->manifest_error, -EINVAL);
@@ -145,8 +145,8 @@ static void test_files_missing(void **state) {
 
         rep = run(&(struct bw_kreport_args) {
                 .manifest_path = path,
-                .cgroup_root = "kernelcheck/hybrid",
-                .host_root = "kernelcheck/host-debian61",
+                .cgroup_root = "kcheck/hybrid",
+                .host_root = "kcheck/host-debian61",
         });
         assert_non_null(rep->manifest);
         assert_false(rep->files_ok);
@@ -167,20 +167,20 @@ static void test_files_missing(void **state) {
 static void test_no_root_no_version(void **state) {
         struct bw_kreport *rep = run(&(struct bw_kreport_args) {
                 .manifest_path = MANIFEST,
-                .cgroup_root = "kernelcheck/nonexistent",
-                .proc_version = "kernelcheck/nonexistent-version",
+                .cgroup_root = "kcheck/nonexistent",
+                .proc_version = "kcheck/nonexistent-version",
                 .probe = 1,
                 .privileged = true,
         });
 
         assert_null(rep->root);
         assert_non_null(rep->root_error);
-        assert_non_null(strstr(rep->root_error, "no cgroup CPU bandwidth controller found in kernelcheck/nonexistent"));
+        assert_non_null(strstr(rep->root_error, "no cgroup CPU bandwidth controller found in kcheck/nonexistent"));
         assert_false(rep->probes_allowed);
         assert_false(rep->load_free_probes_allowed);
         assert_string_equal(rep->probes_note, "not run (no cgroup bandwidth root)");
         assert_false(rep->version_ok);
-        assert_string_equal(rep->version_error, "kernelcheck/nonexistent-version: No such file or directory");
+        assert_string_equal(rep->version_error, "kcheck/nonexistent-version: No such file or directory");
         assert_non_null(rep->result);
         assert_int_equal(rep->verdict, BW_KVERDICT_UNCHECKED);
         bw_kreport_free(rep);
@@ -191,12 +191,12 @@ static void test_borrowed_root(void **state) {
         struct bw_cg_root *root = NULL;
         struct bw_kreport *rep;
 
-        assert_int_equal(bw_cg_root_open_dir("kernelcheck/v2-new", &root), 0);
+        assert_int_equal(bw_cg_root_open_dir("kcheck/v2-new", &root), 0);
         rep = run(&(struct bw_kreport_args) {
                 .manifest_path = MANIFEST,
                 .root = root,
-                .cgroup_root = "kernelcheck/nonexistent",
-                .proc_version = "kernelcheck/proc-version-6.18",
+                .cgroup_root = "kcheck/nonexistent",
+                .proc_version = "kcheck/proc-version-6.18",
         });
         assert_ptr_equal(rep->root, root);
         assert_null(rep->root_error);
@@ -212,8 +212,8 @@ static void test_json(void **state) {
                                             "detected_by", "behaviour", "effect", "fallback" };
         struct bw_kreport *rep = run(&(struct bw_kreport_args) {
                 .manifest_path = MANIFEST,
-                .cgroup_root = "kernelcheck/hybrid",
-                .host_root = "kernelcheck/host-debian61",
+                .cgroup_root = "kcheck/hybrid",
+                .host_root = "kcheck/host-debian61",
         });
         json_t *doc = bw_kreport_to_json(rep), *items = bw_kreport_items_to_json(rep), *caps, *it;
         size_t i;
@@ -242,8 +242,8 @@ static void test_json(void **state) {
         json_decref(doc);
         bw_kreport_free(rep);
 
-        rep = run(&(struct bw_kreport_args) { .manifest_path = "kernelcheck/nonexistent.json",
-                                              .cgroup_root = "kernelcheck/hybrid" });
+        rep = run(&(struct bw_kreport_args) { .manifest_path = "kcheck/nonexistent.json",
+                                              .cgroup_root = "kcheck/hybrid" });
         doc = bw_kreport_to_json(rep);
         items = bw_kreport_items_to_json(rep);
         assert_true(json_is_null(json_object_get(doc, "items")));

@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "bwgov/util/fileio.h"
-#include "bwgov/kernel/kernelcheck.h"
+#include "bwgov/kernel/kcheck.h"
 #include "bwgov/kernel/kmanifest-parse.h"
 #include "bwgov/kernel/kprobe-behaviour.h"
 #include "bwgov/kernel/kprobe-run.h"
@@ -40,7 +40,7 @@ static const char *fixtures(void) {
 static char *fixture_path(const char *rel) {
         char *p;
 
-        assert_true(asprintf(&p, "%s/kernelcheck/%s", fixtures(), rel) >= 0);
+        assert_true(asprintf(&p, "%s/kcheck/%s", fixtures(), rel) >= 0);
         return p;
 }
 
@@ -664,7 +664,7 @@ static bool libcrypto_mapped(void) {
 }
 
 static void manifest_digests(bool in_child) {
-        char tmp[] = "/tmp/bwgov-test-kernelcheck-XXXXXX";
+        char tmp[] = "/tmp/bwgov-test-kcheck-XXXXXX";
         _cleanup_close_ int dfd = -EBADF;
         struct bw_kerrors errors = { 0 };
         struct bw_kmanifest *m = NULL;
@@ -824,7 +824,7 @@ static void test_probe_psi(void **state) {
 
 static void test_probe_kconfig(void **state) {
         _cleanup_free_ char *debian = fixture_path("host-debian61"), *oldhost = fixture_path("host-old");
-        char tmp[] = "/tmp/bwgov-test-kernelcheck-XXXXXX";
+        char tmp[] = "/tmp/bwgov-test-kcheck-XXXXXX";
         struct bw_kversion v61, v510, v618;
         struct bw_kprobe_env env;
         struct bw_kprobe_result res;

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bwgov/kernel/kernelcheck.h"
+#include "bwgov/kernel/kcheck.h"
 #include "bwgov/kernel/kprobe-run.h"
 #include "bwgov/kernel/kprobe-write-order.h"
 #include "bwgov/util/macro.h"

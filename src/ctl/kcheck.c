@@ -18,7 +18,7 @@
 #include "bwgov/kernel/kmanifest.h"
 #include "bwgov/kernel/kreport.h"
 #include "bwgov/util/macro.h"
-#include "check-kernel.h"
+#include "kcheck.h"
 #include "table.h"
 
 #define EXIT_CHECK_FAILED 2
