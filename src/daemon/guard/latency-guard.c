@@ -221,7 +221,7 @@ static void release(struct latency_member *mb, const char *why) {
  * run-queue wait (the throttled part left out: a throttled task competes
  * with nobody) since its last one, in milli-CPUs, into demand_mcpu.
  * Without telemetry the use alone. */
-static void fast_demand(struct latency_member *mb, Telemetry *t, uint64_t now) {
+static void fast_demand(struct latency_member *mb, Rqstat *t, uint64_t now) {
         Unit *u = mb->u;
         struct bw_cpu_stat st = { 0 };
         struct bw_rq_counters c;
@@ -237,7 +237,7 @@ static void fast_demand(struct latency_member *mb, Telemetry *t, uint64_t now) {
                 mb->has_demand = false;
                 return;
         }
-        if (t && u->rq.cgroup_id != 0 && telemetry_read(t, u->rq.cgroup_id, &c) >= 0)
+        if (t && u->rq.cgroup_id != 0 && rqstat_read(t, u->rq.cgroup_id, &c) >= 0)
                 wait_ns = c.wait_ns > c.throttled_wait_ns ? c.wait_ns - c.throttled_wait_ns : 0;
         /* Counters that went back (telemetry reloaded): no rate this time. */
         mb->has_demand = had && st.usage_usec >= mb->fast_usage_usec && wait_ns >= mb->fast_wait_ns;
@@ -252,7 +252,7 @@ static void fast_demand(struct latency_member *mb, Telemetry *t, uint64_t now) {
 /* Every governed cgroup's demand now; the sum over those that do not
  * contain another (a parent's use counts its children's). */
 static uint64_t sample_demand(struct latency_guard *g, Unit *const *units, size_t n, uint64_t now) {
-        Telemetry *t = g->ctx.telemetry ? *g->ctx.telemetry : NULL;
+        Rqstat *t = g->ctx.rqstat ? *g->ctx.rqstat : NULL;
         uint64_t sum = 0;
 
         for (size_t i = 0; i < n; i++) {
@@ -274,7 +274,7 @@ static uint64_t sample_demand(struct latency_guard *g, Unit *const *units, size_
 /* ---- sampling ---------------------------------------------------------------- */
 
 /* Counters (telemetry) or pressure (without) at the window's start. */
-static bool window_open(struct latency_member *mb, Telemetry *t, uint64_t now) {
+static bool window_open(struct latency_member *mb, Rqstat *t, uint64_t now) {
         Unit *u = mb->u;
         struct bw_psi psi;
 
@@ -283,7 +283,7 @@ static bool window_open(struct latency_member *mb, Telemetry *t, uint64_t now) {
                 if (!mb->window_start)
                         mb->window_start = malloc(sizeof(*mb->window_start));
                 mb->has_window = mb->window_start &&
-                        telemetry_read(t, u->rq.cgroup_id, mb->window_start) >= 0;
+                        rqstat_read(t, u->rq.cgroup_id, mb->window_start) >= 0;
         } else if (bw_cg_has(u->cg, BW_CG_FILE_PRESSURE) && bw_cg_read_pressure(u->cg, &psi) >= 0) {
                 mb->psi_some_usec = psi.some.total_usec;
                 mb->has_window = true;
@@ -295,7 +295,7 @@ static bool window_open(struct latency_member *mb, Telemetry *t, uint64_t now) {
 
 /* The window's p99 when it is long enough: 1 with *ret (has_waits false
  * when there were none), 0 when not yet, negative errno. */
-static int window_sample(struct latency_member *mb, Telemetry *t, uint64_t now, struct bw_lat_sample *ret) {
+static int window_sample(struct latency_member *mb, Rqstat *t, uint64_t now, struct bw_lat_sample *ret) {
         Unit *u = mb->u;
         uint64_t dt = now - mb->window_usec;
         struct bw_rq_counters c, d;
@@ -310,7 +310,7 @@ static int window_sample(struct latency_member *mb, Telemetry *t, uint64_t now, 
                 return 0;
         *ret = (struct bw_lat_sample) { .now_usec = now, .target_usec = bw_unit_latency_target_usec(&u->cfg) };
         if (t && u->rq.cgroup_id != 0 && mb->window_start) {
-                r = telemetry_read(t, u->rq.cgroup_id, &c);
+                r = rqstat_read(t, u->rq.cgroup_id, &c);
                 if (r < 0 || bw_rq_delta(&c, mb->window_start, &d) < 0) {
                         window_open(mb, t, now);
                         return r < 0 ? r : 0;
@@ -415,7 +415,7 @@ static void fmt_mcpu(uint64_t mcpu, char *buf, size_t n) {
 static void step_unit(struct latency_guard *g, struct latency_member *mb, const struct census *c, uint64_t demand,
                       uint64_t now) {
         Unit *u = mb->u;
-        Telemetry *t = g->ctx.telemetry ? *g->ctx.telemetry : NULL;
+        Rqstat *t = g->ctx.rqstat ? *g->ctx.rqstat : NULL;
         uint64_t own = mb->has_demand ? mb->demand_mcpu : 0;
         enum bw_lat_level was = mb->level;
         struct bw_lat_sample x;

@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 #include "bwgov/law/latency.h"
-#include "source/telemetry.h"
+#include "source/rqstat.h"
 #include "unit/unit.h"
 
 #define LATENCY_WINDOW_USEC (1000 * USEC_PER_MSEC)
@@ -35,7 +35,7 @@
 struct latency_guard_context {
         unsigned ncpus;
         bool slice_supported;           /* bw_slice_supported() at start */
-        Telemetry *const *telemetry;    /* the manager's, NULL inside when there is none */
+        Rqstat *const *rqstat;    /* the manager's, NULL inside when there is none */
 };
 
 struct latency_member;

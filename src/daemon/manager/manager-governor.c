@@ -52,9 +52,9 @@ static int get_status(void *userdata, struct governor_status *ret) {
                 .host_governed_excess_rate = m->host_governed_excess,
                 .host_idle_rate = m->host_idle,
                 .host_over_limit = m->host_over_limit,
-                .telemetry = m->telemetry != NULL,
-                .telemetry_reason = m->telemetry_reason,
-                .telemetry_tracked = m->telemetry ? telemetry_tracked(m->telemetry) : 0,
+                .telemetry = m->rqstat != NULL,
+                .telemetry_reason = m->rqstat_reason,
+                .telemetry_tracked = m->rqstat ? rqstat_tracked(m->rqstat) : 0,
                 .refused_writes = m->refused != NULL,
                 .refused_writes_reason = m->refused_reason,
                 .refused_writes_seen = m->refused ? refused_count(m->refused) : 0,
@@ -157,12 +157,12 @@ static void unit_snapshot(const Manager *m, const Unit *u, struct governor_unit 
                 .has_stat = u->sampler.has_last_stat,
                 .stat = u->sampler.last_stat,
                 .shed_permille = u->caps.shed_permille,
-                .has_rq = unit_telemetry_counts(&u->rq) && unit_telemetry_counts(&u->rq)->has_last,
+                .has_rq = unit_rqstat_counts(&u->rq) && unit_rqstat_counts(&u->rq)->has_last,
                 .history_entries = bw_history_count(u->hist.log),
                 .history_capacity = bw_history_capacity(u->hist.log),
         };
         if (ret->has_rq)
-                ret->rq = unit_telemetry_counts(&u->rq)->last;
+                ret->rq = unit_rqstat_counts(&u->rq)->last;
         unit_summary(m, u, &ret->summary);
         unit_decision(u, &ret->decision);
 }
@@ -294,16 +294,16 @@ static int get_latency(void *userdata, const char *name, struct governor_latency
         if (!u)
                 return -ENOENT;
         l = (struct governor_latency) { .unit = u->name };
-        if (!m->telemetry)
-                l.reason = m->telemetry_reason[0] ? m->telemetry_reason : "not loaded";
+        if (!m->rqstat)
+                l.reason = m->rqstat_reason[0] ? m->rqstat_reason : "not loaded";
         else if (!u->cg)
                 l.reason = "the unit's cgroup is not present";
         else if (u->rq.cgroup_id == 0)
                 l.reason = "the unit's cgroup has no cgroup2 directory to count its tasks by";
         else {
-                const struct unit_telemetry_counts *c = unit_telemetry_counts(&u->rq);
+                const struct unit_rqstat_counts *c = unit_rqstat_counts(&u->rq);
 
-                r = telemetry_read(m->telemetry, u->rq.cgroup_id, &l.total);
+                r = rqstat_read(m->rqstat, u->rq.cgroup_id, &l.total);
                 if (r < 0)
                         return r;
                 l.available = true;

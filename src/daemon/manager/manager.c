@@ -35,7 +35,7 @@
 #include "manager-prefix.h"
 #include "manager-restore.h"
 #include "manager-shared.h"
-#include "manager-telemetry.h"
+#include "manager-bpf.h"
 #include "unit/unit-intent.h"
 #include "unit/unit-scope.h"
 
@@ -377,7 +377,7 @@ int manager_reload(Manager *m) {
                 if (r < 0)
                         log_error_errno(r, "Failed to apply the new configuration: %s", STRERROR(r));
                 else {
-                        manager_apply_telemetry(m);
+                        manager_apply_rqstat(m);
                         contention_sync(m->contention);
                         log_info("Configuration reloaded: %zu units", m->n_units);
                 }
@@ -520,7 +520,7 @@ int manager_new(Manager **ret) {
                 .burst_supported = true,
                 .host_over_limit = &m->host_over_limit,
                 .stopping = &m->stopping,
-                .telemetry = &m->telemetry,
+                .rqstat = &m->rqstat,
                 .trigger_closes_left = &m->trigger_closes_left,
                 .fd_limit_said = &m->fd_limit_said,
                 .fds_held = &m->fds_held,
@@ -533,7 +533,7 @@ int manager_new(Manager **ret) {
         m->latency.ctx = (struct latency_guard_context) {
                 .ncpus = m->ncpus,
                 .slice_supported = bw_slice_supported(),
-                .telemetry = &m->telemetry,
+                .rqstat = &m->rqstat,
         };
         *ret = m;
         return 0;
@@ -566,7 +566,7 @@ Manager *manager_free(Manager *m) {
         contention_free(m->contention);
         claims_free(m->claims);
         free(m->claims_path);
-        telemetry_free(m->telemetry);
+        rqstat_free(m->rqstat);
         refused_free(m->refused);
         sd_event_source_disable_unref(m->host_timer);
         sd_event_source_disable_unref(m->latency_timer);
@@ -629,7 +629,7 @@ int manager_startup(Manager *m) {
         r = manager_claims_new(m);
         if (r < 0)
                 return r;
-        manager_apply_telemetry(m);
+        manager_apply_rqstat(m);
         manager_follow_refused(m, write_order_free);
         r = manager_sync_units(m);
         if (r < 0)

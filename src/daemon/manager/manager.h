@@ -27,7 +27,7 @@
 #include "guard/latency-guard.h"
 #include "metrics/metrics.h"
 #include "store.h"
-#include "source/telemetry.h"
+#include "source/rqstat.h"
 #include "source/refused.h"
 #include "unit/unit.h"
 
@@ -51,8 +51,8 @@ struct Manager {
         struct bw_config config;
         struct bw_config_error config_error;    /* why the last load failed (zero after a good one) */
         struct unit_context unit_ctx;   /* what every unit sees */
-        Telemetry *telemetry;           /* run-queue telemetry, NULL when there is none ... */
-        char telemetry_reason[TELEMETRY_REASON_MAX];    /* ... and why */
+        Rqstat *rqstat;           /* run-queue telemetry, NULL when there is none ... */
+        char rqstat_reason[TELEMETRY_REASON_MAX];    /* ... and why */
         Refused *refused;               /* quota writes refused for our burst, NULL when not followed ... */
         char refused_reason[REFUSED_REASON_MAX];        /* ... and why */
 

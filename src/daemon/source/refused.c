@@ -14,7 +14,7 @@
 #include "config.h"
 #include "log.h"
 #include "refused.h"
-#include "telemetry.h"
+#include "rqstat.h"
 
 #if HAVE_BPF
 
@@ -136,7 +136,7 @@ int refused_new(sd_event *e, refused_handler_t handler, void *userdata, Refused 
                 k = refused__load(r->skel);
         if (k >= 0 && (k = refused__attach(r->skel)) < 0)
                 step = "attaching";
-        telemetry_libbpf_log();
+        rqstat_libbpf_log();
         if (k < 0)
                 return fail(k, step, reason);
         r->rb = ring_buffer__new(bpf_map__fd(r->skel->maps.events), on_event, r, NULL);

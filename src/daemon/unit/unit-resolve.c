@@ -132,7 +132,7 @@ int unit_resolve(Unit *u) {
         u->sampler.gate = usage_gate_get(u->ctx->gates, u->ctx->root, u->cgroup_path);
         log_info("%s: governing cgroup %s (%s)", u->name, u->cgroup_path[0] ? u->cgroup_path : "/",
                  bw_cg_layout_to_string(u->cg->layout));
-        unit_attach_telemetry(u);
+        unit_attach_rqstat(u);
         u->ctx->hooks->cgroup_changed(u, u->ctx->userdata);
         return 1;
 }

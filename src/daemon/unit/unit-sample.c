@@ -115,7 +115,7 @@ void unit_sample_input(Unit *u, const struct bw_bandwidth *cur, bool full, struc
         unit_sample_common(u, in);
         if (!full)
                 return;
-        r = unit_telemetry_sample(&u->rq, *u->ctx->telemetry, in->now_usec, in);
+        r = unit_rqstat_sample(&u->rq, *u->ctx->rqstat, in->now_usec, in);
         if (r < 0)
                 log_debug_errno(r, "%s: cannot read the run-queue telemetry: %s", u->name, STRERROR(r));
 }

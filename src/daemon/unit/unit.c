@@ -108,7 +108,7 @@ static void unit_close_cgroup(Unit *u) {
                 (void) u->ctx->hooks->claim(u, u->cgroup_path, u->cg->bw_dev, u->cg->bw_ino, false,
                                             u->ctx->userdata);
         unit_trigger_close(u);
-        unit_telemetry_detach(&u->rq, *u->ctx->telemetry);
+        unit_rqstat_detach(&u->rq, *u->ctx->rqstat);
         /* Its records stay the store's: a cgroup gone is forgotten whole
          * (unit_vanished()), a lever still to put back is put back by its
          * path (restore.h). */
@@ -202,21 +202,21 @@ void unit_fd_economy(Unit *u) {
                 unit_count_fds(u);
 }
 
-void unit_attach_telemetry(Unit *u) {
+void unit_attach_rqstat(Unit *u) {
         int r;
 
-        if (!u->cg || !*u->ctx->telemetry)
+        if (!u->cg || !*u->ctx->rqstat)
                 return;
         r = bw_cg_dir(u->cg, BW_CG_TREE_V2);
         if (r >= 0)
-                r = unit_telemetry_attach(&u->rq, *u->ctx->telemetry, r);
+                r = unit_rqstat_attach(&u->rq, *u->ctx->rqstat, r);
         if (r < 0)
                 log_warning_errno(r, "%s: cannot count the run-queue wait of cgroup %s: %s", u->name,
                                   u->cgroup_path ? u->cgroup_path : "?", STRERROR(r));
 }
 
-void unit_detach_telemetry(Unit *u) {
-        unit_telemetry_detach(&u->rq, *u->ctx->telemetry);
+void unit_detach_rqstat(Unit *u) {
+        unit_rqstat_detach(&u->rq, *u->ctx->rqstat);
 }
 
 /* The law sized the headroom for that horizon: the timer keeps to it. */

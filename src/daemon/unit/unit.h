@@ -11,7 +11,7 @@
  * Unit and what unit.c defines; each other file of src/daemon/unit/
  * declares its part in a header of its name (unit-tick.h the tick,
  * unit-sample.h the samples, unit-resolve.h, unit-intent.h, unit-scope.h,
- * unit-levers.h, unit-telemetry.h, unit-state.h). */
+ * unit-levers.h, unit-rqstat.h, unit-state.h). */
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -29,7 +29,7 @@
 #include "source/ticker.h"
 #include "source/usagegate.h"
 #include "unit-levers.h"
-#include "unit-telemetry.h"
+#include "unit-rqstat.h"
 
 typedef struct Unit Unit;
 
@@ -86,7 +86,7 @@ struct unit_context {
         bool burst_supported;           /* false when the kernel check found no burst file */
         const bool *host_over_limit;    /* the last host sample's verdict (the manager's) */
         const bool *stopping;           /* SIGTERM: baselines going back, no more samples */
-        Telemetry *const *telemetry;    /* the run-queue telemetry, NULL when there is none (the manager's) */
+        Rqstat *const *rqstat;    /* the run-queue telemetry, NULL when there is none (the manager's) */
         /* The manager's counters, read only: a unit adds to them through
          * hooks->count (unit_counters). */
         const bool *fd_limit_said;      /* the one log line for running out of file descriptors */
@@ -257,7 +257,7 @@ struct Unit {
         struct unit_stats stats;
         struct unit_stop stop;
         struct unit_mirror mirror;
-        struct unit_telemetry rq;       /* run-queue telemetry of the cgroup, while open */
+        struct unit_rqstat rq;       /* run-queue telemetry of the cgroup, while open */
         struct unit_levers lv;          /* weight, idle, freezer, cpuset, slices (unit-levers.h) */
         /* The latency guard keeps its own state of the unit (latency-guard.h). */
 };
@@ -275,8 +275,8 @@ int unit_reconfigure(Unit *u, const struct bw_unit_config *cfg);
 
 /* Count (or stop counting) the open cgroup in the run-queue telemetry; the
  * manager calls these when Telemetry= turns the telemetry on or off. */
-void unit_attach_telemetry(Unit *u);
-void unit_detach_telemetry(Unit *u);
+void unit_attach_rqstat(Unit *u);
+void unit_detach_rqstat(Unit *u);
 
 /* Adopt the baseline from cur (the kernel's value), the saved state and
  * CPUQuota= (bw_baseline_adopt()); CPUQuota= is put in place when the

@@ -64,7 +64,7 @@ const struct bw_ledger_lever *store_lever(Store *s, const char *name, enum bw_le
         return NULL;
 }
 
-int telemetry_read(Telemetry *t, uint64_t cgroup_id, struct bw_rq_counters *ret) {
+int rqstat_read(Rqstat *t, uint64_t cgroup_id, struct bw_rq_counters *ret) {
         return -ENOENT;
 }
 

@@ -88,7 +88,7 @@ struct fixture {
         bool host_over_limit, stopping, said;
         size_t fds_held;
         unsigned fd_keep, fd_share, trigger_closes_left;
-        Telemetry *telemetry;   /* NULL: none */
+        Rqstat *rqstat;   /* NULL: none */
         Unit *u;
 
         uint64_t usage, periods, throttled, throttled_usec;
@@ -237,19 +237,19 @@ int sdintent_read(SdIntent *s, const char *unit, uint64_t *ret_quota_usec, uint6
         return 0;
 }
 
-int telemetry_track(Telemetry *t, uint64_t cgroup_id) {
+int rqstat_track(Rqstat *t, uint64_t cgroup_id) {
         return -EOPNOTSUPP;
 }
 
-int telemetry_untrack(Telemetry *t, uint64_t cgroup_id) {
+int rqstat_untrack(Rqstat *t, uint64_t cgroup_id) {
         return 0;
 }
 
-int telemetry_read(Telemetry *t, uint64_t cgroup_id, struct bw_rq_counters *ret) {
+int rqstat_read(Rqstat *t, uint64_t cgroup_id, struct bw_rq_counters *ret) {
         return -ENOENT;
 }
 
-int telemetry_cgroup_id(int dirfd, uint64_t *ret) {
+int rqstat_cgroup_id(int dirfd, uint64_t *ret) {
         return -EOPNOTSUPP;
 }
 
@@ -349,7 +349,7 @@ static int setup(void **state) {
         f->ctx = (struct unit_context) {
                 .event = f->event, .ticker = f->ticker, .config = &f->config, .root = f->root, .store = f->store,
                 .ncpus = 2, .burst_supported = true, .host_over_limit = &f->host_over_limit,
-                .stopping = &f->stopping, .telemetry = &f->telemetry, .hooks = &hooks,
+                .stopping = &f->stopping, .rqstat = &f->rqstat, .hooks = &hooks,
                 /* Descriptors: plenty, every file kept. */
                 .fd_limit_said = &f->said, .quota_watch_said = &f->said, .fds_held = &f->fds_held, .fd_budget = 1000,
                 .fd_keep = &f->fd_keep, .fd_share = &f->fd_share, .trigger_closes_left = &f->trigger_closes_left,

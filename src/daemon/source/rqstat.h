@@ -7,38 +7,38 @@
  * Reading a cgroup's counters sums them over CPUs. When the set outgrows the
  * maps, the programs are loaded again at twice the size and every tracked
  * cgroup counts from zero (bw_rq_delta() sees the reset). Built without BPF,
- * telemetry_new() fails with -EOPNOTSUPP and says so. */
+ * rqstat_new() fails with -EOPNOTSUPP and says so. */
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "bwgov/telemetry/rqstat-abi.h"
 
-typedef struct Telemetry Telemetry;
+typedef struct Rqstat Rqstat;
 
 #define TELEMETRY_REASON_MAX 256
 
 /* Load and attach, sized for `capacity` governed cgroups (grows on demand).
  * On failure returns a negative errno and writes why, for people, into
  * reason: no BPF in this build, no BTF in the kernel, not permitted, ... */
-int telemetry_new(size_t capacity, Telemetry **ret, char reason[static TELEMETRY_REASON_MAX]);
-Telemetry *telemetry_free(Telemetry *t);
+int rqstat_new(size_t capacity, Rqstat **ret, char reason[static TELEMETRY_REASON_MAX]);
+Rqstat *rqstat_free(Rqstat *t);
 
 /* Count the cgroup with this id (0, or -ENOMEM, or a load error when
  * growing). Tracking an id already tracked is a no-op. */
-int telemetry_track(Telemetry *t, uint64_t cgroup_id);
+int rqstat_track(Rqstat *t, uint64_t cgroup_id);
 /* Stop counting it; 0 also when it was not tracked. */
-int telemetry_untrack(Telemetry *t, uint64_t cgroup_id);
+int rqstat_untrack(Rqstat *t, uint64_t cgroup_id);
 /* Its counters summed over CPUs; -ENOENT when not tracked. */
-int telemetry_read(Telemetry *t, uint64_t cgroup_id, struct bw_rq_counters *ret);
+int rqstat_read(Rqstat *t, uint64_t cgroup_id, struct bw_rq_counters *ret);
 
-size_t telemetry_tracked(const Telemetry *t);
+size_t rqstat_tracked(const Rqstat *t);
 /* How often the programs were loaded (1 + the times the maps grew). */
-unsigned telemetry_loads(const Telemetry *t);
+unsigned rqstat_loads(const Rqstat *t);
 
 /* libbpf's messages to the journal (warnings as warnings, the rest at
  * debug level); every user of libbpf calls this before loading. */
-void telemetry_libbpf_log(void);
+void rqstat_libbpf_log(void);
 
 /* The cgroup id of a cgroup2 directory: its inode number. */
-int telemetry_cgroup_id(int dirfd, uint64_t *ret);
+int rqstat_cgroup_id(int dirfd, uint64_t *ret);

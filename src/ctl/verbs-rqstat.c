@@ -1,17 +1,17 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* bwgovctl latency: the run-queue waits of one unit as the daemon's BPF
- * programs counted them (GetLatency), rendered by latency-render.c. */
+ * programs counted them (GetLatency), rendered by rqstat-render.c. */
 
 #include <stdio.h>
 
-#include "latency-render.h"
+#include "rqstat-render.h"
 #include "reply.h"
 #include "verbs.h"
 
 /* Like explain without a decision, a unit without telemetry is an answer,
  * not a failure: the reason on standard output, exit 0. */
 static int print_latency(const struct options *o, json_t *reply) {
-        if (latency_print(stdout, reply, now_realtime_usec(), o->colour) < 0) {
+        if (rqstat_print(stdout, reply, now_realtime_usec(), o->colour) < 0) {
                 fprintf(stderr, "bwgovctl: malformed reply to GetLatency: available, but no figures\n");
                 return CTL_EXIT_FAILURE;
         }

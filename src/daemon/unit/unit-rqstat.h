@@ -1,19 +1,19 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* A unit's view of the run-queue telemetry (telemetry.h): its cgroup's
+/* A unit's view of the run-queue telemetry (rqstat.h): its cgroup's
  * counters since it was first counted, and the window over its latest
  * sample interval, which the law sees (p99 and throttled share) and explain
- * shows. Plain state in the Unit; the Telemetry itself is the manager's. */
+ * shows. Plain state in the Unit; the Rqstat itself is the manager's. */
 
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "bwgov/law/policy.h"
 #include "bwgov/telemetry/rqstat-abi.h"
-#include "source/telemetry.h"
+#include "source/rqstat.h"
 
-struct unit_telemetry_counts {
+struct unit_rqstat_counts {
         bool has_last;
         struct bw_rq_counters last;     /* cumulative, at the last sample */
         uint64_t last_usec;             /* CLOCK_MONOTONIC of that sample */
@@ -26,10 +26,10 @@ struct unit_telemetry_counts {
  * kilobyte per unit that idle units (most of a thousand containers) and
  * units without telemetry do not need. Until then they are zero, as of
  * the samples counted in zero_samples (the last at zero_usec). */
-struct unit_telemetry {
+struct unit_rqstat {
         uint64_t cgroup_id;             /* tracked under this id; 0 when not tracked */
         uint64_t since_realtime_usec;   /* CLOCK_REALTIME when it was first tracked */
-        struct unit_telemetry_counts *c;        /* non-NULL once something was counted */
+        struct unit_rqstat_counts *c;        /* non-NULL once something was counted */
         unsigned zero_samples;          /* samples that found nothing counted yet (0, 1, 2: many) */
         uint64_t zero_usec;
         uint64_t zero_window_usec;      /* between the last two of them */
@@ -37,16 +37,16 @@ struct unit_telemetry {
 
 /* The counts as the snapshot and explain see them: *c, or zeros for a
  * tracked cgroup where nothing was counted yet (NULL before any sample). */
-const struct unit_telemetry_counts *unit_telemetry_counts(const struct unit_telemetry *ut);
+const struct unit_rqstat_counts *unit_rqstat_counts(const struct unit_rqstat *ut);
 
 /* The cgroup was opened (v2_dirfd: its cgroup2 directory, -1 when the host
  * has none): count it. Returns 0 or a negative errno (logged by the caller). */
-int unit_telemetry_attach(struct unit_telemetry *ut, Telemetry *t, int v2_dirfd);
+int unit_rqstat_attach(struct unit_rqstat *ut, Rqstat *t, int v2_dirfd);
 /* The cgroup was closed, or telemetry goes away: stop counting it. */
-void unit_telemetry_detach(struct unit_telemetry *ut, Telemetry *t);
+void unit_rqstat_detach(struct unit_rqstat *ut, Rqstat *t);
 
 /* Read the counters at a sample: update the window and fill the input's
  * run-queue figures (has_rq false when there were no waits). Returns 0, or
  * a negative errno when the counters could not be read. */
-int unit_telemetry_sample(struct unit_telemetry *ut, Telemetry *t, uint64_t now_usec,
+int unit_rqstat_sample(struct unit_rqstat *ut, Rqstat *t, uint64_t now_usec,
                           struct bw_policy_input *in);

@@ -12,7 +12,7 @@
 #include "bwgov/util/macro.h"
 #include "bwgov/util/util.h"
 #include "format.h"
-#include "latency-render.h"
+#include "rqstat-render.h"
 #include "reply.h"
 #include "table.h"
 
@@ -40,7 +40,7 @@ static void fmt_upper(char buf[static NUMBER_MAX], json_t *b) {
                 snprintf(buf, NUMBER_MAX, "inf");
 }
 
-size_t latency_print_histogram(FILE *f, json_t *buckets, const char *indent) {
+size_t rqstat_print_histogram(FILE *f, json_t *buckets, const char *indent) {
         size_t n = json_array_size(buckets), first = n, last = 0;
         uint64_t max = 0;
         int lo_w = 1, hi_w = 1, count_w = (int) strlen("count");
@@ -125,7 +125,7 @@ static void print_figures(FILE *f, const char *title, json_t *fig) {
                 if (ju64(fig, "migrated_waits") > 0)
                         fprintf(f, LABEL "%" PRIu64 " waits ended on another CPU: their throttled part counts 0\n",
                                 "", ju64(fig, "migrated_waits"));
-                latency_print_histogram(f, json_object_get(fig, "buckets"), "    ");
+                rqstat_print_histogram(f, json_object_get(fig, "buckets"), "    ");
         }
         if (throttles == 0) {
                 fprintf(f, LABEL "none\n", "Throttles:");
@@ -133,7 +133,7 @@ static void print_figures(FILE *f, const char *title, json_t *fig) {
         }
         fprintf(f, LABEL "%" PRIu64 ", %s in all\n", "Throttles:", throttles,
                 fmt_span_fine(a, ju64(fig, "throttle_usec")));
-        latency_print_histogram(f, json_object_get(fig, "throttle_buckets"), "    ");
+        rqstat_print_histogram(f, json_object_get(fig, "throttle_buckets"), "    ");
 }
 
 /* " since 2024-05-01 12:00:00 (1h 3min ago)", or nothing without a time. */
@@ -150,7 +150,7 @@ static void print_since(FILE *f, json_t *reply, uint64_t now) {
         fprintf(f, " since %s (%s ago)", when, fmt_span(a, now > since ? now - since : 0));
 }
 
-int latency_print(FILE *f, json_t *reply, uint64_t now_realtime_usec, bool colour) {
+int rqstat_print(FILE *f, json_t *reply, uint64_t now_realtime_usec, bool colour) {
         json_t *total = json_object_get(reply, "total"), *window = json_object_get(reply, "window");
         const char *unit = strq(jstr(reply, "unit"));
         char title[FMT_MAX + 32], a[FMT_MAX];

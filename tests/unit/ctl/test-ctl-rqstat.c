@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* bwgovctl latency's text (src/ctl/latency-render.c) from canned
+/* bwgovctl latency's text (src/ctl/rqstat-render.c) from canned
  * GetLatency replies, line by line. */
 #include <errno.h>
 #include <stdarg.h>
@@ -14,7 +14,7 @@
 
 #include "bwgov/util/macro.h"
 #include "bwgov/telemetry/rqstat.h"
-#include "latency-render.h"
+#include "rqstat-render.h"
 
 /* 2024-05-01 12:00:00 UTC and 1h 3min later. */
 #define SINCE_USEC UINT64_C(1714564800000000)
@@ -42,7 +42,7 @@ static int render(json_t *reply, bool colour, char **ret) {
         int r;
 
         out_open(&o);
-        r = latency_print(o.f, reply, NOW_USEC, colour);
+        r = rqstat_print(o.f, reply, NOW_USEC, colour);
         *ret = out_close(&o);
         return r;
 }
@@ -218,7 +218,7 @@ static char *histogram(const char *json, size_t *ret_lines) {
 
         assert_non_null(b);
         out_open(&o);
-        *ret_lines = latency_print_histogram(o.f, b, "> ");
+        *ret_lines = rqstat_print_histogram(o.f, b, "> ");
         json_decref(b);
         return out_close(&o);
 }

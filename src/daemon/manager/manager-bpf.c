@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The manager's side of its BPF programs: the run-queue telemetry
- * (telemetry.h), loaded as Telemetry= says, on the host's own cgroup tree
+ * (rqstat.h), loaded as Telemetry= says, on the host's own cgroup tree
  * only, with the reason kept when there is none, counting every open unit
  * cgroup; and the refused quota writes (refused.h), handed to their unit. */
 
@@ -9,46 +9,46 @@
 
 #include "log.h"
 #include "manager.h"
-#include "manager-telemetry.h"
+#include "manager-bpf.h"
 #include "unit/unit-intent.h"
 
-static void manager_drop_telemetry(Manager *m, const char *why) {
-        if (m->telemetry) {
+static void manager_drop_rqstat(Manager *m, const char *why) {
+        if (m->rqstat) {
                 for (size_t i = 0; i < m->n_units; i++)
-                        unit_detach_telemetry(m->units[i]);
-                m->telemetry = telemetry_free(m->telemetry);
+                        unit_detach_rqstat(m->units[i]);
+                m->rqstat = rqstat_free(m->rqstat);
                 log_info("Run-queue telemetry unloaded: %s", why);
         }
-        snprintf(m->telemetry_reason, sizeof(m->telemetry_reason), "%s", why);
+        snprintf(m->rqstat_reason, sizeof(m->rqstat_reason), "%s", why);
 }
 
-void manager_apply_telemetry(Manager *m) {
+void manager_apply_rqstat(Manager *m) {
         int r;
 
         if (m->cgroup_root) {
-                manager_drop_telemetry(m, "bwgovd runs on a cgroup tree other than the host's (--cgroup-root)");
+                manager_drop_rqstat(m, "bwgovd runs on a cgroup tree other than the host's (--cgroup-root)");
                 return;
         }
         if (m->root && m->root->v2_fd < 0) {
-                manager_drop_telemetry(m, "the host has no cgroup2 tree to count tasks by (cgroup v1 only)");
+                manager_drop_rqstat(m, "the host has no cgroup2 tree to count tasks by (cgroup v1 only)");
                 return;
         }
         if (!m->config.global.telemetry) {
-                manager_drop_telemetry(m, "turned off (Telemetry=no)");
+                manager_drop_rqstat(m, "turned off (Telemetry=no)");
                 return;
         }
-        if (!m->telemetry) {
-                r = telemetry_new(m->config.n_units, &m->telemetry, m->telemetry_reason);
+        if (!m->rqstat) {
+                r = rqstat_new(m->config.n_units, &m->rqstat, m->rqstat_reason);
                 if (r < 0) {
-                        log_notice("No run-queue telemetry: %s", m->telemetry_reason);
+                        log_notice("No run-queue telemetry: %s", m->rqstat_reason);
                         return;
                 }
-                m->telemetry_reason[0] = '\0';
+                m->rqstat_reason[0] = '\0';
                 log_info("Run-queue telemetry loaded (BPF; maps sized for the %zu configured units, grown on demand).",
                          m->config.n_units);
         }
         for (size_t i = 0; i < m->n_units; i++)
-                unit_attach_telemetry(m->units[i]);
+                unit_attach_rqstat(m->units[i]);
 }
 
 static void on_refused(const struct bw_refused_write *w, void *userdata) {

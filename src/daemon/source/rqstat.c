@@ -2,7 +2,7 @@
 /* The run-queue BPF programs (src/bpf/rqstat.bpf.c) through their libbpf
  * skeleton: load and attach them with maps sized for the governed cgroups,
  * grow them, track cgroups by id and sum their per-CPU counters. Contracts
- * in telemetry.h; a stub without BPF. */
+ * in rqstat.h; a stub without BPF. */
 
 #include <errno.h>
 #include <inttypes.h>
@@ -15,9 +15,9 @@
 
 #include "config.h"
 #include "log.h"
-#include "telemetry.h"
+#include "rqstat.h"
 
-int telemetry_cgroup_id(int dirfd, uint64_t *ret) {
+int rqstat_cgroup_id(int dirfd, uint64_t *ret) {
         struct stat st;
 
         if (dirfd < 0)
@@ -43,7 +43,7 @@ int telemetry_cgroup_id(int dirfd, uint64_t *ret) {
 #define STATS_MIN 64
 #define CGCACHE_MIN 1024
 
-struct Telemetry {
+struct Rqstat {
         struct rqstat *skel;
         size_t capacity;                /* the stats map's max_entries */
         int ncpus;                      /* possible CPUs: the per-CPU value count */
@@ -85,7 +85,7 @@ static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap
         return 0;
 }
 
-void telemetry_libbpf_log(void) {
+void rqstat_libbpf_log(void) {
         libbpf_set_print(libbpf_log);
 }
 
@@ -111,7 +111,7 @@ static void explain_failure(int r, const char *step, char reason[static TELEMETR
 }
 
 /* Open, size, load and attach a fresh copy of the programs. */
-static int telemetry_load(Telemetry *t, size_t capacity, char reason[static TELEMETRY_REASON_MAX]) {
+static int rqstat_load(Rqstat *t, size_t capacity, char reason[static TELEMETRY_REASON_MAX]) {
         struct rqstat *skel;
         int r;
 
@@ -149,7 +149,7 @@ fail:
         return r;
 }
 
-static int insert(Telemetry *t, uint64_t id) {
+static int insert(Rqstat *t, uint64_t id) {
         struct bw_rq_counters *zero = t->percpu;
 
         memset(zero, 0, sizeof(*zero) * (size_t) t->ncpus);
@@ -160,15 +160,15 @@ static int insert(Telemetry *t, uint64_t id) {
 }
 
 /* The governed set changed: cached cgroup → governed answers are stale. */
-static void bump_generation(Telemetry *t) {
+static void bump_generation(Rqstat *t) {
         __atomic_add_fetch(&t->skel->bss->bw_generation, 1, __ATOMIC_SEQ_CST);
 }
 
-int telemetry_new(size_t capacity, Telemetry **ret, char reason[static TELEMETRY_REASON_MAX]) {
-        Telemetry *t;
+int rqstat_new(size_t capacity, Rqstat **ret, char reason[static TELEMETRY_REASON_MAX]) {
+        Rqstat *t;
         int r;
 
-        telemetry_libbpf_log();
+        rqstat_libbpf_log();
         t = calloc(1, sizeof(*t));
         if (!t)
                 return -ENOMEM;
@@ -184,7 +184,7 @@ int telemetry_new(size_t capacity, Telemetry **ret, char reason[static TELEMETRY
                 free(t);
                 return -ENOMEM;
         }
-        r = telemetry_load(t, capacity * 2, reason);
+        r = rqstat_load(t, capacity * 2, reason);
         if (r < 0) {
                 free(t->percpu);
                 free(t);
@@ -194,7 +194,7 @@ int telemetry_new(size_t capacity, Telemetry **ret, char reason[static TELEMETRY
         return 0;
 }
 
-Telemetry *telemetry_free(Telemetry *t) {
+Rqstat *rqstat_free(Rqstat *t) {
         if (!t)
                 return NULL;
         rqstat__destroy(t->skel);
@@ -206,13 +206,13 @@ Telemetry *telemetry_free(Telemetry *t) {
 
 /* Load again at twice the size and track everything again: the counters of
  * every tracked cgroup start from zero. */
-static int grow(Telemetry *t) {
+static int grow(Rqstat *t) {
         char reason[TELEMETRY_REASON_MAX];
         struct rqstat *old = t->skel;
         int r;
 
         t->skel = NULL;
-        r = telemetry_load(t, t->capacity * 2, reason);
+        r = rqstat_load(t, t->capacity * 2, reason);
         if (r < 0) {
                 t->skel = old;
                 return log_warning_errno(r, "Cannot grow the run-queue telemetry maps beyond %zu cgroups: %s",
@@ -230,7 +230,7 @@ static int grow(Telemetry *t) {
 }
 
 /* ids[] is sorted: the index of id, or where it would go (*ret_found false). */
-static size_t find_id(const Telemetry *t, uint64_t id, bool *ret_found) {
+static size_t find_id(const Rqstat *t, uint64_t id, bool *ret_found) {
         size_t lo = 0, hi = t->n_ids;
 
         while (lo < hi) {
@@ -245,7 +245,7 @@ static size_t find_id(const Telemetry *t, uint64_t id, bool *ret_found) {
         return lo;
 }
 
-int telemetry_track(Telemetry *t, uint64_t id) {
+int rqstat_track(Rqstat *t, uint64_t id) {
         bool found;
         size_t i = find_id(t, id, &found);
         int r;
@@ -276,7 +276,7 @@ int telemetry_track(Telemetry *t, uint64_t id) {
         return 0;
 }
 
-int telemetry_untrack(Telemetry *t, uint64_t id) {
+int rqstat_untrack(Rqstat *t, uint64_t id) {
         bool found;
         size_t i = find_id(t, id, &found);
 
@@ -290,7 +290,7 @@ int telemetry_untrack(Telemetry *t, uint64_t id) {
         return 0;
 }
 
-int telemetry_read(Telemetry *t, uint64_t id, struct bw_rq_counters *ret) {
+int rqstat_read(Rqstat *t, uint64_t id, struct bw_rq_counters *ret) {
         struct bw_rq_counters sum = {0};
 
         if (bpf_map__lookup_elem(t->skel->maps.stats, &id, sizeof(id), t->percpu,
@@ -302,42 +302,42 @@ int telemetry_read(Telemetry *t, uint64_t id, struct bw_rq_counters *ret) {
         return 0;
 }
 
-size_t telemetry_tracked(const Telemetry *t) {
+size_t rqstat_tracked(const Rqstat *t) {
         return t->n_ids;
 }
 
-unsigned telemetry_loads(const Telemetry *t) {
+unsigned rqstat_loads(const Rqstat *t) {
         return t->loads;
 }
 
 #else /* !HAVE_BPF */
 
-int telemetry_new(size_t capacity, Telemetry **ret, char reason[static TELEMETRY_REASON_MAX]) {
+int rqstat_new(size_t capacity, Rqstat **ret, char reason[static TELEMETRY_REASON_MAX]) {
         snprintf(reason, TELEMETRY_REASON_MAX, "bwgovd was built without BPF (-Dbpf=disabled)");
         return -EOPNOTSUPP;
 }
 
-Telemetry *telemetry_free(Telemetry *t) {
+Rqstat *rqstat_free(Rqstat *t) {
         return NULL;
 }
 
-int telemetry_track(Telemetry *t, uint64_t cgroup_id) {
+int rqstat_track(Rqstat *t, uint64_t cgroup_id) {
         return -EOPNOTSUPP;
 }
 
-int telemetry_untrack(Telemetry *t, uint64_t cgroup_id) {
+int rqstat_untrack(Rqstat *t, uint64_t cgroup_id) {
         return 0;
 }
 
-int telemetry_read(Telemetry *t, uint64_t cgroup_id, struct bw_rq_counters *ret) {
+int rqstat_read(Rqstat *t, uint64_t cgroup_id, struct bw_rq_counters *ret) {
         return -ENOENT;
 }
 
-size_t telemetry_tracked(const Telemetry *t) {
+size_t rqstat_tracked(const Rqstat *t) {
         return 0;
 }
 
-unsigned telemetry_loads(const Telemetry *t) {
+unsigned rqstat_loads(const Rqstat *t) {
         return 0;
 }
 

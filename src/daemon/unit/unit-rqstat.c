@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* One unit's run-queue telemetry (unit-telemetry.h): its cgroup tracked
+/* One unit's run-queue telemetry (unit-rqstat.h): its cgroup tracked
  * while open, and at each sample the window since the previous one, whose
  * wait p99 and throttled share go into the law's input. */
 
@@ -10,36 +10,36 @@
 
 #include "bwgov/telemetry/rqstat.h"
 #include "clock.h"
-#include "unit-telemetry.h"
+#include "unit-rqstat.h"
 
-int unit_telemetry_attach(struct unit_telemetry *ut, Telemetry *t, int v2_dirfd) {
+int unit_rqstat_attach(struct unit_rqstat *ut, Rqstat *t, int v2_dirfd) {
         uint64_t id;
         int r;
 
         if (!t || ut->cgroup_id != 0)
                 return 0;
-        r = telemetry_cgroup_id(v2_dirfd, &id);
+        r = rqstat_cgroup_id(v2_dirfd, &id);
         if (r < 0)
                 return r;
-        r = telemetry_track(t, id);
+        r = rqstat_track(t, id);
         if (r < 0)
                 return r;
-        *ut = (struct unit_telemetry) {
+        *ut = (struct unit_rqstat) {
                 .cgroup_id = id,
                 .since_realtime_usec = clock_now_usec(CLOCK_REALTIME),
         };
         return 0;
 }
 
-const struct unit_telemetry_counts *unit_telemetry_counts(const struct unit_telemetry *ut) {
-        static struct unit_telemetry_counts zeros;
+const struct unit_rqstat_counts *unit_rqstat_counts(const struct unit_rqstat *ut) {
+        static struct unit_rqstat_counts zeros;
 
         if (ut->c)
                 return ut->c;
         if (ut->cgroup_id == 0 || ut->zero_samples == 0)
                 return NULL;
         /* Nothing counted: the counters are zero, and so was each window. */
-        zeros = (struct unit_telemetry_counts) {
+        zeros = (struct unit_rqstat_counts) {
                 .has_last = true,
                 .last_usec = ut->zero_usec,
                 .has_window = ut->zero_samples > 1,
@@ -54,16 +54,16 @@ static bool counts_zero(const struct bw_rq_counters *c) {
         return memcmp(c, &zero, sizeof(zero)) == 0;
 }
 
-void unit_telemetry_detach(struct unit_telemetry *ut, Telemetry *t) {
+void unit_rqstat_detach(struct unit_rqstat *ut, Rqstat *t) {
         if (t && ut->cgroup_id != 0)
-                (void) telemetry_untrack(t, ut->cgroup_id);
+                (void) rqstat_untrack(t, ut->cgroup_id);
         free(ut->c);
-        *ut = (struct unit_telemetry) {0};
+        *ut = (struct unit_rqstat) {0};
 }
 
-int unit_telemetry_sample(struct unit_telemetry *ut, Telemetry *t, uint64_t now_usec,
+int unit_rqstat_sample(struct unit_rqstat *ut, Rqstat *t, uint64_t now_usec,
                           struct bw_policy_input *in) {
-        struct unit_telemetry_counts *c = ut->c;
+        struct unit_rqstat_counts *c = ut->c;
         struct bw_rq_counters now;
         uint64_t p99;
         int r;
@@ -71,7 +71,7 @@ int unit_telemetry_sample(struct unit_telemetry *ut, Telemetry *t, uint64_t now_
         in->has_rq = false;
         if (!t || ut->cgroup_id == 0)
                 return 0;
-        r = telemetry_read(t, ut->cgroup_id, &now);
+        r = rqstat_read(t, ut->cgroup_id, &now);
         if (r < 0)
                 return r;
         if (!c) {

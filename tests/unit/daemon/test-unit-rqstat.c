@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* A unit's run-queue telemetry (src/daemon/unit/unit-telemetry.c) against a fake
- * Telemetry (the functions of telemetry.h it calls, defined here instead of
+/* A unit's run-queue telemetry (src/daemon/unit/unit-rqstat.c) against a fake
+ * Rqstat (the functions of rqstat.h it calls, defined here instead of
  * the libbpf-backed ones): no memory for the counters while the cgroup's are
  * all zero, yet the snapshot's zeros and windows as if there were; the
  * window taken from the last zero sample once something is counted; a reset
@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "bwgov/util/macro.h"
-#include "unit/unit-telemetry.h"
+#include "unit/unit-rqstat.h"
 
 #define MS USEC_PER_MSEC
 
@@ -29,21 +29,21 @@ static struct {
         int read_error;
 } fake;
 
-int telemetry_cgroup_id(int dirfd, uint64_t *ret) {
+int rqstat_cgroup_id(int dirfd, uint64_t *ret) {
         if (dirfd < 0)
                 return -EBADF;
         *ret = 4242;
         return 0;
 }
 
-int telemetry_track(Telemetry *t, uint64_t cgroup_id) {
+int rqstat_track(Rqstat *t, uint64_t cgroup_id) {
         (void) t;
         fake.tracked = cgroup_id;
         fake.tracks++;
         return 0;
 }
 
-int telemetry_untrack(Telemetry *t, uint64_t cgroup_id) {
+int rqstat_untrack(Rqstat *t, uint64_t cgroup_id) {
         (void) t;
         assert_int_equal(cgroup_id, fake.tracked);
         fake.tracked = 0;
@@ -51,7 +51,7 @@ int telemetry_untrack(Telemetry *t, uint64_t cgroup_id) {
         return 0;
 }
 
-int telemetry_read(Telemetry *t, uint64_t cgroup_id, struct bw_rq_counters *ret) {
+int rqstat_read(Rqstat *t, uint64_t cgroup_id, struct bw_rq_counters *ret) {
         (void) t;
         assert_int_equal(cgroup_id, fake.tracked);
         if (fake.read_error)
@@ -60,8 +60,8 @@ int telemetry_read(Telemetry *t, uint64_t cgroup_id, struct bw_rq_counters *ret)
         return 0;
 }
 
-/* Never dereferenced by unit-telemetry.c: only passed back to the fake. */
-static Telemetry *const T = (Telemetry *) &fake;
+/* Never dereferenced by unit-rqstat.c: only passed back to the fake. */
+static Rqstat *const T = (Rqstat *) &fake;
 
 static int setup(void **state) {
         (void) state;
@@ -79,22 +79,22 @@ static void add_waits(unsigned slot, uint64_t n) {
 }
 
 static void test_idle_has_no_counters(void **state) {
-        struct unit_telemetry ut = {0};
+        struct unit_rqstat ut = {0};
         struct bw_policy_input in;
-        const struct unit_telemetry_counts *c;
+        const struct unit_rqstat_counts *c;
 
         (void) state;
-        assert_int_equal(unit_telemetry_attach(&ut, T, 3), 0);
+        assert_int_equal(unit_rqstat_attach(&ut, T, 3), 0);
         assert_int_equal(ut.cgroup_id, 4242);
         assert_int_equal(fake.tracks, 1);
         /* Attached, not sampled: nothing to show yet. */
-        assert_null(unit_telemetry_counts(&ut));
+        assert_null(unit_rqstat_counts(&ut));
 
         in.has_rq = true;
-        assert_int_equal(unit_telemetry_sample(&ut, T, 1000 * MS, &in), 0);
+        assert_int_equal(unit_rqstat_sample(&ut, T, 1000 * MS, &in), 0);
         assert_false(in.has_rq);
         assert_null(ut.c);
-        c = unit_telemetry_counts(&ut);
+        c = unit_rqstat_counts(&ut);
         assert_non_null(c);
         assert_true(c->has_last);
         assert_int_equal(c->last_usec, 1000 * MS);
@@ -104,30 +104,30 @@ static void test_idle_has_no_counters(void **state) {
         /* Many zero samples: still no memory, and the window is the latest
          * interval, all zeros. */
         for (uint64_t t = 2000; t <= 5000; t += 1000)
-                assert_int_equal(unit_telemetry_sample(&ut, T, t * MS, &in), 0);
-        assert_int_equal(unit_telemetry_sample(&ut, T, 5250 * MS, &in), 0);
+                assert_int_equal(unit_rqstat_sample(&ut, T, t * MS, &in), 0);
+        assert_int_equal(unit_rqstat_sample(&ut, T, 5250 * MS, &in), 0);
         assert_false(in.has_rq);
         assert_null(ut.c);
-        c = unit_telemetry_counts(&ut);
+        c = unit_rqstat_counts(&ut);
         assert_true(c->has_window);
         assert_int_equal(c->window_usec, 250 * MS);
         assert_int_equal(c->last_usec, 5250 * MS);
         assert_int_equal(c->window.wait_ns, 0);
 
-        unit_telemetry_detach(&ut, T);
+        unit_rqstat_detach(&ut, T);
         assert_int_equal(fake.untracks, 1);
         assert_int_equal(ut.cgroup_id, 0);
-        assert_null(unit_telemetry_counts(&ut));
+        assert_null(unit_rqstat_counts(&ut));
 }
 
 static void test_first_waits_open_a_window(void **state) {
-        struct unit_telemetry ut = {0};
+        struct unit_rqstat ut = {0};
         struct bw_policy_input in;
-        const struct unit_telemetry_counts *c;
+        const struct unit_rqstat_counts *c;
 
         (void) state;
-        assert_int_equal(unit_telemetry_attach(&ut, T, 3), 0);
-        assert_int_equal(unit_telemetry_sample(&ut, T, 1000 * MS, &in), 0);
+        assert_int_equal(unit_rqstat_attach(&ut, T, 3), 0);
+        assert_int_equal(unit_rqstat_sample(&ut, T, 1000 * MS, &in), 0);
         assert_null(ut.c);
 
         /* Waits counted: the counters are allocated, and the window runs
@@ -136,9 +136,9 @@ static void test_first_waits_open_a_window(void **state) {
         add_waits(3, 99);
         add_waits(12, 1);
         fake.counters.throttled_wait_ns = fake.counters.wait_ns / 4;
-        assert_int_equal(unit_telemetry_sample(&ut, T, 2000 * MS, &in), 0);
+        assert_int_equal(unit_rqstat_sample(&ut, T, 2000 * MS, &in), 0);
         assert_non_null(ut.c);
-        c = unit_telemetry_counts(&ut);
+        c = unit_rqstat_counts(&ut);
         assert_ptr_equal(c, ut.c);
         assert_true(c->has_window);
         assert_int_equal(c->window_usec, 1000 * MS);
@@ -149,32 +149,32 @@ static void test_first_waits_open_a_window(void **state) {
 
         /* The next window holds only what came since. */
         add_waits(12, 50);
-        assert_int_equal(unit_telemetry_sample(&ut, T, 3000 * MS, &in), 0);
+        assert_int_equal(unit_rqstat_sample(&ut, T, 3000 * MS, &in), 0);
         assert_int_equal(ut.c->window.wakeups, 50);
         assert_int_equal(ut.c->window_usec, 1000 * MS);
         assert_true(in.has_rq);
         assert_true(in.rq_wait_p99_usec >= 4096 && in.rq_wait_p99_usec <= 8192);
 
         /* Nothing new: an empty window, no figures for the law. */
-        assert_int_equal(unit_telemetry_sample(&ut, T, 4000 * MS, &in), 0);
+        assert_int_equal(unit_rqstat_sample(&ut, T, 4000 * MS, &in), 0);
         assert_true(ut.c->has_window);
         assert_false(in.has_rq);
 
-        unit_telemetry_detach(&ut, T);          /* frees ut.c: ASan checks */
+        unit_rqstat_detach(&ut, T);          /* frees ut.c: ASan checks */
         assert_null(ut.c);
 }
 
 static void test_reset_opens_no_window(void **state) {
-        struct unit_telemetry ut = {0};
+        struct unit_rqstat ut = {0};
         struct bw_policy_input in;
         uint64_t since;
 
         (void) state;
-        assert_int_equal(unit_telemetry_attach(&ut, T, 3), 0);
+        assert_int_equal(unit_rqstat_attach(&ut, T, 3), 0);
         add_waits(5, 1000);
-        assert_int_equal(unit_telemetry_sample(&ut, T, 1000 * MS, &in), 0);
+        assert_int_equal(unit_rqstat_sample(&ut, T, 1000 * MS, &in), 0);
         add_waits(5, 10);
-        assert_int_equal(unit_telemetry_sample(&ut, T, 2000 * MS, &in), 0);
+        assert_int_equal(unit_rqstat_sample(&ut, T, 2000 * MS, &in), 0);
         assert_true(in.has_rq);
         since = ut.since_realtime_usec;
 
@@ -182,44 +182,44 @@ static void test_reset_opens_no_window(void **state) {
          * difference would be negative; no window, counting since now. */
         memset(&fake.counters, 0, sizeof(fake.counters));
         add_waits(5, 3);
-        assert_int_equal(unit_telemetry_sample(&ut, T, 3000 * MS, &in), 0);
+        assert_int_equal(unit_rqstat_sample(&ut, T, 3000 * MS, &in), 0);
         assert_false(ut.c->has_window);
         assert_false(in.has_rq);
         assert_true(ut.since_realtime_usec >= since);
         /* From there on, windows again. */
         add_waits(5, 7);
-        assert_int_equal(unit_telemetry_sample(&ut, T, 4000 * MS, &in), 0);
+        assert_int_equal(unit_rqstat_sample(&ut, T, 4000 * MS, &in), 0);
         assert_true(ut.c->has_window);
         assert_int_equal(ut.c->window.wakeups, 7);
         assert_true(in.has_rq);
 
-        unit_telemetry_detach(&ut, T);
+        unit_rqstat_detach(&ut, T);
 }
 
 static void test_without_telemetry_or_read_error(void **state) {
-        struct unit_telemetry ut = {0};
+        struct unit_rqstat ut = {0};
         struct bw_policy_input in = { .has_rq = true };
 
         (void) state;
-        /* No Telemetry (BPF not available): nothing tracked, nothing read. */
-        assert_int_equal(unit_telemetry_attach(&ut, NULL, 3), 0);
+        /* No Rqstat (BPF not available): nothing tracked, nothing read. */
+        assert_int_equal(unit_rqstat_attach(&ut, NULL, 3), 0);
         assert_int_equal(ut.cgroup_id, 0);
-        assert_int_equal(unit_telemetry_sample(&ut, NULL, 1000 * MS, &in), 0);
+        assert_int_equal(unit_rqstat_sample(&ut, NULL, 1000 * MS, &in), 0);
         assert_false(in.has_rq);
-        assert_null(unit_telemetry_counts(&ut));
-        unit_telemetry_detach(&ut, NULL);
+        assert_null(unit_rqstat_counts(&ut));
+        unit_rqstat_detach(&ut, NULL);
 
         /* No cgroup2 directory: the id cannot be had. */
-        assert_int_equal(unit_telemetry_attach(&ut, T, -1), -EBADF);
+        assert_int_equal(unit_rqstat_attach(&ut, T, -1), -EBADF);
         assert_int_equal(fake.tracks, 0);
 
         /* A failed read is the caller's to log; the state stays as it was. */
-        assert_int_equal(unit_telemetry_attach(&ut, T, 3), 0);
+        assert_int_equal(unit_rqstat_attach(&ut, T, 3), 0);
         fake.read_error = -EIO;
-        assert_int_equal(unit_telemetry_sample(&ut, T, 1000 * MS, &in), -EIO);
+        assert_int_equal(unit_rqstat_sample(&ut, T, 1000 * MS, &in), -EIO);
         assert_null(ut.c);
-        assert_null(unit_telemetry_counts(&ut));
-        unit_telemetry_detach(&ut, T);
+        assert_null(unit_rqstat_counts(&ut));
+        unit_rqstat_detach(&ut, T);
 }
 
 int main(void) {
