@@ -35,7 +35,7 @@
 struct latency_guard_context {
         unsigned ncpus;
         bool slice_supported;           /* bw_slice_supported() at start */
-        Rqstat *const *rqstat;    /* the manager's, NULL inside when there is none */
+        Rqstat *const *rqstat;          /* the manager's, NULL inside when there is none */
 };
 
 struct latency_member;

@@ -51,8 +51,8 @@ struct Manager {
         struct bw_config config;
         struct bw_config_error config_error;    /* why the last load failed (zero after a good one) */
         struct unit_context unit_ctx;   /* what every unit sees */
-        Rqstat *rqstat;           /* run-queue telemetry, NULL when there is none ... */
-        char rqstat_reason[TELEMETRY_REASON_MAX];    /* ... and why */
+        Rqstat *rqstat;                 /* run-queue telemetry, NULL when there is none ... */
+        char rqstat_reason[RQSTAT_REASON_MAX];          /* ... and why */
         Refused *refused;               /* quota writes refused for our burst, NULL when not followed ... */
         char refused_reason[REFUSED_REASON_MAX];        /* ... and why */
 

@@ -97,21 +97,21 @@ static size_t round_pow2(size_t n) {
         return p;
 }
 
-static void explain_failure(int r, const char *step, char reason[static TELEMETRY_REASON_MAX]) {
+static void explain_failure(int r, const char *step, char reason[static RQSTAT_REASON_MAX]) {
         if (access("/sys/kernel/btf/vmlinux", R_OK) < 0)
-                snprintf(reason, TELEMETRY_REASON_MAX,
+                snprintf(reason, RQSTAT_REASON_MAX,
                          "the kernel has no BTF (/sys/kernel/btf/vmlinux; CONFIG_DEBUG_INFO_BTF)");
         else if (r == -EPERM)
-                snprintf(reason, TELEMETRY_REASON_MAX,
+                snprintf(reason, RQSTAT_REASON_MAX,
                          "%s the BPF programs was not permitted (needs CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN)",
                          step);
         else
-                snprintf(reason, TELEMETRY_REASON_MAX, "%s the BPF programs failed: %s (the log has libbpf's "
+                snprintf(reason, RQSTAT_REASON_MAX, "%s the BPF programs failed: %s (the log has libbpf's "
                          "reason)", step, STRERROR(r));
 }
 
 /* Open, size, load and attach a fresh copy of the programs. */
-static int rqstat_load(Rqstat *t, size_t capacity, char reason[static TELEMETRY_REASON_MAX]) {
+static int rqstat_load(Rqstat *t, size_t capacity, char reason[static RQSTAT_REASON_MAX]) {
         struct rqstat *skel;
         int r;
 
@@ -164,7 +164,7 @@ static void bump_generation(Rqstat *t) {
         __atomic_add_fetch(&t->skel->bss->bw_generation, 1, __ATOMIC_SEQ_CST);
 }
 
-int rqstat_new(size_t capacity, Rqstat **ret, char reason[static TELEMETRY_REASON_MAX]) {
+int rqstat_new(size_t capacity, Rqstat **ret, char reason[static RQSTAT_REASON_MAX]) {
         Rqstat *t;
         int r;
 
@@ -175,7 +175,7 @@ int rqstat_new(size_t capacity, Rqstat **ret, char reason[static TELEMETRY_REASO
         t->ncpus = libbpf_num_possible_cpus();
         if (t->ncpus <= 0) {
                 r = t->ncpus < 0 ? t->ncpus : -EINVAL;
-                snprintf(reason, TELEMETRY_REASON_MAX, "cannot count the possible CPUs: %s", STRERROR(r));
+                snprintf(reason, RQSTAT_REASON_MAX, "cannot count the possible CPUs: %s", STRERROR(r));
                 free(t);
                 return r;
         }
@@ -207,7 +207,7 @@ Rqstat *rqstat_free(Rqstat *t) {
 /* Load again at twice the size and track everything again: the counters of
  * every tracked cgroup start from zero. */
 static int grow(Rqstat *t) {
-        char reason[TELEMETRY_REASON_MAX];
+        char reason[RQSTAT_REASON_MAX];
         struct rqstat *old = t->skel;
         int r;
 
@@ -312,8 +312,8 @@ unsigned rqstat_loads(const Rqstat *t) {
 
 #else /* !HAVE_BPF */
 
-int rqstat_new(size_t capacity, Rqstat **ret, char reason[static TELEMETRY_REASON_MAX]) {
-        snprintf(reason, TELEMETRY_REASON_MAX, "bwgovd was built without BPF (-Dbpf=disabled)");
+int rqstat_new(size_t capacity, Rqstat **ret, char reason[static RQSTAT_REASON_MAX]) {
+        snprintf(reason, RQSTAT_REASON_MAX, "bwgovd was built without BPF (-Dbpf=disabled)");
         return -EOPNOTSUPP;
 }
 

@@ -16,12 +16,12 @@
 
 typedef struct Rqstat Rqstat;
 
-#define TELEMETRY_REASON_MAX 256
+#define RQSTAT_REASON_MAX 256
 
 /* Load and attach, sized for `capacity` governed cgroups (grows on demand).
  * On failure returns a negative errno and writes why, for people, into
  * reason: no BPF in this build, no BTF in the kernel, not permitted, ... */
-int rqstat_new(size_t capacity, Rqstat **ret, char reason[static TELEMETRY_REASON_MAX]);
+int rqstat_new(size_t capacity, Rqstat **ret, char reason[static RQSTAT_REASON_MAX]);
 Rqstat *rqstat_free(Rqstat *t);
 
 /* Count the cgroup with this id (0, or -ENOMEM, or a load error when

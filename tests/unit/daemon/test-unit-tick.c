@@ -88,7 +88,7 @@ struct fixture {
         bool host_over_limit, stopping, said;
         size_t fds_held;
         unsigned fd_keep, fd_share, trigger_closes_left;
-        Rqstat *rqstat;   /* NULL: none */
+        Rqstat *rqstat;         /* NULL: none */
         Unit *u;
 
         uint64_t usage, periods, throttled, throttled_usec;
