@@ -3,7 +3,16 @@
  * caps others put on its headroom (unit-sample.c). */
 #pragma once
 
-#include "unit.h"
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bwgov/cgroup/cpumax.h"
+#include "bwgov/cgroup/cpustat.h"
+#include "bwgov/cgroup/psi.h"
+#include "source/usagegate.h"
+
+typedef struct Unit Unit;
+struct bw_policy_input;
 
 /* What a unit reads before its law decides, and how much of it.
  *
@@ -29,6 +38,24 @@
 
 #define UNIT_QUIET_FULL_EVERY 20
 #define UNIT_TRIGGER_LINGER_USEC (60 * USEC_PER_SEC)
+
+/* The sampler's memory and gates, in each Unit; only unit-sample.c and the
+ * tick (unit-tick.c) read or write them. */
+struct unit_sampler {
+        uint64_t last_tick_usec;
+        uint64_t deadline_usec;         /* the latest sample the last decision's horizon allows */
+        struct bw_cpu_stat last_stat;
+        bool has_last_stat;
+        struct bw_psi last_psi;         /* the last full sample's pressure (light samples reuse it) */
+        bool has_last_psi;
+        bool quiet;                     /* the last decision found it quiet: light samples (above) */
+        uint64_t quiet_samples;         /* consecutive quiet decisions */
+        UsageGate *gate;                /* its parent's usage, while open (usagegate.h) ... */
+        bool gate_valid;                /* ... read before its own last usage read ... */
+        uint64_t gate_usage_usec;       /* ... with this value ... */
+        uint64_t gate_after_usec;       /* ... and that read of its own taken at this time */
+        bool gated;                     /* this tick's sample read nothing of its own (no file opened) */
+};
 
 /* The reads of a full sample (the tick's observe step): cpu.stat and PSI
  * into in, the usage gate noted before them. Returns 1, -ENODEV when the

@@ -29,6 +29,7 @@
 #include "source/ticker.h"
 #include "source/usagegate.h"
 #include "unit-levers.h"
+#include "unit-sample.h"
 #include "unit-rqstat.h"
 
 typedef struct Unit Unit;
@@ -174,23 +175,6 @@ struct unit_stats {
         uint64_t write_errors;
         uint64_t decisions_applied;
         uint64_t light_samples;         /* light samples taken */
-};
-
-/* The sampler's memory and gates (unit-sample.c). */
-struct unit_sampler {
-        uint64_t last_tick_usec;
-        uint64_t deadline_usec;         /* the latest sample the last decision's horizon allows */
-        struct bw_cpu_stat last_stat;
-        bool has_last_stat;
-        struct bw_psi last_psi;         /* the last full sample's pressure (light samples reuse it) */
-        bool has_last_psi;
-        bool quiet;                     /* the last decision found it quiet: light samples (unit.h, samples) */
-        uint64_t quiet_samples;         /* consecutive quiet decisions */
-        UsageGate *gate;                /* its parent's usage, while open (usagegate.h) ... */
-        bool gate_valid;                /* ... read before its own last usage read ... */
-        uint64_t gate_usage_usec;       /* ... with this value ... */
-        uint64_t gate_after_usec;       /* ... and that read of its own taken at this time */
-        bool gated;                     /* this tick's sample read nothing of its own (no file opened) */
 };
 
 /* The stop's bookkeeping. */
