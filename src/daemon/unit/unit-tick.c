@@ -195,10 +195,15 @@ static int unit_reconcile(Unit *u, struct unit_obs *o, uint64_t now) {
                 unit_rebase(u, &o->current);
         else
                 r = unit_follow_intents(u, &o->current, now);
+        /* Vanished under adoption's or an intent's write, or the read after
+         * it: whatever the kernel said (ENOENT, ENODEV, ESTALE), "gone". */
+        if (bw_cg_error_is_vanished(r) || !u->cg) {
+                if (u->cg)
+                        unit_vanished(u);
+                return -ENODEV;
+        }
         if (r < 0)
                 return r;
-        if (!u->cg)
-                return -ENODEV;         /* vanished under adoption's or an intent's write */
         unit_scope_follow(u, &o->current);
         if (u->params.mode != unit_mode(u))
                 unit_update_params(u);

@@ -35,6 +35,7 @@
 #include "unit/unit.h"
 #include "unit/unit-state.h"
 #include "tmptree.h"
+#include "unit/unit-intent.h"
 #include "unit/unit-sample.h"
 #include "unit/unit-tick.h"
 
@@ -94,12 +95,14 @@ struct fixture {
         uint64_t usage, periods, throttled, throttled_usec;
         /* Recorded: writes to the tree and their order with the hooks. */
         unsigned writes_max, writes_burst, intents;
+        unsigned decided, recorded;     /* the decide and record steps run (bw_policy_decide(), the history entry) */
         unsigned adopted, cgroup_changed, quota_changed;
         uint64_t ticks_counted;
         char events[512];
         /* Injected. */
         const char *fail_file;  /* a write to this file fails ... */
         int fail_errno;         /* ... with this errno (ENODEV: the cgroup vanished) */
+        bool fail_vanish;       /* ... and the cgroup vanished with any errno */
         enum fault at_intent, at_adopted;
 };
 
@@ -193,7 +196,7 @@ ssize_t __wrap_write(int fd, const void *buf, size_t count) {
                 return __real_write(fd, buf, count);
         if (F->fail_file && strcmp(name, F->fail_file) == 0) {
                 event("refused:%s ", name);
-                if (F->fail_errno == ENODEV)
+                if (F->fail_errno == ENODEV || F->fail_vanish)
                         vanish();
                 errno = F->fail_errno;
                 return -1;
@@ -229,6 +232,27 @@ int __wrap_store_intent(Store *s, const char *name, const struct bw_bandwidth *t
         event("intent ");
         fault(&F->at_intent);
         return __real_store_intent(s, name, target, save);
+}
+
+/* The law (the decide step) and the history entry (the record step), counted. */
+int __real_bw_policy_decide(const struct bw_policy_params *p, struct bw_policy_state *s,
+                            const struct bw_policy_input *in, struct bw_decision *ret);
+int __wrap_bw_policy_decide(const struct bw_policy_params *p, struct bw_policy_state *s,
+                            const struct bw_policy_input *in, struct bw_decision *ret);
+int __wrap_bw_policy_decide(const struct bw_policy_params *p, struct bw_policy_state *s,
+                            const struct bw_policy_input *in, struct bw_decision *ret) {
+        F->decided++;
+        return __real_bw_policy_decide(p, s, in, ret);
+}
+
+void __real_bw_history_entry_from_decision(const struct bw_decision *d, const struct bw_bandwidth *old_bw,
+                                           uint64_t realtime_usec, bool applied, struct bw_history_entry *ret);
+void __wrap_bw_history_entry_from_decision(const struct bw_decision *d, const struct bw_bandwidth *old_bw,
+                                           uint64_t realtime_usec, bool applied, struct bw_history_entry *ret);
+void __wrap_bw_history_entry_from_decision(const struct bw_decision *d, const struct bw_bandwidth *old_bw,
+                                           uint64_t realtime_usec, bool applied, struct bw_history_entry *ret) {
+        F->recorded++;
+        __real_bw_history_entry_from_decision(d, old_bw, realtime_usec, applied, ret);
 }
 
 /* The run-queue telemetry and systemd's intent are not there (the
@@ -515,9 +539,16 @@ static void test_changed_while_deciding(void **state) {
 
 /* Before the tick: its first read fails. */
 static void test_gone_before_tick(void **state) {
+        unsigned n, h;
+
         adopt();
+        n = F->decided;
+        h = F->recorded;
         vanish();
         assert_gone(tick_after(0, 0));
+        /* observe said gone: nothing decided, nothing recorded */
+        assert_int_equal(F->decided, n);
+        assert_int_equal(F->recorded, h);
 }
 
 /* Between reconcile and the sample: adopted, then gone. */
@@ -525,15 +556,25 @@ static void test_gone_after_adopt(void **state) {
         F->at_adopted = FAULT_VANISH;
         assert_gone(tick_after(0, 0));
         assert_int_equal(F->adopted, 1);
+        /* found by the write (act): decided, never recorded */
+        assert_int_equal(F->decided, 1);
+        assert_int_equal(F->recorded, 0);
 }
 
 /* Between the decision and its write: gone while its intent is saved. */
 static void test_gone_before_write(void **state) {
+        unsigned n, h;
+
         adopt();
+        n = F->decided;
+        h = F->recorded;
         F->at_intent = FAULT_VANISH;
         unit_set_headroom_cap(F->u, UNIT_CAP_HOST_SHED, 1000, fake_now);
         assert_gone(tick_after(0, 0));
         assert_int_equal(F->intents, 1);
+        /* act said gone: decided, not recorded */
+        assert_int_equal(F->decided, n + 1);
+        assert_int_equal(F->recorded, h);
 }
 
 /* At the write: the kernel says ENODEV. */
@@ -542,20 +583,56 @@ static void test_gone_at_write(void **state) {
         F->fail_errno = ENODEV;
         assert_gone(tick_after(0, 0));
         assert_non_null(strstr(F->events, "intent refused:cpu.max vanish "));
+        assert_int_equal(F->decided, 1);
+        assert_int_equal(F->recorded, 0);
+}
+
+/* In reconcile, at the write of an intent (a quota write the kernel refused
+ * for bwgovd's burst, put in place): gone before the law is asked, whether
+ * the kernel says ENODEV or ENOENT (the file gone with its directory). */
+static void gone_at_intent_write(int err) {
+        struct bw_refused_write w = { .period_usec = 100000, .quota_usec = 30000, .burst_usec = 200000,
+                                      .tgid = 42, .comm = "writer" };
+        unsigned n, h;
+
+        adopt();
+        n = F->decided;
+        h = F->recorded;
+        unit_refused_write(F->u, &w);
+        F->fail_file = "cpu.max.burst";        /* lowered first, under the new quota */
+        F->fail_errno = err;
+        F->fail_vanish = true;
+        assert_gone(tick_after(0, 0));
+        assert_non_null(strstr(F->events, "refused:cpu.max.burst"));
+        assert_int_equal(F->decided, n);
+        assert_int_equal(F->recorded, h);
+}
+
+static void test_gone_at_intent_write(void **state) {
+        gone_at_intent_write(ENODEV);
+}
+
+static void test_gone_at_intent_write_enoent(void **state) {
+        gone_at_intent_write(ENOENT);
 }
 
 /* In a light sample (a quiet unit: cpu.stat and the quota file only). */
 static void test_gone_light_sample(void **state) {
         uint64_t light;
+        unsigned n, h;
 
         adopt();
         for (int i = 0; i < 3; i++)
                 assert_int_equal(tick_after(0, 0), 0);
         light = unit_light_samples(F->u);
         assert_true(light > 0);
+        n = F->decided;
+        h = F->recorded;
         vanish();
         assert_gone(tick_after(0, 0));
         assert_int_equal(unit_light_samples(F->u), light);
+        assert_int_equal(F->decided, n);
+        assert_int_equal(F->recorded, h);
 }
 
 /* Its bandwidth files went but the directory stays (the controller
@@ -761,6 +838,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_gone_after_adopt, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_gone_before_write, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_gone_at_write, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_gone_at_intent_write, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_gone_at_intent_write_enoent, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_gone_light_sample, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_files_gone_cgroup_stays, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_gone_and_back, setup, teardown),
