@@ -59,8 +59,9 @@ int kcheck_run(const struct kcheck_args *a, struct bw_kcaps *ret_caps, struct bw
                 return 0;
         }
 
-        /* The daemon's own roots, the real /proc, /boot and BTF, and no
-         * behaviour probes. */
+        /* The daemon's own roots, the real /proc, /boot and BTF, no busy-loop
+         * behaviour probes (only the load-free write-order probe, which
+         * bw_kreport_run() allows wherever there is a cgroup root). */
         r = bw_kreport_run(&(struct bw_kreport_args) {
                                 .manifest_path = a->manifest_path,
                                 .root = a->root,

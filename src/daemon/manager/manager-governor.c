@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The governor API (governor.h) over the Manager and its Units: snapshots
- * for IPC and metrics, the status counts, and the commands (reload, pause).
- * The one place outside manager.c that reads Manager and Unit fields for
- * others. */
+ * for IPC and metrics and the commands (reload, pause); the status counts
+ * are manager-shared.c's manager_counts(). */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -318,10 +317,10 @@ static int get_latency(void *userdata, const char *name, struct governor_latency
         return 0;
 }
 
-/* The kernel-check pipeline as the varlink interface has always run it
- * (version, manifest, digests, probe environment, run, verdict), in one
- * function so that it can give way to the shared one. No behaviour probes
- * (they fork busy loops for seconds). */
+/* CheckKernel's report: the shared kernel-check pipeline (bw_kreport_run():
+ * version, manifest, digests, probe environment, run, verdict) on the
+ * daemon's roots. No busy-loop behaviour probes (they fork busy loops for
+ * seconds); the load-free write-order probe runs. */
 static int check_kernel(void *userdata, struct bw_kreport **ret) {
         const Manager *m = userdata;
 

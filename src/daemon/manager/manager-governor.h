@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The governor API (governor.h) over the Manager and its Units: snapshots
- * for IPC and metrics, the status counts, and the commands (reload, pause).
- * The one place outside manager.c that reads Manager and Unit fields for
- * others. */
+ * for IPC and metrics and the commands (reload, pause); the status counts
+ * are manager-shared.c's manager_counts(). */
 #pragma once
 
 #include "manager.h"

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The manager: the event loop and its signals, the unit table and its sync
- * with the configuration (load, reload, pause), the host timer (rescan of
- * absent units, metrics and the sd_notify status; its host sample and
- * shedding plan are manager-host.c's), what spans units (the tree of governed cgroups, batched
- * writes) and startup and shutdown. One unit's life is the unit*.c files, the state
- * file store.c. */
+/* The manager: the event loop and its signals, load, reload and pause (the
+ * unit table, its sync with the configuration and the tree of governed
+ * cgroups are manager-units.c's), the host timer (rescan of absent units,
+ * metrics and the sd_notify status; its host sample and shedding plan are
+ * manager-host.c's), and startup and shutdown. One unit's life is the files
+ * of src/daemon/unit/, the state file store.c. */
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>

@@ -1,6 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+/* metrics.prom: the rendering buffer, the render job that takes the units a
+ * chunk at a time, and when a write is due (metrics.c); the families and
+ * their values are metrics-families.h's. Sees the governor through
+ * governor.h only. */
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

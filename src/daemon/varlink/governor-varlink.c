@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* io.bwgov.Governor (see governor-varlink.h): the method table, and JSON
  * views over the governor's snapshots. It sees the governor only through
- * governor.h and the transport only through varlink-server.h. */
+ * governor.h and the transport only through varlink-server.h and
+ * varlink-dispatch.h (the method table, replies and errors). */
 
 #include <errno.h>
 #include <inttypes.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The varlink transport's messages (see varlink-server.h): replies, the
+/* The varlink transport's messages (see varlink-dispatch.h): replies, the
  * envelope of a call, dispatch by the interface's method table with access
  * levels and parameter checks, and org.varlink.service. Knows no socket
  * and no governor. */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Cgroup paths: what a relative cgroup path may be, and opening one beneath
- * a root without leaving it (contracts in include/bwgov/cgroup/cgroupfs.h). */
+ * a root without leaving it (contracts in include/bwgov/cgroup/cgroupfs-path.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>

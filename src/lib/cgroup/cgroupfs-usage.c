@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* A cgroup's cumulative usage alone, from one file the caller holds open
- * (contracts in include/bwgov/cgroup/cgroupfs.h). */
+ * (contracts in include/bwgov/cgroup/cgroupfs-usage.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/statfs.h>

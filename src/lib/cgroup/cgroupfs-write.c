@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The one write path of a cgroup's bandwidth: read, compare, write only
  * what differs, in an order the kernel accepts, the burst read back
- * (contracts in include/bwgov/cgroup/cgroupfs.h). */
+ * (contracts in include/bwgov/cgroup/cgroupfs-write.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>

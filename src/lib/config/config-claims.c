@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* One unit per cgroup, as far as the configuration tells: the cgroup each
  * unit names (Cgroup= or its name's, with its Subgroup=) and where it says
- * so, and the refusal of a second claim naming both (config-internal.h).
+ * so, and the refusal of a second claim naming both (config-claims.h).
  * The daemon checks again by device and inode what it finds at run time
  * (units searched for by name, prefix units). */
 #include <errno.h>
@@ -13,7 +13,6 @@
 #include "bwgov/config/config.h"
 #include "bwgov/cgroup/discover.h"
 #include "bwgov/util/macro.h"
-#include "config-internal.h"
 #include "config-claims.h"
 
 struct config_claim {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* Between config.c, config-prefix.c (prefix units) and config-claims.c (one unit per cgroup). */
+/* Between config.c and config-prefix.c (prefix units): config_load_unit(). */
 
 struct bw_config;
 struct bw_config_error;

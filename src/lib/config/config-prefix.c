@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Prefix directories (bwgov.conf(5)): "libpod-.scope.d" governs every
  * libpod-<id>.scope bwgovd finds; which names one applies to, and an
- * instance's configuration (contracts in include/bwgov/config/config.h). */
+ * instance's configuration (contracts in include/bwgov/config/config-prefix.h). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

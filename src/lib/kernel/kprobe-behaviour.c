@@ -3,8 +3,8 @@
  * (kprobe-scratch.c), forks a busy loop into it, measures what the kernel
  * does under a quota (burst kept across cpu.max writes, identical rewrites,
  * accounting slack, pool lock acquisitions) and removes the cgroup again;
- * and the gate and dispatch of every behaviour probe, the load-free
- * write-order probe (kprobe-write-order.c) included. Only these probes touch
+ * and the dispatch of every behaviour probe (the gate and the load-free
+ * write-order probe are kprobe-write-order.c's). Only these probes touch
  * the kernel; the static ones are kprobe.c. */
 
 #include <errno.h>

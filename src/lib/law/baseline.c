@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The baseline decisions, pure: adoption, re-base, restore, the burst
  * ownership rule, the law's parameters and the resting plan (contracts in
- * include/bwgov/law/baseline.h). bwgovd's unit.c does the I/O around them. */
+ * include/bwgov/law/baseline.h). bwgovd's unit.c, unit-intent.c and restore.c
+ * do the I/O around them. */
 
 #include "bwgov/law/baseline.h"
 #include "bwgov/util/macro.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The journal of state.json: one line per save of a few entries
- * (contracts in include/bwgov/state/state.h). */
+ * (contracts in include/bwgov/state/state-journal.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>

@@ -4,7 +4,7 @@
  * original alone, as an older bwgovd saved it); the slice given to its
  * threads; the identity of its cgroup; setting a lever; and the reader of
  * the file's numbers. state.c and state-journal.c call this file; it calls
- * neither (contracts in state-internal.h and include/bwgov/state/state.h). */
+ * neither (contracts in state-internal.h and include/bwgov/state/state-levers.h). */
 #include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>

@@ -363,7 +363,7 @@ char *state_quote(const char *s) {
         return asprintf(&q, "\"%s\"", s) < 0 ? NULL : q;
 }
 
-/* A bandwidth value as bandwidth_to_json() would dump it, keys sorted. */
+/* A bandwidth value as jansson would dump its object, keys sorted. */
 static void bandwidth_format(const struct bw_bandwidth *b, char *buf, size_t size) {
         char quota[24] = "null";
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* ASCII string predicates for the configuration parser and loader, private
- * to src/lib. Locale-free on purpose: <ctype.h> answers by the locale, and a
+/* ASCII string predicates for src/lib's parsers (the configuration, the
+ * levers, the ledger, parse-util.c), private to src/lib. Locale-free on purpose: <ctype.h> answers by the locale, and a
  * configuration file must mean the same thing under every LANG. */
 
 #include <stdbool.h>
