@@ -12,9 +12,10 @@ the limits under test stay put), read through `bwgovctl latency --json`:
   tight      one busy thread on CPU 1 under a 20 % quota: the throttled part
              of its wait must agree with the growth of cpu.stat's
              throttled_usec (v1: throttled_time) within 25 %;
-  quiet      a thread that wakes every 5 ms for 0.5 ms of work, alone on an
-             otherwise idle CPU: its wait must be near zero (under 1 % of the
-             time, nothing throttled).
+  quiet      a thread that wakes every 5 ms for 0.5 ms of work on CPU 1,
+             idle but for the host's own load: its wait must agree with its
+             PSI "some" growth within 20 % (or 0.5 % of the time when both
+             are near zero, as on an idle host), nothing throttled.
 """
 import json
 import os
@@ -163,9 +164,10 @@ def main():
         check(within(twait, thr, 0.25), "tight: throttled wait agrees with cpu.stat throttled time within 25 %")
         check(l1["tight"]["throttles"] > l0["tight"]["throttles"], "tight: throttle events were seen")
 
-        # Phase 2: a light periodic load alone on an idle CPU.
+        # Phase 2: a light periodic load on CPU 1, idle but for the host.
         time.sleep(0.5)
         q0 = daemon.latency(names["quiet"])["total"]
+        qpsi0 = psi_some_total(groups["quiet"])
         t0 = time.monotonic()
         procs.append(spin(groups["quiet"], 1, ["python3", "-c",
                      "import time\nend = time.monotonic() + %f\nwhile time.monotonic() < end:\n"
@@ -174,12 +176,18 @@ def main():
         procs[-1].wait()
         procs.clear()
         q1 = daemon.latency(names["quiet"])["total"]
+        qpsi = psi_some_total(groups["quiet"]) - qpsi0
         el = time.monotonic() - t0
         waits = q1["waits"] - q0["waits"]
         qwait = q1["wait_usec"] - q0["wait_usec"]
-        print(f"quiet: {waits} waits, {qwait / 1e3:.2f} ms of wait in {el:.1f} s, p99 {q1['p99_usec']} us")
+        print(f"quiet: {waits} waits, {qwait / 1e3:.2f} ms of wait in {el:.1f} s (PSI some {qpsi / 1e3:.2f} ms), "
+              f"p99 {q1['p99_usec']} us")
         check(waits > 100, "quiet: its wake-ups were counted")
-        check(qwait < el * 1e6 * 0.01, "quiet: near-zero wait (under 1 % of the time)")
+        # Near zero on an idle CPU (18 ms of 4.1 s here), more on a busy
+        # host (a busy loop sharing CPU 1: 323.0 ms counted, 323.5 ms PSI):
+        # what the kernel says it waited, not how idle the host was.
+        check(abs(qwait - qpsi) <= max(0.20 * qpsi, el * 1e6 * 0.005),
+              "quiet: its wait agrees with its PSI some (within 20 %, or 0.5 % of the time near zero)")
         check(q1["throttled_wait_usec"] == q0["throttled_wait_usec"], "quiet: nothing throttled")
 
         p = daemon.ctl("latency", names["tight"])
