@@ -44,6 +44,8 @@ struct latency_member {
         uint64_t fast_wait_ns;          /* ... and its run-queue wait (not throttled) then */
         uint64_t demand_mcpu;           /* its runnable demand between its last two fast samples */
         bool has_demand;
+        bool idle_safe;                 /* throughput: its siblings are all latency or best-effort units ... */
+        uint64_t idle_safe_usec;        /* ... as last looked (0: not yet) */
         char *note;                     /* what latency protection does to it and why (explain), NULL: nothing */
 };
 
@@ -359,11 +361,87 @@ static void take_census(const struct latency_guard *g, struct census *c) {
                         c->caps.others = true;
                         break;
                 case BW_CLASS_THROUGHPUT:
+                        if (mb->idle_safe)
+                                c->caps.best_effort = true;
+                        c->caps.others = true;
+                        break;
                 case _BW_CLASS_MAX:
                 default:
                         c->caps.others = true;
                         break;
                 }
+        }
+}
+
+/* A throughput unit may go into cpu.idle with the best-effort ones when
+ * every sibling of its cgroup is a governed latency or best-effort unit:
+ * cpu.idle gives way only to its siblings, and those siblings' use is what
+ * a latency unit at weight-high takes from it anyway (a best-effort one is
+ * in cpu.idle itself). So it takes nothing more from its CPU; it changes
+ * who runs first when a latency unit's task wakes up (a task waking beside
+ * an idle group's runs at once, and a CPU that runs only idle groups' tasks
+ * counts as an idle one when it is placed). A sibling that is anything else
+ * (another throughput unit, a cgroup not governed) keeps it out. Looked at
+ * once a second (a walk of the parent directory), only for throughput units
+ * beside a latency unit. */
+#define IDLE_SAFE_RECHECK_USEC USEC_PER_SEC
+
+struct sibling_walk {
+        const struct latency_guard *g;
+        const Unit *self;
+        bool beside_latency;
+};
+
+static const Unit *sibling_unit(const struct latency_guard *g, const Unit *self, const char *name) {
+        const char *slash = strrchr(self->cg->path, '/');
+        size_t plen = slash ? (size_t) (slash - self->cg->path) + 1 : 0;
+
+        for (size_t i = 0; i < g->n_members; i++) {
+                const Unit *v = g->members[i].u;
+
+                if (v == self || !latency_guard_eligible(v) || strncmp(v->cg->path, self->cg->path, plen) != 0 ||
+                    strcmp(v->cg->path + plen, name) != 0)
+                        continue;
+                return v;
+        }
+        return NULL;
+}
+
+static int check_sibling(const char *name, void *userdata) {
+        struct sibling_walk *w = userdata;
+        const Unit *v = sibling_unit(w->g, w->self, name);
+
+        if (!v)
+                return 1;
+        switch (unit_class(v)) {
+        case BW_CLASS_LATENCY:
+                w->beside_latency = true;
+                return 0;
+        case BW_CLASS_BEST_EFFORT:
+                return 0;
+        case BW_CLASS_THROUGHPUT:
+        case _BW_CLASS_MAX:
+        default:
+                return 1;
+        }
+}
+
+static void refresh_idle_safe(struct latency_guard *g, uint64_t now) {
+        for (size_t i = 0; i < g->n_members; i++) {
+                struct latency_member *mb = &g->members[i];
+                struct sibling_walk w = { .g = g, .self = mb->u };
+
+                if (!latency_guard_eligible(mb->u) || unit_class(mb->u) != BW_CLASS_THROUGHPUT) {
+                        mb->idle_safe = false;
+                        mb->idle_safe_usec = 0;
+                        continue;
+                }
+                if (mb->idle_safe_usec > 0 && now >= mb->idle_safe_usec &&
+                    now - mb->idle_safe_usec < IDLE_SAFE_RECHECK_USEC)
+                        continue;
+                mb->idle_safe_usec = now > 0 ? now : 1;
+                mb->idle_safe = bw_lever_each_sibling(mb->u->ctx->root, mb->u->cg, check_sibling, &w) == 0 &&
+                        w.beside_latency;
         }
 }
 
@@ -544,8 +622,8 @@ static void apply_latency_unit(struct latency_guard *g, struct latency_member *m
 static void apply_other_unit(struct latency_member *mb, const struct census *c) {
         const struct latency_member *w = c->worst;
         Unit *u = mb->u;
-        bool hold = w && w->level >= BW_LAT_HOLD, idle = w && w->level >= BW_LAT_IDLE &&
-                unit_class(u) == BW_CLASS_BEST_EFFORT;
+        bool be = unit_class(u) == BW_CLASS_BEST_EFFORT, hold = w && w->level >= BW_LAT_HOLD,
+                idle = w && w->level >= BW_LAT_IDLE && (be || (unit_class(u) == BW_CLASS_THROUGHPUT && mb->idle_safe));
 
         /* A hold that begins withdraws the headroom at once. */
         unit_set_headroom_cap(u, UNIT_CAP_LATENCY_HOLD, hold ? 1000 : 0,
@@ -558,8 +636,10 @@ static void apply_other_unit(struct latency_member *mb, const struct census *c) 
                 set_note(mb, NULL);
         else
                 set_note(mb, "latency: %s for %s (%s)",
-                                idle ? "in cpu.idle and headroom held at the contract" :
-                                       "headroom held at the contract",
+                                !idle ? "headroom held at the contract" :
+                                be ? "in cpu.idle and headroom held at the contract" :
+                                "in cpu.idle (its siblings are latency and best-effort units only) and headroom "
+                                "held at the contract",
                                 w->u->name, w->lat.floor == w->level ? "its neighbours fill the host" :
                                                                         "LatencyTarget= missed");
 }
@@ -585,6 +665,8 @@ void latency_guard_tick(struct latency_guard *g, Unit *const *units, size_t n, u
                 return;
         }
         g->idle = false;
+        refresh_idle_safe(g, now);
+        take_census(g, &c);
         scale_guarantees(g, units, n);
         demand = sample_demand(g, units, n, now);
         for (size_t i = 0; i < n; i++)
