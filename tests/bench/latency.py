@@ -26,8 +26,6 @@ antagonist row once per strength (":heavy" after the name for the heavy one):
   static-idle            ×10 and the antagonist in cpu.idle by hand (best effort by hand)
   bwgovd-throughput      bwgovd: latency group Class=latency, LatencyTarget=;
                          antagonist Class=throughput; weights equal to start with
-                         (its one sibling is the latency group: bwgovd may put
-                         it in cpu.idle, see bwgov.conf(5), "idle")
   bwgovd-best-effort     the same with the antagonist Class=best-effort
   ant-alone              the antagonist alone (its throughput baseline)
 

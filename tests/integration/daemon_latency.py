@@ -7,10 +7,7 @@ unit's cpu.idle is written within a second of its start, from the
 neighbours' demand alone (the fixture has no run-queue telemetry and the
 latency unit misses nothing), stays while the demand does, and is put
 back within 10 s once the demand is gone; SIGTERM puts everything back.
-A Class=throughput unit whose one sibling is the latency unit goes into
-cpu.idle the same way, and comes out within a few seconds once a cgroup
-bwgovd does not govern appears beside it (the latency unit stays
-protected). About 25 s."""
+About 15 s."""
 import os
 import sys
 import unittest
@@ -85,46 +82,6 @@ class TestFloorFromNeighbours(df.DaemonTest):
         self.assertEqual(d.wait(), 0)
         self.assertEqual(self.idle(), "0", "SIGTERM: cpu.idle back")
         self.assertIn("lat.slice: cpu.weight 1600 -> 100 (stop)", d.logtext(), "SIGTERM: the weight back")
-
-
-class TestThroughputSibling(df.DaemonTest):
-    global_conf = TestFloorFromNeighbours.global_conf
-    units = {
-        "lat.slice": dict(quota=100000, burst=0, conf="Class=latency\nLatencyTarget=1ms\n"),
-        "tp.slice": dict(quota=100000 * (NCPUS + 1), burst=0, conf="Class=throughput\n"),
-    }
-    prepare = TestFloorFromNeighbours.prepare
-
-    def idle(self):
-        return read(os.path.join(self.base, "cg", "tp.slice", "cpu.idle"))
-
-    def test_idle_beside_latency_only_until_another_sibling_appears(self):
-        d = self.d
-        d.wait_ticks("lat.slice", 3)
-        d.wait_ticks("tp.slice", 3)
-        self.demand("lat.slice", 0.2)
-        self.demand("tp.slice", float(NCPUS))
-        d.wait_for(lambda: self.idle() == "1", 5, "tp.slice in cpu.idle (its one sibling is a latency unit)")
-        d.wait_for(lambda: d.metric("bwgov_latency_level", "lat.slice") == 5, 5, "level 5 (idle) in the metrics")
-        other = os.path.join(self.base, "cg", "other.slice")
-        os.mkdir(other)
-        try:
-            t0 = df.time.monotonic()
-            d.wait_for(lambda: self.idle() == "0", 5, "tp.slice out of cpu.idle beside a cgroup not governed")
-            # The siblings are looked at once a second.
-            self.assertLess(df.time.monotonic() - t0, 3.0)
-            d.wait_for(lambda: 0 < d.metric("bwgov_latency_level", "lat.slice") < 5, 5,
-                       "lat.slice still protected, below idle")
-            self.assertIn('lat.slice: rung "idle" no longer exists here: protection down to', d.logtext())
-            self.assertNotIn("protection down to \"none\"", d.logtext(), "nothing released")
-            df.time.sleep(1.5)
-            self.assertEqual(self.idle(), "0", "stays out while the other sibling is there")
-        finally:
-            os.rmdir(other)
-        d.wait_for(lambda: self.idle() == "1", 5, "tp.slice in cpu.idle again")
-        d.signal(15)
-        self.assertEqual(d.wait(), 0)
-        self.assertEqual(self.idle(), "0", "SIGTERM: cpu.idle back")
 
 
 if __name__ == "__main__":

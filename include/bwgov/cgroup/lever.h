@@ -87,10 +87,3 @@ bool bw_lever_same(enum bw_lever l, const char *a, const char *b);
  * number of siblings, or a negative errno. */
 int bw_lever_sibling_weights(const struct bw_cg_root *root, struct bw_cg *cg, uint64_t *ret_sum,
                              unsigned *ret_n);
-
-/* Calls f with the name of each of cg's siblings in the bandwidth tree
- * (cg itself left out), until f returns non-zero. Returns what f returned
- * last (0 when every sibling was seen, or there were none), or a negative
- * errno. */
-int bw_lever_each_sibling(const struct bw_cg_root *root, const struct bw_cg *cg,
-                          int (*f)(const char *name, void *userdata), void *userdata);

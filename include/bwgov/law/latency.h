@@ -22,9 +22,7 @@
  *               against the rest of the host;
  *   slice       its threads get a short EEVDF slice (6.12+, skipped before);
  *   idle        the best-effort units go into cpu.idle (skipped when there
- *               are none): the one lever that puts a unit below its contract;
- *               with them a throughput unit whose siblings are all latency
- *               or best-effort units (the daemon's guard decides which).
+ *               are none): the one lever that puts a unit below its contract.
  *
  * A sample is missed when its p99 is above the target (two rungs at once
  * when it is more than BW_LAT_FAR times the target), met with margin at or
@@ -38,7 +36,7 @@
  * CPU use plus their run-queue wait, in milli-CPUs) and hands it to
  * bw_lat_pressure_step(). When that demand and the unit's own use fill
  * BW_LAT_CONTENDED_PERMILLE of the host, the unit gets the floor of its top
- * rung at once (idle where some unit may go into cpu.idle, else slice or
+ * rung at once (idle where best-effort units are governed, else slice or
  * weight-high): the lever a saturated host needs, from the first sample,
  * before any wait is missed. A rung, the floor's or one the ladder climbed
  * to, remembers the neighbours' demand that came with it (cause_mcpu); while
@@ -83,8 +81,7 @@ enum bw_lat_level bw_lat_level_from_string(const char *s);
 struct bw_lat_caps {
         bool others;            /* some throughput or best-effort unit is governed (hold) */
         bool slice;             /* the kernel has custom slices (slice.h) */
-        bool best_effort;       /* some unit may go into cpu.idle: a best-effort one, or a throughput one
-                                 * whose siblings are all latency or best-effort units (idle) */
+        bool best_effort;       /* some best-effort unit is governed (idle) */
 };
 
 struct bw_lat_state {

@@ -44,8 +44,6 @@ struct latency_member {
         uint64_t fast_wait_ns;          /* ... and its run-queue wait (not throttled) then */
         uint64_t demand_mcpu;           /* its runnable demand between its last two fast samples */
         bool has_demand;
-        bool idle_safe;                 /* throughput: its siblings are all latency or best-effort units ... */
-        uint64_t idle_safe_usec;        /* ... as last looked (0: not yet) */
         char *note;                     /* what latency protection does to it and why (explain), NULL: nothing */
 };
 
@@ -361,110 +359,11 @@ static void take_census(const struct latency_guard *g, struct census *c) {
                         c->caps.others = true;
                         break;
                 case BW_CLASS_THROUGHPUT:
-                        if (mb->idle_safe)
-                                c->caps.best_effort = true;
-                        c->caps.others = true;
-                        break;
                 case _BW_CLASS_MAX:
                 default:
                         c->caps.others = true;
                         break;
                 }
-        }
-}
-
-/* A throughput unit may go into cpu.idle with the best-effort ones when
- * every sibling of its cgroup is a governed latency or best-effort unit:
- * cpu.idle gives way only to its siblings, and those siblings' use is what
- * a latency unit at weight-high takes from it anyway (a best-effort one is
- * in cpu.idle itself). So it takes nothing more from its CPU; it changes
- * who runs first when a latency unit's task wakes up (a task waking beside
- * an idle group's runs at once, and a CPU that runs only idle groups' tasks
- * counts as an idle one when it is placed). A sibling that is anything else
- * (another throughput unit, a cgroup not governed or paused) keeps it out.
- * Looked at once a second, and the parent directory walked only for a
- * throughput unit with a latency unit beside it. */
-#define IDLE_SAFE_RECHECK_USEC USEC_PER_SEC
-
-struct sibling_walk {
-        const Unit *const *quiet;       /* the governed latency and best-effort units */
-        size_t n_quiet;
-        const Unit *self;
-        bool beside_latency;
-};
-
-/* The length of a cgroup path's parent part, its "/" included (0 at the top). */
-static size_t parent_len(const char *path) {
-        const char *slash = strrchr(path, '/');
-
-        return slash ? (size_t) (slash - path) + 1 : 0;
-}
-
-/* Some latency unit has the same parent: the sibling walk is worth doing. */
-static bool beside_latency_unit(const struct sibling_walk *w) {
-        size_t plen = parent_len(w->self->cg->path);
-
-        for (size_t i = 0; i < w->n_quiet; i++) {
-                const Unit *v = w->quiet[i];
-
-                if (unit_class(v) == BW_CLASS_LATENCY && parent_len(v->cg->path) == plen &&
-                    strncmp(v->cg->path, w->self->cg->path, plen) == 0)
-                        return true;
-        }
-        return false;
-}
-
-/* One sibling's name: a governed latency or best-effort unit goes on (0),
- * anything else stops the walk (1). */
-static int check_sibling(const char *name, void *userdata) {
-        struct sibling_walk *w = userdata;
-        size_t plen = parent_len(w->self->cg->path);
-
-        for (size_t i = 0; i < w->n_quiet; i++) {
-                const Unit *v = w->quiet[i];
-
-                if (strncmp(v->cg->path, w->self->cg->path, plen) != 0 || strcmp(v->cg->path + plen, name) != 0)
-                        continue;
-                if (unit_class(v) == BW_CLASS_LATENCY)
-                        w->beside_latency = true;
-                return 0;
-        }
-        return 1;
-}
-
-static void refresh_idle_safe(struct latency_guard *g, uint64_t now) {
-        _cleanup_free_ const Unit **quiet = NULL;
-        size_t n_quiet = 0;
-
-        for (size_t i = 0; i < g->n_members; i++) {
-                const Unit *v = g->members[i].u;
-
-                if (!latency_guard_eligible(v) ||
-                    (unit_class(v) != BW_CLASS_LATENCY && unit_class(v) != BW_CLASS_BEST_EFFORT))
-                        continue;
-                if (!quiet) {
-                        quiet = calloc(g->n_members, sizeof(*quiet));
-                        if (!quiet)
-                                return;         /* as it was: looked at again next time */
-                }
-                quiet[n_quiet++] = v;
-        }
-        for (size_t i = 0; i < g->n_members; i++) {
-                struct latency_member *mb = &g->members[i];
-                struct sibling_walk w = { .quiet = quiet, .n_quiet = n_quiet, .self = mb->u };
-
-                if (!latency_guard_eligible(mb->u) || unit_class(mb->u) != BW_CLASS_THROUGHPUT) {
-                        mb->idle_safe = false;
-                        mb->idle_safe_usec = 0;
-                        continue;
-                }
-                if (mb->idle_safe_usec > 0 && now >= mb->idle_safe_usec &&
-                    now - mb->idle_safe_usec < IDLE_SAFE_RECHECK_USEC)
-                        continue;
-                mb->idle_safe_usec = now > 0 ? now : 1;
-                mb->idle_safe = beside_latency_unit(&w) &&
-                        bw_lever_each_sibling(mb->u->ctx->root, mb->u->cg, check_sibling, &w) == 0 &&
-                        w.beside_latency;
         }
 }
 
@@ -519,7 +418,6 @@ static void step_unit(struct latency_guard *g, struct latency_member *mb, const 
         Rqstat *t = g->ctx.rqstat ? *g->ctx.rqstat : NULL;
         uint64_t own = mb->has_demand ? mb->demand_mcpu : 0;
         enum bw_lat_level was = mb->level;
-        const struct bw_lat_state before = mb->lat;
         struct bw_lat_sample x;
         char p99[32], target[32], nb[32];
         bool sampled, released = false;
@@ -549,11 +447,6 @@ static void step_unit(struct latency_guard *g, struct latency_member *mb, const 
         else if (mb->level > was)
                 log_notice("%s: run-queue wait p99 %s over LatencyTarget=%s: protection up to \"%s\"", u->name, p99,
                            target, bw_lat_level_to_string(mb->level));
-        else if (mb->level > BW_LAT_NONE && bw_lat_level_now(&before, &c->caps) < was)
-                /* The rung it stood on is gone (the last unit that could go
-                 * into cpu.idle, say): the one below, nothing released. */
-                log_info("%s: rung \"%s\" no longer exists here: protection down to \"%s\"", u->name,
-                         bw_lat_level_to_string(was), bw_lat_level_to_string(mb->level));
         else if (released)
                 log_info("%s: neighbours' runnable demand down to %s CPUs for %us: protection down to \"none\"",
                          u->name, nb, (unsigned) (BW_LAT_CALM_USEC / USEC_PER_SEC));
@@ -651,8 +544,8 @@ static void apply_latency_unit(struct latency_guard *g, struct latency_member *m
 static void apply_other_unit(struct latency_member *mb, const struct census *c) {
         const struct latency_member *w = c->worst;
         Unit *u = mb->u;
-        bool be = unit_class(u) == BW_CLASS_BEST_EFFORT, hold = w && w->level >= BW_LAT_HOLD,
-                idle = w && w->level >= BW_LAT_IDLE && (be || (unit_class(u) == BW_CLASS_THROUGHPUT && mb->idle_safe));
+        bool hold = w && w->level >= BW_LAT_HOLD, idle = w && w->level >= BW_LAT_IDLE &&
+                unit_class(u) == BW_CLASS_BEST_EFFORT;
 
         /* A hold that begins withdraws the headroom at once. */
         unit_set_headroom_cap(u, UNIT_CAP_LATENCY_HOLD, hold ? 1000 : 0,
@@ -665,10 +558,8 @@ static void apply_other_unit(struct latency_member *mb, const struct census *c) 
                 set_note(mb, NULL);
         else
                 set_note(mb, "latency: %s for %s (%s)",
-                                !idle ? "headroom held at the contract" :
-                                be ? "in cpu.idle and headroom held at the contract" :
-                                "in cpu.idle (its siblings are latency and best-effort units only) and headroom "
-                                "held at the contract",
+                                idle ? "in cpu.idle and headroom held at the contract" :
+                                       "headroom held at the contract",
                                 w->u->name, w->lat.floor == w->level ? "its neighbours fill the host" :
                                                                         "LatencyTarget= missed");
 }
@@ -694,8 +585,6 @@ void latency_guard_tick(struct latency_guard *g, Unit *const *units, size_t n, u
                 return;
         }
         g->idle = false;
-        refresh_idle_safe(g, now);
-        take_census(g, &c);
         scale_guarantees(g, units, n);
         demand = sample_demand(g, units, n, now);
         for (size_t i = 0; i < n; i++)

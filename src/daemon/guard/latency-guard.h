@@ -10,8 +10,7 @@
  * at least LATENCY_WINDOW_USEC moves it on its ladder (bw_lat_step()), and
  * the levers follow what the ladders ask for: the other units' headroom
  * held, the latency units' weights and slices, the best-effort units'
- * cpu.idle (and that of a throughput unit whose siblings are all latency
- * or best-effort units). Every lever is set and put back through unit-levers.h; each
+ * cpu.idle. Every lever is set and put back through unit-levers.h; each
  * unit's note says what was done to it and why (explain).
  *
  * The guard keeps its state of each unit in its own member table (the

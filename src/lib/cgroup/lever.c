@@ -305,16 +305,20 @@ static uint64_t sibling_weight(int parentfd, const char *name, enum bw_cg_layout
         return layout == BW_CG_LAYOUT_V2 ? v : bw_weight_from_shares(v);
 }
 
-/* The directory of cg's parent in the bandwidth tree, opened, and cg's own
- * name in it. */
-static int open_parent(const struct bw_cg_root *root, const struct bw_cg *cg, DIR **ret, const char **ret_self) {
+int bw_lever_sibling_weights(const struct bw_cg_root *root, struct bw_cg *cg, uint64_t *ret_sum,
+                             unsigned *ret_n) {
         _cleanup_free_ char *parent = NULL;
-        const char *slash;
+        const char *self, *slash;
+        uint64_t sum = 0;
+        unsigned n = 0;
+        struct dirent *de;
         DIR *d;
         int fd;
 
+        if (!root || !cg || !ret_sum || isempty(cg->path))
+                return -EINVAL;
         slash = strrchr(cg->path, '/');
-        *ret_self = slash ? slash + 1 : cg->path;
+        self = slash ? slash + 1 : cg->path;
         if (slash) {
                 parent = strndup(cg->path, (size_t) (slash - cg->path));
                 if (!parent)
@@ -334,24 +338,6 @@ static int open_parent(const struct bw_cg_root *root, const struct bw_cg *cg, DI
                 close(fd);
                 return e;
         }
-        *ret = d;
-        return 0;
-}
-
-int bw_lever_sibling_weights(const struct bw_cg_root *root, struct bw_cg *cg, uint64_t *ret_sum,
-                             unsigned *ret_n) {
-        const char *self;
-        uint64_t sum = 0;
-        unsigned n = 0;
-        struct dirent *de;
-        DIR *d;
-        int r;
-
-        if (!root || !cg || !ret_sum || isempty(cg->path))
-                return -EINVAL;
-        r = open_parent(root, cg, &d, &self);
-        if (r < 0)
-                return r;
         while ((de = readdir(d))) {
                 uint64_t w;
 
@@ -368,27 +354,4 @@ int bw_lever_sibling_weights(const struct bw_cg_root *root, struct bw_cg *cg, ui
         if (ret_n)
                 *ret_n = n;
         return 0;
-}
-
-int bw_lever_each_sibling(const struct bw_cg_root *root, const struct bw_cg *cg,
-                          int (*f)(const char *name, void *userdata), void *userdata) {
-        const char *self;
-        struct dirent *de;
-        DIR *d;
-        int r;
-
-        if (!root || !cg || !f || isempty(cg->path))
-                return -EINVAL;
-        r = open_parent(root, cg, &d, &self);
-        if (r < 0)
-                return r;
-        while ((de = readdir(d))) {
-                if (de->d_type != DT_DIR || de->d_name[0] == '.' || streq(de->d_name, self))
-                        continue;
-                r = f(de->d_name, userdata);
-                if (r != 0)
-                        break;
-        }
-        closedir(d);
-        return r;
 }

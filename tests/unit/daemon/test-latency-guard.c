@@ -26,16 +26,7 @@
 
 /* ---- fakes at the guard's edges ---------------------------------------- */
 
-/* Which units were put in cpu.idle (the last value set), by name. */
-static char idle_set[3];
-
-static int unit_index(const char *name);
-
 int levers_set(const struct lever_host *h, enum unit_lever l, const char *value) {
-        int i = unit_index(h->name);
-
-        if (l == UNIT_LEVER_IDLE && i >= 0)
-                idle_set[i] = value[0];
         return 0;
 }
 
@@ -80,13 +71,6 @@ int rqstat_read(Rqstat *t, uint64_t cgroup_id, struct bw_rq_counters *ret) {
 /* ---- the fixture tree -------------------------------------------------- */
 
 static const char *const NAMES[] = { "a.service", "b.service", "c.service" };
-
-static int unit_index(const char *name) {
-        for (int i = 0; i < 3; i++)
-                if (strcmp(name, NAMES[i]) == 0)
-                        return i;
-        return -1;
-}
 
 struct fixture {
         char dir[64];
@@ -160,45 +144,6 @@ static uint64_t guarantee(struct fixture *f, size_t i) {
 
         latency_guard_view(&f->g, &f->units[i], &v);
         return v.guarantee;
-}
-
-/* Each unit's CPU use as its cpu.stat says (µs). */
-static void put_usage(struct fixture *f, size_t i, uint64_t usec) {
-        char p[128], v[128];
-
-        snprintf(p, sizeof(p), "unified/%s/cpu.stat", NAMES[i]);
-        snprintf(v, sizeof(v), "usage_usec %llu\nuser_usec 0\nsystem_usec 0\n", (unsigned long long) usec);
-        tmptree_put(f->dir, p, v);
-}
-
-/* a (Class=latency) beside b and c (the classes given; a class -1 leaves
- * the unit out of the table, its cgroup still there): two passes 100 ms
- * apart in which b uses 1.9 CPUs and c one, so that a's neighbours fill
- * the host (of 2 CPUs) whichever of them is governed, and a gets its top
- * rung at once. Returns a's rung; idle_set says who was
- * put in cpu.idle. */
-static enum bw_lat_level fill_host(struct fixture *f, int class_b, int class_c) {
-        Unit *table[3] = { &f->units[0] };
-        size_t n = 1;
-        struct latency_view v;
-
-        memset(idle_set, 0, sizeof(idle_set));
-        if (class_b >= 0) {
-                f->units[1].cfg.class = (enum bw_class) class_b;
-                table[n++] = &f->units[1];
-        }
-        if (class_c >= 0) {
-                f->units[2].cfg.class = (enum bw_class) class_c;
-                table[n++] = &f->units[2];
-        }
-        for (size_t i = 0; i < 3; i++)
-                put_usage(f, i, 1000);
-        latency_guard_tick(&f->g, table, n, 1000000);
-        put_usage(f, 1, 1000 + 190000);
-        put_usage(f, 2, 1000 + 100000);
-        latency_guard_tick(&f->g, table, n, 1100000);
-        latency_guard_view(&f->g, &f->units[0], &v);
-        return v.level;
 }
 
 /* ---- the cases --------------------------------------------------------- */
@@ -310,54 +255,6 @@ static void test_throughput_unit_idle(void **state) {
         assert_int_equal(guarantee(f, 0), 0);
 }
 
-/* A throughput unit whose siblings are all latency or best-effort units
- * goes into cpu.idle with the best-effort ones. */
-static void test_idle_beside_latency_and_best_effort(void **state) {
-        struct fixture *f = *state;
-
-        assert_int_equal(fill_host(f, BW_CLASS_THROUGHPUT, BW_CLASS_BEST_EFFORT), BW_LAT_IDLE);
-        assert_int_equal(idle_set[1], '1');
-        assert_int_equal(idle_set[2], '1');
-        assert_int_equal(idle_set[0], 0);
-}
-
-static void test_idle_beside_latency_only(void **state) {
-        struct fixture *f = *state;
-
-        /* c is a second latency unit: a's rung is the top one all the same. */
-        assert_int_equal(fill_host(f, BW_CLASS_THROUGHPUT, BW_CLASS_LATENCY), BW_LAT_IDLE);
-        assert_int_equal(idle_set[1], '1');
-        assert_int_equal(idle_set[0], 0);
-        assert_int_equal(idle_set[2], 0);
-}
-
-/* Another throughput sibling keeps both out of cpu.idle: the top rung is
- * weight-high (no slices in this context). */
-static void test_no_idle_beside_throughput(void **state) {
-        struct fixture *f = *state;
-
-        assert_int_equal(fill_host(f, BW_CLASS_THROUGHPUT, BW_CLASS_THROUGHPUT), BW_LAT_WEIGHT_HIGH);
-        assert_int_equal(idle_set[1], 0);
-        assert_int_equal(idle_set[2], 0);
-}
-
-/* A sibling cgroup bwgovd does not govern keeps it out too. */
-static void test_no_idle_beside_ungoverned(void **state) {
-        struct fixture *f = *state;
-
-        assert_int_equal(fill_host(f, BW_CLASS_THROUGHPUT, -1), BW_LAT_WEIGHT_HIGH);
-        assert_int_equal(idle_set[1], 0);
-}
-
-/* ... and so does a paused sibling (not under the guard's care). */
-static void test_no_idle_beside_paused(void **state) {
-        struct fixture *f = *state;
-
-        f->units[2].paused = true;
-        assert_int_equal(fill_host(f, BW_CLASS_THROUGHPUT, BW_CLASS_BEST_EFFORT), BW_LAT_WEIGHT_HIGH);
-        assert_int_equal(idle_set[1], 0);
-}
-
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_unseen_unit, setup, teardown),
@@ -367,11 +264,6 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_closed_cgroup_new_window, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_hold_let_go, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_throughput_unit_idle, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_idle_beside_latency_and_best_effort, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_idle_beside_latency_only, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_no_idle_beside_throughput, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_no_idle_beside_ungoverned, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_no_idle_beside_paused, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -106,25 +106,6 @@ static char *tree_hybrid(void) {
         return t;
 }
 
-/* bw_lever_each_sibling()'s callbacks: each sibling's bit in *seen (db 1,
- * batch 2; anything else fails); or stop at the first. */
-static int sibling_seen(const char *name, void *userdata) {
-        unsigned *seen = userdata;
-
-        if (strcmp(name, "db.service") == 0)
-                *seen |= 1;
-        else if (strcmp(name, "batch.service") == 0)
-                *seen |= 2;
-        else
-                fail_msg("unexpected sibling %s", name);
-        return 0;
-}
-
-static int sibling_stop(const char *name, void *userdata) {
-        (*(unsigned *) userdata)++;
-        return 7;
-}
-
 static void test_names_and_files(void **state) {
         for (int l = 0; l < _BW_LEVER_MAX; l++)
                 assert_int_equal(bw_lever_from_string(bw_lever_to_string((enum bw_lever) l)), l);
@@ -185,7 +166,7 @@ static void test_read_write_hybrid(void **state) {
         struct bw_cg *cg = NULL;
         char b[BW_LEVER_VALUE_MAX];
         uint64_t sum = 0;
-        unsigned n = 0, seen = 0;
+        unsigned n = 0;
 
         assert_int_equal(bw_cg_root_open_dir(t, &root), 0);
         assert_int_equal(root->layout, BW_CG_LAYOUT_HYBRID);
@@ -209,14 +190,6 @@ static void test_read_write_hybrid(void **state) {
         assert_int_equal(bw_lever_sibling_weights(root, cg, &sum, &n), 0);
         assert_int_equal(n, 2);
         assert_int_equal(sum, 201);
-        /* Their names, CG itself left out; a non-zero return stops the walk. */
-        seen = 0;
-        assert_int_equal(bw_lever_each_sibling(root, cg, sibling_seen, &seen), 0);
-        assert_int_equal(seen, 3);
-        seen = 0;
-        assert_int_equal(bw_lever_each_sibling(root, cg, sibling_stop, &seen), 7);
-        assert_int_equal(seen, 1);
-        assert_int_equal(bw_lever_each_sibling(root, cg, NULL, &seen), -EINVAL);
         bw_cg_free(cg);
 
         /* A group with no cpuset directory: the lever is not there. */
