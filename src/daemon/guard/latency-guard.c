@@ -418,6 +418,7 @@ static void step_unit(struct latency_guard *g, struct latency_member *mb, const 
         Rqstat *t = g->ctx.rqstat ? *g->ctx.rqstat : NULL;
         uint64_t own = mb->has_demand ? mb->demand_mcpu : 0;
         enum bw_lat_level was = mb->level;
+        const struct bw_lat_state before = mb->lat;
         struct bw_lat_sample x;
         char p99[32], target[32], nb[32];
         bool sampled, released = false;
@@ -447,6 +448,11 @@ static void step_unit(struct latency_guard *g, struct latency_member *mb, const 
         else if (mb->level > was)
                 log_notice("%s: run-queue wait p99 %s over LatencyTarget=%s: protection up to \"%s\"", u->name, p99,
                            target, bw_lat_level_to_string(mb->level));
+        else if (mb->level > BW_LAT_NONE && bw_lat_level_now(&before, &c->caps) < was)
+                /* The rung it stood on is gone (the last best-effort unit
+                 * left, say): the one below, nothing released. */
+                log_info("%s: rung \"%s\" no longer exists here: protection down to \"%s\"", u->name,
+                         bw_lat_level_to_string(was), bw_lat_level_to_string(mb->level));
         else if (released)
                 log_info("%s: neighbours' runnable demand down to %s CPUs for %us: protection down to \"none\"",
                          u->name, nb, (unsigned) (BW_LAT_CALM_USEC / USEC_PER_SEC));

@@ -146,6 +146,35 @@ static uint64_t guarantee(struct fixture *f, size_t i) {
         return v.guarantee;
 }
 
+/* Each unit's CPU use as its cpu.stat says (µs). */
+static void put_usage(struct fixture *f, size_t i, uint64_t usec) {
+        char p[128], v[128];
+
+        snprintf(p, sizeof(p), "unified/%s/cpu.stat", NAMES[i]);
+        snprintf(v, sizeof(v), "usage_usec %llu\nuser_usec 0\nsystem_usec 0\n", (unsigned long long) usec);
+        tmptree_put(f->dir, p, v);
+}
+
+/* One pass with what the daemon logs (stderr) caught in buf. */
+static void tick_logged(struct fixture *f, Unit **table, size_t n, uint64_t now, char *buf, size_t size) {
+        FILE *tmp = tmpfile();
+        int saved = dup(STDERR_FILENO);
+        size_t got;
+
+        assert_non_null(tmp);
+        assert_true(saved >= 0);
+        fflush(stderr);
+        assert_true(dup2(fileno(tmp), STDERR_FILENO) >= 0);
+        latency_guard_tick(&f->g, table, n, now);
+        fflush(stderr);
+        assert_true(dup2(saved, STDERR_FILENO) >= 0);
+        close(saved);
+        rewind(tmp);
+        got = fread(buf, 1, size - 1, tmp);
+        buf[got] = 0;
+        fclose(tmp);
+}
+
 /* ---- the cases --------------------------------------------------------- */
 
 static void test_unseen_unit(void **state) {
@@ -255,6 +284,40 @@ static void test_throughput_unit_idle(void **state) {
         assert_int_equal(guarantee(f, 0), 0);
 }
 
+/* a (latency) on its top rung, idle, because b (throughput) and c
+ * (best-effort) fill the host; c leaves: "idle" is no rung any more and a
+ * comes down to the one below, which the journal says as such (not as a
+ * release, nor as targets met). */
+static void test_rung_gone(void **state) {
+        struct fixture *f = *state;
+        Unit *abc[] = { &f->units[0], &f->units[1], &f->units[2] };
+        struct latency_view v;
+        char log[4096];
+
+        f->units[1].cfg.class = BW_CLASS_THROUGHPUT;
+        f->units[2].cfg.class = BW_CLASS_BEST_EFFORT;
+        for (size_t i = 0; i < 3; i++)
+                put_usage(f, i, 1000);
+        latency_guard_tick(&f->g, abc, 3, 1000000);
+        put_usage(f, 1, 1000 + 190000);
+        put_usage(f, 2, 1000 + 100000);
+        tick_logged(f, abc, 3, 1100000, log, sizeof(log));
+        assert_non_null(strstr(log, "a.service: neighbours' runnable demand 2.90 CPUs fills the host: "
+                                    "protection up to \"idle\" at once"));
+        latency_guard_view(&f->g, &f->units[0], &v);
+        assert_int_equal(v.level, BW_LAT_IDLE);
+
+        put_usage(f, 1, 1000 + 2 * 190000);
+        tick_logged(f, abc, 2, 1200000, log, sizeof(log));
+        assert_non_null(strstr(log, "a.service: rung \"idle\" no longer exists here: protection down to "
+                                    "\"weight-high\""));
+        assert_null(strstr(log, "within LatencyTarget="));
+        assert_null(strstr(log, "protection down to \"none\""));
+        latency_guard_view(&f->g, &f->units[0], &v);
+        assert_int_equal(v.level, BW_LAT_WEIGHT_HIGH);
+        assert_int_equal(v.changes, 2);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_unseen_unit, setup, teardown),
@@ -264,6 +327,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_closed_cgroup_new_window, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_hold_let_go, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_throughput_unit_idle, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_rung_gone, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
