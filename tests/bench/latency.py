@@ -43,6 +43,15 @@ throughput-class unit.
 
   sudo tests/bench/latency.py [--quick] [--out DIR] [--build DIR] [--reps N]
                               [--strengths normal,heavy] [--configs ROWS]
+                              [--outside-load N]
+
+--outside-load N runs N busy loops outside the run's parent group for the
+whole benchmark, each pinned to one of the last N CPUs: what a lever does
+to the groups' share against the rest of the host shows in the
+antagonist's throughput (a group in cpu.idle, or one whose sibling's
+weight is extreme, leaves its parent little weight on the CPUs where it
+runs alone; measured with one loop: a throughput antagonist in cpu.idle
+kept 43 % of its plain CFS throughput, at weight-high 93-97 %).
 
 Writes DIR/latency.json and DIR/latency.md. tests/bench/run runs it too
 (--only latency for it alone, --no-latency to leave it out). Exits 77
@@ -757,7 +766,9 @@ def markdown(res):
         f"{m.get('date')} · kernel {m.get('kernel')} · {m.get('cpus')} CPUs · layout {m.get('layout')} · "
         f"{m.get('reps')} repetitions · {m.get('warmup_s'):g} s alone, then {m.get('duration_s'):g} s measured from the "
         "antagonist's start per run · "
-        f"{m.get('elapsed_min')} min.",
+        f"{m.get('elapsed_min')} min."
+        + (f" {m['outside_load']} busy loop(s) outside the run's groups throughout, pinned to the last "
+           f"{m['outside_load']} CPU(s) (--outside-load)." if m.get("outside_load") else ""),
         "Server: `bwgov-wakeup " + " ".join(SERVER) + "` in the latency group (each worker's wake-up latency: "
         "from the time its request fell due to the time it ran, CLOCK_MONOTONIC deadlines, 1 ns timer slack). "
         "Antagonist: hackbench over and over in a sibling group, "
@@ -818,8 +829,33 @@ def markdown(res):
 
 # ---- the benchmark -------------------------------------------------------------
 
+class OutsideLoad:
+    """n busy loops outside the bench's groups (in the caller's cgroup),
+    pinned to the last n CPUs; stopped by PID."""
+
+    def __init__(self, n):
+        self.n, self.procs = n, []
+
+    def __enter__(self):
+        ncpu = os.cpu_count() or 1
+        for i in range(self.n):
+            cpu = max(0, ncpu - 1 - i % ncpu)
+            self.procs.append(subprocess.Popen(
+                ["taskset", "-c", str(cpu), sys.executable, "-c", "while True: pass"],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL))
+        return self
+
+    def __exit__(self, *exc):
+        for p in self.procs:
+            p.kill()
+        for p in self.procs:
+            p.wait()
+        return False
+
+
 def run(bins, layout, quick, log=log, workdir=None, shares=10240, reps=None, configs=None,
-        latency_target=LATENCY_TARGET, cpu_guarantee=None, duration_s=None, warmup_s=None, strengths=None):
+        latency_target=LATENCY_TARGET, cpu_guarantee=None, duration_s=None, warmup_s=None, strengths=None,
+        outside_load=0):
     """The whole benchmark; returns its result (a dict). Raises Skip when it
     cannot run here."""
     why = preflight(layout)
@@ -846,7 +882,7 @@ def run(bins, layout, quick, log=log, workdir=None, shares=10240, reps=None, con
                     "configs": configs, "latency_target": latency_target, "cpu_guarantee": cpu_guarantee,
                     "server": ["bwgov-wakeup"] + SERVER,
                     "antagonists": {st: ["hackbench"] + STRENGTHS[st][0] for st in STRENGTHS},
-                    "loadavg_start": _loadavg()},
+                    "loadavg_start": _loadavg(), "outside_load": outside_load},
            "runs": []}
     bench = Bench(bins, layout, workdir, sizes, shares, latency_target, cpu_guarantee, log)
     per_run = sizes["warmup_s"] + sizes["duration_s"] + 2.5
@@ -854,25 +890,28 @@ def run(bins, layout, quick, log=log, workdir=None, shares=10240, reps=None, con
     log(f"{total} runs ({len(configs)} configurations × {sizes['reps']} repetitions), about "
         f"{total * per_run / 60:.1f} min")
     k = 0
+    if outside_load:
+        log(f"{outside_load} busy loop(s) outside the run's groups, on the last {outside_load} CPU(s)")
     try:
-        for rep in range(sizes["reps"]):
-            order = configs[rep % len(configs):] + configs[:rep % len(configs)]
-            for cfg in order:
-                k += 1
-                t = time.time()
-                r = bench.run(cfg, rep)
-                res["runs"].append(r)
-                if r.get("ok"):
-                    p = _get(r, "result.wakeup_us")
-                    kk = _get(r, "antagonist.msgs_per_s")
-                    log(f"[{k}/{total}] {cfg} rep {rep + 1}: "
-                        + (f"p50 {p['p50']:.0f} p99 {p['p99']:.0f} p99.9 {p['p999']:.0f} max {p['max']:.0f} µs"
-                           if p else "no server")
-                        + (f", first {EARLY_S:g} s p99 {_get(r, 'result.wakeup_early_us.p99'):.0f} µs"
-                           if _get(r, "result.wakeup_early_us.p99") is not None else "")
-                        + (f", antagonist {kk / 1000:.0f} kmsg/s" if kk else "")
-                        + (f", rq p99 {_get(r, 'rq.p99_usec')} µs" if _get(r, "rq.p99_usec") is not None else "")
-                        + f" ({time.time() - t:.1f} s)")
+        with OutsideLoad(outside_load):
+            for rep in range(sizes["reps"]):
+                order = configs[rep % len(configs):] + configs[:rep % len(configs)]
+                for cfg in order:
+                    k += 1
+                    t = time.time()
+                    r = bench.run(cfg, rep)
+                    res["runs"].append(r)
+                    if r.get("ok"):
+                        p = _get(r, "result.wakeup_us")
+                        kk = _get(r, "antagonist.msgs_per_s")
+                        log(f"[{k}/{total}] {cfg} rep {rep + 1}: "
+                            + (f"p50 {p['p50']:.0f} p99 {p['p99']:.0f} p99.9 {p['p999']:.0f} max {p['max']:.0f} µs"
+                               if p else "no server")
+                            + (f", first {EARLY_S:g} s p99 {_get(r, 'result.wakeup_early_us.p99'):.0f} µs"
+                               if _get(r, "result.wakeup_early_us.p99") is not None else "")
+                            + (f", antagonist {kk / 1000:.0f} kmsg/s" if kk else "")
+                            + (f", rq p99 {_get(r, 'rq.p99_usec')} µs" if _get(r, "rq.p99_usec") is not None else "")
+                            + f" ({time.time() - t:.1f} s)")
     finally:
         if own_tmp:
             shutil.rmtree(workdir, ignore_errors=True)
@@ -920,6 +959,8 @@ def main(argv):
                     help="antagonist strengths, comma-separated (default: " + ",".join(STRENGTHS) + ")")
     ap.add_argument("--latency-target", default=LATENCY_TARGET, help=f"LatencyTarget= (default {LATENCY_TARGET})")
     ap.add_argument("--cpu-guarantee", default=None, help="CPUGuarantee= of the latency group (default unset)")
+    ap.add_argument("--outside-load", type=int, default=0, metavar="N",
+                    help="N busy loops outside the run's groups, pinned to the last N CPUs (default 0)")
     ap.add_argument("--shares", type=int, default=10240,
                     help="cpu.shares of the parent of both groups against the host (default 10240)")
     ap.add_argument("--out", default=None, help="output directory (default: ./bench-out-latency-DATE)")
@@ -960,7 +1001,7 @@ def main(argv):
     try:
         res = run(bins, layout, a.quick, workdir=raw, shares=a.shares, reps=a.reps, configs=configs,
                   latency_target=a.latency_target, cpu_guarantee=a.cpu_guarantee, duration_s=a.duration,
-                  warmup_s=a.warmup, strengths=strengths)
+                  warmup_s=a.warmup, strengths=strengths, outside_load=a.outside_load)
     except Skip as e:
         print(f"SKIP: {e}")
         return 77
