@@ -433,6 +433,24 @@ def test_latency(tmp):
           and "1 runs failed" in md and "(reference, by hand)" in md
           and "| plain CFS (equal weights), heavy antagonist |" in md, md)
     check("latency: skipped", latency.markdown({"skipped": "no hackbench"}) == "Skipped: no hackbench")
+    res["meta"]["outside_load"] = 1
+    check("latency: --outside-load said in the report",
+          "1 busy loop(s) outside the run's groups throughout" in latency.markdown(res))
+    # The outside load: one loop, pinned to the last CPU, running while
+    # inside, gone after.
+    with latency.OutsideLoad(1) as load:
+        pid = load.procs[0].pid
+        want, end = str((os.cpu_count() or 1) - 1), time.monotonic() + 10
+        while True:     # taskset pins itself, then execs the loop: wait for it, on a busy host too
+            with open(f"/proc/{pid}/status") as f:
+                allowed = next(x.split()[1] for x in f if x.startswith("Cpus_allowed_list:"))
+            if allowed == want or time.monotonic() > end:
+                break
+            time.sleep(0.05)
+        alive = load.procs[0].poll() is None
+    check("latency: outside load pinned to the last CPU and running",
+          alive and allowed == want, (alive, allowed))
+    check("latency: outside load gone after", not os.path.exists(f"/proc/{pid}"), pid)
 
 
 def test_suite():
