@@ -46,6 +46,7 @@ from statefile import saved_units  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from overhead import stop as stop_daemon  # noqa: E402  (SIGTERM, then SIGKILL; seconds or None)
+from overhead import Probe, default_bwgovctl  # noqa: E402
 
 PREFIX = "bwgov-bench-rcg-"
 SKIP = 77
@@ -136,13 +137,14 @@ def write_conf(base, names, interval="1s", paths=None):
 
 
 class Daemon:
-    def __init__(self, bwgovd, base):
+    def __init__(self, bwgovd, base, env=None):
         self.base = base
         self.lines = []                 # (monotonic, line)
         self.proc = subprocess.Popen(
             [bwgovd, "--config-dir", os.path.join(base, "conf"), "--state-dir", os.path.join(base, "state"),
              "--runtime-dir", os.path.join(base, "run"), "--log-level", "info"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, errors="replace")
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, errors="replace",
+            env=dict(os.environ, **(env or {})))
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
 
@@ -186,6 +188,29 @@ class Daemon:
             pass
         return None
 
+    def unit_ticks(self):
+        """({unit: bwgov_unit_ticks_total}, mtime) of the metrics file as it is now."""
+        path, out = os.path.join(self.base, "run", "metrics.prom"), {}
+        try:
+            mt = os.stat(path).st_mtime
+            with open(path) as f:
+                for line in f:
+                    if line.startswith("bwgov_unit_ticks_total{"):
+                        out[line.split('unit="', 1)[1].split('"', 1)[0]] = int(line.split()[1])
+        except (OSError, ValueError, IndexError):
+            return {}, None
+        return out, mt
+
+    def next_metrics(self, after, timeout=30):
+        """The first version of the metrics file written after mtime after."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            ticks, mt = self.unit_ticks()
+            if mt is not None and (after is None or mt > after) and ticks:
+                return ticks, mt
+            time.sleep(0.1)
+        return {}, None
+
     def count(self, needle):
         return sum(1 for _, line in list(self.lines) if needle in line)
 
@@ -195,11 +220,43 @@ class Daemon:
         return took
 
 
-def idle(a, tree, base):
-    names = [f"{PREFIX}{i}" for i in range(a.count)]
+def start_bursty(a, tree, paths):
+    """One bwgov-bursty in each of paths: a burst of --bursty-ms of CPU
+    about once a second (the process in the v1 and the v2 directory of a
+    hybrid host, as a service's is)."""
+    procs = []
+    ms = a.bursty_ms
+    for n in paths:
+        procfiles = [os.path.join(d, n, "cgroup.procs") for d in tree.dirs]
+
+        def enter(files=procfiles):
+            for f in files:
+                with open(f, "w") as fh:
+                    fh.write("0")
+        procs.append(subprocess.Popen([a.bursty_bin, "--threads", "1", "--mean-demand", f"{ms / 1000:.4f}",
+                                       "--burst-ms", str(ms), "--duration", "86400",
+                                       "--seed", str(len(procs) + 1)],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=enter))
+    return procs
+
+
+def stop_procs(procs):
+    for p in procs:
+        if p.poll() is None:
+            p.kill()
+    for p in procs:
+        p.wait()
+
+
+def idle(a, tree, base, count):
+    names = [f"{PREFIX}{i}" for i in range(count)]
     parents = [f"{PREFIX}p{j}" for j in range(a.parents)]
     paths = [f"{parents[i % a.parents]}/{n}" if parents else n for i, n in enumerate(names)]
-    log(f"creating {a.count} cgroups ({tree.kind}) under {a.parents or 'no'} parents")
+    # Every 1/share-th cgroup runs a bursty process (spread over the parents).
+    every = round(100 / a.bursty) if a.bursty > 0 else 0
+    bursty = [i for i in range(count) if every and i % every == every // 2]
+    log(f"creating {count} cgroups ({tree.kind}) under {a.parents or 'no'} parents"
+        + (f", {len(bursty)} of them bursty" if bursty else ""))
     t = time.monotonic()
     for p in parents:
         tree.create_unlimited(p)
@@ -208,28 +265,55 @@ def idle(a, tree, base):
     created_s = time.monotonic() - t
     before = {n: tree.values(n) for n in paths}
     write_conf(base, names, paths=paths)
-    d = Daemon(a.bwgovd, base)
+    os.makedirs(base, exist_ok=True)
+    probe = Probe(base, a.bwgovctl, os.path.join(base, "run", "io.bwgov.Governor"))
+    probe.start()
+    d = Daemon(a.bwgovd, base, env=probe.env())
     t0 = time.monotonic()
-    res = {"cgroups": a.count, "parents": a.parents, "layout": tree.kind, "create_s": round(created_s, 2)}
-    while time.monotonic() - t0 < a.adopt_timeout and d.proc.poll() is None:
-        if d.count(": governing cgroup ") >= a.count and d.count("resting-headroom") >= a.count:
-            break
-        time.sleep(0.05)
-    res["adopt_s"] = round(time.monotonic() - t0, 2)
-    res["adopted"] = d.count("resting-headroom")
-    time.sleep(3)
-    c0, w0 = d.cpu_s(), time.monotonic()
-    time.sleep(a.window)
-    c1, w1 = d.cpu_s(), time.monotonic()
-    d.gated = d.metric("bwgov_gated_samples_total")
-    res.update({"window_s": round(w1 - w0, 1), "cpu_pct_one_core": round(100 * (c1 - c0) / (w1 - w0), 3),
-                "vmrss_kib": d.status("VmRSS"), "vmhwm_kib": d.status("VmHWM"),
-                "rss_anon_kib": d.status("RssAnon"), "fds": len(d.fd_targets())})
-    res["stop_s"] = d.stop()
+    res = {"cgroups": count, "parents": a.parents, "layout": tree.kind, "create_s": round(created_s, 2),
+           "bursty": len(bursty), "bursty_ms_per_s": a.bursty_ms if bursty else None}
+    procs = []
+    try:
+        while time.monotonic() - t0 < a.adopt_timeout and d.proc.poll() is None:
+            if d.count(": governing cgroup ") >= count and d.count("resting-headroom") >= count:
+                break
+            time.sleep(0.05)
+        res["adopt_s"] = round(time.monotonic() - t0, 2)
+        res["adopted"] = d.count("resting-headroom")
+        res["during_adoption"] = probe.summary(0, time.monotonic() - probe.t0)
+        procs = start_bursty(a, tree, [paths[i] for i in bursty])
+        time.sleep(3)
+        # No status calls while the CPU is measured: the window measures
+        # the daemon, not its answers.
+        probe.paused = True
+        time.sleep(0.3)
+        m0, mt0 = d.next_metrics(None)
+        c0, w0 = d.cpu_s(), time.monotonic()
+        time.sleep(a.window)
+        c1, w1 = d.cpu_s(), time.monotonic()
+        m1, mt1 = d.unit_ticks()
+        d.gated = d.metric("bwgov_gated_samples_total")
+        res.update({"window_s": round(w1 - w0, 1), "cpu_pct_one_core": round(100 * (c1 - c0) / (w1 - w0), 3),
+                    "vmrss_kib": d.status("VmRSS"), "vmhwm_kib": d.status("VmHWM"),
+                    "rss_anon_kib": d.status("RssAnon"), "fds": len(d.fd_targets())})
+        res.update(tick_rates(a, names, bursty, m0, mt0, m1, mt1))
+        # Status latency while it runs (the bursty ones still bursting).
+        probe.paused = False
+        ts = time.monotonic() - probe.t0
+        time.sleep(a.status_window)
+        res["while_running"] = probe.summary(ts, time.monotonic() - probe.t0)
+        stop_procs(procs)
+        procs = []
+        res["stop_s"] = d.stop()
+    finally:
+        stop_procs(procs)
+        probe.stop()
+        if d.proc.poll() is None:
+            d.stop()
     res["gated_samples"] = d.gated
     res["log_lines_in_window"] = sum(1 for t, _ in list(d.lines) if w0 <= t <= w1)
     if a.log:
-        with open(a.log, "w") as f:
+        with open(a.log if count == a.counts[0] else f"{a.log}.{count}", "w") as f:
             f.writelines(f"{t - t0:.3f} {line}\n" for t, line in list(d.lines))
     bad = [n for n in paths if tree.values(n) != before[n]]
     res["not_restored"] = len(bad)
@@ -238,6 +322,25 @@ def idle(a, tree, base):
     for n in paths + parents:
         tree.remove(n)
     return res
+
+
+def tick_rates(a, names, bursty, m0, mt0, m1, mt1):
+    """Samples per second of the idle and of the bursty units between two
+    versions of the metrics file, and the bursty units sampled less often
+    than once per Interval= (the law's horizon is never longer)."""
+    if mt0 is None or mt1 is None or mt1 <= mt0:
+        return {"tick_rates": None}
+    dt = mt1 - mt0
+    busy = {names[i] for i in bursty}
+    rate = {n: (m1.get(n, 0) - m0.get(n, 0)) / dt for n in names}
+    quiet = [rate[n] for n in names if n not in busy]
+    active = [rate[n] for n in busy]
+    slow = sorted(n for n in busy if rate[n] < 0.9 / a.interval_s)
+    return {"tick_rates": {"over_s": round(dt, 1),
+                           "idle_per_unit_per_s": round(sum(quiet) / len(quiet), 3) if quiet else None,
+                           "bursty_per_unit_per_s": round(sum(active) / len(active), 3) if active else None,
+                           "bursty_min_per_s": round(min(active), 3) if active else None},
+            "bursty_below_interval": len(slow), "bursty_below_interval_examples": slow[:3]}
 
 
 def churn(a, tree, base):
@@ -324,15 +427,28 @@ def churn(a, tree, base):
     return res
 
 
+def ms(summary, key="status_max_ms"):
+    return (summary or {}).get(key)
+
+
 def markdown(results):
     out = []
-    i = results.get("idle")
-    if i:
-        out += ["| real cgroups | layout | adoption (s) | CPU % of one core idle | RSS · peak · anon (MiB) | fds | "
-                "SIGTERM to exit (s) | restored exactly |", "|---|---|---|---|---|---|---|---|",
-                f"| {i['cgroups']} | {i['layout']} | {i['adopt_s']} | {i['cpu_pct_one_core']:.2f} | "
+    rows = results.get("idle") or []
+    if rows:
+        out += ["| real cgroups | bursty | layout | adoption (s) | CPU % of one core | RSS · peak · anon (MiB) | fds | "
+                "samples/s per unit idle · bursty (min) | bursty below Interval= | status max ms adopting · running | "
+                "SIGTERM to exit (s) | restored exactly |",
+                "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        for i in rows:
+            tr = i.get("tick_rates") or {}
+            out.append(
+                f"| {i['cgroups']} | {i.get('bursty', 0)} | {i['layout']} | {i['adopt_s']} | "
+                f"{i['cpu_pct_one_core']:.2f} | "
                 f"{i['vmrss_kib'] / 1024:.1f} · {i['vmhwm_kib'] / 1024:.1f} · {(i.get('rss_anon_kib') or 0) / 1024:.1f} | "
-                f"{i['fds']} | {i['stop_s']} | {'all' if i['not_restored'] == 0 else str(i['not_restored']) + ' not'} |"]
+                f"{i['fds']} | {tr.get('idle_per_unit_per_s')} · {tr.get('bursty_per_unit_per_s')} "
+                f"({tr.get('bursty_min_per_s')}) | {i.get('bursty_below_interval', '-') if i.get('bursty') else '-'} | "
+                f"{ms(i.get('during_adoption'))} · {ms(i.get('while_running'))} | {i['stop_s']} | "
+                f"{'all' if i['not_restored'] == 0 else str(i['not_restored']) + ' not'} |")
     c = results.get("churn")
     if c:
         g = c.get("governed_delay_s") or {}
@@ -349,7 +465,17 @@ def markdown(results):
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bwgovd", required=True, help="the bwgovd binary to measure (BUILD/src/daemon/bwgovd)")
-    ap.add_argument("--count", type=int, default=1000, help="idle cgroups (0: no idle run)")
+    ap.add_argument("--count", default="1000",
+                    help="idle cgroups, or a comma-separated list of sizes run one after the other "
+                         "(1000,5000,10000; 0: no idle run)")
+    ap.add_argument("--bursty", type=float, default=0.0,
+                    help="percent of the idle run's cgroups that run a bursty process (default 0)")
+    ap.add_argument("--bursty-ms", type=int, default=1,
+                    help="CPU ms of each bursty process's burst, about one a second (default 1)")
+    ap.add_argument("--bursty-bin", help="the bwgov-bursty binary (default: BUILD/tests/bench/bwgov-bursty)")
+    ap.add_argument("--bwgovctl", help="bwgovctl for the status latency (default: BUILD/src/ctl/bwgovctl)")
+    ap.add_argument("--status-window", type=float, default=5.0,
+                    help="seconds of `bwgovctl status` every 50 ms after the CPU window (default 5)")
     ap.add_argument("--parents", type=int, default=10,
                     help="parent cgroups the idle ones are spread under, as slices hold services and "
                          "containers (default 10; 0: all directly under the root)")
@@ -367,6 +493,16 @@ def main(argv):
                     help="exit 1 unless every cgroup was restored, the daemon stopped on SIGTERM, and under churn "
                          "every new cgroup was governed and every removed one forgotten")
     a = ap.parse_args(argv)
+    try:
+        a.counts = [int(x) for x in a.count.split(",") if x.strip()]
+    except ValueError:
+        ap.error(f"--count: expected a number or a comma-separated list of numbers, got {a.count!r}")
+    a.interval_s = 1.0
+    build = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(a.bwgovd))))
+    a.bwgovctl = a.bwgovctl or default_bwgovctl(a.bwgovd)
+    a.bursty_bin = a.bursty_bin or os.path.join(build, "tests", "bench", "bwgov-bursty")
+    if a.bursty > 0 and not os.access(a.bursty_bin, os.X_OK):
+        ap.error(f"--bursty needs bwgov-bursty: {a.bursty_bin} is not there (build it, or give --bursty-bin)")
     if a.quick:
         a.duration = min(a.duration, 30.0)
         a.window = min(a.window, 10.0)
@@ -385,8 +521,7 @@ def main(argv):
     base = tempfile.mkdtemp(prefix="bwgov-bench-realcg-")
     results = {}
     try:
-        if a.count > 0:
-            results["idle"] = idle(a, tree, os.path.join(base, "idle"))
+        results["idle"] = [idle(a, tree, os.path.join(base, f"idle-{n}"), n) for n in a.counts if n > 0]
         if a.churn:
             results["churn"] = churn(a, tree, os.path.join(base, "churn"))
     finally:
@@ -401,9 +536,12 @@ def main(argv):
 
 def failures(results):
     out = []
-    i = results.get("idle") or {}
-    if i and (i.get("not_restored") != 0 or i.get("stop_s") is None or i.get("adopted", 0) < i.get("cgroups", 0)):
-        out.append("idle: not all adopted, restored, or stopped")
+    for i in results.get("idle") or []:
+        if i.get("not_restored") != 0 or i.get("stop_s") is None or i.get("adopted", 0) < i.get("cgroups", 0):
+            out.append(f"idle {i.get('cgroups')}: not all adopted, restored, or stopped")
+        if i.get("bursty_below_interval"):
+            out.append(f"idle {i.get('cgroups')}: {i['bursty_below_interval']} bursty cgroups sampled less than "
+                       "once per Interval=")
     c = results.get("churn") or {}
     if c and (c.get("fds_into_removed") or c.get("state_entries_of_removed") or
               c.get("not_governed_while_alive_over_1_2s") or c.get("stop_s") is None or not c.get("governed")):
