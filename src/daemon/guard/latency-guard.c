@@ -121,7 +121,12 @@ void latency_guard_cgroup_closed(struct latency_guard *g, Unit *u) {
 }
 
 void latency_guard_view(const struct latency_guard *g, const Unit *u, struct latency_view *ret) {
-        const struct latency_member *mb = find_member(g, u);
+        latency_guard_view_at(g, u, SIZE_MAX, ret);
+}
+
+void latency_guard_view_at(const struct latency_guard *g, const Unit *u, size_t at, struct latency_view *ret) {
+        const struct latency_member *mb = at < g->n_members && g->members[at].u == u ? &g->members[at] :
+                find_member(g, u);
 
         if (!mb) {
                 *ret = (struct latency_view) { .level = BW_LAT_NONE, .note = "" };

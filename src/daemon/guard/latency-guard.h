@@ -67,6 +67,10 @@ void latency_guard_tick(struct latency_guard *g, Unit *const *units, size_t n, u
 /* u's state in the guard into *ret; zeroes ("" note) for a unit the guard
  * has not seen yet. */
 void latency_guard_view(const struct latency_guard *g, const Unit *u, struct latency_view *ret);
+/* The same, looked for at index at of the last pass's units first (their
+ * order is the members'): a pass over every unit in order is not
+ * quadratic (ten thousand units, every metrics write). */
+void latency_guard_view_at(const struct latency_guard *g, const Unit *u, size_t at, struct latency_view *ret);
 
 /* u is about to be freed: forget its state (its levers are the unit's to
  * put back). Call it before unit_free(), so that a new unit at the same

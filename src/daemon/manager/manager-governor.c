@@ -67,10 +67,11 @@ static int get_status(void *userdata, struct governor_status *ret) {
         return 0;
 }
 
-static void unit_summary(const Manager *m, const Unit *u, struct governor_unit_summary *ret) {
+/* at: u's index in m->units, SIZE_MAX when not known. */
+static void unit_summary(const Manager *m, const Unit *u, size_t at, struct governor_unit_summary *ret) {
         struct latency_view lv;
 
-        latency_guard_view(&m->latency, u, &lv);
+        latency_guard_view_at(&m->latency, u, at, &lv);
         *ret = (struct governor_unit_summary) {
                 .name = u->name,
                 .cgroup = u->cgroup_path,
@@ -129,7 +130,7 @@ static void unit_decision(const Unit *u, struct governor_decision *ret) {
         };
 }
 
-static void unit_snapshot(const Manager *m, const Unit *u, struct governor_unit *ret) {
+static void unit_snapshot(const Manager *m, const Unit *u, size_t at, struct governor_unit *ret) {
         const struct bw_unit_config *cfg = &u->cfg;
 
         *ret = (struct governor_unit) {
@@ -162,7 +163,7 @@ static void unit_snapshot(const Manager *m, const Unit *u, struct governor_unit 
         };
         if (ret->has_rq)
                 ret->rq = unit_rqstat_counts(&u->rq)->last;
-        unit_summary(m, u, &ret->summary);
+        unit_summary(m, u, at, &ret->summary);
         unit_decision(u, &ret->decision);
 }
 
@@ -212,7 +213,7 @@ static int list_units(void *userdata, size_t limit, struct governor_unit **ret, 
         /* m->units follows the configuration, which is sorted by name. */
         for (size_t i = 0; i < m->n_units && k < n; i++)
                 if (!pick || pick[i])
-                        unit_snapshot(m, m->units[i], &units[k++]);
+                        unit_snapshot(m, m->units[i], i, &units[k++]);
         *ret = units;
         *ret_n = n;
         if (ret_total)
@@ -235,7 +236,7 @@ static int snapshot_units(void *userdata, const char *after, size_t max, struct 
                         hi = mid;
         }
         for (size_t i = lo; i < m->n_units && k < max; i++)
-                unit_snapshot(m, m->units[i], &out[k++]);
+                unit_snapshot(m, m->units[i], i, &out[k++]);
         *ret_n = k;
         *ret_total = m->n_units;
         return 0;
@@ -247,7 +248,7 @@ static int get_unit(void *userdata, const char *name, struct governor_unit *ret)
 
         if (!u)
                 return -ENOENT;
-        unit_snapshot(m, u, ret);
+        unit_snapshot(m, u, SIZE_MAX, ret);
         return 0;
 }
 
@@ -278,7 +279,7 @@ static int explain(void *userdata, const char *name, struct governor_unit_summar
 
         if (!u)
                 return -ENOENT;
-        unit_summary(m, u, ret_summary);
+        unit_summary(m, u, SIZE_MAX, ret_summary);
         unit_decision(u, ret_decision);
         *ret_has_decision = u->prev.has;
         return 0;

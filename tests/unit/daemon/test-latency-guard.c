@@ -133,9 +133,16 @@ static int teardown(void **state) {
 }
 
 static uint64_t samples(struct fixture *f, size_t i) {
-        struct latency_view v;
+        struct latency_view v, at, off;
 
         latency_guard_view(&f->g, &f->units[i], &v);
+        /* The same at its index, and when the index names another unit. */
+        latency_guard_view_at(&f->g, &f->units[i], i, &at);
+        latency_guard_view_at(&f->g, &f->units[i], (i + 1) % 3, &off);
+        assert_int_equal(at.samples, v.samples);
+        assert_int_equal(off.samples, v.samples);
+        assert_int_equal(at.level, v.level);
+        assert_int_equal(off.level, v.level);
         return v.samples;
 }
 
