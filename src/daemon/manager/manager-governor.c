@@ -60,6 +60,8 @@ static int get_status(void *userdata, struct governor_status *ret) {
                 .heap_bytes = heap_in_use(),
                 .usage_gates = usage_gates_size(m->gates),
                 .gated_samples = usage_gates_skipped(m->gates),
+                .parked = m->parked,
+                .parked_wakes = m->parked_wakes,
         };
 
         manager_counts(m, &s.counts);

@@ -436,6 +436,28 @@ void manager_units_due(struct bw_tick_entry *const *due, size_t n, uint64_t now,
                         unit_on_due(units[i], due[i]->due_usec, now);
 }
 
+void manager_check_parked(Manager *m, uint64_t now) {
+        size_t parked = 0;
+
+        quotawatch_drain(m->quotawatch);        /* before the flags are looked at (quotawatch.h) */
+        for (size_t i = 0; i < m->n_units; i++) {
+                Unit *u = m->units[i];
+
+                if (!u->sampler.parked)
+                        continue;
+                if (unit_parked_still(u, now)) {
+                        parked++;
+                        /* The plan may keep less than when it parked. */
+                        if (m->fds_held > UNIT_FD_ROOM(m->unit_ctx.fd_budget))
+                                unit_fd_economy(u);
+                        continue;
+                }
+                m->parked_wakes++;
+                (void) ticker_schedule(m->ticker, &u->tick, now);
+        }
+        m->parked = parked;
+}
+
 /* A made cgroup is looked for after this long: whoever made it (systemd,
  * a container runtime) writes its quota next, and on a hybrid host makes
  * its cgroup2 twin; adopted before, it would be adopted twice. */

@@ -32,5 +32,10 @@ void manager_restore_all(Manager *m, const char *why);
  * then sample each. */
 void manager_units_due(struct bw_tick_entry *const *due, size_t n, uint64_t now, void *userdata);
 
+/* Once per Interval=: every parked unit still, or ticked now (unit-tick.h).
+ * One read per parent with parked children, none of their own. now: the
+ * clock as it is (a gate's reading is labelled with it). */
+void manager_check_parked(Manager *m, uint64_t now);
+
 /* cgwatch's callback (cgwatch.h): an absent unit's cgroup was made. */
 void manager_cgroup_made(int wd, const char *name, bool made, void *userdata);

@@ -304,6 +304,7 @@ static int host_timer_pass(sd_event_source *s, uint64_t usec, Manager *m) {
                 manager_scan_prefixes(m, usec);        /* what a watch missed */
         if (m->outermost_dirty)
                 manager_update_outermost(m);
+        manager_check_parked(m, clock_now_usec(CLOCK_MONOTONIC));
         manager_plan_fds(m);
         manager_check_runtime_dir(m);
         store_periodic(m->store, usec);
@@ -520,6 +521,7 @@ int manager_new(Manager **ret) {
                 .burst_supported = true,
                 .host_over_limit = &m->host_over_limit,
                 .stopping = &m->stopping,
+                .park = true,
                 .rqstat = &m->rqstat,
                 .trigger_closes_left = &m->trigger_closes_left,
                 .fd_limit_said = &m->fd_limit_said,

@@ -63,6 +63,8 @@ struct Manager {
         QuotaWatch *quotawatch;         /* writes to quota files (quotawatch.h), NULL without inotify */
         bool quota_watch_said;          /* out of inotify watches, said */
         UsageGates *gates;              /* parents' usage for quiet units (usagegate.h), NULL: none */
+        size_t parked;                  /* units parked at the last check (unit-tick.h) */
+        uint64_t parked_wakes;          /* ... woken by it since the start */
         Unit **units;                   /* sorted by name */
         size_t n_units;
         bool any_searched;              /* a unit's cgroup is searched for by name (a service, a scope) */

@@ -90,6 +90,8 @@ int unit_sample(Unit *u, struct bw_policy_input *in) {
 
         *in = (struct bw_policy_input) { .now_usec = clock_now_usec(CLOCK_MONOTONIC) };
         unit_gate_note(u, in->now_usec);
+        u->sampler.full_due = false;
+        u->sampler.last_full_usec = in->now_usec;
         r = bw_cg_read_stat(u->cg, &in->stat);
         if (bw_cg_error_is_vanished(r)) {
                 unit_vanished(u);
@@ -163,7 +165,8 @@ int unit_sample_light(Unit *u, struct bw_bandwidth *cur, struct bw_policy_input 
 
         /* Without a known ancestor quota (a governed ancestor's changed),
          * the full sample reads it. */
-        if (!u->sampler.quiet || u->sampler.quiet_samples % UNIT_QUIET_FULL_EVERY == 0 || !u->sampler.has_last_stat ||
+        if (!u->sampler.quiet || u->sampler.quiet_samples % UNIT_QUIET_FULL_EVERY == 0 || u->sampler.full_due ||
+            !u->sampler.has_last_stat ||
             !u->prev.has || u->caps.shed_pending > 0 || unit_mode(u) != u->params.mode || !u->ancestor.has)
                 return 0;
         *in = (struct bw_policy_input) { .now_usec = clock_now_usec(CLOCK_MONOTONIC) };

@@ -55,6 +55,13 @@ struct unit_sampler {
         uint64_t gate_usage_usec;       /* ... with this value ... */
         uint64_t gate_after_usec;       /* ... and that read of its own taken at this time */
         bool gated;                     /* this tick's sample read nothing of its own (no file opened) */
+        /* Parked (unit-tick.h): out of the per-Interval= rhythm until its
+         * gate moves, its quota file is written, or a full sample is due. */
+        bool parked;
+        bool full_due;                  /* the parked unit's slow full sample: the next one is full */
+        uint64_t parked_usec;           /* when it parked */
+        uint64_t still_usec;            /* the last gate reading that proved it still (parked) */
+        uint64_t last_full_usec;        /* its last full sample */
 };
 
 /* The reads of a full sample (the tick's observe step): cpu.stat and PSI

@@ -284,6 +284,66 @@ static void unit_remember(Unit *u, const struct bw_bandwidth *cur, const struct 
         }
 }
 
+/* ---- parking (unit-tick.h) ------------------------------------------------ */
+
+static bool unit_may_park(const Unit *u, const struct bw_decision *d) {
+        const struct bw_policy_state *s = &u->pstate;
+
+        return u->ctx->park && u->sampler.gated && u->sampler.quiet &&
+                u->sampler.quiet_samples >= UNIT_PARK_AFTER && !d->change && d->rule != BW_RULE_TOO_SOON &&
+                !u->paused && u->trigger.fd < 0 && !u->refused.pending && u->quota_watch.wd >= 0 &&
+                s->credit.credit_usec >= u->params.credit_max_usec && s->credit.debt_usec == 0 && !s->active &&
+                !s->exhausted && s->host_cap_usec == UINT64_MAX && s->spend_avg == 0 &&
+                bw_unit_interval_usec(u->ctx->config, &u->cfg) >= u->ctx->config->global.interval_usec;
+}
+
+static uint64_t unit_parked_full_usec(const Unit *u) {
+        return u->sampler.last_full_usec +
+                UNIT_PARKED_FULL_EVERY * bw_unit_interval_usec(u->ctx->config, &u->cfg);
+}
+
+static void unit_park(Unit *u, uint64_t now) {
+        uint64_t full = unit_parked_full_usec(u);
+
+        if (!u->sampler.parked) {
+                u->sampler.parked = true;
+                u->sampler.parked_usec = now;
+        }
+        /* This sample proved it still up to now. */
+        u->sampler.still_usec = now;
+        (void) ticker_schedule(u->ctx->ticker, &u->tick, full > now ? full : now);
+}
+
+/* The first tick after parking: from the last reading that proved the
+ * unit still, as the skipped light samples would have advanced it (each
+ * left the usage as it was and moved the sample's time on). Never closer
+ * to now than the law's spacing, so that this tick decides. */
+static void unit_unpark(Unit *u, uint64_t now) {
+        uint64_t t = u->sampler.still_usec;
+
+        u->sampler.parked = false;
+        if (now - t < TRIGGER_MIN_SPACING_USEC)
+                t = u64_sat_sub(now, TRIGGER_MIN_SPACING_USEC);
+        if (u->pstate.primed && t > u->pstate.prev_now_usec)
+                u->pstate.prev_now_usec = t;
+        if (now >= unit_parked_full_usec(u))
+                u->sampler.full_due = true;
+}
+
+bool unit_parked_still(Unit *u, uint64_t now) {
+        uint64_t usage, t;
+
+        if (!u->sampler.parked)
+                return false;
+        /* A governed ancestor's quota changed: a full sample reads it. */
+        if (!u->cg || u->quota_watch.wd < 0 || u->quota_watch.written || !u->sampler.gate_valid || !u->ancestor.has ||
+            usage_gate_read(u->sampler.gate, now, u->sampler.gate_after_usec, &usage, &t) < 0 ||
+            usage != u->sampler.gate_usage_usec)
+                return false;
+        u->sampler.still_usec = t;
+        return true;
+}
+
 /* Step 5: what came of it, for the next tick and the others. */
 static void unit_record_tick(Unit *u, const struct unit_obs *o, const struct bw_decision *d, bool applied) {
         unit_reschedule(u, &o->in, d);
@@ -295,6 +355,8 @@ static void unit_record_tick(Unit *u, const struct unit_obs *o, const struct bw_
         if (!u->mirror.recorded || u->mirror.credit_usec != u->pstate.credit.credit_usec ||
             u->mirror.debt_usec != u->pstate.credit.debt_usec)
                 (void) unit_record(u, 0);
+        if (unit_may_park(u, d))
+                unit_park(u, o->in.now_usec);
 }
 
 static int unit_tick_pass(Unit *u, uint64_t now) {
@@ -327,10 +389,15 @@ int unit_tick(Unit *u, uint64_t now) {
         /* Stopping: nothing may raise a unit the stop put back. */
         if (*u->ctx->stopping)
                 return 0;
+        if (u->sampler.parked)
+                unit_unpark(u, now);
         u->sampler.gated = false;
         r = unit_tick_pass(u, now);
-        /* A sample that read nothing opened nothing. */
-        if (!u->sampler.gated) {
+        /* A sample that read nothing opened nothing; but a unit that parks,
+         * or is gated while the units hold more than their room (the files
+         * its adoption opened), lets go of what the plan does not keep now:
+         * it may not sample again for a minute. */
+        if (!u->sampler.gated || u->sampler.parked || *u->ctx->fds_held > UNIT_FD_ROOM(u->ctx->fd_budget)) {
                 unit_count_fds(u);
                 unit_fd_economy(u);
         }

@@ -14,3 +14,31 @@ void unit_on_due(Unit *u, uint64_t due, uint64_t now);
  * decision), decide, act (write), record. Returns 0, also when the cgroup
  * is gone, or a negative errno (logged). */
 int unit_tick(Unit *u, uint64_t now);
+
+/* Parking: a unit still for long costs no sample of its own.
+ *
+ * A quiet unit whose light samples read nothing (its parent's usage did not
+ * move since its own last read, usagegate.h), at rest with a full bucket
+ * and no debt, nothing held against it (host shedding, latency, a PSI
+ * trigger, a lever, a refused write) parks after UNIT_PARK_AFTER such
+ * samples: its tick moves to its next slow full sample (at most
+ * UNIT_PARKED_FULL_EVERY Interval= after its last full one), and the
+ * manager calls unit_parked_still() once per Interval= instead. Every tick
+ * of a parked one would have decided the same as the last: usage still,
+ * the bucket full, nothing to write.
+ *
+ * It ticks again at once when its parent's usage moved (a task below the
+ * parent ran: within one Interval= of its start), when its quota file was
+ * written (by anyone, us included) or its watch ended (the cgroup went),
+ * or when anything else schedules it (a reload, a shedding plan, latency
+ * protection). Its first tick then counts from the last reading that
+ * proved it still, as the light samples it skipped would have: the law's
+ * rates and bucket are what they would have been. */
+#define UNIT_PARK_AFTER 3
+#define UNIT_PARKED_FULL_EVERY 60
+
+/* For a parked unit: true when it is still (its gate read, shared with its
+ * siblings, equal to what it was before the unit's own last read; its
+ * quota file not written), the reading noted; false when it must tick now.
+ * Reads no file of its own. */
+bool unit_parked_still(Unit *u, uint64_t now);

@@ -124,6 +124,7 @@ static void unit_close_cgroup(Unit *u) {
         u->ancestor.has = false;
         u->sampler.quiet = false;
         u->sampler.quiet_samples = 0;
+        u->sampler.parked = false;
         u->trigger.refused = false;
         unit_count_fds(u);
         if (was_open)

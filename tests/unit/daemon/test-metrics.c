@@ -194,6 +194,8 @@ static void snapshot_small(struct fake *f, struct governor_unit units[static 3])
                         .heap_bytes = 1234567,
                         .usage_gates = 2,
                         .gated_samples = 777,
+                        .parked = 5,
+                        .parked_wakes = 12,
                 },
                 .units = units,
                 .n_units = 3,
@@ -241,9 +243,9 @@ static void test_render_small(void **state) {
 
 /* ---- many units ------------------------------------------------------------- */
 
-/* Lines without units: 15 host values of three lines each, the HELP and
+/* Lines without units: 17 host values of three lines each, the HELP and
  * TYPE of the 37 unit families and of the 4 run-queue ones. */
-#define LINES_NO_UNITS (15 * 3 + 37 * 2 + 4 * 2)
+#define LINES_NO_UNITS (17 * 3 + 37 * 2 + 4 * 2)
 /* Of the 37 unit families, a steady throughput unit is in all but the
  * four Class=latency ones. */
 #define LINES_PER_STEADY_UNIT 33
