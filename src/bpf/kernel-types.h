@@ -69,7 +69,9 @@ struct sched_entity {
 
 struct task_struct {
         int pid;
+        unsigned int policy;
         struct sched_entity se;
+        struct task_group *sched_task_group;
         struct css_set *cgroups;
         bool throttled;                 /* 6.18's task-based throttling */
 } __kt;

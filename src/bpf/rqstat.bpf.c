@@ -33,6 +33,18 @@
  * found once per cgroup and cached in `cgcache` until the daemon bumps
  * bw_generation. Nothing is sent to user space per event: the daemon reads
  * the per-CPU counters when it samples.
+ *
+ * Activity: whether any task of a governed cgroup ran since the daemon last
+ * read the cgroup's usage, so that an idle one is not read at all. The
+ * daemon gives each governed cgroup a slot in `activity` (an mmapped
+ * array), keyed by the cgroup of the task's task group (the cpu
+ * controller's: the directory holding cpu.max, a v1 one on a hybrid host),
+ * and sets it to 0 before it reads the usage; the first run-time the kernel
+ * accounts to a task of the group (sched_stat_runtime: update_curr, at
+ * every switch-out and tick of a fair task) sets it to 1. Other classes
+ * (RT, deadline, sched_ext) are flagged when they switch in and out: on
+ * kernels before 6.8 their update_curr has no tracepoint. A flag that is
+ * already 1 is only read, so a busy group costs a load, not a shared store.
  */
 
 #include "kernel-types.h"
@@ -79,6 +91,32 @@ struct {
         __type(key, int);
         __type(value, struct task_wait);
 } waits SEC(".maps");
+
+/* Activity (above): the slot of each governed cgroup, by the kernfs id of
+ * its cpu-controller directory; sized by the daemon, as `stats`. */
+struct {
+        __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(max_entries, 256);
+        __type(key, u64);
+        __type(value, u32);
+} actslots SEC(".maps");
+
+struct {
+        __uint(type, BPF_MAP_TYPE_ARRAY);
+        __uint(map_flags, BPF_F_MMAPABLE);
+        __uint(max_entries, 256);
+        __type(key, u32);
+        __type(value, u64);     /* an array's values are 8-byte aligned: mmapped, u64 each */
+} activity SEC(".maps");
+
+/* Task group (by address) → its governed slot + 1 (0: none), per
+ * generation. A stale address only flags a slot too many. */
+struct {
+        __uint(type, BPF_MAP_TYPE_LRU_HASH);
+        __uint(max_entries, 1024);
+        __type(key, u64);
+        __type(value, struct bw_rq_cg);
+} actcache SEC(".maps");
 
 /* Bumped by the daemon after every change to the governed set. */
 volatile __u32 bw_generation;
@@ -151,6 +189,51 @@ static __always_inline u64 governed_of(struct task_struct *p) {
         }
         bpf_map_update_elem(&cgcache, &id, &v, BPF_ANY);
         return v.governed;
+}
+
+/* A task of p's task group ran: flag its governed cgroup's slot. */
+static __always_inline void activity_mark(struct task_struct *p) {
+        struct bw_rq_cg v = { .generation = bw_generation };
+        struct task_group *tg = p->sched_task_group;
+        u64 key = (u64) tg;
+        struct bw_rq_cg *c;
+        struct cgroup *cg;
+        u64 *a;
+        u32 slot;
+
+        if (!tg)
+                return;
+        c = bpf_map_lookup_elem(&actcache, &key);
+        if (c && c->generation == v.generation) {
+                if (!c->governed)
+                        return;
+                slot = (u32) (c->governed - 1);
+        } else {
+                cg = BPF_CORE_READ(tg, css.cgroup);
+                for (int i = 0; i < MAX_ANCESTOR_WALK && cg; i++) {
+                        u64 id = BPF_CORE_READ(cg, kn, id);
+                        u32 *s = bpf_map_lookup_elem(&actslots, &id);
+
+                        if (s) {
+                                v.governed = (u64) *s + 1;
+                                break;
+                        }
+                        cg = BPF_CORE_READ(cg, self.parent, cgroup);
+                }
+                bpf_map_update_elem(&actcache, &key, &v, BPF_ANY);
+                if (!v.governed)
+                        return;
+                slot = (u32) (v.governed - 1);
+        }
+        a = bpf_map_lookup_elem(&activity, &slot);
+        if (a && *a == 0)
+                *a = 1;
+}
+
+/* SCHED_NORMAL, SCHED_BATCH, SCHED_IDLE: fair tasks, whose run time
+ * sched_stat_runtime reports on every kernel. */
+static __always_inline bool fair_policy(unsigned int policy) {
+        return policy == 0 || policy == 3 || policy == 5;
 }
 
 /* The cfs_rq's throttled clock, up to now (see the top of the file). */
@@ -287,5 +370,17 @@ int BPF_PROG(bw_sched_switch, bool preempt, struct task_struct *prev, struct tas
         if (prev_state == TASK_RUNNING && prev->pid != 0)
                 wait_begin(prev, now, true);
         wait_end(next, now);
+        if (prev->pid != 0 && !fair_policy(prev->policy))
+                activity_mark(prev);
+        if (next->pid != 0 && !fair_policy(next->policy))
+                activity_mark(next);
+        return 0;
+}
+
+/* Run time accounted to a task (update_curr): 6.1 passes the vruntime too,
+ * which is not read. */
+SEC("tp_btf/sched_stat_runtime")
+int BPF_PROG(bw_sched_stat_runtime, struct task_struct *p) {
+        activity_mark(p);
         return 0;
 }

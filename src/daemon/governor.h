@@ -64,6 +64,7 @@ struct governor_status {
         uint64_t heap_bytes;            /* the daemon's heap in use (malloc's count, not pages) */
         size_t usage_gates;             /* parents whose usage is read for their children (usagegate.h) */
         uint64_t gated_samples;         /* samples that read nothing: the parent had not run */
+        uint64_t activity_gated_samples;        /* ... the unit's own tasks had not run (BPF) */
         size_t parked;                  /* units parked at the last check (unit-tick.h) */
         uint64_t parked_wakes;          /* parked units that had to tick: their parent had run */
 };

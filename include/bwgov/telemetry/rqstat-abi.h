@@ -32,7 +32,8 @@ struct bw_rq_counters {
 };
 
 /* The cgroup → governed-ancestor cache (LRU), valid for one generation of
- * the governed set (the program's `bw_generation`). */
+ * the governed set (the program's `bw_generation`); the activity cache
+ * (task group → governed slot + 1 in `governed`) has the same shape. */
 struct bw_rq_cg {
         bw_u64 governed;                 /* cgroup id of the governed group, 0 for none */
         bw_u32 generation;

@@ -60,6 +60,7 @@ static int get_status(void *userdata, struct governor_status *ret) {
                 .heap_bytes = heap_in_use(),
                 .usage_gates = usage_gates_size(m->gates),
                 .gated_samples = usage_gates_skipped(m->gates),
+                .activity_gated_samples = m->activity_gated,
                 .parked = m->parked,
                 .parked_wakes = m->parked_wakes,
         };

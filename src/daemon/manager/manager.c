@@ -138,6 +138,7 @@ static void on_unit_count(Unit *u, const struct unit_counters *d, void *userdata
                                                                              : m->trigger_closes_left;
         m->fd_limit_said |= d->fd_limit_said;
         m->quota_watch_said |= d->quota_watch_said;
+        m->activity_gated += d->activity_gated;
 }
 
 static const struct unit_hooks unit_hooks = {

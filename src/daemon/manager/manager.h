@@ -65,6 +65,7 @@ struct Manager {
         UsageGates *gates;              /* parents' usage for quiet units (usagegate.h), NULL: none */
         size_t parked;                  /* units parked at the last check (unit-tick.h) */
         uint64_t parked_wakes;          /* ... woken by it since the start */
+        uint64_t activity_gated;        /* samples that read nothing: the unit's activity flag was down */
         Unit **units;                   /* sorted by name */
         size_t n_units;
         bool any_searched;              /* a unit's cgroup is searched for by name (a service, a scope) */

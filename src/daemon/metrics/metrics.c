@@ -259,11 +259,15 @@ static void write_host(struct metrics_buf *b, const struct governor_status *s) {
         scalar(b, "bwgov_gated_samples_total", "counter",
                "Samples of quiet units that read nothing of their own: no task below the parent had run.",
                s->gated_samples);
+        scalar(b, "bwgov_activity_gated_samples_total", "counter",
+               "Samples of quiet units that read nothing of their own: none of their tasks had run (BPF).",
+               s->activity_gated_samples);
         scalar(b, "bwgov_parked_units", "gauge",
-               "Still units checked once per Interval= by their parent's usage instead of sampled.", s->parked);
+               "Still units checked once per Interval= by their activity flag or parent's usage instead of sampled.",
+               s->parked);
         scalar(b, "bwgov_parked_wakes_total", "counter",
-               "Parked units that had to be sampled: a task below their parent ran, or their quota was written.",
-               s->parked_wakes);
+               "Parked units that had to be sampled: a task of theirs (or below their parent) ran, or their quota "
+               "was written.", s->parked_wakes);
         scalar(b, "bwgov_heap_bytes", "gauge", "The daemon's heap in use (allocated, not resident), bytes.",
                s->heap_bytes);
         scalar(b, "bwgov_metrics_timestamp_seconds", "gauge",

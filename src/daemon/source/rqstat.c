@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -51,6 +52,15 @@ struct Rqstat {
         size_t n_ids, n_alloc;
         struct bw_rq_counters *percpu;  /* ncpus values, for reading */
         unsigned loads;
+        /* Activity (rqstat.h): the mmapped `activity` array, one flag per
+         * slot, and the cgroup each slot watches (0: free). */
+        uint64_t *activity;             /* the kernel aligns an array's values to 8 bytes */
+        size_t activity_bytes;
+        uint64_t *act_ids;
+        size_t act_n, act_alloc;        /* slots handed out (the high mark), allocated */
+        uint32_t *act_free;             /* slots given back, reused first */
+        size_t n_act_free;
+        size_t n_watched;
 };
 
 /* libbpf's warnings (a verifier log, a missing kernel field) go to the
@@ -112,7 +122,10 @@ static void explain_failure(int r, const char *step, char reason[static RQSTAT_R
 
 /* Open, size, load and attach a fresh copy of the programs. */
 static int rqstat_load(Rqstat *t, size_t capacity, char reason[static RQSTAT_REASON_MAX]) {
+        long page = sysconf(_SC_PAGESIZE);
         struct rqstat *skel;
+        uint64_t *activity;
+        size_t bytes;
         int r;
 
         skel = rqstat__open();
@@ -126,6 +139,13 @@ static int rqstat_load(Rqstat *t, size_t capacity, char reason[static RQSTAT_REA
         if (r >= 0)
                 r = bpf_map__set_max_entries(skel->maps.cgcache,
                                              capacity * 8 < CGCACHE_MIN ? CGCACHE_MIN : capacity * 8);
+        if (r >= 0)
+                r = bpf_map__set_max_entries(skel->maps.actcache,
+                                             capacity * 8 < CGCACHE_MIN ? CGCACHE_MIN : capacity * 8);
+        if (r >= 0)
+                r = bpf_map__set_max_entries(skel->maps.actslots, capacity);
+        if (r >= 0)
+                r = bpf_map__set_max_entries(skel->maps.activity, capacity);
         if (r < 0) {
                 explain_failure(r, "sizing", reason);
                 goto fail;
@@ -135,13 +155,27 @@ static int rqstat_load(Rqstat *t, size_t capacity, char reason[static RQSTAT_REA
                 explain_failure(r, "loading", reason);
                 goto fail;
         }
+        bytes = (capacity * sizeof(uint64_t) + (size_t) page - 1) / (size_t) page * (size_t) page;
+        activity = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(skel->maps.activity), 0);
+        if (activity == MAP_FAILED) {
+                r = -errno;
+                explain_failure(r, "mapping the activity flags of", reason);
+                goto fail;
+        }
+        /* Every slot "ran" until its unit arms it: a slot of a map loaded
+         * again has seen nothing yet. */
+        for (size_t i = 0; i < capacity; i++)
+                activity[i] = 1;
         r = rqstat__attach(skel);
         if (r < 0) {
                 explain_failure(r, "attaching", reason);
+                munmap(activity, bytes);
                 goto fail;
         }
         t->skel = skel;
         t->capacity = capacity;
+        t->activity = activity;
+        t->activity_bytes = bytes;
         t->loads++;
         return 0;
 fail:
@@ -197,7 +231,11 @@ int rqstat_new(size_t capacity, Rqstat **ret, char reason[static RQSTAT_REASON_M
 Rqstat *rqstat_free(Rqstat *t) {
         if (!t)
                 return NULL;
+        if (t->activity)
+                munmap(t->activity, t->activity_bytes);
         rqstat__destroy(t->skel);
+        free(t->act_ids);
+        free(t->act_free);
         free(t->ids);
         free(t->percpu);
         free(t);
@@ -209,6 +247,8 @@ Rqstat *rqstat_free(Rqstat *t) {
 static int grow(Rqstat *t) {
         char reason[RQSTAT_REASON_MAX];
         struct rqstat *old = t->skel;
+        uint64_t *old_activity = t->activity;
+        size_t old_bytes = t->activity_bytes;
         int r;
 
         t->skel = NULL;
@@ -218,11 +258,21 @@ static int grow(Rqstat *t) {
                 return log_warning_errno(r, "Cannot grow the run-queue telemetry maps beyond %zu cgroups: %s",
                                          t->capacity, reason);
         }
+        munmap(old_activity, old_bytes);
         rqstat__destroy(old);
         for (size_t i = 0; i < t->n_ids; i++) {
                 r = insert(t, t->ids[i]);
                 if (r < 0)
                         return log_warning_errno(r, "Cannot track cgroup %" PRIu64 " again: %s", t->ids[i],
+                                                 STRERROR(r));
+        }
+        for (uint32_t slot = 0; slot < t->act_n; slot++) {
+                if (t->act_ids[slot] == 0)
+                        continue;
+                r = bpf_map__update_elem(t->skel->maps.actslots, &t->act_ids[slot], sizeof(uint64_t), &slot,
+                                         sizeof(slot), BPF_ANY);
+                if (r < 0)
+                        return log_warning_errno(r, "Cannot watch cgroup %" PRIu64 " again: %s", t->act_ids[slot],
                                                  STRERROR(r));
         }
         log_info("Run-queue telemetry maps grown to %zu cgroups; counters start again.", t->capacity);
@@ -306,6 +356,78 @@ size_t rqstat_tracked(const Rqstat *t) {
         return t->n_ids;
 }
 
+int rqstat_watch(Rqstat *t, uint64_t cpu_cgroup_id, uint32_t *ret_slot) {
+        uint32_t slot;
+        int r;
+
+        if (cpu_cgroup_id == 0)
+                return -EINVAL;
+        if (t->n_act_free > 0)
+                slot = t->act_free[--t->n_act_free];
+        else {
+                if (t->act_n == t->act_alloc) {
+                        size_t n = t->act_alloc ? t->act_alloc * 2 : 16;
+                        uint64_t *p = reallocarray(t->act_ids, n, sizeof(*p));
+                        uint32_t *f;
+
+                        if (!p)
+                                return -ENOMEM;
+                        t->act_ids = p;
+                        f = reallocarray(t->act_free, n, sizeof(*f));
+                        if (!f)
+                                return -ENOMEM;
+                        t->act_free = f;
+                        t->act_alloc = n;
+                }
+                if (t->act_n >= t->capacity) {
+                        r = grow(t);
+                        if (r < 0)
+                                return r;
+                }
+                slot = (uint32_t) t->act_n++;
+        }
+        t->activity[slot] = 1;
+        if (bpf_map__update_elem(t->skel->maps.actslots, &cpu_cgroup_id, sizeof(cpu_cgroup_id), &slot, sizeof(slot),
+                                 BPF_ANY) < 0) {
+                r = -errno;
+                t->act_free[t->n_act_free++] = slot;
+                return r;
+        }
+        t->act_ids[slot] = cpu_cgroup_id;
+        t->n_watched++;
+        bump_generation(t);
+        *ret_slot = slot;
+        return 0;
+}
+
+int rqstat_unwatch(Rqstat *t, uint32_t slot) {
+        uint64_t id;
+
+        if (slot >= t->act_n || t->act_ids[slot] == 0)
+                return 0;
+        id = t->act_ids[slot];
+        t->act_ids[slot] = 0;
+        t->act_free[t->n_act_free++] = slot;
+        t->n_watched--;
+        bump_generation(t);
+        if (bpf_map__delete_elem(t->skel->maps.actslots, &id, sizeof(id), 0) < 0 && errno != ENOENT)
+                return -errno;
+        return 0;
+}
+
+void rqstat_arm(Rqstat *t, uint32_t slot) {
+        if (slot < t->act_n)
+                __atomic_store_n(&t->activity[slot], 0, __ATOMIC_SEQ_CST);
+}
+
+bool rqstat_ran(const Rqstat *t, uint32_t slot) {
+        return slot >= t->act_n || __atomic_load_n(&t->activity[slot], __ATOMIC_SEQ_CST) != 0;
+}
+
+size_t rqstat_watched(const Rqstat *t) {
+        return t->n_watched;
+}
+
 unsigned rqstat_loads(const Rqstat *t) {
         return t->loads;
 }
@@ -334,6 +456,25 @@ int rqstat_read(Rqstat *t, uint64_t cgroup_id, struct bw_rq_counters *ret) {
 }
 
 size_t rqstat_tracked(const Rqstat *t) {
+        return 0;
+}
+
+int rqstat_watch(Rqstat *t, uint64_t cpu_cgroup_id, uint32_t *ret_slot) {
+        return -EOPNOTSUPP;
+}
+
+int rqstat_unwatch(Rqstat *t, uint32_t slot) {
+        return 0;
+}
+
+void rqstat_arm(Rqstat *t, uint32_t slot) {
+}
+
+bool rqstat_ran(const Rqstat *t, uint32_t slot) {
+        return true;
+}
+
+size_t rqstat_watched(const Rqstat *t) {
         return 0;
 }
 

@@ -9,6 +9,7 @@
  * cgroup counts from zero (bw_rq_delta() sees the reset). Built without BPF,
  * rqstat_new() fails with -EOPNOTSUPP and says so. */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -33,6 +34,21 @@ int rqstat_untrack(Rqstat *t, uint64_t cgroup_id);
 int rqstat_read(Rqstat *t, uint64_t cgroup_id, struct bw_rq_counters *ret);
 
 size_t rqstat_tracked(const Rqstat *t);
+
+/* Activity: whether a task of a cgroup ran since its unit last looked.
+ * Watch the cgroup by the id of its cpu-controller directory (the one
+ * holding cpu.max: a v1 one on a hybrid host; tasks in its descendants
+ * count for the nearest watched one); the slot is the unit's handle. Arm
+ * the slot just before reading the cgroup's usage: rqstat_ran() then says
+ * whether any of its tasks was accounted run time since (true when it
+ * cannot tell: a slot not handed out, a map loaded again). A slot given
+ * back may be handed out again. Without BPF, rqstat_watch() fails with
+ * -EOPNOTSUPP. */
+int rqstat_watch(Rqstat *t, uint64_t cpu_cgroup_id, uint32_t *ret_slot);
+int rqstat_unwatch(Rqstat *t, uint32_t slot);
+void rqstat_arm(Rqstat *t, uint32_t slot);
+bool rqstat_ran(const Rqstat *t, uint32_t slot);
+size_t rqstat_watched(const Rqstat *t);
 /* How often the programs were loaded (1 + the times the maps grew). */
 unsigned rqstat_loads(const Rqstat *t);
 

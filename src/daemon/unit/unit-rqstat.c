@@ -12,7 +12,8 @@
 #include "clock.h"
 #include "unit-rqstat.h"
 
-int unit_rqstat_attach(struct unit_rqstat *ut, Rqstat *t, int v2_dirfd) {
+int unit_rqstat_attach(struct unit_rqstat *ut, Rqstat *t, int v2_dirfd, uint64_t cpu_cgroup_id) {
+        uint32_t slot;
         uint64_t id;
         int r;
 
@@ -28,6 +29,11 @@ int unit_rqstat_attach(struct unit_rqstat *ut, Rqstat *t, int v2_dirfd) {
                 .cgroup_id = id,
                 .since_realtime_usec = clock_now_usec(CLOCK_REALTIME),
         };
+        r = rqstat_watch(t, cpu_cgroup_id, &slot);
+        if (r < 0)
+                return r;
+        ut->act_watched = true;
+        ut->act_slot = slot;
         return 0;
 }
 
@@ -57,6 +63,8 @@ static bool counts_zero(const struct bw_rq_counters *c) {
 void unit_rqstat_detach(struct unit_rqstat *ut, Rqstat *t) {
         if (t && ut->cgroup_id != 0)
                 (void) rqstat_untrack(t, ut->cgroup_id);
+        if (t && ut->act_watched)
+                (void) rqstat_unwatch(t, ut->act_slot);
         free(ut->c);
         *ut = (struct unit_rqstat) {0};
 }

@@ -33,6 +33,8 @@ struct unit_rqstat {
         unsigned zero_samples;          /* samples that found nothing counted yet (0, 1, 2: many) */
         uint64_t zero_usec;
         uint64_t zero_window_usec;      /* between the last two of them */
+        bool act_watched;               /* its activity is watched (rqstat_watch()) ... */
+        uint32_t act_slot;              /* ... in this slot */
 };
 
 /* The counts as the snapshot and explain see them: *c, or zeros for a
@@ -40,8 +42,10 @@ struct unit_rqstat {
 const struct unit_rqstat_counts *unit_rqstat_counts(const struct unit_rqstat *ut);
 
 /* The cgroup was opened (v2_dirfd: its cgroup2 directory, -1 when the host
- * has none): count it. Returns 0 or a negative errno (logged by the caller). */
-int unit_rqstat_attach(struct unit_rqstat *ut, Rqstat *t, int v2_dirfd);
+ * has none; cpu_cgroup_id: the inode of its directory holding cpu.max):
+ * count it and watch its activity. Returns 0 or a negative errno (logged
+ * by the caller). */
+int unit_rqstat_attach(struct unit_rqstat *ut, Rqstat *t, int v2_dirfd, uint64_t cpu_cgroup_id);
 /* The cgroup was closed, or telemetry goes away: stop counting it. */
 void unit_rqstat_detach(struct unit_rqstat *ut, Rqstat *t);
 

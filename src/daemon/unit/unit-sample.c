@@ -12,6 +12,7 @@
 #include "clock.h"
 #include "log.h"
 #include "source/psi-trigger.h"
+#include "source/rqstat.h"
 #include "unit.h"
 #include "unit-sample.h"
 #include "unit-scope.h"
@@ -50,19 +51,45 @@ static void unit_sample_common(Unit *u, struct bw_policy_input *in) {
         in->host_over_limit = *u->ctx->host_over_limit || u->caps.latency_hold;
 }
 
-/* Before the unit's own usage is read at NOW: its parent's usage then
- * (usagegate.h), for the next light sample to compare with. */
+bool unit_activity_gated(const Unit *u) {
+        return u->rq.act_watched && *u->ctx->rqstat && !u->place.has_governed_descendants;
+}
+
+/* Before the unit's own usage is read at NOW: its activity flag armed
+ * (rqstat.h), or else its parent's usage then (usagegate.h), for the next
+ * light sample to compare with. A unit with governed descendants is not
+ * gated by its flag: their tasks flag theirs. */
 static void unit_gate_note(Unit *u, uint64_t now) {
         uint64_t t;
 
-        u->sampler.gate_valid = usage_gate_read(u->sampler.gate, now, 0, &u->sampler.gate_usage_usec, &t) >= 0;
         u->sampler.gate_after_usec = now;
+        if (unit_activity_gated(u)) {
+                rqstat_arm(*u->ctx->rqstat, u->rq.act_slot);
+                u->sampler.gate_valid = true;
+                return;
+        }
+        u->sampler.gate_valid = usage_gate_read(u->sampler.gate, now, 0, &u->sampler.gate_usage_usec, &t) >= 0;
 }
 
-/* Whether no task below the unit's parent ran since the unit's own usage
- * was last read (then nothing of its own needs reading). When it cannot be
- * told, or something ran, the parent's reading taken now is noted for the
- * unit's read that follows. */
+bool unit_gate_unmoved(Unit *u, uint64_t now, uint64_t *ret_usec) {
+        uint64_t usage;
+
+        if (!u->sampler.gate_valid)
+                return false;
+        if (unit_activity_gated(u)) {
+                if (rqstat_ran(*u->ctx->rqstat, u->rq.act_slot))
+                        return false;
+                *ret_usec = now;
+                return true;
+        }
+        return usage_gate_read(u->sampler.gate, now, u->sampler.gate_after_usec, &usage, ret_usec) >= 0 &&
+                usage == u->sampler.gate_usage_usec;
+}
+
+/* Whether no task of the unit (by its activity flag), or else none below
+ * its parent, ran since the unit's own usage was last read (then nothing
+ * of its own needs reading). When it cannot be told, or something ran, the
+ * gate is noted again for the unit's read that follows. */
 static bool unit_gate_still(Unit *u, uint64_t now) {
         uint64_t usage, t;
 
@@ -70,6 +97,15 @@ static bool unit_gate_still(Unit *u, uint64_t now) {
          * the reads of its own tell it (a watched one sets its flag). */
         if (u->quota_watch.wd < 0)
                 return false;
+        if (unit_activity_gated(u)) {
+                if (unit_gate_unmoved(u, now, &t)) {
+                        unit_count(u, &(struct unit_counters) { .activity_gated = 1 });
+                        u->sampler.gated = true;
+                        return true;
+                }
+                unit_gate_note(u, now);
+                return false;
+        }
         if (!u->sampler.gate_valid ||
             usage_gate_read(u->sampler.gate, now, u->sampler.gate_after_usec, &usage, &t) < 0) {
                 unit_gate_note(u, now);

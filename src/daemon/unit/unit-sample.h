@@ -64,6 +64,15 @@ struct unit_sampler {
         uint64_t last_full_usec;        /* its last full sample */
 };
 
+/* Whether the unit's gate is its activity flag (rqstat.h: BPF loaded, its
+ * cgroup watched, no governed unit below it) rather than its parent's
+ * usage (usagegate.h). */
+bool unit_activity_gated(const Unit *u);
+/* Whether its gate shows that nothing of the unit ran since its own usage
+ * was last read (then *ret_usec: when that was last known). Reads no file
+ * when gated by activity, at most the parent's usage otherwise. */
+bool unit_gate_unmoved(Unit *u, uint64_t now, uint64_t *ret_usec);
+
 /* The reads of a full sample (the tick's observe step): cpu.stat and PSI
  * into in, the usage gate noted before them. Returns 1, -ENODEV when the
  * cgroup vanished (unit_vanished()), or a negative errno (logged). Writes

@@ -331,14 +331,13 @@ static void unit_unpark(Unit *u, uint64_t now) {
 }
 
 bool unit_parked_still(Unit *u, uint64_t now) {
-        uint64_t usage, t;
+        uint64_t t;
 
         if (!u->sampler.parked)
                 return false;
         /* A governed ancestor's quota changed: a full sample reads it. */
-        if (!u->cg || u->quota_watch.wd < 0 || u->quota_watch.written || !u->sampler.gate_valid || !u->ancestor.has ||
-            usage_gate_read(u->sampler.gate, now, u->sampler.gate_after_usec, &usage, &t) < 0 ||
-            usage != u->sampler.gate_usage_usec)
+        if (!u->cg || u->quota_watch.wd < 0 || u->quota_watch.written || !u->ancestor.has ||
+            !unit_gate_unmoved(u, now, &t))
                 return false;
         u->sampler.still_usec = t;
         return true;

@@ -210,7 +210,9 @@ void unit_attach_rqstat(Unit *u) {
                 return;
         r = bw_cg_dir(u->cg, BW_CG_TREE_V2);
         if (r >= 0)
-                r = unit_rqstat_attach(&u->rq, *u->ctx->rqstat, r);
+                r = unit_rqstat_attach(&u->rq, *u->ctx->rqstat, r, (uint64_t) u->cg->bw_ino);
+        /* The gate notes again: by its activity now (unit-sample.c). */
+        u->sampler.gate_valid = false;
         if (r < 0)
                 log_warning_errno(r, "%s: cannot count the run-queue wait of cgroup %s: %s", u->name,
                                   u->cgroup_path ? u->cgroup_path : "?", STRERROR(r));
@@ -218,6 +220,7 @@ void unit_attach_rqstat(Unit *u) {
 
 void unit_detach_rqstat(Unit *u) {
         unit_rqstat_detach(&u->rq, *u->ctx->rqstat);
+        u->sampler.gate_valid = false;
 }
 
 /* The law sized the headroom for that horizon: the timer keeps to it. */

@@ -47,6 +47,7 @@ struct unit_counters {
         unsigned trigger_closes;        /* PSI triggers closed to save descriptors */
         bool fd_limit_said;             /* the out-of-descriptors line was logged */
         bool quota_watch_said;          /* the out-of-inotify-watches line was logged */
+        unsigned activity_gated;        /* samples that read nothing: its activity flag was down (BPF) */
 };
 
 /* What spans the units: implemented by the manager. */

@@ -289,14 +289,15 @@ def idle(a, tree, base, count):
         time.sleep(0.3)
         m0, mt0 = d.next_metrics(None)
         c0, w0 = d.cpu_s(), time.monotonic()
-        time.sleep(a.window)
+        active = ActiveIntervals(tree, [paths[i] for i in bursty], a.interval_s, a.window)
         c1, w1 = d.cpu_s(), time.monotonic()
         m1, mt1 = d.unit_ticks()
         d.gated = d.metric("bwgov_gated_samples_total")
         res.update({"window_s": round(w1 - w0, 1), "cpu_pct_one_core": round(100 * (c1 - c0) / (w1 - w0), 3),
                     "vmrss_kib": d.status("VmRSS"), "vmhwm_kib": d.status("VmHWM"),
                     "rss_anon_kib": d.status("RssAnon"), "fds": len(d.fd_targets())})
-        res.update(tick_rates(a, names, bursty, m0, mt0, m1, mt1))
+        res.update(tick_rates(a, names, bursty, m0, mt0, m1, mt1,
+                              {names[i]: active.bins.get(paths[i], 0) for i in bursty}, w1 - w0))
         # Status latency while it runs (the bursty ones still bursting).
         probe.paused = False
         ts = time.monotonic() - probe.t0
@@ -324,10 +325,48 @@ def idle(a, tree, base, count):
     return res
 
 
-def tick_rates(a, names, bursty, m0, mt0, m1, mt1):
+class ActiveIntervals:
+    """Sleeps for window seconds, reading each given cgroup's usage at every
+    Interval= boundary: bins[name] is how many Interval= windows it ran in
+    (its usage grew). A bursty unit's gaps are random: an Interval= without
+    a burst needs no sample."""
+
+    def __init__(self, tree, names, interval_s, window):
+        self.bins = {n: 0 for n in names}
+        last = {n: self.usage(tree, n) for n in names}
+        end = time.monotonic() + window
+        t = time.monotonic()
+        while True:
+            t += interval_s
+            if t > end:
+                break
+            time.sleep(max(0.0, t - time.monotonic()))
+            for n in names:
+                u = self.usage(tree, n)
+                if u is not None and last[n] is not None and u > last[n]:
+                    self.bins[n] += 1
+                last[n] = u
+        time.sleep(max(0.0, end - time.monotonic()))
+
+    @staticmethod
+    def usage(tree, name):
+        """The cgroup's CPU usage in µs (cgroup2's cpu.stat: the twin on a
+        hybrid host), None when it cannot be read."""
+        try:
+            with open(os.path.join(tree.dirs[-1], name, "cpu.stat")) as f:
+                for line in f:
+                    if line.startswith("usage_usec "):
+                        return int(line.split()[1])
+        except OSError:
+            pass
+        return None
+
+
+def tick_rates(a, names, bursty, m0, mt0, m1, mt1, active_bins, active_s):
     """Samples per second of the idle and of the bursty units between two
     versions of the metrics file, and the bursty units sampled less often
-    than once per Interval= (the law's horizon is never longer)."""
+    than once per Interval= they ran in (the law's horizon is never longer):
+    samples over the active windows, scaled to the metrics' span."""
     if mt0 is None or mt1 is None or mt1 <= mt0:
         return {"tick_rates": None}
     dt = mt1 - mt0
@@ -335,11 +374,16 @@ def tick_rates(a, names, bursty, m0, mt0, m1, mt1):
     rate = {n: (m1.get(n, 0) - m0.get(n, 0)) / dt for n in names}
     quiet = [rate[n] for n in names if n not in busy]
     active = [rate[n] for n in busy]
-    slow = sorted(n for n in busy if rate[n] < 0.9 / a.interval_s)
+    per_active = {n: rate[n] * active_s / active_bins[n] for n in busy if active_bins.get(n)}
+    slow = sorted(n for n in per_active if per_active[n] < 0.9)
     return {"tick_rates": {"over_s": round(dt, 1),
                            "idle_per_unit_per_s": round(sum(quiet) / len(quiet), 3) if quiet else None,
                            "bursty_per_unit_per_s": round(sum(active) / len(active), 3) if active else None,
-                           "bursty_min_per_s": round(min(active), 3) if active else None},
+                           "bursty_min_per_s": round(min(active), 3) if active else None,
+                           "bursty_active_share": round(sum(active_bins.values()) * a.interval_s /
+                                                        (active_s * len(busy)), 3) if busy else None,
+                           "bursty_min_per_active_interval": round(min(per_active.values()), 3)
+                           if per_active else None},
             "bursty_below_interval": len(slow), "bursty_below_interval_examples": slow[:3]}
 
 
@@ -436,7 +480,8 @@ def markdown(results):
     rows = results.get("idle") or []
     if rows:
         out += ["| real cgroups | bursty | layout | adoption (s) | CPU % of one core | RSS · peak · anon (MiB) | fds | "
-                "samples/s per unit idle · bursty (min) | bursty below Interval= | status max ms adopting · running | "
+                "samples/s per unit idle · bursty (min) | bursty active share · min samples per active Interval= · below 0.9 | "
+                "status max ms adopting · running | "
                 "SIGTERM to exit (s) | restored exactly |",
                 "|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for i in rows:
@@ -446,7 +491,9 @@ def markdown(results):
                 f"{i['cpu_pct_one_core']:.2f} | "
                 f"{i['vmrss_kib'] / 1024:.1f} · {i['vmhwm_kib'] / 1024:.1f} · {(i.get('rss_anon_kib') or 0) / 1024:.1f} | "
                 f"{i['fds']} | {tr.get('idle_per_unit_per_s')} · {tr.get('bursty_per_unit_per_s')} "
-                f"({tr.get('bursty_min_per_s')}) | {i.get('bursty_below_interval', '-') if i.get('bursty') else '-'} | "
+                f"({tr.get('bursty_min_per_s')}) | "
+                f"{tr.get('bursty_active_share')} · {tr.get('bursty_min_per_active_interval')} · "
+                f"{i.get('bursty_below_interval', '-') if i.get('bursty') else '-'} | "
                 f"{ms(i.get('during_adoption'))} · {ms(i.get('while_running'))} | {i['stop_s']} | "
                 f"{'all' if i['not_restored'] == 0 else str(i['not_restored']) + ' not'} |")
     c = results.get("churn")
@@ -541,7 +588,7 @@ def failures(results):
             out.append(f"idle {i.get('cgroups')}: not all adopted, restored, or stopped")
         if i.get("bursty_below_interval"):
             out.append(f"idle {i.get('cgroups')}: {i['bursty_below_interval']} bursty cgroups sampled less than "
-                       "once per Interval=")
+                       "once per Interval= they ran in")
     c = results.get("churn") or {}
     if c and (c.get("fds_into_removed") or c.get("state_entries_of_removed") or
               c.get("not_governed_while_alive_over_1_2s") or c.get("stop_s") is None or not c.get("governed")):

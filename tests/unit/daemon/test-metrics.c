@@ -194,6 +194,7 @@ static void snapshot_small(struct fake *f, struct governor_unit units[static 3])
                         .heap_bytes = 1234567,
                         .usage_gates = 2,
                         .gated_samples = 777,
+                        .activity_gated_samples = 888,
                         .parked = 5,
                         .parked_wakes = 12,
                 },
@@ -245,7 +246,7 @@ static void test_render_small(void **state) {
 
 /* Lines without units: 17 host values of three lines each, the HELP and
  * TYPE of the 37 unit families and of the 4 run-queue ones. */
-#define LINES_NO_UNITS (17 * 3 + 37 * 2 + 4 * 2)
+#define LINES_NO_UNITS (18 * 3 + 37 * 2 + 4 * 2)
 /* Of the 37 unit families, a steady throughput unit is in all but the
  * four Class=latency ones. */
 #define LINES_PER_STEADY_UNIT 33

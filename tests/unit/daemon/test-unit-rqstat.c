@@ -25,6 +25,8 @@
 static struct {
         uint64_t tracked;               /* the id tracked, 0 for none */
         unsigned tracks, untracks;
+        uint64_t watched;               /* the cpu cgroup id watched, 0 for none */
+        unsigned watches, unwatches;
         struct bw_rq_counters counters;
         int read_error;
 } fake;
@@ -60,6 +62,24 @@ int rqstat_read(Rqstat *t, uint64_t cgroup_id, struct bw_rq_counters *ret) {
         return 0;
 }
 
+int rqstat_watch(Rqstat *t, uint64_t cpu_cgroup_id, uint32_t *ret_slot) {
+        (void) t;
+        assert_int_equal(fake.watched, 0);
+        fake.watched = cpu_cgroup_id;
+        fake.watches++;
+        *ret_slot = 7;
+        return 0;
+}
+
+int rqstat_unwatch(Rqstat *t, uint32_t slot) {
+        (void) t;
+        assert_int_equal(slot, 7);
+        assert_int_not_equal(fake.watched, 0);
+        fake.watched = 0;
+        fake.unwatches++;
+        return 0;
+}
+
 /* Never dereferenced by unit-rqstat.c: only passed back to the fake. */
 static Rqstat *const T = (Rqstat *) &fake;
 
@@ -84,7 +104,7 @@ static void test_idle_has_no_counters(void **state) {
         const struct unit_rqstat_counts *c;
 
         (void) state;
-        assert_int_equal(unit_rqstat_attach(&ut, T, 3), 0);
+        assert_int_equal(unit_rqstat_attach(&ut, T, 3, 99), 0);
         assert_int_equal(ut.cgroup_id, 4242);
         assert_int_equal(fake.tracks, 1);
         /* Attached, not sampled: nothing to show yet. */
@@ -126,7 +146,7 @@ static void test_first_waits_open_a_window(void **state) {
         const struct unit_rqstat_counts *c;
 
         (void) state;
-        assert_int_equal(unit_rqstat_attach(&ut, T, 3), 0);
+        assert_int_equal(unit_rqstat_attach(&ut, T, 3, 99), 0);
         assert_int_equal(unit_rqstat_sample(&ut, T, 1000 * MS, &in), 0);
         assert_null(ut.c);
 
@@ -170,7 +190,7 @@ static void test_reset_opens_no_window(void **state) {
         uint64_t since;
 
         (void) state;
-        assert_int_equal(unit_rqstat_attach(&ut, T, 3), 0);
+        assert_int_equal(unit_rqstat_attach(&ut, T, 3, 99), 0);
         add_waits(5, 1000);
         assert_int_equal(unit_rqstat_sample(&ut, T, 1000 * MS, &in), 0);
         add_waits(5, 10);
@@ -202,7 +222,7 @@ static void test_without_telemetry_or_read_error(void **state) {
 
         (void) state;
         /* No Rqstat (BPF not available): nothing tracked, nothing read. */
-        assert_int_equal(unit_rqstat_attach(&ut, NULL, 3), 0);
+        assert_int_equal(unit_rqstat_attach(&ut, NULL, 3, 99), 0);
         assert_int_equal(ut.cgroup_id, 0);
         assert_int_equal(unit_rqstat_sample(&ut, NULL, 1000 * MS, &in), 0);
         assert_false(in.has_rq);
@@ -210,16 +230,38 @@ static void test_without_telemetry_or_read_error(void **state) {
         unit_rqstat_detach(&ut, NULL);
 
         /* No cgroup2 directory: the id cannot be had. */
-        assert_int_equal(unit_rqstat_attach(&ut, T, -1), -EBADF);
+        assert_int_equal(unit_rqstat_attach(&ut, T, -1, 99), -EBADF);
         assert_int_equal(fake.tracks, 0);
+        assert_int_equal(fake.watches, 0);
+        assert_false(ut.act_watched);
 
         /* A failed read is the caller's to log; the state stays as it was. */
-        assert_int_equal(unit_rqstat_attach(&ut, T, 3), 0);
+        assert_int_equal(unit_rqstat_attach(&ut, T, 3, 99), 0);
         fake.read_error = -EIO;
         assert_int_equal(unit_rqstat_sample(&ut, T, 1000 * MS, &in), -EIO);
         assert_null(ut.c);
         assert_null(unit_rqstat_counts(&ut));
         unit_rqstat_detach(&ut, T);
+}
+
+/* The activity slot is the cpu directory's, handed back on detach, once. */
+static void test_activity_watched_while_attached(void **state) {
+        struct unit_rqstat ut = {0};
+
+        (void) state;
+        assert_int_equal(unit_rqstat_attach(&ut, T, 3, 99), 0);
+        assert_true(ut.act_watched);
+        assert_int_equal(ut.act_slot, 7);
+        assert_int_equal(fake.watched, 99);
+        /* Attached already: nothing watched twice. */
+        assert_int_equal(unit_rqstat_attach(&ut, T, 3, 99), 0);
+        assert_int_equal(fake.watches, 1);
+        unit_rqstat_detach(&ut, T);
+        assert_false(ut.act_watched);
+        assert_int_equal(fake.watched, 0);
+        assert_int_equal(fake.unwatches, 1);
+        unit_rqstat_detach(&ut, T);
+        assert_int_equal(fake.unwatches, 1);
 }
 
 int main(void) {
@@ -228,6 +270,7 @@ int main(void) {
                 cmocka_unit_test_setup(test_first_waits_open_a_window, setup),
                 cmocka_unit_test_setup(test_reset_opens_no_window, setup),
                 cmocka_unit_test_setup(test_without_telemetry_or_read_error, setup),
+                cmocka_unit_test_setup(test_activity_watched_while_attached, setup),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -37,6 +37,7 @@
 #include "tmptree.h"
 #include "unit/unit-intent.h"
 #include "unit/unit-sample.h"
+#include "unit/unit-resolve.h"
 #include "unit/unit-tick.h"
 
 #define NAME "app.service"
@@ -55,6 +56,15 @@ static uint64_t unit_write_errors(const Unit *u) {
 
 static uint64_t unit_light_samples(const Unit *u) {
         return u->stats.light_samples;
+}
+
+static bool unit_is_parked(const Unit *u) {
+        return u->sampler.parked;
+}
+
+/* The usage its last sample took. */
+static uint64_t unit_last_usage(const Unit *u) {
+        return u->sampler.last_stat.usage_usec;
 }
 
 /* The newest entry of its history (i = 0), NULL when none. */
@@ -98,6 +108,7 @@ struct fixture {
         unsigned decided, recorded;     /* the decide and record steps run (bw_policy_decide(), the history entry) */
         unsigned adopted, cgroup_changed, quota_changed;
         uint64_t ticks_counted;
+        unsigned stat_reads;    /* reads of the cgroup's cpu.stat */
         char events[512];
         /* Injected. */
         const char *fail_file;  /* a write to this file fails ... */
@@ -222,6 +233,8 @@ ssize_t __wrap_pread64(int fd, void *buf, size_t count, off_t offset) {
                 errno = ENODEV;
                 return -1;
         }
+        if (F && tree_file(fd, path) && strcmp(path + strlen(path) - strlen("/cpu.stat"), "/cpu.stat") == 0)
+                F->stat_reads++;
         return __real_pread64(fd, buf, count, offset);
 }
 
@@ -255,14 +268,24 @@ void __wrap_bw_history_entry_from_decision(const struct bw_decision *d, const st
         __real_bw_history_entry_from_decision(d, old_bw, realtime_usec, applied, ret);
 }
 
-/* The run-queue telemetry and systemd's intent are not there (the
- * context's telemetry is NULL, every unit has Cgroup=). */
+/* systemd's intent is not there (every unit has Cgroup=); the run-queue
+ * telemetry neither (the context's is NULL), except for the activity tests,
+ * which point it at act: one slot, its flag the test sets as the BPF
+ * programs would when a task of the cgroup runs. */
 int sdintent_read(SdIntent *s, const char *unit, uint64_t *ret_quota_usec, uint64_t *ret_period_usec) {
         return 0;
 }
 
+static struct {
+        uint32_t flag;          /* 1: a task ran since the last arm (or unknown) */
+        unsigned arms;
+        uint64_t watched;       /* the cpu directory's id watched, 0 for none */
+} act;
+
+#define ACT_RQSTAT ((Rqstat *) &act)
+
 int rqstat_track(Rqstat *t, uint64_t cgroup_id) {
-        return -EOPNOTSUPP;
+        return t == ACT_RQSTAT ? 0 : -EOPNOTSUPP;
 }
 
 int rqstat_untrack(Rqstat *t, uint64_t cgroup_id) {
@@ -270,11 +293,45 @@ int rqstat_untrack(Rqstat *t, uint64_t cgroup_id) {
 }
 
 int rqstat_read(Rqstat *t, uint64_t cgroup_id, struct bw_rq_counters *ret) {
-        return -ENOENT;
+        if (t != ACT_RQSTAT)
+                return -ENOENT;
+        *ret = (struct bw_rq_counters) {0};
+        return 0;
 }
 
 int rqstat_cgroup_id(int dirfd, uint64_t *ret) {
-        return -EOPNOTSUPP;
+        struct stat st;
+
+        if (fstat(dirfd, &st) < 0)
+                return -errno;
+        *ret = (uint64_t) st.st_ino;
+        return 0;
+}
+
+int rqstat_watch(Rqstat *t, uint64_t cpu_cgroup_id, uint32_t *ret_slot) {
+        assert_ptr_equal(t, ACT_RQSTAT);
+        assert_int_equal(act.watched, 0);
+        act.watched = cpu_cgroup_id;
+        act.flag = 1;
+        *ret_slot = 0;
+        return 0;
+}
+
+int rqstat_unwatch(Rqstat *t, uint32_t slot) {
+        assert_int_equal(slot, 0);
+        act.watched = 0;
+        return 0;
+}
+
+void rqstat_arm(Rqstat *t, uint32_t slot) {
+        assert_int_equal(slot, 0);
+        act.flag = 0;
+        act.arms++;
+}
+
+bool rqstat_ran(const Rqstat *t, uint32_t slot) {
+        assert_int_equal(slot, 0);
+        return act.flag != 0;
 }
 
 /* ---- the manager's hooks ------------------------------------------------- */
@@ -344,6 +401,7 @@ static int setup(void **state) {
                                          "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n");
         f->usage = 1000;
         stat_put();
+        memset(&act, 0, sizeof(act));
         assert_int_equal(mkdir(f->state, 0755), 0);
 
         assert_int_equal(bw_cg_root_open_dir(f->tree, &f->root), 0);
@@ -827,6 +885,75 @@ static void test_too_soon(void **state) {
         assert_string_equal(get("cpu.max"), "50000 100000");
 }
 
+/* Gated by its activity flag (BPF): a still unit's light samples read no
+ * cpu.stat, it parks, and the manager's check finds it still while the
+ * flag stays down. A task that runs raises the flag: the check fails, the
+ * next sample reads, and the usage it takes is the file's. */
+static void test_activity_gate(void **state) {
+        QuotaWatch *qw;
+        unsigned reads;
+
+        assert_int_equal(quotawatch_new(&qw), 0);
+        F->ctx.quotawatch = qw;
+        F->ctx.park = true;
+        F->rqstat = ACT_RQSTAT;
+        adopt();
+        assert_int_not_equal(act.watched, 0);
+        for (int i = 0; i < 8 && !unit_is_parked(F->u); i++)
+                assert_int_equal(tick_after(0, 0), 0);
+        assert_true(unit_is_parked(F->u));
+        assert_true(act.arms > 0);
+
+        /* Parked and still: no read, however long. */
+        reads = F->stat_reads;
+        for (int i = 0; i < 5; i++) {
+                fake_now += USEC_PER_SEC;
+                assert_true(unit_parked_still(F->u, fake_now));
+        }
+        assert_int_equal(F->stat_reads, reads);
+
+        /* A task ran: 7 ms of it. */
+        F->usage += 7000;
+        stat_put();
+        act.flag = 1;
+        fake_now += USEC_PER_SEC;
+        assert_false(unit_parked_still(F->u, fake_now));
+        assert_int_equal(unit_tick(F->u, fake_now), 0);
+        assert_false(unit_is_parked(F->u));
+        assert_true(F->stat_reads > reads);
+        assert_int_equal(unit_last_usage(F->u), F->usage);
+        /* Armed again before that read. */
+        assert_int_equal(act.flag, 0);
+
+        unit_free(F->u);
+        F->u = NULL;
+        quotawatch_free(qw);
+}
+
+/* A unit with a governed unit below it is not gated by its own flag (their
+ * tasks raise theirs): its light samples read its cpu.stat. */
+static void test_activity_gate_not_with_descendants(void **state) {
+        QuotaWatch *qw;
+        unsigned reads;
+
+        assert_int_equal(quotawatch_new(&qw), 0);
+        F->ctx.quotawatch = qw;
+        F->ctx.park = true;
+        F->rqstat = ACT_RQSTAT;
+        adopt();
+        unit_set_has_governed_descendants(F->u, true);
+        for (int i = 0; i < 4; i++)
+                assert_int_equal(tick_after(0, 0), 0);
+        reads = F->stat_reads;
+        for (int i = 0; i < 4; i++)
+                assert_int_equal(tick_after(0, 0), 0);
+        assert_int_equal(F->stat_reads, reads + 4);
+        assert_false(unit_is_parked(F->u));
+        unit_free(F->u);
+        F->u = NULL;
+        quotawatch_free(qw);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_adopt, setup, teardown),
@@ -853,6 +980,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_restore_not_ours, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_light_samples, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_too_soon, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_activity_gate, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_activity_gate_not_with_descendants, setup, teardown),
         };
 
         log_set_max_level(LOG_WARNING);
