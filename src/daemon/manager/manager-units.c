@@ -437,14 +437,16 @@ void manager_units_due(struct bw_tick_entry *const *due, size_t n, uint64_t now,
 }
 
 void manager_check_parked(Manager *m, uint64_t now) {
-        size_t parked = 0;
+        size_t parked = 0, unparked = 0;
 
         quotawatch_drain(m->quotawatch);        /* before the flags are looked at (quotawatch.h) */
         for (size_t i = 0; i < m->n_units; i++) {
                 Unit *u = m->units[i];
 
-                if (!u->sampler.parked)
+                if (!u->sampler.parked) {
+                        unparked += u->cg != NULL;
                         continue;
+                }
                 if (unit_parked_still(u, now)) {
                         parked++;
                         /* The plan may keep less than when it parked. */
@@ -453,9 +455,11 @@ void manager_check_parked(Manager *m, uint64_t now) {
                         continue;
                 }
                 m->parked_wakes++;
+                unparked++;
                 (void) ticker_schedule(m->ticker, &u->tick, now);
         }
         m->parked = parked;
+        m->unparked = unparked;
 }
 
 /* A made cgroup is looked for after this long: whoever made it (systemd,

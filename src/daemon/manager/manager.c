@@ -260,11 +260,24 @@ static void manager_write_metrics_now(Manager *m, uint64_t now) {
 
 /* ---- the host timer ------------------------------------------------------ */
 
-/* Every ActiveInterval=: host pressure, the brake and shedding (one file
- * each, cheap). Every Interval=: rescan for absent units, status, the
- * periodic state save, and metrics when due (MetricsInterval=, or a unit
- * came, went, was adopted, paused or resumed). */
+/* How long until the next host pass: ActiveInterval=, or Interval= while
+ * every present unit is parked (manager_check_parked()) and the host is
+ * not over its limit: idle groups at rest harm no one, and one that runs
+ * again is woken at the next check, once per Interval=, which brings the
+ * fast passes back at once. */
+static uint64_t host_pass_interval(const Manager *m) {
+        if (m->parked > 0 && m->unparked == 0 && !m->host_over_limit)
+                return m->config.global.interval_usec;
+        return host_interval(m);
+}
+
+/* Every ActiveInterval= (host_pass_interval()): host pressure, the brake
+ * and shedding (one file each, cheap). Every Interval=: rescan for absent
+ * units, status, the periodic state save, and metrics when due
+ * (MetricsInterval=, or a unit came, went, was adopted, paused or
+ * resumed). */
 static int host_timer_pass(sd_event_source *s, uint64_t usec, Manager *m) {
+        uint64_t every = host_pass_interval(m);
         uint64_t now, next;
         int r;
 
@@ -279,7 +292,7 @@ static int host_timer_pass(sd_event_source *s, uint64_t usec, Manager *m) {
          * from when it fired, every firing's lateness (up to the accuracy)
          * was added to the period (265 ms for ActiveInterval=250ms). */
         (void) sd_event_now(m->event, CLOCK_MONOTONIC, &now);
-        next = usec + host_interval(m) > now ? usec + host_interval(m) : now + host_interval(m);
+        next = usec + every > now ? usec + every : now + every;
         r = sd_event_source_set_time_accuracy(s, timer_accuracy_usec(host_interval(m)));
         if (r >= 0)
                 r = sd_event_source_set_time(s, next);
@@ -306,6 +319,10 @@ static int host_timer_pass(sd_event_source *s, uint64_t usec, Manager *m) {
         if (m->outermost_dirty)
                 manager_update_outermost(m);
         manager_check_parked(m, clock_now_usec(CLOCK_MONOTONIC));
+        /* A unit woke: the fast passes again from now on. */
+        if (host_pass_interval(m) < every)
+                (void) sd_event_source_set_time(s, usec + host_pass_interval(m) > now ? usec + host_pass_interval(m)
+                                                                                       : now + host_pass_interval(m));
         manager_plan_fds(m);
         manager_check_runtime_dir(m);
         store_periodic(m->store, usec);

@@ -64,6 +64,7 @@ struct Manager {
         bool quota_watch_said;          /* out of inotify watches, said */
         UsageGates *gates;              /* parents' usage for quiet units (usagegate.h), NULL: none */
         size_t parked;                  /* units parked at the last check (unit-tick.h) */
+        size_t unparked;                /* ... and present (a cgroup) but not parked */
         uint64_t parked_wakes;          /* ... woken by it since the start */
         uint64_t activity_gated;        /* samples that read nothing: the unit's activity flag was down */
         Unit **units;                   /* sorted by name */
