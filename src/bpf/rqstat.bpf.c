@@ -191,7 +191,10 @@ static __always_inline u64 governed_of(struct task_struct *p) {
         return v.governed;
 }
 
-/* A task of p's task group ran: flag its governed cgroup's slot. */
+/* A task of p's task group ran: flag its governed cgroup's slot. Every
+ * kernel with CFS bandwidth control has sched_task_group
+ * (CONFIG_CFS_BANDWIDTH needs CONFIG_CGROUP_SCHED); where it is missing the
+ * programs do not load, and without them nothing is gated. */
 static __always_inline void activity_mark(struct task_struct *p) {
         struct bw_rq_cg v = { .generation = bw_generation };
         struct task_group *tg = p->sched_task_group;

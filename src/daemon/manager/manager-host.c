@@ -66,6 +66,12 @@ static uint64_t manager_governed_usage(Manager *m, uint64_t now, uint64_t *ret_e
                 Unit *u = m->units[i];
                 uint64_t v;
 
+                /* Parked: still, its usage noted when it parked (and its
+                 * rate 0): one cache line of it, not six. */
+                if (u->sampler.parked) {
+                        sum = u64_sat_add(sum, u->sampler.parked_usage_usec);
+                        continue;
+                }
                 if (!u->cg || !u->place.outermost || !u->prev.has || !u->sampler.has_last_stat ||
                     !(u->sampler.last_stat.seen & BW_CPUSTAT_USAGE))
                         continue;

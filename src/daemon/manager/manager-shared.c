@@ -117,16 +117,17 @@ void manager_count_stop(Manager *m) {
         m->stop_counted = true;
 }
 
+void manager_count_unit(struct governor_counts *c, const Unit *u) {
+        c->present += u->cg != NULL;
+        c->boosted += unit_is_boosted(u);
+        c->paused += u->paused;
+        c->spending += unit_state(u) == UNIT_STATE_SPENDING;
+}
+
 void manager_counts(const Manager *m, struct governor_counts *ret) {
         struct governor_counts c = { .units = m->n_units };
 
-        for (size_t i = 0; i < m->n_units; i++) {
-                const Unit *u = m->units[i];
-
-                c.present += u->cg != NULL;
-                c.boosted += unit_is_boosted(u);
-                c.paused += u->paused;
-                c.spending += unit_state(u) == UNIT_STATE_SPENDING;
-        }
+        for (size_t i = 0; i < m->n_units; i++)
+                manager_count_unit(&c, m->units[i]);
         *ret = c;
 }

@@ -17,6 +17,8 @@ Unit *manager_get_unit(Manager *m, const char *name);
 /* The status counts (units, present, boosted, paused, spending): the one
  * count for the sd_notify STATUS line, GetStatus and metrics. */
 void manager_counts(const Manager *m, struct governor_counts *ret);
+/* Add one unit to c (manager_counts()'s step). */
+void manager_count_unit(struct governor_counts *c, const Unit *u);
 
 /* The configuration's search directories (buf: room for --config-dir=). */
 void manager_config_dirs(Manager *m, const char *const **ret, const char *buf[2]);

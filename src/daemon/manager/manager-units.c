@@ -436,17 +436,31 @@ void manager_units_due(struct bw_tick_entry *const *due, size_t n, uint64_t now,
                         unit_on_due(units[i], due[i]->due_usec, now);
 }
 
+/* What the plan counts of one unit: the directories it may hold, its PSI
+ * trigger. */
+static void fd_census_add(struct manager_fd_census *c, const Unit *u, bool hybrid) {
+        c->dirs += (u->cg ? u->cg->has_v2 && u->cg->layout != BW_CG_LAYOUT_V2 : hybrid) ? 2 : 1;
+        c->triggers += u->trigger.fd >= 0;
+}
+
 void manager_check_parked(Manager *m, uint64_t now) {
+        struct governor_counts c = { .units = m->n_units };
+        struct manager_fd_census census = { 0 };
+        bool hybrid = m->root && m->root->layout != BW_CG_LAYOUT_V2;
         size_t parked = 0, unparked = 0;
 
         quotawatch_drain(m->quotawatch);        /* before the flags are looked at (quotawatch.h) */
         for (size_t i = 0; i < m->n_units; i++) {
                 Unit *u = m->units[i];
 
+                fd_census_add(&census, u, hybrid);
                 if (!u->sampler.parked) {
                         unparked += u->cg != NULL;
+                        manager_count_unit(&c, u);
                         continue;
                 }
+                /* Parked: present, at rest, not paused (unit_may_park()). */
+                c.present++;
                 if (unit_parked_still(u, now)) {
                         parked++;
                         /* The plan may keep less than when it parked. */
@@ -460,6 +474,8 @@ void manager_check_parked(Manager *m, uint64_t now) {
         }
         m->parked = parked;
         m->unparked = unparked;
+        m->pass_counts = c;
+        m->pass_census = census;
 }
 
 /* A made cgroup is looked for after this long: whoever made it (systemd,
@@ -515,18 +531,13 @@ void manager_cgroup_made(int wd, const char *name, bool made, void *userdata) {
  * thousand cgroups adopted in batches and run out of descriptors before
  * the next plan. A plan that keeps less than the last one is applied at
  * once. */
-void manager_plan_fds(Manager *m) {
-        size_t dirs = 0, triggers = 0, avail, budget = UNIT_FD_ROOM(m->unit_ctx.fd_budget), n = m->n_units;
+static void plan_fds(Manager *m, const struct manager_fd_census *c) {
+        size_t dirs = c->dirs, triggers = c->triggers, avail, budget = UNIT_FD_ROOM(m->unit_ctx.fd_budget);
+        size_t n = m->n_units;
         bool hybrid = m->root->layout != BW_CG_LAYOUT_V2;
         unsigned light = BW_CG_FILE_STAT | BW_CG_FILE_USAGE | BW_CG_FILE_QUOTA, per_light = hybrid ? 3 : 2;
         unsigned per_first = per_light - 1, keep, share = 1000;
 
-        for (size_t i = 0; i < n; i++) {
-                const Unit *u = m->units[i];
-
-                dirs += (u->cg ? u->cg->has_v2 && u->cg->layout != BW_CG_LAYOUT_V2 : hybrid) ? 2 : 1;
-                triggers += u->trigger.fd >= 0;
-        }
         avail = budget > triggers ? budget - triggers : 0;
         if (n == 0 || avail >= dirs + n * (per_light + 2))
                 keep = UNIT_FILES_ALL;
@@ -547,4 +558,17 @@ void manager_plan_fds(Manager *m) {
         }
         m->fd_keep = keep;
         m->fd_share = share;
+}
+
+void manager_plan_fds(Manager *m) {
+        struct manager_fd_census c = { 0 };
+        bool hybrid = m->root->layout != BW_CG_LAYOUT_V2;
+
+        for (size_t i = 0; i < m->n_units; i++)
+                fd_census_add(&c, m->units[i], hybrid);
+        plan_fds(m, &c);
+}
+
+void manager_plan_fds_checked(Manager *m) {
+        plan_fds(m, &m->pass_census);
 }

@@ -19,6 +19,9 @@ bool manager_outermost_add(Manager *m, Unit *u);
 /* Which cgroup files the units keep open between samples, so that they
  * stay within the file descriptor budget (every Interval=). */
 void manager_plan_fds(Manager *m);
+/* The same from the units as manager_check_parked() just counted them (its
+ * walk, not one of its own): right after it, in the same pass. */
+void manager_plan_fds_checked(Manager *m);
 
 /* SIGTERM: restore every unit's baseline from the loop, TICKER_BATCH
  * units per iteration, then exit the loop. Returns 0 or a negative errno

@@ -184,12 +184,23 @@ int manager_load_config(Manager *m) {
         return 0;
 }
 
-static void manager_update_status(Manager *m) {
+/* STATUS= for systemctl status, when what it says changed: from the
+ * units as the parked check of this pass counted them (fresh), else a
+ * walk of its own. */
+static void manager_update_status(Manager *m, bool counted) {
         struct governor_counts c;
 
-        manager_counts(m, &c);
+        if (counted)
+                c = m->pass_counts;
+        else
+                manager_counts(m, &c);
+        if (m->status_sent && c.present == m->status_said.present && c.units == m->status_said.units &&
+            c.boosted == m->status_said.boosted)
+                return;
         (void) sd_notifyf(false, "STATUS=Governing %zu of %zu configured cgroups, %zu boosted (spending credit)",
                           c.present, c.units, c.boosted);
+        m->status_said = c;
+        m->status_sent = true;
 }
 
 /* The runtime directory deleted under us takes the socket and metrics
@@ -323,13 +334,13 @@ static int host_timer_pass(sd_event_source *s, uint64_t usec, Manager *m) {
         if (host_pass_interval(m) < every)
                 (void) sd_event_source_set_time(s, usec + host_pass_interval(m) > now ? usec + host_pass_interval(m)
                                                                                        : now + host_pass_interval(m));
-        manager_plan_fds(m);
+        manager_plan_fds_checked(m);
         manager_check_runtime_dir(m);
         store_periodic(m->store, usec);
         if (metrics_due(&m->metrics, usec, m->config.global.metrics_interval_usec,
                         m->config.global.interval_usec / 2))
                 manager_write_metrics(m, usec);
-        manager_update_status(m);
+        manager_update_status(m, true);
         /* Give back the heap's free pages: a ListUnits reply or a state
          * save of ten thousand units leaves megabytes of small free
          * chunks that glibc keeps below live ones. */
@@ -405,7 +416,7 @@ int manager_reload(Manager *m) {
         if (m->reloaded)
                 m->reloaded(m->reloaded_userdata);
         (void) sd_notify(false, "READY=1");
-        manager_update_status(m);
+        manager_update_status(m, false);
         return r;
 }
 
@@ -671,7 +682,7 @@ int manager_startup(Manager *m) {
 
 int manager_run(Manager *m) {
         (void) sd_notify(false, "READY=1");
-        manager_update_status(m);
+        manager_update_status(m, false);
         return sd_event_loop(m->event);
 }
 

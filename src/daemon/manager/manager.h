@@ -65,6 +65,12 @@ struct Manager {
         UsageGates *gates;              /* parents' usage for quiet units (usagegate.h), NULL: none */
         size_t parked;                  /* units parked at the last check (unit-tick.h) */
         size_t unparked;                /* ... and present (a cgroup) but not parked */
+        struct governor_counts pass_counts;     /* the units counted by that check (its walk) ... */
+        struct manager_fd_census {
+                size_t dirs, triggers;          /* ... and what manager_plan_fds() counts of them */
+        } pass_census;
+        struct governor_counts status_said;     /* what the last STATUS= said ... */
+        bool status_sent;                       /* ... if one was sent */
         uint64_t parked_wakes;          /* ... woken by it since the start */
         uint64_t activity_gated;        /* samples that read nothing: the unit's activity flag was down */
         Unit **units;                   /* sorted by name */

@@ -58,6 +58,7 @@ struct unit_sampler {
         /* Parked (unit-tick.h): out of the per-Interval= rhythm until its
          * gate moves, its quota file is written, or a full sample is due. */
         bool parked;
+        uint64_t parked_usage_usec;     /* its usage while parked, as the host's sum counts it (0: not counted) */
         bool full_due;                  /* the parked unit's slow full sample: the next one is full */
         uint64_t parked_usec;           /* when it parked */
         uint64_t still_usec;            /* the last gate reading that proved it still (parked) */

@@ -309,6 +309,9 @@ static void unit_park(Unit *u, uint64_t now) {
                 u->sampler.parked = true;
                 u->sampler.parked_usec = now;
         }
+        /* Still: its usage stays what its last sample read (the rate 0). */
+        u->sampler.parked_usage_usec = u->place.outermost && u->prev.has && u->sampler.has_last_stat &&
+                (u->sampler.last_stat.seen & BW_CPUSTAT_USAGE) ? u->sampler.last_stat.usage_usec : 0;
         /* This sample proved it still up to now. */
         u->sampler.still_usec = now;
         (void) ticker_schedule(u->ctx->ticker, &u->tick, full > now ? full : now);

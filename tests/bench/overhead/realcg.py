@@ -139,15 +139,31 @@ def write_conf(base, names, interval="1s", paths=None):
 RUNTIME_DIRS = []     # made under /run, removed at the end
 
 
+TMPFS_MAGIC = 0x01021994
+
+
+def is_tmpfs(path):
+    try:
+        out = subprocess.run(["stat", "-f", "-c", "%t", path], capture_output=True, text=True, check=True)
+        return int(out.stdout.strip(), 16) == TMPFS_MAGIC
+    except (OSError, ValueError, subprocess.CalledProcessError):
+        return False
+
+
 def runtime_dir(base):
-    """BASE/run, where bwgovd writes metrics.prom and its socket: on /run
-    (a tmpfs) when it can be, as bwgovd.service's RuntimeDirectory= is; a
-    disk file system adds its writeback to every metrics write."""
+    """BASE/run, where bwgovd writes metrics.prom and its socket: on a tmpfs
+    (/run, else /dev/shm) when there is one, as bwgovd.service's
+    RuntimeDirectory= is on /run; a disk file system adds its writeback to
+    every metrics write."""
     rt = os.path.join(base, "run")
-    if not os.path.lexists(rt) and os.path.isdir("/run") and os.access("/run", os.W_OK):
-        os.makedirs(base, exist_ok=True)
-        RUNTIME_DIRS.append(tempfile.mkdtemp(prefix="bwgov-bench-rcg-run-", dir="/run"))
-        os.symlink(RUNTIME_DIRS[-1], rt)
+    if os.path.lexists(rt):
+        return rt
+    for d in ("/run", "/dev/shm"):
+        if is_tmpfs(d) and os.access(d, os.W_OK):
+            os.makedirs(base, exist_ok=True)
+            RUNTIME_DIRS.append(tempfile.mkdtemp(prefix="bwgov-bench-rcg-run-", dir=d))
+            os.symlink(RUNTIME_DIRS[-1], rt)
+            break
     return rt
 
 
