@@ -45,6 +45,8 @@
  * (RT, deadline, sched_ext) are flagged when they switch in and out: on
  * kernels before 6.8 their update_curr has no tracepoint. A flag that is
  * already 1 is only read, so a busy group costs a load, not a shared store.
+ * Removing the cgroup (cgroup_rmdir) sets it too: its unit then reads and
+ * finds it gone.
  */
 
 #include "kernel-types.h"
@@ -377,6 +379,25 @@ int BPF_PROG(bw_sched_switch, bool preempt, struct task_struct *prev, struct tas
                 activity_mark(prev);
         if (next->pid != 0 && !fair_policy(next->policy))
                 activity_mark(next);
+        return 0;
+}
+
+/* A governed cgroup removed (rmdir; cgroupfs sends no inotify event to a
+ * watch on one of its files): its flag raised, so that its unit reads it,
+ * finds it gone and forgets it, instead of taking the quiet for idleness. */
+SEC("tp_btf/cgroup_rmdir")
+int BPF_PROG(bw_cgroup_rmdir, struct cgroup *cgrp) {
+        u64 id = BPF_CORE_READ(cgrp, kn, id);
+        u32 *s = bpf_map_lookup_elem(&actslots, &id);
+        u32 slot;
+        u64 *a;
+
+        if (!s)
+                return 0;
+        slot = *s;
+        a = bpf_map_lookup_elem(&activity, &slot);
+        if (a)
+                *a = 1;
         return 0;
 }
 

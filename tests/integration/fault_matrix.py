@@ -514,7 +514,11 @@ class Vanish(unittest.TestCase):
             if pred():
                 return time.monotonic()
             time.sleep(0.01)
-        self.fail(f"timed out: {what} ({self.cg.get()})\n" + self.logtext()[-2000:])
+        try:
+            now = self.cg.get()
+        except OSError:
+            now = "removed"
+        self.fail(f"timed out: {what} ({now})\n" + self.logtext()[-2000:])
 
     def logtext(self):
         with open(os.path.join(self.base, "bwgovd.log")) as f:

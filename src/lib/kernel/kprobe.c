@@ -485,13 +485,14 @@ int bw_kprobe_bpf_support(const struct bw_kprobe_env *env, struct bw_kbpf *caps)
         if (!btf)
                 return errno == ENOMEM ? -ENOMEM : 0;
 
-        /* The programs' four tracepoints, as tp_btf sees them, and the
+        /* The programs' five tracepoints, as tp_btf sees them, and the
          * task group the activity flags go by. */
         caps->has_runqueue =
                 btf__find_by_name_kind(btf, "btf_trace_sched_switch", BTF_KIND_TYPEDEF) >= 0 &&
                 btf__find_by_name_kind(btf, "btf_trace_sched_wakeup", BTF_KIND_TYPEDEF) >= 0 &&
                 btf__find_by_name_kind(btf, "btf_trace_sched_wakeup_new", BTF_KIND_TYPEDEF) >= 0 &&
                 btf__find_by_name_kind(btf, "btf_trace_sched_stat_runtime", BTF_KIND_TYPEDEF) >= 0 &&
+                btf__find_by_name_kind(btf, "btf_trace_cgroup_rmdir", BTF_KIND_TYPEDEF) >= 0 &&
                 btf_struct_has(btf, "task_struct", "se") && btf_struct_has(btf, "sched_entity", "cfs_rq") &&
                 btf_struct_has(btf, "task_struct", "sched_task_group");
         if (btf_struct_has(btf, "cfs_rq", "throttled_clock_self_time"))
