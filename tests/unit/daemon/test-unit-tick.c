@@ -885,18 +885,34 @@ static void test_too_soon(void **state) {
         assert_string_equal(get("cpu.max"), "50000 100000");
 }
 
+/* The activity tests' fixture: the fake telemetry (act), quota files
+ * watched (a unit without a watch is never gated), parking on. */
+static int setup_activity(void **state) {
+        QuotaWatch *qw;
+
+        setup(state);
+        assert_int_equal(quotawatch_new(&qw), 0);
+        F->ctx.quotawatch = qw;
+        F->ctx.park = true;
+        F->rqstat = ACT_RQSTAT;
+        return 0;
+}
+
+static int teardown_activity(void **state) {
+        QuotaWatch *qw = F->ctx.quotawatch;
+
+        F->u = unit_free(F->u);         /* its watch before the watcher */
+        quotawatch_free(qw);
+        return teardown(state);
+}
+
 /* Gated by its activity flag (BPF): a still unit's light samples read no
  * cpu.stat, it parks, and the manager's check finds it still while the
  * flag stays down. A task that runs raises the flag: the check fails, the
  * next sample reads, and the usage it takes is the file's. */
 static void test_activity_gate(void **state) {
-        QuotaWatch *qw;
         unsigned reads;
 
-        assert_int_equal(quotawatch_new(&qw), 0);
-        F->ctx.quotawatch = qw;
-        F->ctx.park = true;
-        F->rqstat = ACT_RQSTAT;
         adopt();
         assert_int_not_equal(act.watched, 0);
         for (int i = 0; i < 8 && !unit_is_parked(F->u); i++)
@@ -924,22 +940,13 @@ static void test_activity_gate(void **state) {
         assert_int_equal(unit_last_usage(F->u), F->usage);
         /* Armed again before that read. */
         assert_int_equal(act.flag, 0);
-
-        unit_free(F->u);
-        F->u = NULL;
-        quotawatch_free(qw);
 }
 
 /* A unit with a governed unit below it is not gated by its own flag (their
  * tasks raise theirs): its light samples read its cpu.stat. */
 static void test_activity_gate_not_with_descendants(void **state) {
-        QuotaWatch *qw;
         unsigned reads;
 
-        assert_int_equal(quotawatch_new(&qw), 0);
-        F->ctx.quotawatch = qw;
-        F->ctx.park = true;
-        F->rqstat = ACT_RQSTAT;
         adopt();
         unit_set_has_governed_descendants(F->u, true);
         for (int i = 0; i < 4; i++)
@@ -949,9 +956,6 @@ static void test_activity_gate_not_with_descendants(void **state) {
                 assert_int_equal(tick_after(0, 0), 0);
         assert_int_equal(F->stat_reads, reads + 4);
         assert_false(unit_is_parked(F->u));
-        unit_free(F->u);
-        F->u = NULL;
-        quotawatch_free(qw);
 }
 
 int main(void) {
@@ -980,8 +984,9 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_restore_not_ours, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_light_samples, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_too_soon, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_activity_gate, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_activity_gate_not_with_descendants, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_activity_gate, setup_activity, teardown_activity),
+                cmocka_unit_test_setup_teardown(test_activity_gate_not_with_descendants, setup_activity,
+                                                teardown_activity),
         };
 
         log_set_max_level(LOG_WARNING);
