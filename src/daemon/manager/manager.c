@@ -244,7 +244,9 @@ static void manager_write_metrics(Manager *m, uint64_t now) {
         if (m->metrics_job)
                 return;
         metrics_mark_written(&m->metrics, now);
-        if (metrics_job_new(&g, m->runtime_dir, &m->metrics_job) < 0 ||
+        if (!m->metrics_cache)
+                m->metrics_cache = metrics_cache_new();         /* NULL: every file rendered whole */
+        if (metrics_job_new(&g, m->runtime_dir, m->metrics_cache, &m->metrics_job) < 0 ||
             metrics_job_step(m->metrics_job, METRICS_STEP_USEC) != 0) {
                 m->metrics_job = metrics_job_free(m->metrics_job);
                 return;
@@ -584,6 +586,7 @@ Manager *manager_free(Manager *m) {
         bw_cgtree_done(&m->cgtree);
         sd_event_source_disable_unref(m->metrics_source);
         metrics_job_free(m->metrics_job);
+        metrics_cache_free(m->metrics_cache);
         sd_event_source_disable_unref(m->stop_source);
         ticker_free(m->ticker);
         manager_prefix_done(m);

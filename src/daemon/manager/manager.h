@@ -121,6 +121,7 @@ struct Manager {
         uint64_t last_slow_host_usec;   /* last rescan/metrics pass (every Interval=) */
         struct metrics_clock metrics;   /* when metrics.prom is due (MetricsInterval=, structural changes) */
         MetricsJob *metrics_job;        /* a metrics.prom on its way, a step per loop iteration */
+        MetricsCache *metrics_cache;    /* the last one, open: its unchanged segments are copied */
         sd_event_source *metrics_source; /* its steps */
 
         uint64_t ticks;

@@ -18,6 +18,7 @@
 #include "bwgov/telemetry/rqstat.h"
 #include "clock.h"
 #include "log.h"
+#include "metrics-cache.h"
 #include "metrics-families.h"
 #include "metrics.h"
 
@@ -38,6 +39,7 @@ void metrics_buf_done(struct metrics_buf *b) {
         b->data = NULL;
         b->len = b->cap = 0;
         b->error = 0;
+        b->flushed = 0;
 }
 
 static int buf_flush(struct metrics_buf *b) {
@@ -53,6 +55,7 @@ static int buf_flush(struct metrics_buf *b) {
                 }
                 off += (size_t) k;
         }
+        b->flushed += b->len;
         b->len = 0;
         return 0;
 }
@@ -345,31 +348,7 @@ static const struct rq_family rq_families[] = {
           true, offsetof(struct bw_rq_counters, throttle_ns) },
 };
 
-/* What the file needs of one unit, taken from its snapshot: each family's
- * value (bit k of ok: family k has one for it), the run-queue counters,
- * and where its label is in the render's label storage. A fifth of the
- * snapshot's size, which at ten thousand units is what the render keeps. */
-/* A unit's run-queue values, apart: most hosts count none (ten thousand
- * rows would carry 2.7 MB of zeros for a few milliseconds). */
-struct metrics_row_rq {
-        uint64_t wait_slots[BW_RQ_SLOTS];
-        uint64_t wait_ns;
-        uint64_t rq[ELEMENTSOF(rq_families)];
-};
-
-struct metrics_rqs {
-        struct metrics_row_rq *v;
-        size_t n, allocated;
-};
-
-struct metrics_row {
-        uint64_t v[METRICS_N_FAMILIES];
-        uint64_t ok;
-        size_t label_off, label_len;
-        size_t rq;                      /* 1 + its index in the job's metrics_rqs, 0 without */
-};
-
-_Static_assert(METRICS_N_FAMILIES <= 64, "one bit of metrics_row.ok per family");
+_Static_assert(ELEMENTSOF(rq_families) == N_RQ_FAMILIES, "metrics-cache.h counts them");
 
 static int rq_add(struct metrics_rqs *rqs, const struct governor_unit *u, size_t *ret) {
         struct metrics_row_rq *x;
@@ -386,7 +365,7 @@ static int rq_add(struct metrics_rqs *rqs, const struct governor_unit *u, size_t
         x = &rqs->v[rqs->n++];
         memcpy(x->wait_slots, u->rq.wait_slots, sizeof(x->wait_slots));
         x->wait_ns = u->rq.wait_ns;
-        for (size_t k = 0; k < ELEMENTSOF(rq_families); k++)
+        for (size_t k = 0; k < N_RQ_FAMILIES; k++)
                 memcpy(&x->rq[k], (const char *) &u->rq + rq_families[k].offset, sizeof(x->rq[k]));
         *ret = rqs->n;
         return 0;
@@ -408,23 +387,58 @@ static int row_make(struct metrics_row *row, const struct governor_unit *u, stru
         return storage->error;
 }
 
-static void write_family(struct metrics_buf *b, size_t k, const struct metrics_row *rows, const struct label *labels,
-                         size_t n) {
+/* pread() len bytes at off into b; false when the file has fewer (it was
+ * changed behind us): the caller renders them instead. */
+static bool buf_copy_from(struct metrics_buf *b, int fd, uint64_t off, size_t len) {
+        char *p = buf_reserve(b, len);
+        size_t got = 0;
+
+        if (!p)
+                return true;            /* b has failed: nothing more is written */
+        while (got < len) {
+                ssize_t k = pread(fd, p + got, len - got, (off_t) (off + got));
+
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0)
+                        return false;
+                got += (size_t) k;
+        }
+        buf_commit(b, p + len);
+        return true;
+}
+
+/* Where the next byte goes in the file. */
+static inline uint64_t buf_offset(const struct metrics_buf *b) {
+        return b->flushed + b->len;
+}
+
+/* ---- the rows' lines ------------------------------------------------------------ */
+
+static void put_row_family(struct metrics_buf *b, size_t k, const struct metrics_row *row, const struct label *l) {
         const struct metrics_family *fam = &metrics_families[k];
 
-        put_header(b, fam->name, fam->name_len, fam->type, fam->help);
-        for (size_t i = 0; i < n; i++)
-                if (rows[i].ok & ((uint64_t) 1 << k))
-                        put_sample(b, fam->name, fam->name_len, &labels[i], rows[i].v[k]);
+        if (row->ok & ((uint64_t) 1 << k))
+                put_sample(b, fam->name, fam->name_len, l, row->v[k]);
 }
 
 /* The wait histogram: the log2 buckets as cumulative "le" buckets. */
-static void write_rq_histogram(struct metrics_buf *b, const struct metrics_row *rows,
-                               const struct metrics_rqs *rqs, const struct label *labels, size_t n) {
-        static const char name[] = "bwgov_runqueue_wait_seconds";
-        struct number le[BW_RQ_SLOTS];
+static void put_row_histogram(struct metrics_buf *b, const struct number *le, const struct metrics_row_rq *x,
+                              const struct label *l) {
+        uint64_t cum = 0;
 
-        /* The bounds are the same for every unit. */
+        for (unsigned slot = 0; slot < BW_RQ_SLOTS; slot++) {
+                cum += x->wait_slots[slot];
+                rq_sample(b, "bwgov_runqueue_wait_seconds_bucket", l, &le[slot], cum, false);
+        }
+        rq_sample(b, "bwgov_runqueue_wait_seconds_sum", l, NULL, x->wait_ns, true);
+        rq_sample(b, "bwgov_runqueue_wait_seconds_count", l, NULL, cum, false);
+}
+
+static const char rq_histogram_name[] = "bwgov_runqueue_wait_seconds";
+
+/* The histogram's bounds: the same for every unit. */
+static void histogram_bounds(struct number le[static BW_RQ_SLOTS]) {
         for (unsigned slot = 0; slot < BW_RQ_SLOTS; slot++) {
                 uint64_t lo, hi;
 
@@ -433,37 +447,6 @@ static void write_rq_histogram(struct metrics_buf *b, const struct metrics_row *
                         le[slot] = (struct number) { "+Inf", 4 };
                 else
                         number_format(&le[slot], (double) hi / 1e6);
-        }
-
-        put_header(b, name, sizeof(name) - 1, "histogram",
-                   "Run-queue wait of the unit's tasks, from wake-up or preemption until they ran (BPF, since the "
-                   "cgroup was first counted).");
-        for (size_t i = 0; i < n; i++) {
-                const struct metrics_row_rq *x;
-                uint64_t cum = 0;
-
-                if (rows[i].rq == 0)
-                        continue;
-                x = &rqs->v[rows[i].rq - 1];
-                for (unsigned slot = 0; slot < BW_RQ_SLOTS; slot++) {
-                        cum += x->wait_slots[slot];
-                        rq_sample(b, "bwgov_runqueue_wait_seconds_bucket", &labels[i], &le[slot], cum, false);
-                }
-                rq_sample(b, "bwgov_runqueue_wait_seconds_sum", &labels[i], NULL, x->wait_ns, true);
-                rq_sample(b, "bwgov_runqueue_wait_seconds_count", &labels[i], NULL, cum, false);
-        }
-}
-
-static void write_rq(struct metrics_buf *b, const struct metrics_row *rows, const struct metrics_rqs *rqs,
-                     const struct label *labels, size_t n) {
-        write_rq_histogram(b, rows, rqs, labels, n);
-        for (size_t k = 0; k < ELEMENTSOF(rq_families); k++) {
-                const struct rq_family *fam = &rq_families[k];
-
-                put_header(b, fam->name, strlen(fam->name), "counter", fam->help);
-                for (size_t i = 0; i < n; i++)
-                        if (rows[i].rq != 0)
-                                rq_sample(b, fam->name, &labels[i], NULL, rqs->v[rows[i].rq - 1].rq[k], fam->ns);
         }
 }
 
@@ -479,6 +462,8 @@ static int metrics_write_failed(const char *path, int r) {
 /* Units snapshotted per governor call: a loop iteration's worth at most. */
 #define SNAPSHOT_CHUNK 128
 
+_Static_assert(SNAPSHOT_CHUNK % SEGMENT == 0, "a snapshot call takes whole segments");
+
 /* A rendering in steps (metrics.h): the snapshot, then the file. */
 struct MetricsJob {
         Governor g;
@@ -491,23 +476,84 @@ struct MetricsJob {
         struct governor_unit *chunk;    /* one call's snapshots */
         struct label *labels;           /* the rows' labels, made when rendering starts */
         struct metrics_buf storage;     /* the labels' text */
+        struct number le[BW_RQ_SLOTS];  /* the histogram's bounds */
+        struct metrics_segment *segs;   /* where this file's segments go, made with the labels */
+        size_t n_segs;
+        MetricsCache *cache;            /* borrowed: the last file, taken over at the end; or NULL */
+        bool use_cache;                 /* the cache's file is as it wrote it */
+        size_t reused, rendered;        /* segments so far */
         struct metrics_buf *b;          /* out: own_b, or the caller's */
         struct metrics_buf own_b;
         size_t step;                    /* the next part: see job_part() */
         char *tmp, *path;               /* metrics_job_new(): the file being written, then its name */
 };
 
-/* The parts of the text, in order: the host values, each unit family,
- * the run-queue histogram and families. */
-enum { PART_HOST, PART_FAMILY0, PART_RQ = PART_FAMILY0 + METRICS_N_FAMILIES, _PART_MAX };
+static bool job_segment_cached(const MetricsJob *j, size_t s) {
+        return j->use_cache && s < j->cache->n_segs && j->cache->segs[s].n == j->segs[s].n &&
+                j->cache->segs[s].hash == j->segs[s].hash;
+}
+
+/* The lines of one part for the rows of segment s. */
+static void job_render_segment(MetricsJob *j, size_t part, size_t s) {
+        size_t end = (s + 1) * SEGMENT < j->n ? (s + 1) * SEGMENT : j->n;
+
+        for (size_t i = s * SEGMENT; i < end; i++) {
+                const struct metrics_row *row = &j->rows[i];
+
+                if (part < PART_RQ_HISTOGRAM)
+                        put_row_family(j->b, part - PART_FAMILY0, row, &j->labels[i]);
+                else if (row->rq == 0)
+                        continue;
+                else if (part == PART_RQ_HISTOGRAM)
+                        put_row_histogram(j->b, j->le, &j->rqs.v[row->rq - 1], &j->labels[i]);
+                else {
+                        const struct rq_family *fam = &rq_families[part - PART_RQ0];
+
+                        rq_sample(j->b, fam->name, &j->labels[i], NULL,
+                                  j->rqs.v[row->rq - 1].rq[part - PART_RQ0], fam->ns);
+                }
+        }
+}
+
+/* A part with a line or more per unit: its header, then each segment's
+ * lines, copied from the last file or rendered. */
+static void job_rows_part(MetricsJob *j, size_t part) {
+        size_t p = part - PART_FAMILY0;
+
+        if (part < PART_RQ_HISTOGRAM) {
+                const struct metrics_family *fam = &metrics_families[p];
+
+                put_header(j->b, fam->name, fam->name_len, fam->type, fam->help);
+        } else if (part == PART_RQ_HISTOGRAM)
+                put_header(j->b, rq_histogram_name, sizeof(rq_histogram_name) - 1, "histogram",
+                           "Run-queue wait of the unit's tasks, from wake-up or preemption until they ran (BPF, "
+                           "since the cgroup was first counted).");
+        else {
+                const struct rq_family *fam = &rq_families[part - PART_RQ0];
+
+                put_header(j->b, fam->name, strlen(fam->name), "counter", fam->help);
+        }
+
+        for (size_t s = 0; s < j->n_segs; s++) {
+                struct metrics_segment *seg = &j->segs[s];
+                uint64_t at = buf_offset(j->b);
+                bool cached = job_segment_cached(j, s);
+
+                if (!cached || !buf_copy_from(j->b, j->cache->fd, j->cache->segs[s].off[p], j->cache->segs[s].len[p])) {
+                        job_render_segment(j, part, s);
+                        if (cached)
+                                j->use_cache = false;   /* the file is shorter than it was */
+                }
+                seg->off[p] = at;
+                seg->len[p] = (uint32_t) (buf_offset(j->b) - at);
+        }
+}
 
 static void job_part(MetricsJob *j, size_t part) {
         if (part == PART_HOST)
                 write_host(j->b, &j->status);
-        else if (part < PART_RQ)
-                write_family(j->b, part - PART_FAMILY0, j->rows, j->labels, j->n);
         else
-                write_rq(j->b, j->rows, &j->rqs, j->labels, j->n);
+                job_rows_part(j, part);
 }
 
 /* The next units' rows: those after the last one taken, in name order (a
@@ -550,15 +596,37 @@ static int job_snapshot(MetricsJob *j) {
         return 0;
 }
 
-/* storage->data moves while it grows: the labels point into it once it is
- * whole. */
+/* Once every row is taken: the labels (storage->data moves while it
+ * grows: they point into it once it is whole) and the segments' hashes. */
 static int job_labels(MetricsJob *j) {
         j->labels = calloc(j->n > 0 ? j->n : 1, sizeof(*j->labels));
         if (!j->labels)
                 return -ENOMEM;
         for (size_t i = 0; i < j->n; i++)
                 j->labels[i] = (struct label) { j->storage.data + j->rows[i].label_off, j->rows[i].label_len };
+
+        j->n_segs = (j->n + SEGMENT - 1) / SEGMENT;
+        j->segs = calloc(j->n_segs > 0 ? j->n_segs : 1, sizeof(*j->segs));
+        if (!j->segs)
+                return -ENOMEM;
+        for (size_t s = 0; s < j->n_segs; s++) {
+                struct metrics_segment *seg = &j->segs[s];
+
+                seg->n = (s + 1) * SEGMENT < j->n ? SEGMENT : j->n - s * SEGMENT;
+                seg->hash = metrics_rows_hash(&j->rows[s * SEGMENT], seg->n, &j->rqs, j->storage.data);
+        }
+        j->use_cache = j->cache && j->b->fd >= 0 && metrics_cache_intact(j->cache);
         return 0;
+}
+
+/* The job's file is complete and in place: it is the cache's now. */
+static void job_cache_take(MetricsJob *j) {
+        size_t reused = 0;
+
+        for (size_t s = 0; s < j->n_segs; s++)
+                reused += job_segment_cached(j, s);
+        metrics_cache_take(j->cache, TAKE_FD(j->own_b.fd), TAKE_PTR(j->segs), j->n_segs, reused,
+                           j->n_segs - reused);
 }
 
 MetricsJob *metrics_job_free(MetricsJob *j) {
@@ -575,6 +643,7 @@ MetricsJob *metrics_job_free(MetricsJob *j) {
         free(j->rqs.v);
         free(j->chunk);
         free(j->labels);
+        free(j->segs);
         free(j->tmp);
         free(j->path);
         free(j);
@@ -591,6 +660,7 @@ static int job_new(const Governor *g, struct metrics_buf *b, MetricsJob **ret) {
         j->storage = (struct metrics_buf) METRICS_BUF_INIT;
         j->own_b = (struct metrics_buf) METRICS_BUF_INIT;
         j->b = b ? b : &j->own_b;
+        histogram_bounds(j->le);
         j->chunk = calloc(SNAPSHOT_CHUNK, sizeof(*j->chunk));
         r = j->chunk ? g->ops->get_status(g->userdata, &j->status) : -ENOMEM;
         if (r < 0) {
@@ -628,14 +698,24 @@ int metrics_job_step(MetricsJob *j, uint64_t budget_usec) {
                 return 1;               /* rendered into the caller's buffer */
 
         r = buf_flush(j->b);
-        if (close(j->own_b.fd) < 0 && r >= 0)
+        /* Kept open for the next file's copies (the cache), else closed
+         * here, where a failed close is a failed write. */
+        if (!j->cache && close(j->own_b.fd) < 0 && r >= 0)
                 r = -errno;
-        j->own_b.fd = -1;
+        if (!j->cache)
+                j->own_b.fd = -1;
         if (r >= 0 && rename(j->tmp, j->path) < 0)
                 r = -errno;
         if (r < 0) {
+                if (j->own_b.fd >= 0)
+                        j->own_b.fd = safe_close(j->own_b.fd);
                 (void) unlink(j->tmp);
                 return metrics_write_failed(j->path, r);
+        }
+        if (j->cache) {
+                job_cache_take(j);
+                log_debug("%s: %zu segments of units copied from the last file, %zu rendered", j->path,
+                          j->cache->reused, j->cache->rendered);
         }
         return 1;
 }
@@ -655,7 +735,7 @@ int metrics_render(const Governor *g, struct metrics_buf *b) {
         return r < 0 ? r : job_run(j);
 }
 
-int metrics_job_new(const Governor *g, const char *runtime_dir, MetricsJob **ret) {
+int metrics_job_new(const Governor *g, const char *runtime_dir, MetricsCache *cache, MetricsJob **ret) {
         _cleanup_free_ char *tmp = NULL, *path = NULL;
         MetricsJob *j = NULL;
         int fd, r;
@@ -665,10 +745,10 @@ int metrics_job_new(const Governor *g, const char *runtime_dir, MetricsJob **ret
                 return log_oom();
 
         /* A file of our own, never opened blocking (a FIFO left at that
-         * name would hang the loop). */
+         * name would hang the loop); readable, for the next file's copies. */
         if (unlink(tmp) < 0 && errno != ENOENT)
                 return metrics_write_failed(tmp, -errno);
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0644);
+        fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0644);
         if (fd < 0)
                 return metrics_write_failed(tmp, -errno);
         r = job_new(g, NULL, &j);
@@ -678,6 +758,7 @@ int metrics_job_new(const Governor *g, const char *runtime_dir, MetricsJob **ret
                 return metrics_write_failed(path, r);
         }
         j->own_b.fd = fd;
+        j->cache = cache;
         j->tmp = TAKE_PTR(tmp);
         j->path = TAKE_PTR(path);
         *ret = j;
@@ -686,7 +767,7 @@ int metrics_job_new(const Governor *g, const char *runtime_dir, MetricsJob **ret
 
 int metrics_write(const Governor *g, const char *runtime_dir) {
         MetricsJob *j = NULL;
-        int r = metrics_job_new(g, runtime_dir, &j);
+        int r = metrics_job_new(g, runtime_dir, NULL, &j);
 
         return r < 0 ? r : job_run(j);
 }

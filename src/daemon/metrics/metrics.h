@@ -21,6 +21,7 @@ struct metrics_buf {
         size_t len;
         size_t cap;
         int fd;                 /* where full chunks go; -1: keep everything in data */
+        uint64_t flushed;       /* bytes written to fd so far */
         int error;              /* 0 or the first negative errno */
 };
 
@@ -51,9 +52,22 @@ int metrics_write(const Governor *g, const char *runtime_dir);
  * negative errno (logged). metrics_job_free() of an unfinished job removes
  * its temporary file: the last complete metrics.prom stays. */
 typedef struct MetricsJob MetricsJob;
-int metrics_job_new(const Governor *g, const char *runtime_dir, MetricsJob **ret);
+typedef struct MetricsCache MetricsCache;
+int metrics_job_new(const Governor *g, const char *runtime_dir, MetricsCache *cache, MetricsJob **ret);
 int metrics_job_step(MetricsJob *j, uint64_t budget_usec);
 MetricsJob *metrics_job_free(MetricsJob *j);
+
+/* What a job (metrics_job_new() with a cache) keeps for the next one: the
+ * file it wrote, still open, and for each segment of 64 units (in name
+ * order) a 64-bit hash of their rows (labels, values, run-queue counters)
+ * and where its lines of each family are in that file. The next job copies
+ * a segment's lines whose hash and size are unchanged instead of rendering
+ * them (an idle unit's rows do not change), and renders the others. A file
+ * changed behind bwgovd's back (size or time) is not copied from. The last
+ * job's counts of segments copied and rendered: metrics_cache_stats(). */
+MetricsCache *metrics_cache_new(void);
+MetricsCache *metrics_cache_free(MetricsCache *c);
+void metrics_cache_stats(const MetricsCache *c, size_t *ret_reused, size_t *ret_rendered);
 
 /* When metrics.prom is due: at the first pass, then once interval_usec
  * (MetricsInterval=) has passed since the last write, or at the first

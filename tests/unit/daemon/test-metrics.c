@@ -387,7 +387,7 @@ static void test_write_in_steps(void **state) {
 
         m.f.n_units = 2000;
         m.f.snapshot_calls = 0;
-        assert_int_equal(metrics_job_new(&(Governor) { &fake_ops, &m.f }, dir, &j), 0);
+        assert_int_equal(metrics_job_new(&(Governor) { &fake_ops, &m.f }, dir, NULL, &j), 0);
         while ((r = metrics_job_step(j, 0)) == 0) {
                 if (++steps == 3) {
                         assert_int_equal(m.f.snapshot_calls, 3);
@@ -399,9 +399,10 @@ static void test_write_in_steps(void **state) {
         }
         assert_int_equal(r, 1);
         /* 3 pieces of 128, then the 1116 after the last name taken in 9
-         * (nothing taken again), the labels, 39 parts. */
+         * (nothing taken again), the labels, 42 parts (the host values,
+         * 37 families, 4 run-queue ones). */
         assert_int_equal(m.f.snapshot_calls, 3 + 9);
-        assert_int_equal(steps + 1, 3 + 9 + 1 + 39);
+        assert_int_equal(steps + 1, 3 + 9 + 1 + 42);
         j = metrics_job_free(j);
         assert_int_equal(bw_read_full_at(AT_FDCWD, path, 0, FILE_MAX_BYTES, &got, &got_len), 0);
         assert_text_equal(got, got_len, b.data, b.len);
@@ -409,7 +410,7 @@ static void test_write_in_steps(void **state) {
 
         /* Dropped half-way: the last whole file stays. */
         m.f.n_units = 5;
-        assert_int_equal(metrics_job_new(&(Governor) { &fake_ops, &m.f }, dir, &j), 0);
+        assert_int_equal(metrics_job_new(&(Governor) { &fake_ops, &m.f }, dir, NULL, &j), 0);
         assert_int_equal(metrics_job_step(j, 0), 0);
         assert_int_equal(metrics_job_step(j, 0), 0);
         j = metrics_job_free(j);
@@ -418,6 +419,115 @@ static void test_write_in_steps(void **state) {
 
         metrics_buf_done(&b);
         many_done(&m);
+        rm_dir(dir);
+}
+
+/* ---- the cache of the last file ---------------------------------------------- */
+
+/* A file written with the cache: it is what a render without one gives;
+ * the segments (64 units) copied from the last file and rendered. */
+static void write_cached(struct many *m, const char *dir, MetricsCache *c, size_t *ret_reused,
+                         size_t *ret_rendered) {
+        struct metrics_buf b = METRICS_BUF_INIT;
+        _cleanup_free_ char *got = NULL;
+        char path[PATH_MAX];
+        MetricsJob *j = NULL;
+        size_t got_len;
+        int r;
+
+        snprintf(path, sizeof(path), "%s/metrics.prom", dir);
+        assert_int_equal(metrics_job_new(&(Governor) { &fake_ops, &m->f }, dir, c, &j), 0);
+        while ((r = metrics_job_step(j, 0)) == 0)
+                ;
+        assert_int_equal(r, 1);
+        j = metrics_job_free(j);
+        metrics_cache_stats(c, ret_reused, ret_rendered);
+
+        assert_int_equal(bw_read_full_at(AT_FDCWD, path, 0, FILE_MAX_BYTES, &got, &got_len), 0);
+        assert_int_equal(metrics_render(&(Governor) { &fake_ops, &m->f }, &b), 0);
+        assert_text_equal(got, got_len, b.data, b.len);
+        metrics_buf_done(&b);
+}
+
+static void assert_segments(struct many *m, const char *dir, MetricsCache *c, size_t reused, size_t rendered) {
+        size_t got_reused, got_rendered;
+
+        write_cached(m, dir, c, &got_reused, &got_rendered);
+        assert_int_equal(got_reused, reused);
+        assert_int_equal(got_rendered, rendered);
+}
+
+/* 1000 units are 16 segments (15 of 64, one of 40). Unchanged, each is
+ * copied; a unit's value or run-queue counter changed, a unit gone or
+ * added: its segment is rendered again, and those after it when the
+ * units moved. A file changed behind bwgovd's back is not copied from. */
+static void test_cache(void **state) {
+        char dir[] = "/tmp/bwgov-test-metrics-XXXXXX", path[PATH_MAX];
+        MetricsCache *c = metrics_cache_new();
+        struct many m;
+        struct stat st;
+        int fd;
+
+        assert_non_null(c);
+        assert_non_null(mkdtemp(dir));
+        snprintf(path, sizeof(path), "%s/metrics.prom", dir);
+        many_make(&m, 1000);
+        m.units[70].has_rq = true;
+        m.units[70].rq.wait_slots[2] = 5;
+
+        assert_segments(&m, dir, c, 0, 16);
+        assert_segments(&m, dir, c, 16, 0);
+        assert_segments(&m, dir, c, 16, 0);
+
+        m.units[100].stat.usage_usec++;                         /* segment 1 */
+        assert_segments(&m, dir, c, 15, 1);
+        m.units[70].rq.wait_slots[2]++;                         /* segment 1 again */
+        m.units[999].credit.credit_usec = 1;                    /* segment 15 */
+        assert_segments(&m, dir, c, 14, 2);
+        m.units[70].has_rq = false;                             /* its histogram gone */
+        assert_segments(&m, dir, c, 15, 1);
+        m.units[640].summary.name = "unit-00640-renamed.service";       /* segment 10 */
+        assert_segments(&m, dir, c, 15, 1);
+
+        m.f.n_units = 999;                                      /* the last segment is shorter */
+        assert_segments(&m, dir, c, 15, 1);
+        m.f.units = m.units + 1;                                /* the first unit gone: all moved */
+        m.f.n_units = 999;
+        assert_segments(&m, dir, c, 0, 16);
+        m.f.units = m.units;
+        m.f.n_units = 1000;
+        assert_segments(&m, dir, c, 0, 16);
+        assert_segments(&m, dir, c, 16, 0);
+
+        /* Appended to, or rewritten to the same size. */
+        fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, "# x\n", 4), 4);
+        assert_int_equal(close(fd), 0);
+        assert_segments(&m, dir, c, 0, 16);
+        fd = open(path, O_WRONLY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_int_equal(pwrite(fd, "#", 1, 200000), 1);
+        /* Later than bwgovd's write (the kernel's file times tick coarsely). */
+        assert_int_equal(fstat(fd, &st), 0);
+        st.st_mtim.tv_sec += 1;
+        assert_int_equal(futimens(fd, (const struct timespec[2]) { st.st_atim, st.st_mtim }), 0);
+        assert_int_equal(close(fd), 0);
+        assert_segments(&m, dir, c, 0, 16);
+        assert_segments(&m, dir, c, 16, 0);
+
+        /* Removed (an operator's rm): still copied from, the file comes back whole. */
+        assert_int_equal(unlink(path), 0);
+        assert_segments(&m, dir, c, 16, 0);
+
+        /* None. */
+        m.f.n_units = 0;
+        assert_segments(&m, dir, c, 0, 0);
+        m.f.n_units = 1000;
+        assert_segments(&m, dir, c, 0, 16);
+
+        many_done(&m);
+        metrics_cache_free(c);
         rm_dir(dir);
 }
 
@@ -502,6 +612,7 @@ int main(void) {
                 cmocka_unit_test(test_render_appends),
                 cmocka_unit_test(test_write_file),
                 cmocka_unit_test(test_write_in_steps),
+                cmocka_unit_test(test_cache),
                 cmocka_unit_test(test_errors),
                 cmocka_unit_test(test_due),
         };
