@@ -20,7 +20,7 @@ runs, bwgovd must see its usage within one Interval= (plus the metrics
 write): parking must never hide a cgroup that ran. After the burner is
 killed and the cgroup sampled again, bwgovd's usage of it equals the
 kernel's counter to the microsecond, and the idle ones' stay where they
-were. Only cgroups named bwgov-test-gate-PID* are made, and removed at the
+were. A parked cgroup removed is forgotten within one Interval= too. Only cgroups named bwgov-test-gate-PID* are made, and removed at the
 end. Exits 77 (SKIP) without root or a cpu controller.
 """
 import argparse
@@ -159,6 +159,21 @@ def main():
         moved = [n for n in names[:2] + names[3:] if usage_of(m2, n) != before[n] or before[n] is None]
         check(not moved, f"the {len(names) - 1} idle ones: usage unchanged "
                          f"({len(moved)} moved: {', '.join(moved[:3])})")
+
+        # A parked cgroup removed: forgotten within one Interval= (and a
+        # metrics write), not at its slow full sample a minute later (its
+        # files tell nothing: cgroupfs sends their watches no event).
+        m3 = wait_for(lambda: (lambda m: m if m.get("bwgov_parked_units", 0) >= len(names) - 1 else None)(
+            metrics(base)), 30)
+        check(m3 is not None, f"parked again within 30 s ({metrics(base).get('bwgov_parked_units')})")
+        gone = names[5]
+        tree.remove(paths[5])
+        start = time.monotonic()
+        seen = wait_for(lambda: metrics(base).get(f'bwgov_unit_present{{unit="{gone}"}}') == 0, 10, step=0.02)
+        took = time.monotonic() - start
+        check(seen is not None and took <= 2.5,
+              f"a parked cgroup removed: bwgovd forgot it {took:.2f} s later (within one Interval= + "
+              f"a metrics write of MetricsInterval=1s, and 0.5 s)")
         proc.send_signal(signal.SIGTERM)
         check(proc.wait(30) == 0, "bwgovd exits 0 on SIGTERM")
         proc = None

@@ -493,23 +493,38 @@ static bool unit_expects(const Unit *u, const char *name) {
         return strcmp(base ? base + 1 : path, name) == 0;
 }
 
+/* The governed cgroup itself, by its name in its parent directory. */
+static bool unit_cgroup_named(const Unit *u, const char *name) {
+        const char *base;
+
+        if (!u->cg || !u->cgroup_path)
+                return false;
+        base = strrchr(u->cgroup_path, '/');
+        return strcmp(base ? base + 1 : u->cgroup_path, name) == 0;
+}
+
 void manager_cgroup_made(int wd, const char *name, bool made, void *userdata) {
         Manager *m = userdata;
         uint64_t now;
 
+        (void) sd_event_now(m->event, CLOCK_MONOTONIC, &now);
         if (name && !made) {
+                for (size_t i = 0; i < m->n_units; i++)
+                        if (m->units[i]->watch_wd == wd && unit_cgroup_named(m->units[i], name))
+                                unit_cgroup_removed(m->units[i], now);
                 (void) manager_prefix_dir_event(m, wd, name, false);
                 return;
         }
-        (void) sd_event_now(m->event, CLOCK_MONOTONIC, &now);
         for (size_t i = 0; i < m->n_units; i++) {
                 Unit *u = m->units[i];
 
                 if (u->watch_wd != wd)
                         continue;
-                if (!name)
+                if (!name) {
                         unit_watch_gone(u);
-                else if (!u->cg && unit_expects(u, name)) {
+                        if (u->cg)
+                                unit_cgroup_removed(u, now);
+                } else if (!u->cg && unit_expects(u, name)) {
                         log_debug("%s: cgroup %s made", u->name, name);
                         (void) ticker_schedule(m->ticker, &u->tick, now + CGROUP_SETTLE_USEC);
                 }

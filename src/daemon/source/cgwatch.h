@@ -5,8 +5,10 @@
  * looked for once per Interval=; its parent directory is also watched with
  * inotify (IN_CREATE, IN_MOVED_TO: cgroupfs reports mkdir like any file
  * system), so that a container's cgroup is governed moments after it is
- * made, not up to an interval later. The watches are shared by path and
- * counted: ten thousand absent units below one slice cost one watch. */
+ * made, not up to an interval later. A present unit keeps the watch for
+ * its cgroup's removal (IN_DELETE): the watches on the files of a removed
+ * cgroup get no event. The watches are shared by path and counted: ten
+ * thousand units below one slice cost one watch. */
 
 #include <systemd/sd-event.h>
 

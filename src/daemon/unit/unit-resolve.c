@@ -30,7 +30,8 @@ int unit_expected_path(const Unit *u, char **ret) {
 
 /* Absent: watch the parent directory of its cgroup-to-be, so that it is
  * looked for as soon as it is made. Without a parent yet (or out of
- * watches), the look once per Interval= finds it. */
+ * watches), the look once per Interval= finds it. Present: the same
+ * watch tells its removal. */
 static void unit_watch(Unit *u, const char *path) {
         _cleanup_free_ char *dir = NULL;
         const char *slash, *rel = path;
@@ -125,7 +126,12 @@ int unit_resolve(Unit *u) {
         }
         u->said.absent = false;
 
+        /* Present: the parent directory stays watched, now for the
+         * cgroup's removal (manager_cgroup_made()): its own files' watches
+         * get no event from cgroupfs, and a parked unit gated by its
+         * parent's usage would not read them for a minute. */
         unit_unwatch(u);
+        unit_watch(u, path);
         unit_watch_quota(u);
         free(u->cgroup_path);
         u->cgroup_path = TAKE_PTR(path);

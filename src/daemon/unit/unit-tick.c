@@ -346,6 +346,12 @@ bool unit_parked_still(Unit *u, uint64_t now) {
         return true;
 }
 
+void unit_cgroup_removed(Unit *u, uint64_t now) {
+        log_debug("%s: cgroup %s removed", u->name, u->cgroup_path ? u->cgroup_path : "?");
+        u->sampler.full_due = true;
+        (void) ticker_schedule(u->ctx->ticker, &u->tick, now);
+}
+
 /* Step 5: what came of it, for the next tick and the others. */
 static void unit_record_tick(Unit *u, const struct unit_obs *o, const struct bw_decision *d, bool applied) {
         unit_reschedule(u, &o->in, d);

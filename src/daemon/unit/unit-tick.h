@@ -42,3 +42,9 @@ int unit_tick(Unit *u, uint64_t now);
  * quota file not written), the reading noted; false when it must tick now.
  * Reads no file of its own. */
 bool unit_parked_still(Unit *u, uint64_t now);
+
+/* Its cgroup was removed (cgwatch, on its parent directory): a full sample
+ * at once, which reads its own files, finds them gone and forgets it. A
+ * light one could be gated, and a parked unit would wait for its slow full
+ * sample (cgroupfs tells the watches on a removed cgroup's files nothing). */
+void unit_cgroup_removed(Unit *u, uint64_t now);
