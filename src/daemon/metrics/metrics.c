@@ -481,7 +481,6 @@ struct MetricsJob {
         size_t n_segs;
         MetricsCache *cache;            /* borrowed: the last file, taken over at the end; or NULL */
         bool use_cache;                 /* the cache's file is as it wrote it */
-        size_t reused, rendered;        /* segments so far */
         struct metrics_buf *b;          /* out: own_b, or the caller's */
         struct metrics_buf own_b;
         size_t step;                    /* the next part: see job_part() */
