@@ -362,6 +362,7 @@ static void hook_quota_changed(Unit *u, void *userdata) {
 
 static void hook_count(Unit *u, const struct unit_counters *delta, void *userdata) {
         F->ticks_counted += delta->ticks;
+        F->fds_held += (size_t) delta->fds;     /* as the manager counts them */
 }
 
 static const struct unit_hooks hooks = {
@@ -958,6 +959,30 @@ static void test_activity_gate_not_with_descendants(void **state) {
         assert_false(unit_is_parked(F->u));
 }
 
+/* A gated light sample that reads the quota file (a write to it was seen,
+ * here an identical one) opened files of its own: the tick counts them and
+ * lets go of what the plan does not keep. Uncounted, ten thousand units
+ * held twice the descriptors the plan allowed, and accept() failed. */
+static void test_activity_gate_counts_quota_read(void **state) {
+        unsigned quota_reads = 0;
+
+        F->fd_keep = BW_CG_FILE_STAT | BW_CG_FILE_USAGE;
+        F->fd_share = 0;        /* this unit's share keeps nothing */
+        adopt();
+        for (int i = 0; i < 8; i++) {
+                uint64_t light = unit_light_samples(F->u);
+
+                tmptree_put(F->tree, CG "/cpu.max", "200000 100000\n");
+                quotawatch_drain(F->ctx.quotawatch);
+                assert_int_equal(tick_after(0, 0), 0);
+                assert_string_equal(get("cpu.max"), "200000 100000");
+                quota_reads += unit_light_samples(F->u) > light;
+                assert_int_equal(F->fds_held, bw_cg_nfds(F->u->cg));
+        }
+        /* The case: light samples that read the quota. */
+        assert_true(quota_reads >= 3);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_adopt, setup, teardown),
@@ -986,6 +1011,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_too_soon, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_activity_gate, setup_activity, teardown_activity),
                 cmocka_unit_test_setup_teardown(test_activity_gate_not_with_descendants, setup_activity,
+                                                teardown_activity),
+                cmocka_unit_test_setup_teardown(test_activity_gate_counts_quota_read, setup_activity,
                                                 teardown_activity),
         };
 
