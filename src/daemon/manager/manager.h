@@ -59,6 +59,7 @@ struct Manager {
         Ticker *ticker;                 /* the units' samples, in batches (ticker.h) */
         sd_event_source *stop_source;   /* SIGTERM's restore, a batch per loop iteration */
         size_t stop_at;                 /* the next unit it restores */
+        uint64_t write_usec;            /* a planned write's cost, measured (0: none yet; manager-units.c) */
         CgWatch *cgwatch;               /* new cgroups of absent units (cgwatch.h), NULL without inotify */
         QuotaWatch *quotawatch;         /* writes to quota files (quotawatch.h), NULL without inotify */
         bool quota_watch_said;          /* out of inotify watches, said */
