@@ -291,6 +291,38 @@ static void test_throughput_unit_idle(void **state) {
         assert_int_equal(guarantee(f, 0), 0);
 }
 
+/* No latency unit and nothing held: the second pass keeps no members (240
+ * bytes a unit at ten thousand); a unit made Class=latency (a reload, which
+ * clears idle) has its member again, and while one is configured, paused
+ * or not, the members stay. */
+static void test_no_members_without_latency(void **state) {
+        struct fixture *f = *state;
+        Unit *ab[] = { &f->units[0], &f->units[1] };
+
+        f->units[0].cfg.class = BW_CLASS_THROUGHPUT;
+        f->units[1].cfg.class = BW_CLASS_BEST_EFFORT;
+        latency_guard_tick(&f->g, ab, 2, 1000000);
+        assert_true(f->g.idle);
+        assert_int_equal(f->g.n_members, 2);
+        latency_guard_tick(&f->g, ab, 2, 2000000);
+        assert_true(f->g.idle);
+        assert_int_equal(f->g.n_members, 0);
+        assert_null(f->g.members);
+        assert_int_equal(guarantee(f, 0), 0);
+
+        f->units[0].cfg.class = BW_CLASS_LATENCY;
+        f->g.idle = false;
+        latency_guard_tick(&f->g, ab, 2, 3000000);
+        assert_int_equal(f->g.n_members, 2);
+        assert_int_equal(guarantee(f, 0), 100000);
+
+        /* Paused: not governed, so no latency unit counts; still members. */
+        f->units[0].paused = true;
+        for (int i = 0; i < 3; i++)
+                latency_guard_tick(&f->g, ab, 2, 4000000 + i * 1000000);
+        assert_int_equal(f->g.n_members, 2);
+}
+
 /* a (latency) on its top rung, idle, because b (throughput) and c
  * (best-effort) fill the host; c leaves: "idle" is no rung any more and a
  * comes down to the one below, which the journal says as such (not as a
@@ -335,6 +367,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_hold_let_go, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_throughput_unit_idle, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_rung_gone, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_no_members_without_latency, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
