@@ -223,7 +223,8 @@ int unit_sample_light(Unit *u, struct bw_bandwidth *cur, struct bw_policy_input 
         if (u->quota_watch.wd >= 0 ? u->quota_watch.written : bw_cg_holds(u->cg, BW_CG_FILE_QUOTA)) {
                 u->quota_watch.written = false;
                 /* A file of its own opened: the tick counts it (gated says
-                 * none was; ten thousand of these went uncounted). */
+                 * none was; at ten thousand cgroups, 1 770 units held such
+                 * files uncounted, until accept() found no descriptor). */
                 u->sampler.gated = false;
                 if (bw_cg_read_quota(u->cg, &quota, &period) < 0 || quota != cur->quota_usec ||
                     (period != 0 && period != cur->period_usec))
