@@ -52,6 +52,13 @@ struct bw_kprobe_result {
 
 void bw_kprobe_result_done(struct bw_kprobe_result *r);
 
+/* What a behaviour probe adds when its scratch cgroup (cgroup v2) has no
+ * cpu.max: the cpu controller is not enabled below the root, as on a Debian
+ * 13 host (systemd 257) where no unit has asked for CPU control yet. */
+#define BW_KPROBE_NO_CPU_CONTROLLER \
+        " (the cpu controller is not in the root's cgroup.subtree_control: systemd enables it " \
+        "for the first unit with CPUWeight= or CPUQuota=)"
+
 /* Set *ret to STATUS with "how" formatted from FMT. Returns 0 or -ENOMEM. */
 int bw_kprobe_result_set(struct bw_kprobe_result *ret, enum bw_kstatus status, const char *fmt, ...) _printf_(3, 4);
 

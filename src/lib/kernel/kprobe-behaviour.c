@@ -82,6 +82,11 @@ static int probe_burst_survives(const struct bw_kprobe_env *env, struct bw_kprob
                 return bw_kprobe_result_set(ret, BW_KSTATUS_UNKNOWN, "behaviour: cannot create a scratch cgroup: %s",
                                             strerror(-r));
 
+        if (fstatat(s.dir_fd, "cpu.max", &st, 0) < 0) {
+                r = bw_kprobe_result_set(ret, BW_KSTATUS_UNKNOWN,
+                                         "behaviour: scratch cgroup has no cpu.max" BW_KPROBE_NO_CPU_CONTROLLER);
+                goto finish;
+        }
         if (fstatat(s.dir_fd, "cpu.max.burst", &st, 0) < 0) {
                 r = bw_kprobe_result_set(ret, BW_KSTATUS_UNKNOWN, "behaviour: scratch cgroup has no cpu.max.burst");
                 goto finish;
@@ -273,6 +278,9 @@ static int scratch_set_quota(const struct bw_kprobe_env *env, const struct bw_sc
         }
         if (r >= 0)
                 r = bw_scratch_write(s->dir_fd, *ret_file, value);
+        if (r == -ENOENT && !env->bw_is_v1)
+                return bw_kprobe_result_set(ret, BW_KSTATUS_UNKNOWN,
+                                            "behaviour: scratch cgroup has no cpu.max" BW_KPROBE_NO_CPU_CONTROLLER);
         if (r < 0)
                 return bw_kprobe_result_set(ret, BW_KSTATUS_UNKNOWN,
                                             "behaviour: cannot set the scratch quota: %s", strerror(-r));

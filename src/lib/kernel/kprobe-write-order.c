@@ -111,7 +111,8 @@ int bw_kprobe_write_order_at(int dir_fd, bool v1, bw_kprobe_write_fn write, void
         if (!write)
                 write = write_direct;
         if (fstatat(dir_fd, f.quota, &st, 0) < 0)
-                return bw_kprobe_result_set(ret, BW_KSTATUS_UNKNOWN, "behaviour: scratch cgroup has no %s", f.quota);
+                return bw_kprobe_result_set(ret, BW_KSTATUS_UNKNOWN, "behaviour: scratch cgroup has no %s%s", f.quota,
+                                            v1 ? "" : BW_KPROBE_NO_CPU_CONTROLLER);
         if (fstatat(dir_fd, f.burst, &st, 0) < 0)
                 return bw_kprobe_result_set(ret, BW_KSTATUS_UNKNOWN,
                                             "behaviour: no %s (no burst, nothing to order)", f.burst);

@@ -1118,7 +1118,7 @@ static void test_probe_write_order(void **state) {
                        "behaviour: no cpu.cfs_burst_us (no burst, nothing to order)");
                 assert_int_equal(k.writes, 0);
                 expect(bw_kprobe_write_order_at(fd, false, fake_write, &k, &res), &res, BW_KSTATUS_UNKNOWN,
-                       "behaviour: scratch cgroup has no cpu.max");
+                       "behaviour: scratch cgroup has no cpu.max" BW_KPROBE_NO_CPU_CONTROLLER);
                 rm_rf(dir);
         }
 }
