@@ -52,6 +52,14 @@ cat > "$work/check/10-check-kernel.sh" <<EOF
 out=\$BWGOV_VM_SHARE/out
 check_eq "the guest runs the packaged kernel" "$release" uname -r
 info "\$(cat /proc/version)"
+# The probes limit a scratch cgroup below the root, which needs the cpu
+# controller there. Debian 13's systemd (257) enables it only once a unit
+# asks for CPU control; a host running bwgovd over its slices has it. Enable
+# it as such a unit would (Debian 12's systemd had it on at boot).
+if ! grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control; then
+        info "the cpu controller was not enabled at the root: enabling it"
+        echo +cpu > /sys/fs/cgroup/cgroup.subtree_control
+fi
 # The busy-loop probes need the (emulated) CPUs: a starved probe says
 # "inconclusive" and its item "unknown", which is no answer. Up to three
 # passes, until every item of the series has one.
