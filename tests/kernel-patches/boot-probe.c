@@ -46,6 +46,7 @@
 #include <sys/mount.h>
 #include <sys/reboot.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -55,13 +56,35 @@
 
 static atomic_bool stop_flag;
 
+static int kmsg_fd = -1;
+
+int say_through_kmsg(void) {
+        if (mknod("/dev/kmsg", S_IFCHR | 0600, makedev(1, 11)) < 0 && errno != EEXIST)
+                return -errno;
+        kmsg_fd = open("/dev/kmsg", O_WRONLY | O_CLOEXEC);
+        return kmsg_fd < 0 ? -errno : 0;
+}
+
 void say(const char *fmt, ...) {
+        char buf[1024];
         va_list ap;
+        int n;
 
         va_start(ap, fmt);
-        vprintf(fmt, ap);
+        if (kmsg_fd < 0) {
+                vprintf(fmt, ap);
+                va_end(ap);
+                fflush(stdout);
+                return;
+        }
+        n = vsnprintf(buf, sizeof(buf), fmt, ap);
         va_end(ap);
-        fflush(stdout);
+        if (n < 0)
+                return;
+        if ((size_t) n >= sizeof(buf))
+                n = sizeof(buf) - 1;
+        if (write(kmsg_fd, buf, (size_t) n) < 0)
+                return;         /* nowhere else to say it */
 }
 
 int write_file(const char *path, const char *value) {
@@ -348,6 +371,9 @@ int main(void) {
         mkdir("/sys", 0555);
         mount("proc", "/proc", "proc", 0, NULL);
         mount("sysfs", "/sys", "sysfs", 0, NULL);
+        stress = cmdline_number("stress", 0);
+        if (stress > 0)
+                (void) say_through_kmsg();
         if (mount("cgroup2", CG, "cgroup2", 0, NULL) < 0) {
                 say("RESULT setup error=mount-cgroup2:%s\n", strerror(errno));
                 goto out;
@@ -359,9 +385,8 @@ int main(void) {
         ncpu = sysconf(_SC_NPROCESSORS_ONLN);
         say("RESULT setup ncpu=%ld\n", ncpu);
 
-        stress = cmdline_number("stress", 0);
         if (stress > 0) {
-                if (stress_run(stress) == 0)
+                if (stress_run(stress, cmdline_number("hotplug", 1) != 0) == 0)
                         say("RESULT done\n");
                 goto out;
         }
