@@ -122,6 +122,13 @@ def monitor(cmd):
     return data.decode(errors="replace").replace("\r", "")
 
 
+def stop():
+    try:
+        monitor("quit")
+    except OSError:
+        pass            # timeout(1) ends it after all
+
+
 def names(text):
     syms = []
     for l in open(sysmap):
@@ -149,7 +156,7 @@ while alive():
         done_at = now
     if done_at is not None and now - done_at > 60:
         print("the run ended but the guest did not power off: stopped")
-        monitor("quit")
+        stop()
         break
     if done_at is None and now - last_change > silence:
         try:
@@ -162,10 +169,7 @@ while alive():
             print("(registers in %s)" % out)
         except OSError as e:
             print("the console was silent for %d s; the monitor did not answer: %s" % (silence, e))
-        try:
-            monitor("quit")
-        except OSError:
-            pass
+        stop()
         break
 PY
 wait "$qpid" || true
