@@ -199,8 +199,8 @@ static int store_append(Store *s) {
                 return 0;
         }
         s->journal_bytes += (uint64_t) r;
-        log_debug("Appended %d bytes to %s/%s: %zu entries formatted anew", r, s->dir, STATE_JOURNAL,
-                  s->state.formatted);
+        log_debug("Appended %d bytes to %s/%s: %zu entries changed", r, s->dir, STATE_JOURNAL,
+                  s->state.changed);
         return 1;
 }
 
@@ -211,7 +211,7 @@ static int store_rewrite(Store *s) {
         r = with_spare_fd(s, bw_state_save, STATE_FILE);
         if (r < 0)
                 return r;
-        log_debug("Saved %s/%s: %zu of %zu entries formatted anew", s->dir, STATE_FILE, s->state.formatted,
+        log_debug("Saved %s/%s: %zu of %zu entries changed", s->dir, STATE_FILE, s->state.changed,
                   s->state.n_units);
         /* Its lines are of the generation before: left, they would be
          * skipped; removed, the next start reads nothing it skips. */
@@ -374,7 +374,7 @@ int store_intent(Store *s, const char *name, const struct bw_bandwidth *target, 
 const struct bw_ledger_lever *store_lever(Store *s, const char *name, enum bw_lever l) {
         struct bw_state_unit *su = bw_state_find(&s->state, name);
 
-        return su && bw_ledger_has(&su->levers[l]) ? &su->levers[l] : NULL;
+        return su ? bw_state_unit_lever(su, l) : NULL;
 }
 
 bool store_lever_releasing(Store *s, const char *name, enum bw_lever l) {
@@ -386,12 +386,14 @@ bool store_lever_releasing(Store *s, const char *name, enum bw_lever l) {
 int store_lever_intent(Store *s, const char *name, enum bw_lever l, const struct bw_ledger_lever *rec) {
         _cleanup_(bw_ledger_lever_done) struct bw_ledger_lever was = { 0 };
         struct bw_state_unit *su = bw_state_find(&s->state, name);
+        const struct bw_ledger_lever *cur;
         int r;
 
         if (!su)
                 return -ENOENT;
-        if (bw_ledger_has(&su->levers[l])) {
-                r = bw_ledger_lever_set(&was, su->levers[l].original, su->levers[l].written, su->levers[l].weight);
+        cur = bw_state_unit_lever(su, l);
+        if (cur) {
+                r = bw_ledger_lever_set(&was, cur->original, cur->written, cur->weight);
                 if (r < 0)
                         return r;
         }
@@ -421,7 +423,7 @@ void store_lever_restore_record(Store *s, const char *name, enum bw_lever l, con
 void store_lever_hold(Store *s, const char *name, enum bw_lever l) {
         struct bw_state_unit *su = bw_state_find(&s->state, name);
 
-        if (su && bw_ledger_has(&su->levers[l]))
+        if (su && bw_state_unit_lever(su, l))
                 set_undo(s, su, su->undo & ~(1u << l));
 }
 
@@ -436,7 +438,7 @@ static void undo_failed(struct bw_state_unit *su, uint64_t now) {
 void store_lever_release(Store *s, const char *name, enum bw_lever l, bool failed, uint64_t now) {
         struct bw_state_unit *su = bw_state_find(&s->state, name);
 
-        if (!su || !bw_ledger_has(&su->levers[l]))
+        if (!su || !bw_state_unit_lever(su, l))
                 return;
         if (!(su->undo & (1u << l)))
                 su->undo_due_usec = now;
@@ -451,7 +453,7 @@ void store_lever_clear(Store *s, const char *name, enum bw_lever l) {
         if (!su)
                 return;
         set_undo(s, su, su->undo & ~(1u << l));
-        if (bw_ledger_has(&su->levers[l])) {
+        if (bw_state_unit_lever(su, l)) {
                 (void) bw_state_unit_set_lever(su, l, NULL);
                 store_mark(s);
         }
@@ -493,7 +495,7 @@ static unsigned undo_bits(const struct bw_state_unit *su) {
         unsigned undo = su->slice_usec > 0 ? BW_STATE_UNDO_SLICE : 0;
 
         for (size_t l = 0; l < _BW_LEVER_MAX; l++)
-                if (bw_ledger_has(&su->levers[l]))
+                if (bw_state_unit_lever(su, (enum bw_lever) l))
                         undo |= 1u << l;
         return undo;
 }
@@ -613,7 +615,7 @@ size_t store_count_levers(const Store *s, enum bw_lever l) {
         size_t n = 0;
 
         for (size_t i = 0; i < s->state.n_units; i++)
-                n += bw_ledger_has(&s->state.units[i].levers[l]);
+                n += bw_state_unit_lever(&s->state.units[i], l) != NULL;
         return n;
 }
 

@@ -31,11 +31,16 @@ static inline bool same_unit(const struct bw_state_unit *a, const struct bw_stat
         if (a->credit_usec != b->credit_usec || a->debt_usec != b->debt_usec || a->paused != b->paused ||
             a->slice_usec != b->slice_usec || a->cgroup_dev != b->cgroup_dev || a->cgroup_ino != b->cgroup_ino)
                 return false;
-        for (size_t l = 0; l < _BW_LEVER_MAX; l++)
-                if (!same_str(a->levers[l].original, b->levers[l].original) ||
-                    !same_str(a->levers[l].written, b->levers[l].written) ||
-                    !same_str(a->levers[l].weight, b->levers[l].weight))
+        for (size_t l = 0; l < _BW_LEVER_MAX; l++) {
+                const struct bw_ledger_lever *x = bw_state_unit_lever(a, (enum bw_lever) l),
+                                             *y = bw_state_unit_lever(b, (enum bw_lever) l);
+
+                if (!x != !y)
                         return false;
+                if (x && (!same_str(x->original, y->original) || !same_str(x->written, y->written) ||
+                          !same_str(x->weight, y->weight)))
+                        return false;
+        }
         return true;
 }
 

@@ -39,7 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         fuzz_check(r >= 0 || r == -EINVAL);
         check_units(&s);
 
-        /* Every entry unsaved (fresh texts): the line holds them all. */
+        /* Every entry unsaved: the line holds them all. */
         for (size_t i = 0; i < s.n_units; i++)
                 s.units[i].saved = false;
         fuzz_check(bw_state_journal_format(&s, &line) == 0);

@@ -33,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         check_units(&s);
 
         fuzz_check(bw_state_format(&s, &text) == 0);
-        fuzz_check(s.formatted == s.n_units);
+        fuzz_check(s.changed == s.n_units);
         fuzz_check(bw_state_parse(text, strlen(text), &again) == 0);
         fuzz_check(again.n_units == s.n_units);
         for (size_t i = 0; i < s.n_units; i++)
@@ -42,6 +42,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         fuzz_check(bw_state_format(&again, &text2) == 0);
         fuzz_check(strcmp(text, text2) == 0);
         fuzz_check(bw_state_format(&s, &text3) == 0);
-        fuzz_check(s.formatted == 0 && strcmp(text, text3) == 0);
+        fuzz_check(s.changed == 0 && strcmp(text, text3) == 0);
         return 0;
 }

@@ -13,8 +13,8 @@
  * generation G (a full save counts the generation up, so the lines of an
  * older file are skipped, and the caller removes the journal after it).
  *
- * bw_state_journal_format(): the line for the entries whose text is not
- * saved (made again when their fields changed, s->credit_may_lag as in
+ * bw_state_journal_format(): the line for the entries not saved as they
+ * are (changed since they were last made, s->credit_may_lag as in
  * bw_state_format()) and the names removed since; *ret NULL when there is
  * nothing to save. bw_state_journal_append(): that line appended to NAME in
  * dirfd and fdatasync()ed (the directory fsync()ed too when the file is

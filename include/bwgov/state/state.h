@@ -60,7 +60,9 @@ struct bw_state_unit {
         uint64_t credit_usec;
         uint64_t debt_usec;
         bool paused;
-        struct bw_ledger_lever levers[_BW_LEVER_MAX];  /* the ledger (ledger.h), empty where nothing changed */
+        /* The ledger (ledger.h): _BW_LEVER_MAX records, empty where nothing
+         * changed; NULL while none is (most entries: bw_state_unit_lever()). */
+        struct bw_ledger_lever *levers;
         uint64_t slice_usec;
         uint64_t cgroup_dev, cgroup_ino;        /* 0: not known */
         /* Not serialised: the records (a bit per lever, BW_STATE_UNDO_SLICE
@@ -72,21 +74,18 @@ struct bw_state_unit {
         /* Not serialised: the pending intent is in the file already (set
          * by the caller after a successful save, cleared when it changes). */
         bool pending_saved;
-        /* Not serialised: the entry's text in the last formatted document
-         * and the fields it was made from. bw_state_format() formats again
-         * only entries whose fields changed since (a save of ten thousand
-         * entries is then a copy of their texts, not ten thousand JSON
-         * objects built and dumped). */
-        char *text;
-        size_t text_len;
-        /* Not serialised: that text is in the file or the journal (cleared
-         * when it is made again, set by bw_state_saved()). */
+        /* Not serialised: whether the entry changed since it was last
+         * made into a save, kept as two hashes of its fields when it was
+         * (bw_hash_bytes(): with and without its credit and debt; made:
+         * they are valid, cleared by a lever change). A save formats every
+         * entry as it goes; the hashes only say which ones a journal line
+         * must carry. The entry's text is never kept: ten thousand of them
+         * were 3.4 MB of the daemon's heap. */
+        uint64_t made_hash, made_hash_lag;
+        bool made;
+        /* Not serialised: the entry as made is in the file or the journal
+         * (cleared when it is made again, set by bw_state_saved()). */
         bool saved;
-        struct bw_state_fields {
-                struct bw_bandwidth baseline, written, pending;
-                uint64_t credit_usec, debt_usec, slice_usec, cgroup_dev, cgroup_ino;
-                bool has_written, has_pending, paused;
-        } text_of;
 };
 
 /* struct bw_state_unit.undo: the slice's bit (the levers' are 1 << lever),
@@ -95,6 +94,11 @@ struct bw_state_unit {
 #define BW_STATE_UNDO_SLICE (1u << _BW_LEVER_MAX)
 #define BW_STATE_UNDO_QUOTA (1u << (_BW_LEVER_MAX + 1))
 #define BW_STATE_UNDO_ENTRY (1u << (_BW_LEVER_MAX + 2))
+
+/* u's record of lever l, NULL when it has none. */
+static inline const struct bw_ledger_lever *bw_state_unit_lever(const struct bw_state_unit *u, enum bw_lever l) {
+        return u->levers && bw_ledger_has(&u->levers[l]) ? &u->levers[l] : NULL;
+}
 
 #define BW_BOOT_ID_MAX 37
 
@@ -112,12 +116,12 @@ struct bw_state {
         struct bw_state_unit *units;    /* sorted by name (strcmp) */
         size_t n_units;
         size_t n_allocated;
-        size_t formatted;               /* entries the last bw_state_format() formatted anew */
-        /* bw_state_format(): an entry whose credit and debt are all that
-         * changed since its last text keeps that text (a save of write-ahead
-         * intents: the credits move on every tick and are saved on a rhythm
-         * of their own; formatting ten thousand of them again on every
-         * intent save cost more than the rest of the save). */
+        size_t changed;                 /* entries the last save or format found changed */
+        /* An entry whose credit and debt are all that changed since it was
+         * last made does not count as changed, and a journal line does not
+         * carry it (a save of write-ahead intents: the credits move on
+         * every tick and are saved on a rhythm of their own, STORE_SAVE_INTERVAL_USEC).
+         * A whole file has every entry's credit as it is. */
         bool credit_may_lag;
         char **forgotten;               /* names removed since the last save (for the journal) */
         size_t n_forgotten;
@@ -135,8 +139,8 @@ int bw_state_parse(const char *buf, size_t len, struct bw_state *ret);
 int bw_state_load(int dirfd, const char *name, struct bw_state *ret);
 
 /* Serialise to a malloc'd NUL-terminated string: one line per entry
- * (compact, keys sorted), each formatted again only when its fields
- * changed since the last call (s->formatted says how many were). */
+ * (compact, keys sorted). s->changed says how many entries changed since
+ * they were last made (credit_may_lag: not counting a credit alone). */
 int bw_state_format(struct bw_state *s, char **ret);
 
 /* Atomic replace: write .NAME.tmp.PID in dirfd (created anew: whatever is
@@ -148,8 +152,8 @@ int bw_state_save(int dirfd, const char *name, struct bw_state *s);
 
 void bw_state_done(struct bw_state *s);
 
-/* After a successful save (full or appended): every entry's text saved, no
- * removal left to record. */
+/* After a successful save (full or appended): every entry as made is saved,
+ * no removal left to record. */
 void bw_state_saved(struct bw_state *s);
 
 /* Find a unit entry (a binary search), NULL if none. The pointer stays valid

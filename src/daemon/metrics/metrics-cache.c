@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bwgov/util/hash.h"
 #include "bwgov/util/macro.h"
 #include "metrics-cache.h"
 
@@ -32,22 +33,6 @@ void metrics_cache_stats(const MetricsCache *c, size_t *ret_reused, size_t *ret_
         *ret_rendered = c->rendered;
 }
 
-/* xxHash64's round and merge: each word moves every bit of the hash. */
-static inline uint64_t rotl64(uint64_t x, unsigned r) {
-        return (x << r) | (x >> (64 - r));
-}
-
-static inline uint64_t hash_word(uint64_t h, uint64_t w) {
-        h ^= rotl64(w * 0xC2B2AE3D27D4EB4FULL, 31) * 0x9E3779B185EBCA87ULL;
-        return rotl64(h, 27) * 0x9E3779B185EBCA87ULL + 0x85EBCA77C2B2AE63ULL;
-}
-
-static uint64_t hash_words(uint64_t h, const uint64_t *w, size_t n) {
-        for (size_t i = 0; i < n; i++)
-                h = hash_word(h, w[i]);
-        return h;
-}
-
 /* The label's storage is padded with zeros to a BLOCK (a multiple of 8),
  * so it is read a word at a time. */
 static uint64_t hash_row(uint64_t h, const struct metrics_row *row, const struct metrics_rqs *rqs,
@@ -56,18 +41,18 @@ static uint64_t hash_row(uint64_t h, const struct metrics_row *row, const struct
                 uint64_t w;
 
                 memcpy(&w, storage + row->label_off + k, sizeof(w));
-                h = hash_word(h, w);
+                h = bw_hash_word(h, w);
         }
-        h = hash_word(h, row->label_len);
-        h = hash_word(h, row->ok);
-        h = hash_words(h, row->v, METRICS_N_FAMILIES);
-        h = hash_word(h, row->rq != 0);
+        h = bw_hash_word(h, row->label_len);
+        h = bw_hash_word(h, row->ok);
+        h = bw_hash_words(h, row->v, METRICS_N_FAMILIES);
+        h = bw_hash_word(h, row->rq != 0);
         if (row->rq != 0) {
                 const struct metrics_row_rq *x = &rqs->v[row->rq - 1];
 
-                h = hash_words(h, x->wait_slots, BW_RQ_SLOTS);
-                h = hash_word(h, x->wait_ns);
-                h = hash_words(h, x->rq, N_RQ_FAMILIES);
+                h = bw_hash_words(h, x->wait_slots, BW_RQ_SLOTS);
+                h = bw_hash_word(h, x->wait_ns);
+                h = bw_hash_words(h, x->rq, N_RQ_FAMILIES);
         }
         return h;
 }

@@ -20,60 +20,50 @@
 #include "bwgov/state/state-journal.h"
 
 int bw_state_journal_format(struct bw_state *s, char **ret) {
-        size_t len, at, n = 0;
-        char head[64], *out;
+        struct state_doc o = { .fd = -1 };
+        char head[64];
+        size_t n = 0;
         int r;
 
-        len = (size_t) snprintf(head, sizeof(head), "{\"generation\":%" PRIu64 ",\"forget\":[", s->generation);
-        s->formatted = 0;
-        for (size_t i = 0; i < s->n_units; i++) {
-                r = state_refresh(s, &s->units[i]);
-                if (r < 0)
-                        return r;
-                if (!s->units[i].saved) {
-                        len += s->units[i].text_len + 1;
-                        n++;
-                }
-        }
-        _cleanup_free_ char **quoted = calloc(s->n_forgotten + 1, sizeof(char *));
-        if (!quoted)
-                return -ENOMEM;
-        for (size_t i = 0; i < s->n_forgotten; i++) {
-                quoted[i] = state_quote(s->forgotten[i]);
-                if (!quoted[i]) {
-                        r = -EINVAL;
-                        goto done;
-                }
-                len += strlen(quoted[i]) + 1;
-        }
         *ret = NULL;
-        r = 0;
+        s->changed = 0;
+        for (size_t i = 0; i < s->n_units; i++) {
+                (void) state_refresh(s, &s->units[i]);
+                n += !s->units[i].saved;
+        }
         if (n == 0 && s->n_forgotten == 0)
-                goto done;
-        len += sizeof("],\"units\":{}}\n");
-        out = malloc(len);
-        r = -ENOMEM;
-        if (!out)
-                goto done;
-        at = (size_t) stpcpy(out, head) - (size_t) out;
-        for (size_t i = 0; i < s->n_forgotten; i++)
-                at += (size_t) sprintf(out + at, "%s%s", i > 0 ? "," : "", quoted[i]);
-        at += (size_t) sprintf(out + at, "],\"units\":{");
-        for (size_t i = 0, k = 0; i < s->n_units; i++) {
+                return 0;
+
+        (void) snprintf(head, sizeof(head), "{\"generation\":%" PRIu64 ",\"forget\":[", s->generation);
+        r = state_doc_put(&o, head, strlen(head));
+        for (size_t i = 0; i < s->n_forgotten && r >= 0; i++) {
+                _cleanup_free_ char *q = state_quote(s->forgotten[i]);
+
+                if (!q)
+                        r = -EINVAL;
+                if (r >= 0 && i > 0)
+                        r = state_doc_put(&o, ",", 1);
+                if (r >= 0)
+                        r = state_doc_put(&o, q, strlen(q));
+        }
+        if (r >= 0)
+                r = state_doc_put(&o, "],\"units\":{", strlen("],\"units\":{"));
+        for (size_t i = 0, k = 0; i < s->n_units && r >= 0; i++) {
                 if (s->units[i].saved)
                         continue;
                 if (k++ > 0)
-                        out[at++] = ',';
-                memcpy(out + at, s->units[i].text, s->units[i].text_len);
-                at += s->units[i].text_len;
+                        r = state_doc_put(&o, ",", 1);
+                if (r >= 0)
+                        r = state_doc_put_unit(&o, &s->units[i]);
         }
-        memcpy(out + at, "}}\n", 4);
-        *ret = out;
-        r = 0;
-done:
-        for (size_t i = 0; i < s->n_forgotten; i++)
-                free(quoted[i]);
-        return r;
+        if (r >= 0)
+                r = state_doc_put(&o, "}}\n", 3);
+        if (r < 0) {
+                free(o.buf);
+                return r;
+        }
+        *ret = o.buf;
+        return 0;
 }
 
 int bw_state_journal_append(int dirfd, const char *name, struct bw_state *s) {

@@ -33,14 +33,26 @@ int bw_state_unit_set_lever(struct bw_state_unit *u, enum bw_lever l, const stru
 
         if (!u || (unsigned) l >= _BW_LEVER_MAX)
                 return -EINVAL;
-        if (!bw_ledger_has(r))
+        if (!bw_ledger_has(r)) {
+                if (!u->levers)
+                        return 0;
                 bw_ledger_lever_done(&u->levers[l]);
-        else {
-                k = bw_ledger_lever_set(&u->levers[l], r->original, r->written, r->weight);
-                if (k < 0)
-                        return k;
+                for (size_t i = 0; i < _BW_LEVER_MAX; i++)
+                        if (bw_ledger_has(&u->levers[i]))
+                                goto made;
+                u->levers = mfree(u->levers);
+                goto made;
         }
-        u->text = mfree(u->text);       /* the levers are not in text_of */
+        if (!u->levers) {
+                u->levers = calloc(_BW_LEVER_MAX, sizeof(*u->levers));
+                if (!u->levers)
+                        return -ENOMEM;
+        }
+        k = bw_ledger_lever_set(&u->levers[l], r->original, r->written, r->weight);
+        if (k < 0)
+                return k;       /* an array of empty records left: as none */
+made:
+        u->made = false;        /* the levers are not in its hashes */
         return 0;
 }
 
@@ -132,13 +144,14 @@ int state_levers_format(const struct bw_state_unit *u, char **ret) {
         _cleanup_free_ char *text = NULL;
 
         for (size_t l = 0; l < _BW_LEVER_MAX; l++) {
+                const struct bw_ledger_lever *rec = bw_state_unit_lever(u, (enum bw_lever) l);
                 json_t *o;
 
-                if (!bw_ledger_has(&u->levers[l]))
+                if (!rec)
                         continue;
                 if (!levers && !(levers = json_object()))
                         return -ENOMEM;
-                if (lever_to_json(&u->levers[l], &o) < 0 ||
+                if (lever_to_json(rec, &o) < 0 ||
                     json_object_set_new(levers, bw_lever_to_string((enum bw_lever) l), o) < 0)
                         return -ENOMEM;
         }

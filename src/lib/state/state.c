@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include "bwgov/util/fileio.h"
+#include "bwgov/util/hash.h"
 #include "bwgov/util/macro.h"
 #include "bwgov/state/state.h"
 #include "bwgov/util/util.h"
@@ -77,14 +77,15 @@ enum bw_ownership bw_state_classify(const struct bw_state_unit *u, const struct 
 static void unit_done(struct bw_state_unit *u) {
         free(u->name);
         free(u->cgroup);
-        free(u->text);
-        for (size_t l = 0; l < _BW_LEVER_MAX; l++)
-                bw_ledger_lever_done(&u->levers[l]);
+        if (u->levers)
+                for (size_t l = 0; l < _BW_LEVER_MAX; l++)
+                        bw_ledger_lever_done(&u->levers[l]);
+        free(u->levers);
 }
 
 bool bw_state_unit_has_levers(const struct bw_state_unit *u) {
         for (size_t l = 0; l < _BW_LEVER_MAX; l++)
-                if (bw_ledger_has(&u->levers[l]))
+                if (bw_state_unit_lever(u, (enum bw_lever) l))
                         return true;
         return u->slice_usec > 0;
 }
@@ -106,7 +107,7 @@ void bw_state_done(struct bw_state *s) {
 
 void bw_state_saved(struct bw_state *s) {
         for (size_t i = 0; i < s->n_units; i++)
-                s->units[i].saved = s->units[i].text != NULL;
+                s->units[i].saved = s->units[i].made;
         forgotten_done(s);
 }
 
@@ -327,10 +328,18 @@ int bw_state_parse(const char *buf, size_t len, struct bw_state *ret) {
         return 0;
 }
 
-static struct bw_state_fields fields_of(const struct bw_state_unit *u) {
-        struct bw_state_fields f;
+/* The serialised fields of an entry but its levers, whose changes clear
+ * u->made instead (bw_state_unit_set_lever()). */
+struct state_fields {
+        struct bw_bandwidth baseline, written, pending;
+        uint64_t credit_usec, debt_usec, slice_usec, cgroup_dev, cgroup_ino;
+        bool has_written, has_pending, paused;
+};
 
-        /* Zeroed first: compared with memcmp(), padding included. */
+static struct state_fields fields_of(const struct bw_state_unit *u) {
+        struct state_fields f;
+
+        /* Zeroed first: hashed as bytes, padding included. */
         memset(&f, 0, sizeof(f));
         f.baseline = u->baseline;
         f.has_written = u->has_written;
@@ -375,8 +384,8 @@ static void bandwidth_format(const struct bw_bandwidth *b, char *buf, size_t siz
 
 /* One entry as `"name": {...}`, compact with its keys sorted: what
  * json_dumps(JSON_COMPACT | JSON_SORT_KEYS) of the entry's object gives,
- * put together without building the object (ten thousand entries are
- * formatted again on a save after their credit moved). */
+ * put together without building the object (a whole save formats every
+ * entry: ten thousand of them). */
 static int unit_format(const struct bw_state_unit *u, char **ret) {
         _cleanup_free_ char *name = NULL, *cgroup = NULL, *levers = NULL;
         char baseline[160], written[160] = "null", pending[160] = "null", slice[48] = "", id[64] = "";
@@ -409,114 +418,94 @@ static int unit_format(const struct bw_state_unit *u, char **ret) {
         return 0;
 }
 
-/* Make u's text again when its fields changed since it was made (with
- * s->credit_may_lag, not for its credit and debt alone). */
+/* Whether u changed since it was last made (with s->credit_may_lag, not
+ * for its credit and debt alone); if so it is made now: 1, u->saved
+ * cleared. */
 int state_refresh(struct bw_state *s, struct bw_state_unit *u) {
-        struct bw_state_fields f = fields_of(u);
-        char *t;
-        int r;
+        struct state_fields f = fields_of(u);
+        uint64_t all, lag;
 
-        if (u->text && s->credit_may_lag) {
-                struct bw_state_fields lag = f;
-
-                lag.credit_usec = u->text_of.credit_usec;
-                lag.debt_usec = u->text_of.debt_usec;
-                if (memcmp(&lag, &u->text_of, sizeof(lag)) == 0)
-                        return 0;
-        }
-        if (u->text && memcmp(&f, &u->text_of, sizeof(f)) == 0)
+        all = bw_hash_bytes(0, &f, sizeof(f));
+        f.credit_usec = f.debt_usec = 0;
+        lag = bw_hash_bytes(0, &f, sizeof(f));
+        if (u->made && (all == u->made_hash || (s->credit_may_lag && lag == u->made_hash_lag)))
                 return 0;
-        r = unit_format(u, &t);
-        if (r < 0)
-                return r;
-        free(u->text);
-        u->text = t;
-        u->text_len = strlen(t);
-        u->text_of = f;
+        u->made_hash = all;
+        u->made_hash_lag = lag;
+        u->made = true;
         u->saved = false;
-        s->formatted++;
+        s->changed++;
         return 1;
 }
 
-/* Where the document goes: a buffer of the right size, or a file in
- * writev() batches (ten thousand entries are 3 MB: a save never holds
- * them twice). */
-#define DOC_IOV 256
+/* Where the document goes: a buffer that grows (fd -1), or a file that a
+ * buffer of DOC_FLUSH bytes is written to as it fills (ten thousand
+ * entries are 3 MB: a save never holds them). */
+#define DOC_FLUSH (64u * 1024u)
 
-struct doc_out {
-        int fd;                         /* -1: into buf */
-        char *buf;
-        size_t at;
-        struct iovec iov[DOC_IOV];
-        size_t n_iov;
-};
+static int doc_flush(struct state_doc *o) {
+        size_t done = 0;
 
-static int doc_flush(struct doc_out *o) {
-        struct iovec *v = o->iov;
-        size_t n = o->n_iov;
+        while (done < o->at) {
+                ssize_t k = write(o->fd, o->buf + done, o->at - done);
 
-        o->n_iov = 0;
-        while (n > 0) {
-                ssize_t k = writev(o->fd, v, (int) n);
-
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
                         return -errno;
-                }
-                /* A short write: on from where it stopped. */
-                while (n > 0 && (size_t) k >= v->iov_len) {
-                        k -= (ssize_t) v->iov_len;
-                        v++;
-                        n--;
-                }
-                if (n > 0) {
-                        v->iov_base = (char *) v->iov_base + k;
-                        v->iov_len -= (size_t) k;
-                }
+                if (k == 0)
+                        return -EIO;
+                done += (size_t) k;
         }
+        o->at = 0;
         return 0;
 }
 
-static int doc_put(struct doc_out *o, const char *p, size_t n) {
+int state_doc_put(struct state_doc *o, const char *p, size_t n) {
         int r;
 
-        if (o->fd < 0) {
-                memcpy(o->buf + o->at, p, n);
-                o->at += n;
-                return 0;
-        }
-        if (o->n_iov == DOC_IOV) {
+        if (o->fd >= 0 && o->at > 0 && o->at + n > DOC_FLUSH) {
                 r = doc_flush(o);
                 if (r < 0)
                         return r;
         }
-        o->iov[o->n_iov++] = (struct iovec) { (void *) p, n };
-        return 0;
-}
+        if (o->at + n + 1 > o->size) {
+                size_t a = o->size < DOC_FLUSH ? DOC_FLUSH : o->size * 2;
 
-/* Every entry's text made again where its fields changed; *ret_len: the
- * bytes of the entries with their separators. */
-static int state_refresh_all(struct bw_state *s, size_t *ret_len) {
-        size_t len = 0;
+                if (a < o->at + n + 1)
+                        a = o->at + n + 1;
+                char *b = realloc(o->buf, a);
 
-        s->formatted = 0;
-        for (size_t i = 0; i < s->n_units; i++) {
-                int r = state_refresh(s, &s->units[i]);
-
-                if (r < 0)
-                        return r;
-                len += s->units[i].text_len + 6;        /* ",\n    " */
+                if (!b)
+                        return -ENOMEM;
+                o->buf = b;
+                o->size = a;
         }
-        *ret_len = len;
+        memcpy(o->buf + o->at, p, n);
+        o->at += n;
+        o->buf[o->at] = '\0';
         return 0;
 }
 
-/* The document, one line per entry, from the entries' texts (made). */
-static int state_emit(const struct bw_state *s, struct doc_out *o) {
+int state_doc_put_unit(struct state_doc *o, const struct bw_state_unit *u) {
+        _cleanup_free_ char *t = NULL;
+        int r;
+
+        r = unit_format(u, &t);
+        if (r < 0)
+                return r;
+        return state_doc_put(o, t, strlen(t));
+}
+
+/* The document, one line per entry. */
+static int state_emit(struct bw_state *s, struct state_doc *o) {
         static const char tail[] = "\n  }\n}", empty[] = "}\n}";
         char head[160];
         int r = 0;
+
+        s->changed = 0;
+        for (size_t i = 0; i < s->n_units; i++)
+                (void) state_refresh(s, &s->units[i]);
 
         /* A boot id is 36 characters of hex digits and dashes (checked at
          * parse, written by the caller): no escaping needed. */
@@ -525,36 +514,31 @@ static int state_emit(const struct bw_state *s, struct doc_out *o) {
                         STATE_SCHEMA_VERSION, s->boot_id[0] ? "\n  \"boot_id\": \"" : "", s->boot_id,
                         s->boot_id[0] ? "\"," : "", s->generation,
                         s->keep_quotas ? "\n  \"restore_on_exit\": false," : "");
-        r = doc_put(o, head, strlen(head));
+        r = state_doc_put(o, head, strlen(head));
         for (size_t i = 0; i < s->n_units && r >= 0; i++) {
-                r = doc_put(o, i > 0 ? ",\n    " : "\n    ", i > 0 ? 6 : 5);
+                r = state_doc_put(o, i > 0 ? ",\n    " : "\n    ", i > 0 ? 6 : 5);
                 if (r >= 0)
-                        r = doc_put(o, s->units[i].text, s->units[i].text_len);
+                        r = state_doc_put_unit(o, &s->units[i]);
         }
         if (r >= 0)
-                r = s->n_units == 0 ? doc_put(o, empty, sizeof(empty) - 1) : doc_put(o, tail, sizeof(tail) - 1);
+                r = s->n_units == 0 ? state_doc_put(o, empty, sizeof(empty) - 1) :
+                                      state_doc_put(o, tail, sizeof(tail) - 1);
         if (r >= 0 && o->fd >= 0)
-                r = doc_put(o, "\n", 1);
+                r = state_doc_put(o, "\n", 1);
         if (r >= 0 && o->fd >= 0)
                 r = doc_flush(o);
         return r;
 }
 
-/* The document: one line per entry, each entry's text formatted only
- * when its fields changed since it was last. */
 int bw_state_format(struct bw_state *s, char **ret) {
-        struct doc_out o = { .fd = -1 };
-        size_t len;
+        struct state_doc o = { .fd = -1 };
         int r;
 
-        r = state_refresh_all(s, &len);
-        if (r < 0)
+        r = state_emit(s, &o);
+        if (r < 0) {
+                free(o.buf);
                 return r;
-        o.buf = malloc(len + 160 + 16);         /* the head, the tail, the NUL */
-        if (!o.buf)
-                return -ENOMEM;
-        (void) state_emit(s, &o);
-        o.buf[o.at] = '\0';
+        }
         *ret = o.buf;
         return 0;
 }
@@ -575,17 +559,11 @@ int bw_state_load(int dirfd, const char *name, struct bw_state *ret) {
 int bw_state_save(int dirfd, const char *name, struct bw_state *s) {
         _cleanup_free_ char *tmp = NULL;
         _cleanup_close_ int fd = -1;
-        struct doc_out o = { .fd = -1 };
-        size_t len;
+        _cleanup_free_ char *buf = NULL;
+        struct state_doc o = { .fd = -1 };
         int r;
 
         s->generation++;
-        r = state_refresh_all(s, &len);
-        if (r < 0) {
-                s->generation--;
-                return r;
-        }
-
         if (asprintf(&tmp, ".%s.tmp.%d", name, (int) getpid()) < 0) {
                 s->generation--;
                 return -ENOMEM;
@@ -605,6 +583,7 @@ int bw_state_save(int dirfd, const char *name, struct bw_state *s) {
 
         o.fd = fd;
         r = state_emit(s, &o);
+        buf = o.buf;
         if (r < 0)
                 goto fail;
         if (fsync(fd) < 0) {

@@ -75,19 +75,31 @@ static void test_roundtrip(void **unused) {
         assert_true(u->baseline.quota_usec == BW_QUOTA_MAX);
         assert_true(u->paused);
         assert_true(bw_state_unit_has_levers(u));
-        assert_string_equal(u->levers[BW_LEVER_WEIGHT].original, "1024");
-        assert_string_equal(u->levers[BW_LEVER_WEIGHT].written, "4096");
-        assert_null(u->levers[BW_LEVER_WEIGHT].weight);
-        assert_string_equal(u->levers[BW_LEVER_CPUS].original, "0-3");
-        assert_null(u->levers[BW_LEVER_CPUS].written);
-        assert_string_equal(u->levers[BW_LEVER_IDLE].original, "0");
-        assert_string_equal(u->levers[BW_LEVER_IDLE].written, "1");
-        assert_string_equal(u->levers[BW_LEVER_IDLE].weight, "500");
-        assert_false(bw_ledger_has(&u->levers[BW_LEVER_FREEZE]));
+        assert_string_equal(bw_state_unit_lever(u, BW_LEVER_WEIGHT)->original, "1024");
+        assert_string_equal(bw_state_unit_lever(u, BW_LEVER_WEIGHT)->written, "4096");
+        assert_null(bw_state_unit_lever(u, BW_LEVER_WEIGHT)->weight);
+        assert_string_equal(bw_state_unit_lever(u, BW_LEVER_CPUS)->original, "0-3");
+        assert_null(bw_state_unit_lever(u, BW_LEVER_CPUS)->written);
+        assert_string_equal(bw_state_unit_lever(u, BW_LEVER_IDLE)->original, "0");
+        assert_string_equal(bw_state_unit_lever(u, BW_LEVER_IDLE)->written, "1");
+        assert_string_equal(bw_state_unit_lever(u, BW_LEVER_IDLE)->weight, "500");
+        assert_null(bw_state_unit_lever(u, BW_LEVER_FREEZE));
         assert_int_equal(u->slice_usec, 125);
         assert_int_equal(u->cgroup_dev, 30);
         assert_int_equal(u->cgroup_ino, 4711);
         assert_int_equal(bw_state_find(&t, "web.slice")->cgroup_ino, 0);       /* unknown: not written */
+        assert_null(bw_state_find(&t, "web.slice")->levers);          /* no records: no array */
+
+        /* The records go one by one; the array with the last of them. */
+        assert_int_equal(bw_state_unit_set_lever(u, BW_LEVER_WEIGHT, NULL), 0);
+        assert_int_equal(bw_state_unit_set_lever(u, BW_LEVER_CPUS, NULL), 0);
+        assert_non_null(u->levers);
+        assert_non_null(bw_state_unit_lever(u, BW_LEVER_IDLE));
+        assert_int_equal(bw_state_unit_set_lever(u, BW_LEVER_IDLE, NULL), 0);
+        assert_null(u->levers);
+        assert_int_equal(bw_state_unit_set_lever(u, BW_LEVER_IDLE, NULL), 0);
+        assert_int_equal(bw_state_unit_set_lever(u, BW_LEVER_IDLE, REC("0", "1", "500")), 0);
+        assert_string_equal(bw_state_unit_lever(u, BW_LEVER_IDLE)->weight, "500");
 
         bw_state_remove(&t, "web.slice");
         assert_int_equal(t.n_units, 1);
@@ -373,40 +385,51 @@ static void test_format_incremental(void **unused) {
         assert_non_null(u);
         u->baseline = base;
         assert_int_equal(bw_state_format(&s, &text), 0);
-        assert_int_equal(s.formatted, 101);
+        assert_int_equal(s.changed, 101);
         text = mfree(text);
 
-        /* Nothing changed: nothing formatted, the same text. */
+        /* Nothing changed: nothing counted, the same text. */
         assert_int_equal(bw_state_format(&s, &text), 0);
-        assert_int_equal(s.formatted, 0);
+        assert_int_equal(s.changed, 0);
         text = mfree(text);
 
         /* An intent save (credit_may_lag): an entry whose credit and debt
-         * alone moved keeps its text; one with another change is formatted
-         * with its credit too. The next full save brings the credit. */
+         * alone moved does not count as changed, and a journal line leaves
+         * it out; one with another change counts. The whole document has
+         * every credit as it is. Without the lag, the next save counts the
+         * credits too. */
         s.credit_may_lag = true;
         bw_state_find(&s, "u003.service")->credit_usec = 333;
         bw_state_find(&s, "u004.service")->debt_usec = 444;
         u = bw_state_find(&s, "u005.service");
         u->credit_usec = 555;
         u->paused = true;
+        bw_state_saved(&s);
+        assert_int_equal(bw_state_journal_format(&s, &text), 0);
+        assert_int_equal(s.changed, 1);
+        assert_non_null(text);
+        assert_null(strstr(text, "u003.service"));
+        assert_null(strstr(text, "u004.service"));
+        assert_non_null(strstr(text, "\"u005.service\""));
+        text = mfree(text);
         assert_int_equal(bw_state_format(&s, &text), 0);
-        assert_int_equal(s.formatted, 1);
+        assert_int_equal(s.changed, 0);
         assert_int_equal(bw_state_parse(text, strlen(text), &t), 0);
-        assert_int_equal(bw_state_find(&t, "u003.service")->credit_usec, 3);
-        assert_int_equal(bw_state_find(&t, "u004.service")->debt_usec, 0);
+        assert_int_equal(bw_state_find(&t, "u003.service")->credit_usec, 333);
+        assert_int_equal(bw_state_find(&t, "u004.service")->debt_usec, 444);
         assert_int_equal(bw_state_find(&t, "u005.service")->credit_usec, 555);
         assert_true(bw_state_find(&t, "u005.service")->paused);
         bw_state_done(&t);
         text = mfree(text);
         s.credit_may_lag = false;
-        assert_int_equal(bw_state_format(&s, &text), 0);
-        assert_int_equal(s.formatted, 2);
-        assert_int_equal(bw_state_parse(text, strlen(text), &t), 0);
-        assert_int_equal(bw_state_find(&t, "u003.service")->credit_usec, 333);
-        assert_int_equal(bw_state_find(&t, "u004.service")->debt_usec, 444);
-        bw_state_done(&t);
+        bw_state_saved(&s);
+        assert_int_equal(bw_state_journal_format(&s, &text), 0);
+        assert_int_equal(s.changed, 2);
+        assert_non_null(strstr(text, "\"u003.service\""));
+        assert_non_null(strstr(text, "\"u004.service\""));
+        assert_null(strstr(text, "u005.service"));
         text = mfree(text);
+        bw_state_saved(&s);
 
         /* Two changed, one added, one removed, one lever set. */
         bw_state_find(&s, "u007.service")->credit_usec = 777;
@@ -420,7 +443,7 @@ static void test_format_incremental(void **unused) {
         assert_int_equal(bw_state_unit_set_lever(bw_state_find(&s, "u010.service"), BW_LEVER_WEIGHT,
                                                  REC("100", "400", NULL)), 0);
         assert_int_equal(bw_state_format(&s, &text), 0);
-        assert_int_equal(s.formatted, 4);
+        assert_int_equal(s.changed, 4);
 
         assert_int_equal(bw_state_parse(text, strlen(text), &t), 0);
         assert_int_equal(t.n_units, 101);
@@ -431,7 +454,7 @@ static void test_format_incremental(void **unused) {
         assert_null(bw_state_find(&t, "u009.service"));
         assert_non_null(bw_state_find(&t, "new.service"));
         assert_non_null(bw_state_find(&t, "we\"ird\\name\n.scope"));
-        assert_string_equal(bw_state_find(&t, "u010.service")->levers[BW_LEVER_WEIGHT].original, "100");
+        assert_string_equal(bw_state_unit_lever(bw_state_find(&t, "u010.service"), BW_LEVER_WEIGHT)->original, "100");
         free(text);
         bw_state_done(&t);
 
@@ -464,7 +487,7 @@ static char *jansson_entry(const struct bw_state_unit *u) {
                       u->has_pending ? bandwidth_json(&u->pending) : json_null(), "credit_usec",
                       (json_int_t) u->credit_usec, "debt_usec", (json_int_t) u->debt_usec, "paused", u->paused);
         for (size_t l = 0; l < _BW_LEVER_MAX; l++) {
-                const struct bw_ledger_lever *r = &u->levers[l];
+                const struct bw_ledger_lever *r = bw_state_unit_lever(u, (enum bw_lever) l);
                 json_t *x;
 
                 if (!bw_ledger_has(r))
