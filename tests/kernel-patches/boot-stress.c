@@ -37,12 +37,15 @@
  * with both vCPUs busy. The verdict (no WARN, BUG, KASAN or lockdep report
  * on the console) is boot-check's.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -225,6 +228,222 @@ static int read_max(const char *group, char *buf, size_t size) {
         return buf[0] ? 0 : -ENODATA;
 }
 
+/*
+ * Diagnostics for a run that stalls (7.2 patched, no hotplug: PID 1 made a few
+ * writes in minutes without being blocked in D state). PID 1 marks each step
+ * of its loop (op_begin()); a second thread of PID 1 (in the root group, like
+ * PID 1) dumps the state of the hierarchy, "STRESS diag ..." lines, when a
+ * step has taken more than 2 s beyond what it should, again every 10 s while
+ * it lasts, and every 30 s anyway: each group's cpu.max, cpu.max.burst and
+ * cpu.stat, each group's cfs_rq per CPU from debugfs' sched/debug (queued,
+ * throttled, throttle_count), and each worker's threads (state, CPU time,
+ * CPU, wchan, cgroup, kernel stack when not running).
+ */
+static atomic_llong op_start_us;        /* 0: no step under way */
+static atomic_llong op_expect_us;
+static _Atomic(const char *) op_name;
+static atomic_int churn_pid;
+static const pid_t *diag_pids;
+
+static long long now_usec(void) {
+        return (long long) (now_sec() * 1e6);
+}
+
+static void op_end(void);
+
+/* The step @name begins (and the one before ends); it should take @expect_usec. */
+static void op_begin(const char *name, long long expect_usec) {
+        op_end();
+        atomic_store(&op_name, name);
+        atomic_store(&op_expect_us, expect_usec);
+        atomic_store(&op_start_us, now_usec());
+}
+
+static void op_end(void) {
+        long long start = atomic_exchange(&op_start_us, 0);
+        long long took = now_usec() - start;
+
+        if (start && took - atomic_load(&op_expect_us) > 2000000)
+                say("STRESS diag slow op=%s took=%.3f s\n", atomic_load(&op_name), took / 1e6);
+}
+
+/* The whole of a small file into @buf, NUL-terminated; its length or -1. */
+static ssize_t slurp(const char *path, char *buf, size_t size) {
+        FILE *f = fopen(path, "re");
+        size_t n;
+
+        buf[0] = '\0';
+        if (!f)
+                return -1;
+        n = fread(buf, 1, size - 1, f);
+        fclose(f);
+        buf[n] = '\0';
+        return (ssize_t) n;
+}
+
+/* Newlines of @s to @c, the trailing ones dropped. */
+static char *flatten(char *s, char c) {
+        size_t n = strlen(s);
+
+        while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == ' '))
+                s[--n] = '\0';
+        for (char *p = s; *p; p++)
+                if (*p == '\n')
+                        *p = c;
+        return s;
+}
+
+static void diag_group(const char *why, const char *group) {
+        char path[256], max[64], burst[32], stat[512];
+
+        snprintf(path, sizeof(path), "%s/cpu.max", group);
+        if (slurp(path, max, sizeof(max)) < 0)
+                return;
+        snprintf(path, sizeof(path), "%s/cpu.max.burst", group);
+        slurp(path, burst, sizeof(burst));
+        snprintf(path, sizeof(path), "%s/cpu.stat", group);
+        slurp(path, stat, sizeof(stat));
+        say("STRESS diag %s group=%s max=\"%s\" burst=%s stat: %s\n", why, group + strlen(CG),
+            flatten(max, ' '), flatten(burst, ' '), flatten(stat, ' '));
+}
+
+/* The cfs_rqs of the stress groups in sched/debug: one line per CPU and group. */
+static void diag_cfs_rqs(const char *why) {
+        static const char *const keys[] = { ".nr_queued", ".h_nr_queued", ".h_nr_runnable", ".throttled",
+                                             ".throttle_count" };
+        char l[256], out[512] = "";
+        size_t o = 0;
+        bool in = false;
+        FILE *f = fopen("/sys/kernel/debug/sched/debug", "re");
+
+        if (!f) {
+                say("STRESS diag %s sched/debug: %s\n", why, strerror(errno));
+                return;
+        }
+        while (fgets(l, sizeof(l), f)) {
+                l[strcspn(l, "\n")] = '\0';
+                if (strncmp(l, "cfs_rq[", 7) == 0 || l[0] == '\0' || strncmp(l, "rt_rq[", 6) == 0) {
+                        if (in && o)
+                                say("STRESS diag %s %s\n", why, out);
+                        in = strncmp(l, "cfs_rq[", 7) == 0 && strstr(l, "/bwgov-stress");
+                        o = in ? (size_t) snprintf(out, sizeof(out), "%s", l) : 0;
+                        continue;
+                }
+                if (!in)
+                        continue;
+                for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+                        const char *k = strstr(l, keys[i]), *v;
+
+                        if (!k || strncmp(k + strlen(keys[i]), " ", 1) != 0 || !(v = strchr(k, ':')))
+                                continue;
+                        if (o < sizeof(out))
+                                o += (size_t) snprintf(out + o, sizeof(out) - o, " %s=%s", keys[i] + 1,
+                                                       v + 1 + strspn(v + 1, " "));
+                }
+        }
+        if (in && o)
+                say("STRESS diag %s %s\n", why, out);
+        fclose(f);
+}
+
+/* One task: state, utime+stime (ticks), CPU, wchan, cgroup; its kernel stack
+ * when it is not running. */
+static void diag_task(const char *why, pid_t pid, pid_t tid) {
+        char path[96], buf[1024], wchan[64], cg[128], stack[1024], state = '?';
+        unsigned long ut = 0, st = 0;
+        int cpu = -1;
+        char *p;
+
+        snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int) pid, (int) tid);
+        if (slurp(path, buf, sizeof(buf)) <= 0)
+                return;
+        p = strrchr(buf, ')');
+        /* state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime ... processor (39) */
+        if (p)
+                sscanf(p + 2, "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu %*d %*d %*d %*d %*d %*d %*u %*u "
+                              "%*d %*u %*u %*u %*u %*u %*u %*u %*u %*u %*u %*u %*u %*u %*d %d",
+                       &state, &ut, &st, &cpu);
+        snprintf(path, sizeof(path), "/proc/%d/task/%d/wchan", (int) pid, (int) tid);
+        slurp(path, wchan, sizeof(wchan));
+        snprintf(path, sizeof(path), "/proc/%d/task/%d/cgroup", (int) pid, (int) tid);
+        slurp(path, cg, sizeof(cg));
+        stack[0] = '\0';
+        if (state != 'R') {
+                snprintf(path, sizeof(path), "/proc/%d/task/%d/stack", (int) pid, (int) tid);
+                slurp(path, stack, sizeof(stack));
+        }
+        say("STRESS diag %s task=%d/%d state=%c ticks=%lu cpu=%d wchan=%s cg=%s%s%.600s\n", why, (int) pid,
+            (int) tid, state, ut + st, cpu, wchan[0] ? wchan : "-", flatten(cg, ' '), stack[0] ? " stack: " : "",
+            flatten(stack, '|'));
+}
+
+static void diag_process(const char *why, pid_t pid) {
+        char path[64];
+        struct dirent *e;
+        DIR *d;
+
+        snprintf(path, sizeof(path), "/proc/%d/task", (int) pid);
+        d = opendir(path);
+        if (!d)
+                return;
+        while ((e = readdir(d)))
+                if (e->d_name[0] != '.')
+                        diag_task(why, pid, (pid_t) atoi(e->d_name));
+        closedir(d);
+}
+
+static void diag_dump(const char *why) {
+        int churn = atomic_load(&churn_pid);
+
+        for (size_t i = 0; i < N_GROUPS; i++)
+                diag_group(why, groups[i]);
+        diag_group(why, TOP "/a/churn");
+        diag_cfs_rqs(why);
+        diag_process(why, 1);
+        for (size_t i = 0; i < N_WORKERS; i++)
+                if (diag_pids[i] > 0)
+                        diag_process(why, diag_pids[i]);
+        if (churn > 0)
+                diag_process(why, churn);
+}
+
+/* The watching thread of PID 1: a dump every 30 s, and when a step is slow. */
+static void *diag_main(void *arg) {
+        long long last_periodic = now_usec(), last_slow = 0, seen = 0;
+        char why[96];
+
+        (void) arg;
+        for (;;) {
+                long long now, start;
+
+                sleep_usec(500000);
+                now = now_usec();
+                start = atomic_load(&op_start_us);
+                if (start && now - start - atomic_load(&op_expect_us) > 2000000 &&
+                    (start != seen || now - last_slow >= 10000000)) {
+                        snprintf(why, sizeof(why), "slow:%s:%.0fs", atomic_load(&op_name), (now - start) / 1e6);
+                        say("STRESS diag begin %s\n", why);
+                        diag_dump(why);
+                        seen = start;
+                        last_slow = now;
+                } else if (now - last_periodic >= 30000000) {
+                        diag_dump("periodic");
+                        last_periodic = now;
+                }
+        }
+        return NULL;
+}
+
+static void diag_start(const pid_t *pids) {
+        pthread_t t;
+
+        diag_pids = pids;
+        if (mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL) < 0 && errno != EBUSY)
+                say("STRESS diag debugfs: %s\n", strerror(errno));
+        if (pthread_create(&t, NULL, diag_main, NULL) != 0)
+                say("STRESS diag no watching thread\n");
+}
+
 /* A write refused with EINVAL is expected (mainline refuses a burst above the
  * quota, a parent may be below its child); any other error is counted as one
  * and the first ones are printed. */
@@ -311,17 +530,29 @@ static void churn(struct counts *c) {
         const char *g = TOP "/a/churn";
         pid_t pid;
 
-        if (mkdir(g, 0755) < 0)
+        op_begin("churn-mkdir", 0);
+        if (mkdir(g, 0755) < 0) {
+                op_end();
                 return;
+        }
+        op_begin("churn-write", 0);
         write_group(c, g, "cpu.max", "2000 20000");
+        op_begin("churn-fork", 0);
         pid = start_worker(SPIN, g);
         if (pid > 0) {
+                atomic_store(&churn_pid, pid);
+                op_begin("churn-sleep", 1000000);
                 sleep_usec(1000000);
+                op_begin("churn-kill", 0);
                 kill(pid, SIGKILL);
+                op_begin("churn-waitpid", 0);
                 waitpid(pid, NULL, 0);
+                atomic_store(&churn_pid, 0);
         }
+        op_begin("churn-rmdir", 1000000);
         for (int i = 0; i < 50 && rmdir(g) < 0 && errno == EBUSY; i++)
                 sleep_usec(20000);
+        op_end();
         c->churns++;
 }
 
@@ -383,8 +614,11 @@ int stress_run(unsigned seconds, bool hotplug_on) {
         next_report = 30;
         next_churn = 5;
         next_hotplug = 15;
+        diag_start(pids);
         while ((t = now_sec() - start) < seconds) {
+                op_begin("change", 0);
                 change(&c, pids);
+                op_end();
                 if (t >= next_churn) {
                         churn(&c);
                         next_churn += 5;
@@ -397,9 +631,13 @@ int stress_run(unsigned seconds, bool hotplug_on) {
                         report("progress", t, &c);
                         next_report += 30;
                 }
+                op_begin("loop-sleep", 20000);
                 sleep_usec(2000 + rnd(18000));
+                op_end();
         }
+        op_begin("teardown", 0);
         teardown(pids);
+        op_end();
         report("summary", now_sec() - start, &c);
         interrupts();
         say("STRESS lockdep debug_locks=%d\n", lockdep_on());
