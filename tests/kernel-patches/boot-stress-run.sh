@@ -81,6 +81,9 @@ t0=$(date +%s)
 # blocked for 30 s is reported with its stack (DETECT_HUNG_TASK).
 append="console=ttyS0 panic=-1 nokaslr rdinit=/init printk.devkmsg=on sysctl.kernel.hung_task_timeout_secs=30"
 append+=" bwgov.stress=$stress bwgov.hotplug=$hotplug"
+# BWGOV_STRESS_PROBE=1: a churn child waited for 20 s is experimented on
+# (boot-stress.c, probe()): its groups' cpu.max rewritten one by one.
+[ "${BWGOV_STRESS_PROBE:-0}" = 1 ] && append+=" bwgov.probe=1"
 timeout $((stress + timeout_s)) qemu-system-x86_64 -accel tcg -smp 2 -m 1024 -nographic -no-reboot \
         -kernel "$boot/bzImage-stress$sfx" -initrd "$boot/initramfs-stress.cpio" \
         -append "$append" -nic none \

@@ -407,9 +407,52 @@ static void diag_dump(const char *why) {
                 diag_process(why, churn);
 }
 
+/* Whether the kernel command line has "bwgov.probe=1". */
+static bool probe_wanted(void) {
+        char line[1024];
+
+        return slurp("/proc/cmdline", line, sizeof(line)) > 0 && strstr(line, "bwgov.probe=1");
+}
+
+/*
+ * With "bwgov.probe=1" (boot-check: BWGOV_STRESS_PROBE=1), an experiment on a
+ * churn child that a waitpid has waited for 20 s: write each group above it,
+ * its own first, a cpu.max one microsecond above its quota (a real change:
+ * tg_set_cfs_bandwidth() sets every cfs_rq's runtime_remaining to 1 and
+ * unthrottles the throttled ones), and say after each whether the child is
+ * gone 2 s later. A child that goes after its group's rewrite was held by
+ * that group's throttling (debt), not by a leaked throttle_count below it.
+ */
+static void probe(int pid) {
+        static const char *const chain[] = { TOP "/a/churn", TOP "/a", TOP };
+        char max[64], path[256];
+        long long quota, period;
+
+        for (size_t i = 0; i < sizeof(chain) / sizeof(chain[0]); i++) {
+                snprintf(path, sizeof(path), "%s/cpu.max", chain[i]);
+                if (read_max(chain[i], max, sizeof(max)) < 0)
+                        continue;
+                if (sscanf(max, "%lld %lld", &quota, &period) != 2)
+                        continue;       /* "max": nothing to reset */
+                snprintf(max, sizeof(max), "%lld %lld", quota + 1, period);
+                say("STRESS diag probe write %s \"%s\": %d\n", path, max, write_file(path, max));
+                sleep_usec(2000000);
+                snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+                if (atomic_load(&churn_pid) != pid || access(path, F_OK) < 0) {
+                        say("STRESS diag probe churn child %d gone after the write to %s\n", pid,
+                            chain[i] + strlen(CG));
+                        return;
+                }
+                say("STRESS diag probe churn child %d still there after the write to %s\n", pid,
+                    chain[i] + strlen(CG));
+                diag_dump("probe");
+        }
+}
+
 /* The watching thread of PID 1: a dump every 30 s, and when a step is slow. */
 static void *diag_main(void *arg) {
-        long long last_periodic = now_usec(), last_slow = 0, seen = 0;
+        long long last_periodic = now_usec(), last_slow = 0, seen = 0, probed = 0;
+        bool probing = probe_wanted();
         char why[96];
 
         (void) arg;
@@ -419,7 +462,11 @@ static void *diag_main(void *arg) {
                 sleep_usec(500000);
                 now = now_usec();
                 start = atomic_load(&op_start_us);
-                if (start && now - start - atomic_load(&op_expect_us) > 2000000 &&
+                if (probing && start && start != probed && now - start > 20000000 &&
+                    strcmp(atomic_load(&op_name), "churn-waitpid") == 0 && atomic_load(&churn_pid) > 0) {
+                        probed = start;
+                        probe(atomic_load(&churn_pid));
+                } else if (start && now - start - atomic_load(&op_expect_us) > 2000000 &&
                     (start != seen || now - last_slow >= 10000000)) {
                         snprintf(why, sizeof(why), "slow:%s:%.0fs", atomic_load(&op_name), (now - start) / 1e6);
                         say("STRESS diag begin %s\n", why);
