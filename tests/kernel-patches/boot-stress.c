@@ -311,7 +311,7 @@ static void diag_group(const char *why, const char *group) {
 static void diag_cfs_rqs(const char *why) {
         static const char *const keys[] = { ".nr_queued", ".h_nr_queued", ".h_nr_runnable", ".throttled",
                                              ".throttle_count" };
-        char l[256], out[512] = "";
+        char l[512], out[900] = "";
         size_t o = 0;
         bool in = false;
         FILE *f = fopen("/sys/kernel/debug/sched/debug", "re");
@@ -331,6 +331,12 @@ static void diag_cfs_rqs(const char *why) {
                 }
                 if (!in)
                         continue;
+                /* A debug kernel's line (boot-check's debug patch): as it is. */
+                if (strncmp(l, "  .bw: ", 7) == 0) {
+                        if (o < sizeof(out))
+                                o += (size_t) snprintf(out + o, sizeof(out) - o, " %s", l + 7);
+                        continue;
+                }
                 for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
                         const char *k = strstr(l, keys[i]), *v;
 
