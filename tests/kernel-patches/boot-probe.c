@@ -346,8 +346,7 @@ static void run_kselftest(unsigned runs) {
         }
 }
 
-/* N from "bwgov.KEY=N" on the kernel command line; @def when absent. */
-static unsigned cmdline_number(const char *key, unsigned def) {
+unsigned cmdline_number(const char *key, unsigned def) {
         char line[1024] = "", want[64];
         const char *p;
         FILE *f = fopen("/proc/cmdline", "re");

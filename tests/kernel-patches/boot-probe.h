@@ -27,6 +27,9 @@ long long read_key(const char *path, const char *key);
 /* CLOCK_MONOTONIC in seconds. */
 double now_sec(void);
 
+/* N from "bwgov.KEY=N" on the kernel command line; @def when absent. */
+unsigned cmdline_number(const char *key, unsigned def);
+
 /*
  * The stress run (boot-check --stress): a hierarchy of bandwidth-limited
  * cgroups with spinning, sleeping and forking workers whose cpu.max and

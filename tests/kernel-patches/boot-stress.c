@@ -413,13 +413,6 @@ static void diag_dump(const char *why) {
                 diag_process(why, churn);
 }
 
-/* Whether the kernel command line has "bwgov.probe=1". */
-static bool probe_wanted(void) {
-        char line[1024];
-
-        return slurp("/proc/cmdline", line, sizeof(line)) > 0 && strstr(line, "bwgov.probe=1");
-}
-
 /*
  * With "bwgov.probe=1" (boot-check: BWGOV_STRESS_PROBE=1), an experiment on a
  * churn child that a waitpid has waited for 20 s: write each group above it,
@@ -458,7 +451,7 @@ static void probe(int pid) {
 /* The watching thread of PID 1: a dump every 30 s, and when a step is slow. */
 static void *diag_main(void *arg) {
         long long last_periodic = now_usec(), last_slow = 0, seen = 0, probed = 0;
-        bool probing = probe_wanted();
+        bool probing = cmdline_number("probe", 0) != 0;
         char why[96];
 
         (void) arg;
