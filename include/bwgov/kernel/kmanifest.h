@@ -59,6 +59,7 @@ enum bw_kbehaviour {
         BW_KBEHAVIOUR_ACCOUNTING_SLACK,
         BW_KBEHAVIOUR_ATOMIC_RUNTIME_POOL,
         BW_KBEHAVIOUR_WRITE_ORDER,              /* load-free: see bw_kbehaviour_is_load_free() */
+        BW_KBEHAVIOUR_NESTED_SIBLINGS,
         _BW_KBEHAVIOUR_MAX,
 };
 

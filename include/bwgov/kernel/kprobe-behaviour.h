@@ -41,6 +41,13 @@
  *    bw_kprobe_write_order_at()): quota 50000 and burst 50000 at a 100000
  *    period, then a quota of 25000. Accepted with the burst kept is PRESENT,
  *    EINVAL (and accepted once the burst is 0) is ABSENT.
+ *  - nested-siblings (bw_kprobe_nested_siblings(), kprobe-siblings.c): a
+ *    scratch group with a 10 % quota (100 ms period) and a child group
+ *    without a limit, three busy loops pinned to one CPU in the child; after
+ *    0.25 s, 1 s measured: at least twice the quota is ABSENT (a sibling of
+ *    the throttled task escaped the throttle, as on unpatched 7.2), at most
+ *    1.5 times and at least half of it is PRESENT (every kernel without the
+ *    task-based throttle holds it too).
  * Inconclusive outcomes are BW_KSTATUS_UNKNOWN with the reason in how.
  * Returns 0, or -ENOMEM (ret untouched). */
 int bw_kprobe_behaviour(const struct bw_kprobe_env *env, enum bw_kbehaviour b, struct bw_kprobe_result *ret);

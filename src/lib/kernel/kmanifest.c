@@ -62,6 +62,7 @@ static const char *const behaviour_table[_BW_KBEHAVIOUR_MAX] = {
         [BW_KBEHAVIOUR_ACCOUNTING_SLACK] = "accounting-slack",
         [BW_KBEHAVIOUR_ATOMIC_RUNTIME_POOL] = "atomic-runtime-pool",
         [BW_KBEHAVIOUR_WRITE_ORDER] = "write-order",
+        [BW_KBEHAVIOUR_NESTED_SIBLINGS] = "nested-siblings",
 };
 
 BW_DEFINE_STRING_TABLE(bw_kitem_kind, enum bw_kitem_kind, kind_table, _BW_KITEM_KIND_MAX, int, -EINVAL)

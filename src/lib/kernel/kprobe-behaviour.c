@@ -23,6 +23,7 @@
 
 #include "bwgov/util/fileio.h"
 #include "bwgov/kernel/kprobe-behaviour.h"
+#include "bwgov/kernel/kprobe-siblings.h"
 #include "bwgov/kernel/kprobe-write-order.h"
 #include "bwgov/kernel/kprobe.h"
 #include "bwgov/util/macro.h"
@@ -685,6 +686,8 @@ int bw_kprobe_behaviour(const struct bw_kprobe_env *env, enum bw_kbehaviour b, s
                 return probe_atomic_pool(env, ret);
         case BW_KBEHAVIOUR_WRITE_ORDER:
                 return bw_kprobe_write_order(env, ret);
+        case BW_KBEHAVIOUR_NESTED_SIBLINGS:
+                return bw_kprobe_nested_siblings(env, ret);
         default:
                 return bw_kprobe_result_set(ret, BW_KSTATUS_UNKNOWN, "behaviour: unknown probe");
         }
