@@ -46,8 +46,8 @@
  *    without a limit, three busy loops pinned to one CPU in the child; after
  *    0.25 s, 1 s measured: at least twice the quota is ABSENT (a sibling of
  *    the throttled task escaped the throttle, as on unpatched 7.2), at most
- *    1.5 times and at least half of it is PRESENT (every kernel without the
- *    task-based throttle holds it too).
+ *    1.5 times and at least half of it is PRESENT (6.1, 6.12 and the 6.18
+ *    host hold it without the series: the fault is 7.2's).
  * Inconclusive outcomes are BW_KSTATUS_UNKNOWN with the reason in how.
  * Returns 0, or -ENOMEM (ret untouched). */
 int bw_kprobe_behaviour(const struct bw_kprobe_env *env, enum bw_kbehaviour b, struct bw_kprobe_result *ret);

@@ -9,8 +9,8 @@
  * picked after a throttled task of the same child group is not throttled and
  * runs on (the 7.2 series' patch 5). Measured in a 2-CPU guest under a 10 %
  * quota, 3 s: one task in the child 1.01 times the quota, two 2.0 times,
- * three 3.8 times; with the fix 1.03-1.04 times for each. Two tasks in the
- * limited group itself are held on every kernel. */
+ * three 3.8 times; with the fix 1.03-1.06 times. Two tasks in the limited
+ * group itself are held on every kernel. */
 
 #include <errno.h>
 #include <fcntl.h>
