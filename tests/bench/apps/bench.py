@@ -11,7 +11,7 @@ import sys
 import tempfile
 import time
 
-from . import report, runner, scenarios, servers
+from . import parts, report, runner, scenarios, servers
 
 
 class Skip(Exception):
@@ -76,6 +76,8 @@ def run(bins, layout, quick, log, workdir=None, shares=10240, only=(), repo=None
     ctx = runner.Context(layout, bins, base, log, shares, repo)
     ctx.bwgovd_unit = dict(bwgovd_unit or {})
     started = time.time()
+    source = parts.provenance(repo)
+    load0 = runner.loadavg()
     records, interrupted = [], False
     try:
         for sc in suite:
@@ -101,6 +103,8 @@ def run(bins, layout, quick, log, workdir=None, shares=10240, only=(), repo=None
         if not keep:
             shutil.rmtree(base, ignore_errors=True)
     meta = {"elapsed_min": round((time.time() - started) / 60, 2), "interrupted": interrupted, "quick": quick,
+            "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started)), "loadavg_start": load0,
+            "source": source,
             "prepare": ctx.prepare_notes, "client_cpu": os.cpu_count() - 1,
             "bwgovd_config": "defaults (CreditMax=30s, CPUQuotaMax=4× the baseline, CPUBurstMax= the quota, "
                              "HostPressureLimit=40%, Interval=1s), Mode= per row"

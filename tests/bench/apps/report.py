@@ -197,6 +197,16 @@ def markdown(res):
     out.append(f"{'Quick run' if meta.get('quick') else 'Full run'}, {meta.get('elapsed_min')} min. bwgovd: "
                f"{meta.get('bwgovd_config')}. Comparator: {meta.get('koordinator')}. Clients pinned to CPU "
                f"{meta.get('client_cpu')}, open loop. Medians [min–max] over the repetitions.\n")
+    src = meta.get("source")
+    if src:
+        out.append(f"Measured with commit {', '.join(src.get('commits') or [str(src.get('commit'))])}"
+                   f"{' (with uncommitted changes)' if src.get('dirty') else ''}; daemon sources "
+                   f"{src['daemon_sha256'][:12]}, protocol {src['protocol_sha256'][:12]}.\n")
+    for p in meta.get("parts") or []:
+        out.append(f"* part {p['part']}: {', '.join(p['scenarios'])}; started {p.get('started')}, "
+                   f"{p.get('elapsed_min')} min, load average {p.get('loadavg_start')} at the start\n")
+    if meta.get("parts"):
+        out.append("\n")
     for sc in res["scenarios"]:
         n = sc["name"]
         figs = FIGURES[sc["kind"]] + COMMON
