@@ -15,7 +15,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from apps import bench, clients, report, runner, scenarios  # noqa: E402
+from apps import bench, clients, parts, report, runner, scenarios  # noqa: E402
 
 
 class Clients(unittest.TestCase):
@@ -184,6 +184,73 @@ class Targets(unittest.TestCase):
         self.assertIn("Koordinator's published", md)
         self.assertIn("| unlimited |", md)
         self.assertEqual(report.fmt(math.inf), "–")
+
+
+class Parts(unittest.TestCase):
+    SRC = {"commit": "a" * 40, "dirty": False, "daemon_sha256": "d" * 64, "protocol_sha256": "p" * 64}
+
+    def part(self, names, started="t", **src):
+        meta = {"quick": False, "elapsed_min": 60.0, "interrupted": False, "bwgovd_config": "defaults",
+                "koordinator": "k", "client_cpu": 1, "started": started, "prepare": [f"prep {names[0]}"],
+                "source": dict(self.SRC, **src)}
+        scs = [dict(Targets.SC, name=n, title=n, reps=5, rate_per_s=5.0, calibration={}) for n in names]
+        recs = [{"scenario": n, "config": "static", "rep": r, "ok": True} for n in names for r in range(5)]
+        return {"meta": meta, "scenarios": scs, "records": recs}
+
+    def test_digest_follows_contents(self):
+        with tempfile.TemporaryDirectory() as d:
+            os.makedirs(os.path.join(d, "src", "__pycache__"))
+            with open(os.path.join(d, "src", "a.c"), "w") as f:
+                f.write("int a;\n")
+            with open(os.path.join(d, "src", "__pycache__", "x.pyc"), "w") as f:
+                f.write("noise")
+            h = parts.digest(d, ("src", "missing.txt"))
+            with open(os.path.join(d, "src", "__pycache__", "x.pyc"), "w") as f:
+                f.write("other noise")
+            self.assertEqual(parts.digest(d, ("src",)), h)
+            with open(os.path.join(d, "src", "a.c"), "w") as f:
+                f.write("int b;\n")
+            self.assertNotEqual(parts.digest(d, ("src",)), h)
+            os.rename(os.path.join(d, "src", "a.c"), os.path.join(d, "src", "b.c"))
+            self.assertNotEqual(parts.digest(d, ("src",)), h)
+
+    def test_this_tree_has_provenance(self):
+        repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+        src = parts.provenance(repo)
+        self.assertEqual(len(src["daemon_sha256"]), 64)
+        self.assertNotEqual(src["daemon_sha256"], src["protocol_sha256"])
+        self.assertIsNone(parts.provenance(None))
+
+    def test_merge_joins(self):
+        res = parts.merge([("p1", self.part(["web-0.5", "web-1"], started="d1")),
+                           ("p2", self.part(["build"], started="d2", commit="b" * 40))])
+        self.assertEqual([s["name"] for s in res["scenarios"]], ["web-0.5", "web-1", "build"])
+        self.assertEqual(len(res["records"]), 15)
+        self.assertEqual(res["meta"]["elapsed_min"], 120.0)
+        self.assertEqual([p["started"] for p in res["meta"]["parts"]], ["d1", "d2"])
+        self.assertEqual(res["meta"]["source"]["commits"], ["a" * 40, "b" * 40])
+        self.assertEqual(res["meta"]["prepare"], ["prep web-0.5", "prep build"])
+        md = report.markdown(bench.summarise(res))
+        self.assertIn("part p2: build; started d2, 60.0 min", md)
+        self.assertIn("Full run, 120.0 min", md)
+
+    def test_merge_refuses(self):
+        ok = self.part(["web-0.5"])
+        cases = {
+            "the daemon's sources differ": self.part(["db-tpcb-0.5"], daemon_sha256="e" * 64),
+            "the benchmark's protocol differ": self.part(["db-tpcb-0.5"], protocol_sha256="q" * 64),
+            "is also in p1": self.part(["web-0.5"]),
+            "quick is True": dict(self.part(["build"]), meta=dict(self.part(["build"])["meta"], quick=True)),
+            "was interrupted": dict(self.part(["build"]), meta=dict(self.part(["build"])["meta"], interrupted=True)),
+            "does not say what it measured with": dict(self.part(["build"]),
+                                                       meta=dict(self.part(["build"])["meta"], source=None)),
+        }
+        for msg, other in cases.items():
+            with self.assertRaises(parts.MergeError) as cm:
+                parts.merge([("p1", ok), ("p2", other)])
+            self.assertIn(msg, str(cm.exception))
+        with self.assertRaises(parts.MergeError):
+            parts.merge([("p1", ok)])
 
 
 if __name__ == "__main__":
