@@ -202,11 +202,10 @@ def markdown(res):
         out.append(f"Measured with commit {', '.join(src.get('commits') or [str(src.get('commit'))])}"
                    f"{' (with uncommitted changes)' if src.get('dirty') else ''}; daemon sources "
                    f"{src['daemon_sha256'][:12]}, protocol {src['protocol_sha256'][:12]}.\n")
-    for p in meta.get("parts") or []:
-        out.append(f"* part {p['part']}: {', '.join(p['scenarios'])}; started {p.get('started')}, "
-                   f"{p.get('elapsed_min')} min, load average {p.get('loadavg_start')} at the start\n")
     if meta.get("parts"):
-        out.append("\n")
+        out.append("".join(f"* part {p['part']}: {', '.join(p['scenarios'])}; started {p.get('started')}, "
+                           f"{p.get('elapsed_min')} min, load average {p.get('loadavg_start')} at the start\n"
+                           for p in meta["parts"]))
     for sc in res["scenarios"]:
         n = sc["name"]
         figs = FIGURES[sc["kind"]] + COMMON
