@@ -51,17 +51,26 @@ def digest(repo, paths):
     return h.hexdigest()
 
 
+def git_head(repo, short=False):
+    """(commit, dirty) of repo's work tree: (None, None) without git or a
+    repository. tests/bench/run's results name their commit with it too."""
+    try:
+        commit = subprocess.run(["git", "-C", repo, "rev-parse"] + (["--short"] if short else []) + ["HEAD"],
+                                capture_output=True, text=True).stdout.strip() or None
+        if commit is None:
+            return None, None
+        dirty = bool(subprocess.run(["git", "-C", repo, "status", "--porcelain", "--untracked-files=no"],
+                                    capture_output=True, text=True).stdout.strip())
+    except OSError:
+        return None, None
+    return commit, dirty
+
+
 def provenance(repo):
     """What a run measured with; None without a repository."""
     if not repo or not os.path.isdir(repo):
         return None
-    try:
-        commit = subprocess.run(["git", "-C", repo, "rev-parse", "HEAD"], capture_output=True,
-                                text=True).stdout.strip() or None
-        dirty = bool(subprocess.run(["git", "-C", repo, "status", "--porcelain", "--untracked-files=no"],
-                                    capture_output=True, text=True).stdout.strip())
-    except OSError:
-        commit, dirty = None, None
+    commit, dirty = git_head(repo)
     return {"commit": commit, "dirty": dirty, "daemon_sha256": digest(repo, DAEMON_PATHS),
             "protocol_sha256": digest(repo, PROTOCOL_PATHS)}
 
