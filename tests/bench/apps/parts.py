@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""A full run in parts. The full run takes about four hours of a quiet host;
+"""A full run in parts. The full run takes about three and a quarter hours of a quiet host;
 it can be run as several `--only` parts (on different days) and joined with
 `tests/bench/apps/run --merge DIR --merge DIR ... --out DIR`. A part records
 what it measured with: two digests of the working tree, one of the daemon's
@@ -11,6 +11,8 @@ than the others, and no scenario is in two parts; the report is then made
 from the joined records exactly as from one run."""
 
 import hashlib
+import json
+import lzma
 import os
 import subprocess
 
@@ -73,6 +75,20 @@ def provenance(repo):
     commit, dirty = git_head(repo)
     return {"commit": commit, "dirty": dirty, "daemon_sha256": digest(repo, DAEMON_PATHS),
             "protocol_sha256": digest(repo, PROTOCOL_PATHS)}
+
+
+def load(path):
+    """A part's result: path is a directory holding apps.json (what a run
+    writes) or apps.json.xz, or one such file (a part kept in the
+    repository, tests/bench/apps/results/). Raises OSError or ValueError."""
+    if os.path.isdir(path):
+        plain = os.path.join(path, "apps.json")
+        path = plain if os.path.exists(plain) or not os.path.exists(plain + ".xz") else plain + ".xz"
+    if path.endswith(".xz"):
+        with lzma.open(path, "rt") as f:
+            return json.load(f)
+    with open(path) as f:
+        return json.load(f)
 
 
 def merge(parts):

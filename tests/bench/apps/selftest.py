@@ -7,6 +7,8 @@ allowance per configuration, the interleaved plan, and the targets on
 synthetic aggregates (met, not met, and not applicable when unlimited uses
 more than 60 % of the quota)."""
 
+import json
+import lzma
 import math
 import os
 import sys
@@ -233,6 +235,31 @@ class Parts(unittest.TestCase):
         md = report.markdown(bench.summarise(res))
         self.assertIn("part p2: build; started d2, 60.0 min", md)
         self.assertIn("Full run, 120.0 min", md)
+
+    def test_load_plain_or_kept(self):
+        res = self.part(["jvm-g1-2cpu-full"])
+        with tempfile.TemporaryDirectory() as d:
+            run_dir, kept_dir = os.path.join(d, "run"), os.path.join(d, "kept")
+            os.makedirs(run_dir)
+            os.makedirs(kept_dir)
+            with open(os.path.join(run_dir, "apps.json"), "w") as f:
+                json.dump(res, f)
+            kept = os.path.join(kept_dir, "apps.json.xz")
+            with lzma.open(kept, "wt") as f:
+                json.dump(dict(res, scenarios=[dict(res["scenarios"][0], name="kept")]), f)
+            self.assertEqual(parts.load(run_dir), res)
+            self.assertEqual(parts.load(os.path.join(run_dir, "apps.json")), res)
+            self.assertEqual(parts.load(kept_dir)["scenarios"][0]["name"], "kept")
+            self.assertEqual(parts.load(kept)["scenarios"][0]["name"], "kept")
+            with open(os.path.join(kept_dir, "apps.json"), "w") as f:
+                json.dump(res, f)
+            self.assertEqual(parts.load(kept_dir), res, "a run's own apps.json comes first")
+            with open(kept, "wb") as f:
+                f.write(b"not xz")
+            with self.assertRaises(lzma.LZMAError):
+                parts.load(kept)
+            with self.assertRaises(OSError):
+                parts.load(os.path.join(d, "missing"))
 
     def test_merge_refuses(self):
         ok = self.part(["web-0.5"])
