@@ -25,7 +25,11 @@ FIGURES = {
     "db": [("result.latency.p50", "p50 ms"), ("result.latency.p99", "p99 ms"), ("result.latency.p999", "p99.9 ms"),
            ("result.latency.max", "max ms"), ("result.achieved_rate_per_s", "tx/s"), ("result.late", "late"),
            ("result.skipped", "skipped")],
-    "jvm": [("result.startup_line_s", "startup s"), ("result.first_200_s", "first 200 s"),
+    # Tomcat's own "Server startup in N ms", not when the harness saw that
+    # line: it polls the servlet and reads the log between polls, so the
+    # line is noticed only once the servlet answers (startup_line_s is then
+    # first_200_s again).
+    "jvm": [("result.startup_reported_ms", "startup ms"), ("result.first_200_s", "first 200 s"),
             ("result.first_jsp_s", "first JSP s"), ("result.first_window.p99", "p99 first window ms"),
             ("result.steady_window.p99", "p99 steady ms"), ("result.errors_total", "errors")],
     "build": [("result.build_s", "completion s")],
@@ -143,18 +147,18 @@ def evaluate(scens, agg, records):
             rows += _web_db_targets(sc, agg)
     for sc in by_kind.get("jvm", []):
         n = sc["name"]
-        for path, label in (("result.startup_line_s", "startup"), ("result.first_200_s", "first 200"),
-                            ("result.first_jsp_s", "first JSP")):
+        for path, label, unit in (("result.startup_reported_ms", "startup", "ms"),
+                                  ("result.first_200_s", "first 200", "s"), ("result.first_jsp_s", "first JSP", "s")):
             e = med(agg, n, "bwgovd-elastic", path)
             if sc["empty_credit"]:
                 s = med(agg, n, "static", path)
                 rows.append(_row(f"{n}: bwgovd elastic {label} not worse than static (empty credit)",
-                                 f"{fmt(e)} s vs {fmt(s)} s: {fmt(ratio(e, s), 2)}×",
+                                 f"{fmt(e)} {unit} vs {fmt(s)} {unit}: {fmt(ratio(e, s), 2)}×",
                                  ratio(e, s) <= NOISE if ratio(e, s) is not None else None, n))
             else:
                 u = med(agg, n, "unlimited", path)
                 rows.append(_row(f"{n}: bwgovd elastic {label} ≤ 1.2× unlimited (full credit)",
-                                 f"{fmt(e)} s vs {fmt(u)} s: {fmt(ratio(e, u), 2)}×",
+                                 f"{fmt(e)} {unit} vs {fmt(u)} {unit}: {fmt(ratio(e, u), 2)}×",
                                  ratio(e, u) <= 1.2 if ratio(e, u) is not None else None, n))
     for sc in by_kind.get("build", []):
         n = sc["name"]
