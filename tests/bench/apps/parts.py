@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""A full run in parts. The full run takes about three and a quarter hours of a quiet host;
-it can be run as several `--only` parts (on different days) and joined with
+"""A full run in parts. The full run takes about three and a quarter hours
+of a quiet host; it can be run as several `--only` parts (on different
+days) and joined with
 `tests/bench/apps/run --merge DIR --merge DIR ... --out DIR`. A part records
 what it measured with: two digests of the working tree, one of the daemon's
 sources (what bwgovd and bwgovctl are built from) and one of the benchmark's
@@ -80,7 +81,8 @@ def provenance(repo):
 def load(path):
     """A part's result: path is a directory holding apps.json (what a run
     writes) or apps.json.xz, or one such file (a part kept in the
-    repository, tests/bench/apps/results/). Raises OSError or ValueError."""
+    repository, tests/bench/apps/results/). Raises OSError, ValueError
+    (not JSON), or lzma.LZMAError and EOFError (not xz, or cut short)."""
     if os.path.isdir(path):
         plain = os.path.join(path, "apps.json")
         path = plain if os.path.exists(plain) or not os.path.exists(plain + ".xz") else plain + ".xz"
