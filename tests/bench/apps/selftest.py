@@ -261,6 +261,18 @@ class Parts(unittest.TestCase):
             with self.assertRaises(OSError):
                 parts.load(os.path.join(d, "missing"))
 
+    def test_kept_parts_merge(self):
+        """The parts kept in results/ measured the same sources with the
+        same protocol, and no scenario twice: they join."""
+        kept = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+        names = sorted(f for f in os.listdir(kept) if f.endswith(".json.xz")) if os.path.isdir(kept) else []
+        if len(names) < 2:
+            self.skipTest("fewer than two parts kept in tests/bench/apps/results/")
+        loaded = [(n, parts.load(os.path.join(kept, n))) for n in names]
+        res = parts.merge(loaded)
+        self.assertEqual(len(res["meta"]["parts"]), len(names))
+        self.assertEqual(len(res["records"]), sum(len(r["records"]) for _, r in loaded))
+
     def test_merge_refuses(self):
         ok = self.part(["web-0.5"])
         cases = {
