@@ -47,6 +47,14 @@
  * already 1 is only read, so a busy group costs a load, not a shared store.
  * Removing the cgroup (cgroup_rmdir) sets it too: its unit then reads and
  * finds it gone.
+ *
+ * Wake: a unit parked at its baseline (ParkAtBaseline=) arms its slot with 2
+ * instead of 0. The first run that raises such a flag also sends the slot
+ * through the `wakes` ring buffer, so that the daemon raises the unit within
+ * milliseconds, not at its next check. Two CPUs may both see the 2 and send
+ * it twice (the daemon takes a second wake as nothing); a wake lost to a
+ * full ring or a race with the daemon's own store leaves the flag raised,
+ * which the daemon's check finds within one Interval=.
  */
 
 #include "kernel-types.h"
@@ -110,6 +118,12 @@ struct {
         __type(key, u32);
         __type(value, u64);     /* an array's values are 8-byte aligned: mmapped, u64 each */
 } activity SEC(".maps");
+
+/* Slots (u32) of armed flags raised: the daemon polls its fd. */
+struct {
+        __uint(type, BPF_MAP_TYPE_RINGBUF);
+        __uint(max_entries, 64 * 1024);
+} wakes SEC(".maps");
 
 /* Task group (by address) → its governed slot + 1 (0: none), per
  * generation. A stale address only flags a slot too many. */
@@ -193,6 +207,21 @@ static __always_inline u64 governed_of(struct task_struct *p) {
         return v.governed;
 }
 
+/* Raise slot's flag: 0 (armed) becomes 1; 2 (armed to wake) becomes 1 and
+ * the slot goes to the daemon; a raised flag is only read. */
+static __always_inline void activity_raise(u32 slot) {
+        u64 *a = bpf_map_lookup_elem(&activity, &slot);
+
+        if (!a || *a == 1)
+                return;
+        if (*a == 2) {
+                *a = 1;
+                bpf_ringbuf_output(&wakes, &slot, sizeof(slot), 0);
+                return;
+        }
+        *a = 1;
+}
+
 /* A task of p's task group ran: flag its governed cgroup's slot. Every
  * kernel with CFS bandwidth control has sched_task_group
  * (CONFIG_CFS_BANDWIDTH needs CONFIG_CGROUP_SCHED); where it is missing the
@@ -203,7 +232,6 @@ static __always_inline void activity_mark(struct task_struct *p) {
         u64 key = (u64) tg;
         struct bw_rq_cg *c;
         struct cgroup *cg;
-        u64 *a;
         u32 slot;
 
         if (!tg)
@@ -230,9 +258,7 @@ static __always_inline void activity_mark(struct task_struct *p) {
                         return;
                 slot = (u32) (v.governed - 1);
         }
-        a = bpf_map_lookup_elem(&activity, &slot);
-        if (a && *a == 0)
-                *a = 1;
+        activity_raise(slot);
 }
 
 /* SCHED_NORMAL, SCHED_BATCH, SCHED_IDLE: fair tasks, whose run time
@@ -389,15 +415,9 @@ SEC("tp_btf/cgroup_rmdir")
 int BPF_PROG(bw_cgroup_rmdir, struct cgroup *cgrp) {
         u64 id = BPF_CORE_READ(cgrp, kn, id);
         u32 *s = bpf_map_lookup_elem(&actslots, &id);
-        u32 slot;
-        u64 *a;
 
-        if (!s)
-                return 0;
-        slot = *s;
-        a = bpf_map_lookup_elem(&activity, &slot);
-        if (a)
-                *a = 1;
+        if (s)
+                activity_raise(*s);
         return 0;
 }
 

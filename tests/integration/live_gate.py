@@ -20,8 +20,17 @@ runs, bwgovd must see its usage within one Interval= (plus the metrics
 write): parking must never hide a cgroup that ran. After the burner is
 killed and the cgroup sampled again, bwgovd's usage of it equals the
 kernel's counter to the microsecond, and the idle ones' stay where they
-were. A parked cgroup removed is forgotten within one Interval= too. Only cgroups named bwgov-test-gate-PID* are made, and removed at the
-end. Exits 77 (SKIP) without root or a cpu controller.
+were. A parked cgroup removed is forgotten within one Interval= too.
+
+--park-at-baseline (with --layout root): ParkAtBaseline=yes. Parked, every
+cgroup holds its baseline again (50000 100000, burst 0); the burner's
+first run wakes bwgovd, which raises its cgroup to the headroom within
+0.5 s (milliseconds measured; the rest is margin for a busy host); and the
+stop has nothing to put back: SIGTERM to exit within 2 s, every cgroup at
+its baseline.
+
+Only cgroups named bwgov-test-gate-PID* are made, and removed at the end.
+Exits 77 (SKIP) without root or a cpu controller.
 """
 import argparse
 import os
@@ -56,11 +65,36 @@ def kernel_usage(tree, path):
     return None
 
 
+def bandwidth(tree, path):
+    """(quota, burst) as the kernel holds them, strings."""
+    d = os.path.join(tree.dirs[0], path)
+    if tree.kind == "v2":
+        with open(os.path.join(d, "cpu.max")) as f:
+            q = f.read().split()[0]
+        name = "cpu.max.burst"
+    else:
+        with open(os.path.join(d, "cpu.cfs_quota_us")) as f:
+            q = f.read().strip()
+        name = "cpu.cfs_burst_us"
+    try:
+        with open(os.path.join(d, name)) as f:
+            b = f.read().strip()
+    except OSError:
+        b = "0"
+    return q, b
+
+
+BASELINE = ("50000", "0")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--layout", choices=("parent", "root"), default="parent")
     ap.add_argument("--count", type=int, default=1000)
+    ap.add_argument("--park-at-baseline", action="store_true")
     a = ap.parse_args()
+    if a.park_at_baseline and a.layout != "root":
+        ap.error("--park-at-baseline needs --layout root (the activity flags)")
     if os.geteuid() != 0:
         print("SKIP: makes real cgroups: needs root")
         return 77
@@ -85,7 +119,8 @@ def main():
         conf = os.path.join(base, "conf")
         os.makedirs(conf)
         with open(os.path.join(conf, "bwgov.conf"), "w") as f:
-            f.write(f"[Governor]\nInterval=1s\nMetricsInterval=1s\nTelemetry={'yes' if bpf else 'no'}\n")
+            f.write(f"[Governor]\nInterval=1s\nMetricsInterval=1s\nTelemetry={'yes' if bpf else 'no'}\n"
+                    f"ParkAtBaseline={'yes' if a.park_at_baseline else 'no'}\n")
         for n, p in zip(names, paths):
             os.makedirs(os.path.join(conf, n + ".d"))
             with open(os.path.join(conf, n + ".d", "10-test.conf"), "w") as f:
@@ -129,6 +164,13 @@ def main():
               f"{2 * len(names)}; {10 * len(names)} unparked); {m1.get('bwgov_parked_units'):.0f} parked")
         before = {n: usage_of(m1, n) for n in names}
         wakes0 = m1.get("bwgov_parked_wakes_total", 0)
+        if a.park_at_baseline:
+            # Parking puts the baselines back; the last may still be
+            # writing when the gauge counts them all parked.
+            off = wait_for(lambda: all(bandwidth(tree, p) == BASELINE for p in paths), 10)
+            left = [p for p in paths if bandwidth(tree, p) != BASELINE]
+            check(off is not None and not left, f"parked at their baselines: {len(paths) - len(left)} of "
+                                                f"{len(paths)} hold {BASELINE} ({left[:3]})")
 
         # A burner in one of them: seen within one Interval= and a metrics write.
         procs = [os.path.join(d, paths[2], "cgroup.procs") for d in tree.dirs]
@@ -139,6 +181,12 @@ def main():
                     f.write(str(os.getpid()))
         burner = subprocess.Popen([sys.executable, "-c", "while True: pass"], preexec_fn=enter)
         start = time.monotonic()
+        if a.park_at_baseline:
+            raised = wait_for(lambda: bandwidth(tree, paths[2])[0] != BASELINE[0] or None, 5, step=0.002)
+            took = time.monotonic() - start
+            check(raised is not None and took <= 0.5,
+                  f"its first run woke bwgovd: the burner's cgroup raised to {bandwidth(tree, paths[2])} "
+                  f"{took * 1000:.0f} ms after it started (want within 500 ms)")
         seen = wait_for(lambda: (usage_of(metrics(base), names[2]) or 0) > before[names[2]] + 50000, 5, step=0.02)
         took = time.monotonic() - start
         check(seen is not None and took <= 2.5,
@@ -174,9 +222,16 @@ def main():
         check(seen is not None and took <= 2.5,
               f"a parked cgroup removed: bwgovd forgot it {took:.2f} s later (within one Interval= + "
               f"a metrics write of MetricsInterval=1s, and 0.5 s)")
+        start = time.monotonic()
         proc.send_signal(signal.SIGTERM)
-        check(proc.wait(30) == 0, "bwgovd exits 0 on SIGTERM")
+        rc = proc.wait(30)
+        took = time.monotonic() - start
+        check(rc == 0, "bwgovd exits 0 on SIGTERM")
         proc = None
+        left = [p for p in paths if p != paths[5] and bandwidth(tree, p) != BASELINE]
+        check(not left, f"after the stop every cgroup holds its baseline ({len(left)} do not: {left[:3]})")
+        if a.park_at_baseline:
+            check(took <= 2.0, f"parked at their baselines, the stop took {took:.2f} s (want within 2 s)")
     finally:
         if burner:
             burner.kill()

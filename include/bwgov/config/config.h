@@ -129,6 +129,8 @@ struct bw_global_config {
         enum bw_contention contention;       /* Contention=, default share */
         uint64_t contention_interval_usec;   /* ContentionInterval=, gang slot, default 1s, [100ms, 1min] */
         uint64_t metrics_interval_usec;      /* MetricsInterval=, metrics.prom rewritten, default 10s, [100ms, 1h] */
+        bool park_at_baseline;               /* ParkAtBaseline=, default no: a parked unit holds its baseline,
+                                              * raised at its first run (needs the run-queue telemetry) */
 };
 
 /* [Bandwidth] in <unit>.d drop-ins. has_* tells whether a key was set. */

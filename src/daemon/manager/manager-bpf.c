@@ -7,10 +7,12 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "clock.h"
 #include "log.h"
 #include "manager.h"
 #include "manager-bpf.h"
 #include "unit/unit-intent.h"
+#include "unit/unit-tick.h"
 
 static void manager_drop_rqstat(Manager *m, const char *why) {
         if (m->rqstat) {
@@ -20,6 +22,17 @@ static void manager_drop_rqstat(Manager *m, const char *why) {
                 log_info("Run-queue telemetry unloaded: %s", why);
         }
         snprintf(m->rqstat_reason, sizeof(m->rqstat_reason), "%s", why);
+}
+
+/* A unit at its baseline ran (ParkAtBaseline=, unit-tick.h): a parked
+ * one counts as the parked check's wakes do. */
+static void on_unit_wake(void *owner, void *userdata) {
+        Manager *m = userdata;
+        Unit *u = owner;
+
+        if (u->sampler.parked && u->sampler.at_baseline && !m->stopping)
+                m->parked_wakes++;
+        unit_wake(u, clock_now_usec(CLOCK_MONOTONIC));
 }
 
 void manager_apply_rqstat(Manager *m) {
@@ -46,6 +59,10 @@ void manager_apply_rqstat(Manager *m) {
                 m->rqstat_reason[0] = '\0';
                 log_info("Run-queue telemetry loaded (BPF; maps sized for the %zu configured units, grown on demand).",
                          m->config.n_units);
+                r = rqstat_follow_wakes(m->rqstat, m->event, on_unit_wake, m);
+                if (r < 0)
+                        log_warning_errno(r, "The run-queue telemetry cannot wake parked units (%s): "
+                                         "ParkAtBaseline= parks them at their headroom.", STRERROR(r));
         }
         for (size_t i = 0; i < m->n_units; i++)
                 unit_attach_rqstat(m->units[i]);

@@ -429,7 +429,8 @@ static void manager_adopt_batch(Manager *m, Unit *const *units, size_t n_units, 
                 /* unit_adopt() may have put CPUQuota= in place. */
                 if (bw_cg_read_bandwidth(u->cg, &cur) < 0)
                         continue;
-                if (unit_rest_plan(u, &cur, &plan[n].target)) {
+                if (unit_rest_plan(u, &cur, &plan[n].target) &&
+                    !unit_rest_at_baseline(u, &cur, &plan[n].target)) {
                         plan[n].u = u;
                         plan[n].cur = cur;
                         n++;
@@ -455,6 +456,7 @@ void manager_units_due(struct bw_tick_entry *const *due, size_t n, uint64_t now,
         if (m->stopping)
                 return;         /* the stop puts baselines back: no samples, nothing rescheduled */
         quotawatch_drain(m->quotawatch);        /* before the light samples look (quotawatch.h) */
+        m->batch_started_usec = clock_now_usec(CLOCK_MONOTONIC);
         manager_adopt_batch(m, units, n, deferred);
         /* Left for the next batch, still due when they were (their
          * rhythm: unit_on_due()). */
@@ -463,6 +465,7 @@ void manager_units_due(struct bw_tick_entry *const *due, size_t n, uint64_t now,
                         (void) ticker_schedule(m->ticker, due[i], due[i]->due_usec);
                 else
                         unit_on_due(units[i], due[i]->due_usec, now);
+        m->batch_started_usec = 0;
 }
 
 /* What the plan counts of one unit: the directories it may hold, its PSI

@@ -553,6 +553,7 @@ int manager_new(Manager **ret) {
                 .host_over_limit = &m->host_over_limit,
                 .stopping = &m->stopping,
                 .park = true,
+                .batch_started_usec = &m->batch_started_usec,
                 .rqstat = &m->rqstat,
                 .trigger_closes_left = &m->trigger_closes_left,
                 .fd_limit_said = &m->fd_limit_said,

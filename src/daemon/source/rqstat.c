@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -61,6 +62,16 @@ struct Rqstat {
         uint32_t *act_free;             /* slots given back, reused first */
         size_t n_act_free;
         size_t n_watched;
+        void **act_owner;               /* what a wake of each slot is handed */
+        /* Wakes (rqstat.h): the `wakes` ring buffer, followed from the loop. */
+        sd_event *event;
+        rqstat_wake_fn wake_fn;
+        void *wake_userdata;
+        struct ring_buffer *rb;
+        sd_event_source *wake_source;
+        uint32_t *woken;                /* slots read from the ring, then handed out */
+        size_t n_woken, woken_alloc;
+        uint64_t wakes;
 };
 
 /* libbpf's warnings (a verifier log, a missing kernel field) go to the
@@ -228,9 +239,19 @@ int rqstat_new(size_t capacity, Rqstat **ret, char reason[static RQSTAT_REASON_M
         return 0;
 }
 
+static void wakes_close(Rqstat *t) {
+        t->wake_source = sd_event_source_disable_unref(t->wake_source);
+        ring_buffer__free(t->rb);
+        t->rb = NULL;
+}
+
 Rqstat *rqstat_free(Rqstat *t) {
         if (!t)
                 return NULL;
+        wakes_close(t);
+        sd_event_unref(t->event);
+        free(t->woken);
+        free(t->act_owner);
         if (t->activity)
                 munmap(t->activity, t->activity_bytes);
         rqstat__destroy(t->skel);
@@ -240,6 +261,77 @@ Rqstat *rqstat_free(Rqstat *t) {
         free(t->percpu);
         free(t);
         return NULL;
+}
+
+static int on_wake_record(void *ctx, void *data, size_t size) {
+        Rqstat *t = ctx;
+
+        if (size < sizeof(uint32_t))
+                return 0;
+        if (t->n_woken == t->woken_alloc) {
+                size_t n = t->woken_alloc ? t->woken_alloc * 2 : 16;
+                uint32_t *p = reallocarray(t->woken, n, sizeof(*p));
+
+                if (!p)
+                        return 0;       /* the flag stays raised: the next check finds it */
+                t->woken = p;
+                t->woken_alloc = n;
+        }
+        memcpy(&t->woken[t->n_woken++], data, sizeof(uint32_t));
+        return 0;
+}
+
+/* Read the ring first, then hand the slots out: a wake may add a unit, and
+ * the maps grow (the ring with them) under the hand-out, not the read. */
+static int on_wakes(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Rqstat *t = userdata;
+
+        t->n_woken = 0;
+        (void) ring_buffer__consume(t->rb);
+        for (size_t i = 0; i < t->n_woken; i++) {
+                uint32_t slot = t->woken[i];
+
+                if (slot >= t->act_n || t->act_ids[slot] == 0 || !t->act_owner[slot])
+                        continue;
+                t->wakes++;
+                t->wake_fn(t->act_owner[slot], t->wake_userdata);
+        }
+        t->n_woken = 0;
+        return 0;
+}
+
+static int wakes_open(Rqstat *t) {
+        int r;
+
+        t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.wakes), on_wake_record, t, NULL);
+        if (!t->rb)
+                return -errno;
+        r = sd_event_add_io(t->event, &t->wake_source, ring_buffer__epoll_fd(t->rb), EPOLLIN, on_wakes, t);
+        if (r < 0) {
+                ring_buffer__free(t->rb);
+                t->rb = NULL;
+                return r;
+        }
+        (void) sd_event_source_set_description(t->wake_source, "rqstat-wakes");
+        return 0;
+}
+
+int rqstat_follow_wakes(Rqstat *t, sd_event *e, rqstat_wake_fn fn, void *userdata) {
+        if (t->rb)
+                return 0;
+        if (!t->event)
+                t->event = sd_event_ref(e);
+        t->wake_fn = fn;
+        t->wake_userdata = userdata;
+        return wakes_open(t);
+}
+
+bool rqstat_can_wake(const Rqstat *t) {
+        return t && t->rb;
+}
+
+uint64_t rqstat_wakes(const Rqstat *t) {
+        return t ? t->wakes : 0;
 }
 
 /* Load again at twice the size and track everything again: the counters of
@@ -259,6 +351,14 @@ static int grow(Rqstat *t) {
                                          t->capacity, reason);
         }
         munmap(old_activity, old_bytes);
+        /* The ring is the old programs' map: follow the new one. */
+        if (t->rb) {
+                wakes_close(t);
+                r = wakes_open(t);
+                if (r < 0)
+                        log_warning_errno(r, "Cannot follow the run-queue wakes again: %s (parked units are "
+                                          "looked at once per Interval=)", STRERROR(r));
+        }
         rqstat__destroy(old);
         for (size_t i = 0; i < t->n_ids; i++) {
                 r = insert(t, t->ids[i]);
@@ -356,7 +456,7 @@ size_t rqstat_tracked(const Rqstat *t) {
         return t->n_ids;
 }
 
-int rqstat_watch(Rqstat *t, uint64_t cpu_cgroup_id, uint32_t *ret_slot) {
+int rqstat_watch(Rqstat *t, uint64_t cpu_cgroup_id, void *owner, uint32_t *ret_slot) {
         uint32_t slot;
         int r;
 
@@ -369,6 +469,7 @@ int rqstat_watch(Rqstat *t, uint64_t cpu_cgroup_id, uint32_t *ret_slot) {
                         size_t n = t->act_alloc ? t->act_alloc * 2 : 16;
                         uint64_t *p = reallocarray(t->act_ids, n, sizeof(*p));
                         uint32_t *f;
+                        void **o;
 
                         if (!p)
                                 return -ENOMEM;
@@ -377,6 +478,10 @@ int rqstat_watch(Rqstat *t, uint64_t cpu_cgroup_id, uint32_t *ret_slot) {
                         if (!f)
                                 return -ENOMEM;
                         t->act_free = f;
+                        o = reallocarray(t->act_owner, n, sizeof(*o));
+                        if (!o)
+                                return -ENOMEM;
+                        t->act_owner = o;
                         t->act_alloc = n;
                 }
                 if (t->act_n >= t->capacity) {
@@ -394,6 +499,7 @@ int rqstat_watch(Rqstat *t, uint64_t cpu_cgroup_id, uint32_t *ret_slot) {
                 return r;
         }
         t->act_ids[slot] = cpu_cgroup_id;
+        t->act_owner[slot] = owner;
         t->n_watched++;
         bump_generation(t);
         *ret_slot = slot;
@@ -407,6 +513,7 @@ int rqstat_unwatch(Rqstat *t, uint32_t slot) {
                 return 0;
         id = t->act_ids[slot];
         t->act_ids[slot] = 0;
+        t->act_owner[slot] = NULL;
         t->act_free[t->n_act_free++] = slot;
         t->n_watched--;
         bump_generation(t);
@@ -420,8 +527,28 @@ void rqstat_arm(Rqstat *t, uint32_t slot) {
                 __atomic_store_n(&t->activity[slot], 0, __ATOMIC_SEQ_CST);
 }
 
+
+/* A flag: 0 armed, 1 ran (or unknown), 2 armed to wake (rqstat.bpf.c). */
+#define ACT_ARMED 0
+#define ACT_RAN 1
+#define ACT_WAKE 2
+
 bool rqstat_ran(const Rqstat *t, uint32_t slot) {
-        return slot >= t->act_n || __atomic_load_n(&t->activity[slot], __ATOMIC_SEQ_CST) != 0;
+        return slot >= t->act_n || __atomic_load_n(&t->activity[slot], __ATOMIC_SEQ_CST) == ACT_RAN;
+}
+
+void rqstat_arm_wake(Rqstat *t, uint32_t slot) {
+        if (slot < t->act_n)
+                __atomic_store_n(&t->activity[slot], ACT_WAKE, __ATOMIC_SEQ_CST);
+}
+
+bool rqstat_arm_wake_still(Rqstat *t, uint32_t slot) {
+        uint64_t v = ACT_ARMED;
+
+        if (slot >= t->act_n)
+                return false;
+        return __atomic_compare_exchange_n(&t->activity[slot], &v, ACT_WAKE, false, __ATOMIC_SEQ_CST,
+                                           __ATOMIC_SEQ_CST) || v == ACT_WAKE;
 }
 
 size_t rqstat_watched(const Rqstat *t) {
@@ -459,7 +586,7 @@ size_t rqstat_tracked(const Rqstat *t) {
         return 0;
 }
 
-int rqstat_watch(Rqstat *t, uint64_t cpu_cgroup_id, uint32_t *ret_slot) {
+int rqstat_watch(Rqstat *t, uint64_t cpu_cgroup_id, void *owner, uint32_t *ret_slot) {
         return -EOPNOTSUPP;
 }
 
@@ -472,6 +599,25 @@ void rqstat_arm(Rqstat *t, uint32_t slot) {
 
 bool rqstat_ran(const Rqstat *t, uint32_t slot) {
         return true;
+}
+
+int rqstat_follow_wakes(Rqstat *t, sd_event *e, rqstat_wake_fn fn, void *userdata) {
+        return -EOPNOTSUPP;
+}
+
+bool rqstat_can_wake(const Rqstat *t) {
+        return false;
+}
+
+void rqstat_arm_wake(Rqstat *t, uint32_t slot) {
+}
+
+bool rqstat_arm_wake_still(Rqstat *t, uint32_t slot) {
+        return false;
+}
+
+uint64_t rqstat_wakes(const Rqstat *t) {
+        return 0;
 }
 
 size_t rqstat_watched(const Rqstat *t) {

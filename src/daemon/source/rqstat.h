@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <systemd/sd-event.h>
+
 #include "bwgov/telemetry/rqstat-abi.h"
 
 typedef struct Rqstat Rqstat;
@@ -43,11 +45,28 @@ size_t rqstat_tracked(const Rqstat *t);
  * whether any of its tasks was accounted run time since (true when it
  * cannot tell: a slot not handed out, a map loaded again). A slot given
  * back may be handed out again. Without BPF, rqstat_watch() fails with
- * -EOPNOTSUPP. */
-int rqstat_watch(Rqstat *t, uint64_t cpu_cgroup_id, uint32_t *ret_slot);
+ * -EOPNOTSUPP. owner is what a wake of the slot is handed (below). */
+int rqstat_watch(Rqstat *t, uint64_t cpu_cgroup_id, void *owner, uint32_t *ret_slot);
 int rqstat_unwatch(Rqstat *t, uint32_t slot);
 void rqstat_arm(Rqstat *t, uint32_t slot);
 bool rqstat_ran(const Rqstat *t, uint32_t slot);
+
+/* Wakes: armed with rqstat_arm_wake() instead of rqstat_arm(), the first
+ * run of a task of the cgroup also calls the wake function with the slot's
+ * owner, from the event loop, within milliseconds (a ring buffer the
+ * programs write to). A slot may be woken twice for one run, or (rarely:
+ * the ring full, a race with the arm) not at all: rqstat_ran() still says
+ * it ran. rqstat_arm_wake_still() arms to wake only if nothing ran since
+ * the last arm, and says whether it did. rqstat_follow_wakes() starts
+ * following them (0, or a negative errno: then rqstat_can_wake() is
+ * false). */
+typedef void (*rqstat_wake_fn)(void *owner, void *userdata);
+int rqstat_follow_wakes(Rqstat *t, sd_event *e, rqstat_wake_fn fn, void *userdata);
+bool rqstat_can_wake(const Rqstat *t);
+void rqstat_arm_wake(Rqstat *t, uint32_t slot);
+bool rqstat_arm_wake_still(Rqstat *t, uint32_t slot);
+/* Slots woken through the ring buffer so far. */
+uint64_t rqstat_wakes(const Rqstat *t);
 size_t rqstat_watched(const Rqstat *t);
 /* How often the programs were loaded (1 + the times the maps grew). */
 unsigned rqstat_loads(const Rqstat *t);

@@ -12,7 +12,7 @@
 #include "clock.h"
 #include "unit-rqstat.h"
 
-int unit_rqstat_attach(struct unit_rqstat *ut, Rqstat *t, int v2_dirfd, uint64_t cpu_cgroup_id) {
+int unit_rqstat_attach(struct unit_rqstat *ut, Rqstat *t, int v2_dirfd, uint64_t cpu_cgroup_id, void *owner) {
         uint32_t slot;
         uint64_t id;
         int r;
@@ -29,7 +29,7 @@ int unit_rqstat_attach(struct unit_rqstat *ut, Rqstat *t, int v2_dirfd, uint64_t
                 .cgroup_id = id,
                 .since_realtime_usec = clock_now_usec(CLOCK_REALTIME),
         };
-        r = rqstat_watch(t, cpu_cgroup_id, &slot);
+        r = rqstat_watch(t, cpu_cgroup_id, owner, &slot);
         if (r < 0)
                 return r;
         ut->act_watched = true;

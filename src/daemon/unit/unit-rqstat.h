@@ -43,9 +43,9 @@ const struct unit_rqstat_counts *unit_rqstat_counts(const struct unit_rqstat *ut
 
 /* The cgroup was opened (v2_dirfd: its cgroup2 directory, -1 when the host
  * has none; cpu_cgroup_id: the inode of its directory holding cpu.max):
- * count it and watch its activity. Returns 0 or a negative errno (logged
- * by the caller). */
-int unit_rqstat_attach(struct unit_rqstat *ut, Rqstat *t, int v2_dirfd, uint64_t cpu_cgroup_id);
+ * count it and watch its activity, a wake handed owner (rqstat.h). Returns
+ * 0 or a negative errno (logged by the caller). */
+int unit_rqstat_attach(struct unit_rqstat *ut, Rqstat *t, int v2_dirfd, uint64_t cpu_cgroup_id, void *owner);
 /* The cgroup was closed, or telemetry goes away: stop counting it. */
 void unit_rqstat_detach(struct unit_rqstat *ut, Rqstat *t);
 

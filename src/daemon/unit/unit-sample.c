@@ -64,7 +64,10 @@ static void unit_gate_note(Unit *u, uint64_t now) {
 
         u->sampler.gate_after_usec = now;
         if (unit_activity_gated(u)) {
-                rqstat_arm(*u->ctx->rqstat, u->rq.act_slot);
+                if (u->sampler.at_baseline)
+                        rqstat_arm_wake(*u->ctx->rqstat, u->rq.act_slot);
+                else
+                        rqstat_arm(*u->ctx->rqstat, u->rq.act_slot);
                 u->sampler.gate_valid = true;
                 return;
         }

@@ -63,6 +63,12 @@ struct unit_sampler {
         uint64_t parked_usec;           /* when it parked */
         uint64_t still_usec;            /* the last gate reading that proved it still (parked) */
         uint64_t last_full_usec;        /* its last full sample */
+        /* Parked at its baseline (ParkAtBaseline=, unit-tick.c): the kernel
+         * holds the baseline and its activity flag is armed to wake it; to
+         * the law it rests at `rest`, where its first run raises it. */
+        bool at_baseline;
+        struct bw_bandwidth rest;
+        uint64_t used_usec;             /* its last sample that found usage (or its first) */
 };
 
 /* Whether the unit's gate is its activity flag (rqstat.h: BPF loaded, its

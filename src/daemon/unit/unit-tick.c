@@ -218,6 +218,10 @@ static int unit_decide(Unit *u, struct unit_obs *o, struct bw_decision *ret) {
         int r;
 
         unit_sample_input(u, &o->current, o->full, &o->in);
+        /* Parked at its baseline and nothing ran: to the law it rests
+         * where it was (unit_park_at_baseline()). */
+        if (u->sampler.at_baseline)
+                o->in.current = u->sampler.rest;
         if (u->paused && p.mode != BW_MODE_OFF)
                 p.mode = BW_MODE_OBSERVE;
         r = bw_policy_decide(&p, &u->pstate, &o->in, ret);
@@ -229,6 +233,12 @@ static int unit_decide(Unit *u, struct unit_obs *o, struct bw_decision *ret) {
         return 0;
 }
 
+/* t holds at least what base does: its period, no less quota, no less burst. */
+static bool covers_baseline(const struct bw_bandwidth *t, const struct bw_bandwidth *base) {
+        return t->period_usec == base->period_usec && t->quota_usec >= base->quota_usec &&
+                t->burst_usec >= base->burst_usec;
+}
+
 /* Step 4: write the decision. Returns 1 written, 0 not (nothing to write,
  * paused, refused or failed: logged), or -ENODEV. */
 static int unit_act(Unit *u, const struct unit_obs *o, const struct bw_decision *d) {
@@ -236,6 +246,16 @@ static int unit_act(Unit *u, const struct unit_obs *o, const struct bw_decision 
 
         if (!d->change || u->paused)
                 return 0;
+        /* At its baseline, nothing ran: the rest moves, the kernel keeps the
+         * baseline until the first run (a target under the baseline, for
+         * an ancestor, is written). */
+        if (u->sampler.at_baseline) {
+                if (covers_baseline(&d->target, &u->baseline)) {
+                        u->sampler.rest = d->target;
+                        return 0;
+                }
+                u->sampler.at_baseline = false;
+        }
         r = unit_apply(u, &o->current, &d->target, bw_rule_to_string(d->rule));
         if (bw_cg_error_is_vanished(r))
                 return -ENODEV;
@@ -302,9 +322,109 @@ static uint64_t unit_parked_full_usec(const Unit *u) {
                 UNIT_PARKED_FULL_EVERY * bw_unit_interval_usec(u->ctx->config, &u->cfg);
 }
 
+/* ParkAtBaseline=: a unit about to park whose flag can wake it puts its
+ * baseline back (so that a stop has nothing to write) and rests there until
+ * its first run; once it used nothing for UNIT_BASELINE_AFTER Interval=s
+ * (before that it parks at its headroom, as without the setting), so that
+ * a group with gaps of seconds between bursts is not written twice per gap.
+ * Armed to wake before the write: a run during it wakes the unit. Returns
+ * false when it must not park now: something ran since its sample, or this
+ * batch of samples spent its time on writes already (it tries again at its
+ * next sample). */
+static bool unit_park_at_baseline(Unit *u) {
+        Rqstat *t = *u->ctx->rqstat;
+        struct bw_bandwidth cur, target, rest;
+        uint64_t quiet_samples = u->sampler.quiet_samples;
+        int r;
+
+        if (!u->ctx->config->global.park_at_baseline || !unit_activity_gated(u) || !rqstat_can_wake(t))
+                return true;
+        if (u->sampler.at_baseline)
+                return rqstat_arm_wake_still(t, u->rq.act_slot);
+        if (u64_sat_sub(u->sampler.last_tick_usec, u->sampler.used_usec) <
+            UNIT_BASELINE_AFTER * bw_unit_interval_usec(u->ctx->config, &u->cfg))
+                return true;    /* at its headroom: its baseline at a later park */
+        if (u->ctx->batch_started_usec && *u->ctx->batch_started_usec > 0 &&
+            clock_now_usec(CLOCK_MONOTONIC) - *u->ctx->batch_started_usec > UNIT_PARK_WRITE_BUDGET_USEC)
+                return false;
+        rest = *unit_expected(u);
+        if (unit_restore_plan(u, &cur, &target) <= 0)
+                return true;            /* nothing to put back */
+        if (!rqstat_arm_wake_still(t, u->rq.act_slot))
+                return false;
+        r = unit_apply(u, &cur, &target, "parked-at-baseline");
+        if (r < 0)
+                return r != -ENODEV && !bw_cg_error_is_vanished(r);
+        u->sampler.at_baseline = true;
+        u->sampler.rest = rest;
+        /* The write read back what it wrote: its samples stay light. */
+        u->sampler.quiet = true;
+        u->sampler.quiet_samples = quiet_samples;
+        /* Its own write is no news to its quota watch. */
+        quotawatch_drain(u->ctx->quotawatch);
+        u->quota_watch.written = false;
+        return true;
+}
+
+bool unit_rest_at_baseline(Unit *u, const struct bw_bandwidth *cur, const struct bw_bandwidth *rest) {
+        Rqstat *t = *u->ctx->rqstat;
+
+        if (!u->ctx->config->global.park_at_baseline || !unit_activity_gated(u) || !rqstat_can_wake(t) ||
+            !bw_bandwidth_equal(cur, &u->baseline) || !covers_baseline(rest, &u->baseline))
+                return false;
+        rqstat_arm_wake(t, u->rq.act_slot);
+        u->sampler.at_baseline = true;
+        u->sampler.rest = *rest;
+        log_info("%s: resting at its baseline until its first run (ParkAtBaseline=yes)", u->name);
+        return true;
+}
+
+/* At its baseline: a run (its flag raised), no flag to tell any more, or
+ * ParkAtBaseline=no ends it; the law then sees the baseline the kernel
+ * holds and raises it to its rest. */
+static void unit_baseline_check(Unit *u) {
+        if (!u->sampler.at_baseline)
+                return;
+        if (u->ctx->config->global.park_at_baseline && unit_activity_gated(u) &&
+            !rqstat_ran(*u->ctx->rqstat, u->rq.act_slot))
+                return;
+        u->sampler.at_baseline = false;
+}
+
+void unit_wake(Unit *u, uint64_t now) {
+        if (!u->sampler.at_baseline || !u->cg || *u->ctx->stopping)
+                return;
+        /* Closer than the law's spacing to its last sample: just after it,
+         * on the ticker's grid (below). */
+        if (now - u->sampler.last_tick_usec < TOO_SOON_RETRY_USEC) {
+                uint64_t t = u->sampler.last_tick_usec + TOO_SOON_RETRY_USEC;
+
+                (void) ticker_schedule(u->ctx->ticker, &u->tick, t + (UNIT_REPHASE_USEC - t % UNIT_REPHASE_USEC));
+                return;
+        }
+        log_debug("%s: its first run since it parked at its baseline", u->name);
+        quotawatch_drain(u->ctx->quotawatch);
+        (void) unit_tick(u, now);
+        /* Woken at any moment, its samples would keep that phase, one
+         * wake-up of the loop each (five hundred bursty groups woke it four
+         * times as often). Its next one on a grid instead, a little early
+         * (the law's horizon is a latest time): whole Interval=s when it is
+         * one away, so that those woken share a phase, else the ticker's. */
+        if (bw_tick_entry_queued(&u->tick)) {
+                uint64_t due = u->tick.due_usec, g = bw_unit_interval_usec(u->ctx->config, &u->cfg);
+
+                if (due < now + g)
+                        g = UNIT_REPHASE_USEC;
+                if (due - due % g > now)
+                        (void) ticker_schedule(u->ctx->ticker, &u->tick, due - due % g);
+        }
+}
+
 static void unit_park(Unit *u, uint64_t now) {
         uint64_t full = unit_parked_full_usec(u);
 
+        if (!unit_park_at_baseline(u))
+                return;
         if (!u->sampler.parked) {
                 u->sampler.parked = true;
                 u->sampler.parked_usec = now;
@@ -354,6 +474,8 @@ void unit_cgroup_removed(Unit *u, uint64_t now) {
 
 /* Step 5: what came of it, for the next tick and the others. */
 static void unit_record_tick(Unit *u, const struct unit_obs *o, const struct bw_decision *d, bool applied) {
+        if (d->usage_rate > 0 || d->rule == BW_RULE_PRIME || d->rule == BW_RULE_RESET)
+                u->sampler.used_usec = o->in.now_usec;
         unit_reschedule(u, &o->in, d);
         unit_remember(u, &o->current, d, applied);
         unit_sample_after(u, &o->in, d);
@@ -399,6 +521,7 @@ int unit_tick(Unit *u, uint64_t now) {
                 return 0;
         if (u->sampler.parked)
                 unit_unpark(u, now);
+        unit_baseline_check(u);
         u->sampler.gated = false;
         r = unit_tick_pass(u, now);
         /* A sample that read nothing opened nothing; but a unit that parks,

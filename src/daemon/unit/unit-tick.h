@@ -33,9 +33,26 @@ int unit_tick(Unit *u, uint64_t now);
  * or when anything else schedules it (a reload, a shedding plan, latency
  * protection). Its first tick then counts from the last reading that
  * proved it still, as the light samples it skipped would have: the law's
- * rates and bucket are what they would have been. */
+ * rates and bucket are what they would have been.
+ *
+ * With ParkAtBaseline=yes and the run-queue programs' wakes (rqstat.h), a
+ * unit about to park puts its baseline back and arms its activity flag to
+ * wake it: a stop then has nothing to write for it. To the law it still
+ * rests at its headroom; the first run of one of its tasks wakes it
+ * (unit_wake(), within milliseconds) and its sample raises it there. One
+ * adopted at its baseline stays there (unit_rest_at_baseline()) and parks
+ * after UNIT_PARK_AFTER samples; one raised since parks at its headroom
+ * until its samples found no usage for UNIT_BASELINE_AFTER Interval=s, and
+ * at its baseline from its first park after that (its slow full sample, a
+ * minute later at most): a group with gaps of seconds between its bursts is
+ * not written twice per gap. A batch of samples
+ * spends at most UNIT_PARK_WRITE_BUDGET_USEC on such writes (each makes the
+ * kernel walk every task group: 0.3 ms at ten thousand); a unit left over
+ * parks at its next sample. */
 #define UNIT_PARK_AFTER 3
 #define UNIT_PARKED_FULL_EVERY 60
+#define UNIT_BASELINE_AFTER 30
+#define UNIT_PARK_WRITE_BUDGET_USEC (10 * USEC_PER_MSEC)
 
 /* For a parked unit: true when it is still (its gate read, shared with its
  * siblings, equal to what it was before the unit's own last read; its
@@ -48,3 +65,14 @@ bool unit_parked_still(Unit *u, uint64_t now);
  * light one could be gated, and a parked unit would wait for its slow full
  * sample (cgroupfs tells the watches on a removed cgroup's files nothing). */
 void unit_cgroup_removed(Unit *u, uint64_t now);
+
+/* Adoption, ParkAtBaseline=yes: a unit whose cgroup holds its baseline
+ * (cur) stays there, armed to wake, resting at rest to the law, instead of
+ * being raised to rest now: an idle one is never written. Returns false
+ * when it cannot (the setting off, no wakes, another value there): then
+ * the caller writes rest. */
+bool unit_rest_at_baseline(Unit *u, const struct bw_bandwidth *cur, const struct bw_bandwidth *rest);
+
+/* A task of a unit parked at its baseline ran (rqstat.h's wake): its
+ * sample now, or just after the law's spacing from its last one. */
+void unit_wake(Unit *u, uint64_t now);

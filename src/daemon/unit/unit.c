@@ -210,7 +210,7 @@ void unit_attach_rqstat(Unit *u) {
                 return;
         r = bw_cg_dir(u->cg, BW_CG_TREE_V2);
         if (r >= 0)
-                r = unit_rqstat_attach(&u->rq, *u->ctx->rqstat, r, (uint64_t) u->cg->bw_ino);
+                r = unit_rqstat_attach(&u->rq, *u->ctx->rqstat, r, (uint64_t) u->cg->bw_ino, u);
         /* The gate notes again: by its activity now (unit-sample.c). */
         u->sampler.gate_valid = false;
         if (r < 0)
@@ -221,6 +221,10 @@ void unit_attach_rqstat(Unit *u) {
 void unit_detach_rqstat(Unit *u) {
         unit_rqstat_detach(&u->rq, *u->ctx->rqstat);
         u->sampler.gate_valid = false;
+        /* Parked at its baseline, no flag wakes it now: its next sample
+         * raises it to its rest (unit-tick.c). */
+        if (u->sampler.at_baseline && u->cg && !*u->ctx->stopping)
+                (void) ticker_schedule(u->ctx->ticker, &u->tick, clock_now_usec(CLOCK_MONOTONIC));
 }
 
 /* The law sized the headroom for that horizon: the timer keeps to it. */
@@ -320,6 +324,7 @@ void unit_rebase(Unit *u, const struct bw_bandwidth *cur) {
                         "%s: cpu.max changed by someone else, adopting it as the new baseline", u->name);
         bw_baseline_rebase(&was, cur, &now);
         unit_take_view(u, &now);
+        u->sampler.at_baseline = false;        /* the law sees what the kernel holds */
         unit_update_params(u);
         bw_policy_state_init(&u->pstate, &u->params, u->pstate.credit.credit_usec, u->pstate.credit.debt_usec);
         /* A crash before the save sees the same external change again. */

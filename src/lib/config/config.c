@@ -155,6 +155,7 @@ enum {
         GK_CONTENTION,
         GK_CONTENTION_INTERVAL,
         GK_METRICS_INTERVAL,
+        GK_PARK_AT_BASELINE,
         _GK_MAX,
 };
 
@@ -181,6 +182,8 @@ static const struct key_def governor_keys[_GK_MAX] = {
         [GK_METRICS_INTERVAL] = GKEY("MetricsInterval", VT_TIMESPAN, metrics_interval_usec,
                                      .min = BW_METRICS_INTERVAL_MIN_USEC, .max = BW_METRICS_INTERVAL_MAX_USEC,
                                      .expected = "a time span between 100ms and 1h, like 10s"),
+        [GK_PARK_AT_BASELINE] = GKEY("ParkAtBaseline", VT_BOOL, park_at_baseline,
+                                     .expected = "a boolean like yes or no"),
 };
 
 enum {

@@ -125,11 +125,11 @@ class Tree:
                 log(f"cannot remove {name}: {e}")
 
 
-def write_conf(base, names, interval="1s", paths=None):
+def write_conf(base, names, interval="1s", paths=None, governor=()):
     conf = os.path.join(base, "conf")
     os.makedirs(conf, exist_ok=True)
     with open(os.path.join(conf, "bwgov.conf"), "w") as f:
-        f.write(f"[Governor]\nInterval={interval}\n")
+        f.write(f"[Governor]\nInterval={interval}\n" + "".join(f"{g}\n" for g in governor))
     for i, n in enumerate(names):
         d = os.path.join(conf, n + ".d")
         os.makedirs(d, exist_ok=True)
@@ -306,7 +306,7 @@ def idle(a, tree, base, count):
         tree.create(n)
     created_s = time.monotonic() - t
     before = {n: tree.values(n) for n in paths}
-    write_conf(base, names, paths=paths)
+    write_conf(base, names, paths=paths, governor=a.governor)
     os.makedirs(base, exist_ok=True)
     probe = Probe(base, a.bwgovctl, os.path.join(base, "run", "io.bwgov.Governor"))
     probe.start()
@@ -316,12 +316,16 @@ def idle(a, tree, base, count):
            "bursty": len(bursty), "bursty_ms_per_s": a.bursty_ms if bursty else None}
     procs = []
     try:
+        # Adopted: raised to its headroom, or (ParkAtBaseline=yes) left
+        # at its baseline until its first run.
+        def adopted():
+            return d.count("resting-headroom") + d.count("resting at its baseline until its first run")
         while time.monotonic() - t0 < a.adopt_timeout and d.proc.poll() is None:
-            if d.count(": governing cgroup ") >= count and d.count("resting-headroom") >= count:
+            if d.count(": governing cgroup ") >= count and adopted() >= count:
                 break
             time.sleep(0.05)
         res["adopt_s"] = round(time.monotonic() - t0, 2)
-        res["adopted"] = d.count("resting-headroom")
+        res["adopted"] = adopted()
         res["during_adoption"] = probe.summary(0, time.monotonic() - probe.t0)
         procs = start_bursty(a, tree, [paths[i] for i in bursty])
         time.sleep(3)
@@ -434,7 +438,7 @@ def tick_rates(a, names, bursty, m0, mt0, m1, mt1, active_bins, active_s):
 
 def churn(a, tree, base):
     pool = [f"{PREFIX}c{i}" for i in range(a.pool)]
-    write_conf(base, pool)
+    write_conf(base, pool, governor=a.governor)
     d = Daemon(a.bwgovd, base)
     rnd = random.Random(1)
     alive = {}                          # name -> (created monotonic, dies at)
@@ -580,6 +584,8 @@ def main(argv):
     ap.add_argument("--duration", type=float, default=300.0, help="seconds of churn")
     ap.add_argument("--pool", type=int, default=0, help="configured names (default 10 × rate)")
     ap.add_argument("--quick", action="store_true", help="CI variant: 30 s of churn, 10 s window")
+    ap.add_argument("--governor", action="append", default=[], metavar="KEY=VALUE",
+                    help="a [Governor] setting for bwgov.conf, like ParkAtBaseline=yes (repeatable)")
     ap.add_argument("--out", help="write the results as JSON")
     ap.add_argument("--log", help="write the daemon's log (idle run), each line with its time since start")
     ap.add_argument("--check", action="store_true",

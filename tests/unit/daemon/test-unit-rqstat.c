@@ -62,7 +62,7 @@ int rqstat_read(Rqstat *t, uint64_t cgroup_id, struct bw_rq_counters *ret) {
         return 0;
 }
 
-int rqstat_watch(Rqstat *t, uint64_t cpu_cgroup_id, uint32_t *ret_slot) {
+int rqstat_watch(Rqstat *t, uint64_t cpu_cgroup_id, void *owner, uint32_t *ret_slot) {
         (void) t;
         assert_int_equal(fake.watched, 0);
         fake.watched = cpu_cgroup_id;
@@ -104,7 +104,7 @@ static void test_idle_has_no_counters(void **state) {
         const struct unit_rqstat_counts *c;
 
         (void) state;
-        assert_int_equal(unit_rqstat_attach(&ut, T, 3, 99), 0);
+        assert_int_equal(unit_rqstat_attach(&ut, T, 3, 99, NULL), 0);
         assert_int_equal(ut.cgroup_id, 4242);
         assert_int_equal(fake.tracks, 1);
         /* Attached, not sampled: nothing to show yet. */
@@ -146,7 +146,7 @@ static void test_first_waits_open_a_window(void **state) {
         const struct unit_rqstat_counts *c;
 
         (void) state;
-        assert_int_equal(unit_rqstat_attach(&ut, T, 3, 99), 0);
+        assert_int_equal(unit_rqstat_attach(&ut, T, 3, 99, NULL), 0);
         assert_int_equal(unit_rqstat_sample(&ut, T, 1000 * MS, &in), 0);
         assert_null(ut.c);
 
@@ -190,7 +190,7 @@ static void test_reset_opens_no_window(void **state) {
         uint64_t since;
 
         (void) state;
-        assert_int_equal(unit_rqstat_attach(&ut, T, 3, 99), 0);
+        assert_int_equal(unit_rqstat_attach(&ut, T, 3, 99, NULL), 0);
         add_waits(5, 1000);
         assert_int_equal(unit_rqstat_sample(&ut, T, 1000 * MS, &in), 0);
         add_waits(5, 10);
@@ -222,7 +222,7 @@ static void test_without_telemetry_or_read_error(void **state) {
 
         (void) state;
         /* No Rqstat (BPF not available): nothing tracked, nothing read. */
-        assert_int_equal(unit_rqstat_attach(&ut, NULL, 3, 99), 0);
+        assert_int_equal(unit_rqstat_attach(&ut, NULL, 3, 99, NULL), 0);
         assert_int_equal(ut.cgroup_id, 0);
         assert_int_equal(unit_rqstat_sample(&ut, NULL, 1000 * MS, &in), 0);
         assert_false(in.has_rq);
@@ -230,13 +230,13 @@ static void test_without_telemetry_or_read_error(void **state) {
         unit_rqstat_detach(&ut, NULL);
 
         /* No cgroup2 directory: the id cannot be had. */
-        assert_int_equal(unit_rqstat_attach(&ut, T, -1, 99), -EBADF);
+        assert_int_equal(unit_rqstat_attach(&ut, T, -1, 99, NULL), -EBADF);
         assert_int_equal(fake.tracks, 0);
         assert_int_equal(fake.watches, 0);
         assert_false(ut.act_watched);
 
         /* A failed read is the caller's to log; the state stays as it was. */
-        assert_int_equal(unit_rqstat_attach(&ut, T, 3, 99), 0);
+        assert_int_equal(unit_rqstat_attach(&ut, T, 3, 99, NULL), 0);
         fake.read_error = -EIO;
         assert_int_equal(unit_rqstat_sample(&ut, T, 1000 * MS, &in), -EIO);
         assert_null(ut.c);
@@ -249,12 +249,12 @@ static void test_activity_watched_while_attached(void **state) {
         struct unit_rqstat ut = {0};
 
         (void) state;
-        assert_int_equal(unit_rqstat_attach(&ut, T, 3, 99), 0);
+        assert_int_equal(unit_rqstat_attach(&ut, T, 3, 99, NULL), 0);
         assert_true(ut.act_watched);
         assert_int_equal(ut.act_slot, 7);
         assert_int_equal(fake.watched, 99);
         /* Attached already: nothing watched twice. */
-        assert_int_equal(unit_rqstat_attach(&ut, T, 3, 99), 0);
+        assert_int_equal(unit_rqstat_attach(&ut, T, 3, 99, NULL), 0);
         assert_int_equal(fake.watches, 1);
         unit_rqstat_detach(&ut, T);
         assert_false(ut.act_watched);

@@ -277,7 +277,8 @@ int sdintent_read(SdIntent *s, const char *unit, uint64_t *ret_quota_usec, uint6
 }
 
 static struct {
-        uint32_t flag;          /* 1: a task ran since the last arm (or unknown) */
+        uint32_t flag;          /* 0 armed, 1: a task ran since the last arm (or unknown), 2 armed to wake */
+        bool can_wake;          /* the ring buffer is followed */
         unsigned arms;
         uint64_t watched;       /* the cpu directory's id watched, 0 for none */
 } act;
@@ -308,7 +309,7 @@ int rqstat_cgroup_id(int dirfd, uint64_t *ret) {
         return 0;
 }
 
-int rqstat_watch(Rqstat *t, uint64_t cpu_cgroup_id, uint32_t *ret_slot) {
+int rqstat_watch(Rqstat *t, uint64_t cpu_cgroup_id, void *owner, uint32_t *ret_slot) {
         assert_ptr_equal(t, ACT_RQSTAT);
         assert_int_equal(act.watched, 0);
         act.watched = cpu_cgroup_id;
@@ -331,7 +332,27 @@ void rqstat_arm(Rqstat *t, uint32_t slot) {
 
 bool rqstat_ran(const Rqstat *t, uint32_t slot) {
         assert_int_equal(slot, 0);
-        return act.flag != 0;
+        return act.flag == 1;
+}
+
+bool rqstat_can_wake(const Rqstat *t) {
+        return t == ACT_RQSTAT && act.can_wake;
+}
+
+void rqstat_arm_wake(Rqstat *t, uint32_t slot) {
+        assert_int_equal(slot, 0);
+        assert_true(act.can_wake);
+        act.flag = 2;
+        act.arms++;
+}
+
+bool rqstat_arm_wake_still(Rqstat *t, uint32_t slot) {
+        assert_int_equal(slot, 0);
+        assert_true(act.can_wake);
+        if (act.flag == 1)
+                return false;
+        act.flag = 2;
+        return true;
 }
 
 /* ---- the manager's hooks ------------------------------------------------- */
@@ -943,6 +964,78 @@ static void test_activity_gate(void **state) {
         assert_int_equal(act.flag, 0);
 }
 
+/* ParkAtBaseline=yes: a unit about to park puts its baseline back, its
+ * flag armed to wake it; while nothing runs it stays there (its slow full
+ * sample writes nothing and it parks again), and the sample its first run
+ * wakes raises it to its rest, with the usage the file holds. */
+static void test_park_at_baseline(void **state) {
+        int i;
+
+        F->config.global.park_at_baseline = true;
+        act.can_wake = true;
+        adopt();
+        /* Raised at adoption (the usage there is news): it parks at its
+         * headroom, its baseline only once nothing was used for
+         * UNIT_BASELINE_AFTER Interval=s. */
+        for (i = 0; i < 8 && !unit_is_parked(F->u); i++)
+                assert_int_equal(tick_after(0, 0), 0);
+        assert_true(unit_is_parked(F->u));
+        assert_string_equal(get("cpu.max"), "200000 100000");
+        /* Its slow full sample a minute later, then a gated one. */
+        fake_now += UNIT_PARKED_FULL_EVERY * USEC_PER_SEC;
+        assert_int_equal(unit_tick(F->u, fake_now), 0);
+        assert_int_equal(tick_after(0, 0), 0);
+        assert_true(unit_is_parked(F->u));
+        assert_string_equal(get("cpu.max"), "50000 100000");
+        assert_string_equal(get("cpu.max.burst"), "0");
+        assert_int_equal(act.flag, 2);
+        for (i = 0; i < 3; i++) {
+                fake_now += USEC_PER_SEC;
+                assert_true(unit_parked_still(F->u, fake_now));
+        }
+
+        /* Its slow full sample, then a gated one: parked again, nothing written. */
+        fake_now += UNIT_PARKED_FULL_EVERY * USEC_PER_SEC;
+        records_reset();
+        assert_int_equal(unit_tick(F->u, fake_now), 0);
+        assert_int_equal(tick_after(0, 0), 0);
+        assert_true(unit_is_parked(F->u));
+        assert_int_equal(F->writes_max + F->writes_burst, 0);
+        assert_string_equal(get("cpu.max"), "50000 100000");
+        assert_int_equal(act.flag, 2);
+
+        /* A task ran: 3 ms. Its wake's sample raises it. */
+        F->usage += 3000;
+        stat_put();
+        act.flag = 1;
+        fake_now += USEC_PER_SEC;
+        records_reset();
+        unit_wake(F->u, fake_now);
+        assert_false(unit_is_parked(F->u));
+        assert_string_equal(get("cpu.max"), "200000 100000");
+        assert_string_equal(get("cpu.max.burst"), "50000");
+        assert_int_equal(unit_last_usage(F->u), F->usage);
+        assert_int_equal(act.flag, 0);
+
+        /* A wake of a unit not at its baseline is nothing. */
+        records_reset();
+        fake_now += USEC_PER_SEC;
+        unit_wake(F->u, fake_now);
+        assert_int_equal(F->writes_max + F->writes_burst, 0);
+}
+
+/* ParkAtBaseline=yes without the wakes (the ring buffer not followed): it
+ * parks at its headroom, as without the setting. */
+static void test_park_at_baseline_needs_wakes(void **state) {
+        F->config.global.park_at_baseline = true;
+        adopt();
+        for (int i = 0; i < 8 && !unit_is_parked(F->u); i++)
+                assert_int_equal(tick_after(0, 0), 0);
+        assert_true(unit_is_parked(F->u));
+        assert_string_equal(get("cpu.max"), "200000 100000");
+        assert_int_equal(act.flag, 0);
+}
+
 /* A unit with a governed unit below it is not gated by its own flag (their
  * tasks raise theirs): its light samples read its cpu.stat. */
 static void test_activity_gate_not_with_descendants(void **state) {
@@ -1010,6 +1103,9 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_light_samples, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_too_soon, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_activity_gate, setup_activity, teardown_activity),
+                cmocka_unit_test_setup_teardown(test_park_at_baseline, setup_activity, teardown_activity),
+                cmocka_unit_test_setup_teardown(test_park_at_baseline_needs_wakes, setup_activity,
+                                                teardown_activity),
                 cmocka_unit_test_setup_teardown(test_activity_gate_not_with_descendants, setup_activity,
                                                 teardown_activity),
                 cmocka_unit_test_setup_teardown(test_activity_gate_counts_quota_read, setup_activity,

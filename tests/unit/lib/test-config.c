@@ -306,6 +306,7 @@ static void assert_global_defaults(const struct bw_global_config *g) {
         assert_int_equal(g->active_interval_usec, MSEC(250));
         assert_true(g->telemetry);
         assert_int_equal(g->metrics_interval_usec, SEC(10));
+        assert_false(g->park_at_baseline);
 }
 
 static void assert_unit_defaults(const struct bw_unit_config *u) {
@@ -1075,6 +1076,7 @@ static void test_known_keys(void **state) {
                 "Governor.PressureWindow=4s", "Governor.KernelCheck=strict", "Governor.RestoreOnExit=no",
                 "Governor.HistorySize=10", "Governor.ActiveInterval=500ms", "Governor.Telemetry=no",
                 "Governor.Contention=gang", "Governor.ContentionInterval=500ms", "Governor.MetricsInterval=1min",
+                "Governor.ParkAtBaseline=yes",
                 "Bandwidth.Mode=observe",
                 "Bandwidth.CPUQuota=150%",
                 "Bandwidth.CPUQuotaMax=350%", "Bandwidth.CPUBurstMax=25ms", "Bandwidth.CreditMax=2min",
@@ -1106,7 +1108,7 @@ static void test_known_keys(void **state) {
                 strcat(strncmp(keys[n], "Governor.", 9) == 0 ? gov : bw, values[n] + strlen(keys[n]));
                 strcat(strncmp(keys[n], "Governor.", 9) == 0 ? gov : bw, "\n");
         }
-        assert_int_equal(n, 28);
+        assert_int_equal(n, 29);
         assert_int_equal(n, ELEMENTSOF(values));
 
         tree_init(&t);
@@ -1125,6 +1127,7 @@ static void test_known_keys(void **state) {
         assert_int_equal(c.global.contention, BW_CONTENTION_GANG);
         assert_int_equal(c.global.contention_interval_usec, MSEC(500));
         assert_int_equal(c.global.metrics_interval_usec, SEC(60));
+        assert_true(c.global.park_at_baseline);
         u = bw_config_find_unit(&c, "all.slice");
         assert_non_null(u);
         assert_true(u->has_mode);
@@ -1512,7 +1515,7 @@ static void test_shipped_files(void **state) {
         }
         assert_int_equal(fclose(f), 0);
         assert_int_equal(fclose(mem), 0);
-        assert_int_equal(n_keys, 10); /* the [Governor] keys it shows */
+        assert_int_equal(n_keys, 11); /* the [Governor] keys it shows */
 
         snprintf(path, sizeof(path), "%s/conf/web.slice.d-example.conf", src);
         f = fopen(path, "re");
