@@ -322,6 +322,13 @@ static uint64_t unit_parked_full_usec(const Unit *u) {
                 UNIT_PARKED_FULL_EVERY * bw_unit_interval_usec(u->ctx->config, &u->cfg);
 }
 
+/* ParkAtBaseline= may keep u at its baseline: set, its activity flag
+ * gates it, and a run of its tasks can wake the daemon. */
+static bool unit_may_rest_at_baseline(const Unit *u) {
+        return u->ctx->config->global.park_at_baseline && unit_activity_gated(u) &&
+                rqstat_can_wake(*u->ctx->rqstat);
+}
+
 /* ParkAtBaseline=: a unit about to park whose flag can wake it puts its
  * baseline back (so that a stop has nothing to write) and rests there until
  * its first run; once it used nothing for UNIT_BASELINE_AFTER Interval=s
@@ -337,7 +344,7 @@ static bool unit_park_at_baseline(Unit *u) {
         uint64_t quiet_samples = u->sampler.quiet_samples;
         int r;
 
-        if (!u->ctx->config->global.park_at_baseline || !unit_activity_gated(u) || !rqstat_can_wake(t))
+        if (!unit_may_rest_at_baseline(u))
                 return true;
         if (u->sampler.at_baseline)
                 return rqstat_arm_wake_still(t, u->rq.act_slot);
@@ -369,8 +376,8 @@ static bool unit_park_at_baseline(Unit *u) {
 bool unit_rest_at_baseline(Unit *u, const struct bw_bandwidth *cur, const struct bw_bandwidth *rest) {
         Rqstat *t = *u->ctx->rqstat;
 
-        if (!u->ctx->config->global.park_at_baseline || !unit_activity_gated(u) || !rqstat_can_wake(t) ||
-            !bw_bandwidth_equal(cur, &u->baseline) || !covers_baseline(rest, &u->baseline))
+        if (!unit_may_rest_at_baseline(u) || !bw_bandwidth_equal(cur, &u->baseline) ||
+            !covers_baseline(rest, &u->baseline))
                 return false;
         rqstat_arm_wake(t, u->rq.act_slot);
         u->sampler.at_baseline = true;
