@@ -105,6 +105,17 @@ enum bw_contention {
         _BW_CONTENTION_INVALID = -1,
 };
 
+/* ParkAtBaseline=: whether an idle unit rests at its baseline (auto: when
+ * restoring every governed cgroup would take the stop more than a second,
+ * at the cost the daemon measured for its writes). */
+enum bw_park {
+        BW_PARK_NO = 0,
+        BW_PARK_YES,
+        BW_PARK_AUTO,
+        _BW_PARK_MAX,
+        _BW_PARK_INVALID = -1,
+};
+
 const char *bw_mode_to_string(enum bw_mode m);
 enum bw_mode bw_mode_from_string(const char *s);
 const char *bw_kernel_check_to_string(enum bw_kernel_check k);
@@ -113,6 +124,9 @@ const char *bw_class_to_string(enum bw_class c);
 enum bw_class bw_class_from_string(const char *s);
 const char *bw_contention_to_string(enum bw_contention c);
 enum bw_contention bw_contention_from_string(const char *s);
+const char *bw_park_to_string(enum bw_park p);
+/* "auto", or a boolean (yes/no, true/false, on/off, 1/0). */
+enum bw_park bw_park_from_string(const char *s);
 
 /* [Governor] in bwgov.conf */
 struct bw_global_config {
@@ -129,7 +143,7 @@ struct bw_global_config {
         enum bw_contention contention;       /* Contention=, default share */
         uint64_t contention_interval_usec;   /* ContentionInterval=, gang slot, default 1s, [100ms, 1min] */
         uint64_t metrics_interval_usec;      /* MetricsInterval=, metrics.prom rewritten, default 10s, [100ms, 1h] */
-        bool park_at_baseline;               /* ParkAtBaseline=, default no: a parked unit holds its baseline,
+        enum bw_park park_at_baseline;       /* ParkAtBaseline=, default auto: a parked unit holds its baseline,
                                               * raised at its first run (needs the run-queue telemetry) */
 };
 

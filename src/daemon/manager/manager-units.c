@@ -5,6 +5,7 @@
 #include <assert.h>
 #include <stdbool.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -160,7 +161,24 @@ int manager_sync_units(Manager *m) {
 
                 m->any_searched = unit_expected_path(m->units[k], &path) == -EAGAIN;
         }
+        manager_resolve_park(m);
         return 0;
+}
+
+void manager_resolve_park(Manager *m) {
+        enum bw_park p = m->config.global.park_at_baseline;
+        bool rest;
+
+        if (m->stopping)
+                return;
+        rest = unit_park_resolve(p, m->rest_at_baseline, m->n_units, m->write_usec);
+        if (rest == m->rest_at_baseline)
+                return;
+        if (p == BW_PARK_AUTO)
+                log_info("ParkAtBaseline=auto: idle units %s (a stop would write %zu cgroups at %" PRIu64
+                         " us each)", rest ? "now rest at their baselines" : "rest at their headroom again",
+                         m->n_units, m->write_usec);
+        m->rest_at_baseline = rest;
 }
 
 /* Adopting a cgroup opens, reads and writes its files: on a real cgroupfs
@@ -238,6 +256,7 @@ static void manager_apply_planned(Manager *m, struct planned_write *plan, size_t
         /* Smoothed: one batch slowed by a busy host does not halve the next. */
         took = (clock_now_usec(CLOCK_MONOTONIC) - start) / n;
         m->write_usec = m->write_usec > 0 ? (3 * m->write_usec + took) / 4 : took;
+        manager_resolve_park(m);
 }
 
 /* Restore units [from, to) with their intents saved together; returns

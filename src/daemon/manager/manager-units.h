@@ -12,6 +12,14 @@
  * errno (every unit kept). */
 int manager_sync_units(Manager *m);
 
+/* ParkAtBaseline=: yes and no as set; auto rests idle units at their
+ * baselines while putting every unit back at a stop would take longer
+ * than UNIT_PARK_AUTO_STOP_USEC at the measured cost of a write (the
+ * kernel walks every task group of the host per write: 0.3 ms at ten
+ * thousand), and no longer once it would take half of that. After the
+ * table or that cost changed. */
+void manager_resolve_park(Manager *m);
+
 /* Which units have no governed unit above them, which have some below. */
 void manager_update_outermost(Manager *m);
 bool manager_outermost_add(Manager *m, Unit *u);

@@ -554,6 +554,7 @@ int manager_new(Manager **ret) {
                 .stopping = &m->stopping,
                 .park = true,
                 .batch_started_usec = &m->batch_started_usec,
+                .rest_at_baseline = &m->rest_at_baseline,
                 .rqstat = &m->rqstat,
                 .trigger_closes_left = &m->trigger_closes_left,
                 .fd_limit_said = &m->fd_limit_said,

@@ -60,6 +60,7 @@ struct Manager {
         sd_event_source *stop_source;   /* SIGTERM's restore, a batch per loop iteration */
         size_t stop_at;                 /* the next unit it restores */
         uint64_t write_usec;            /* a planned write's cost, measured (0: none yet; manager-units.c) */
+        bool rest_at_baseline;          /* ParkAtBaseline= resolved (auto: by n_units × write_usec) */
         uint64_t batch_started_usec;    /* the ticker's batch of samples running since (0: none) */
         CgWatch *cgwatch;               /* new cgroups of absent units (cgwatch.h), NULL without inotify */
         QuotaWatch *quotawatch;         /* writes to quota files (quotawatch.h), NULL without inotify */

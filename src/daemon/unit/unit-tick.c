@@ -322,10 +322,20 @@ static uint64_t unit_parked_full_usec(const Unit *u) {
                 UNIT_PARKED_FULL_EVERY * bw_unit_interval_usec(u->ctx->config, &u->cfg);
 }
 
-/* ParkAtBaseline= may keep u at its baseline: set, its activity flag
- * gates it, and a run of its tasks can wake the daemon. */
+bool unit_park_resolve(enum bw_park p, bool resting, size_t n_units, uint64_t write_usec) {
+        uint64_t stop;
+
+        if (p != BW_PARK_AUTO)
+                return p == BW_PARK_YES;
+        stop = write_usec > 0 && n_units > UINT64_MAX / write_usec ? UINT64_MAX : n_units * write_usec;
+        return stop > (resting ? UNIT_PARK_AUTO_STOP_USEC / 2 : UNIT_PARK_AUTO_STOP_USEC);
+}
+
+/* ParkAtBaseline= may keep u at its baseline: the manager says so (yes, or
+ * auto with a stop that would take long), its activity flag gates it, and a
+ * run of its tasks can wake the daemon. */
 static bool unit_may_rest_at_baseline(const Unit *u) {
-        return u->ctx->config->global.park_at_baseline && unit_activity_gated(u) &&
+        return u->ctx->rest_at_baseline && *u->ctx->rest_at_baseline && unit_activity_gated(u) &&
                 rqstat_can_wake(*u->ctx->rqstat);
 }
 
@@ -382,17 +392,17 @@ bool unit_rest_at_baseline(Unit *u, const struct bw_bandwidth *cur, const struct
         rqstat_arm_wake(t, u->rq.act_slot);
         u->sampler.at_baseline = true;
         u->sampler.rest = *rest;
-        log_info("%s: resting at its baseline until its first run (ParkAtBaseline=yes)", u->name);
+        log_info("%s: resting at its baseline until its first run", u->name);
         return true;
 }
 
 /* At its baseline: a run (its flag raised), no flag to tell any more, or
- * ParkAtBaseline=no ends it; the law then sees the baseline the kernel
- * holds and raises it to its rest. */
+ * the manager no longer resting units there ends it; the law then sees the
+ * baseline the kernel holds and raises it to its rest. */
 static void unit_baseline_check(Unit *u) {
         if (!u->sampler.at_baseline)
                 return;
-        if (u->ctx->config->global.park_at_baseline && unit_activity_gated(u) &&
+        if (u->ctx->rest_at_baseline && *u->ctx->rest_at_baseline && unit_activity_gated(u) &&
             !rqstat_ran(*u->ctx->rqstat, u->rq.act_slot))
                 return;
         u->sampler.at_baseline = false;

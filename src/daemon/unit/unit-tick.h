@@ -35,7 +35,9 @@ int unit_tick(Unit *u, uint64_t now);
  * proved it still, as the light samples it skipped would have: the law's
  * rates and bucket are what they would have been.
  *
- * With ParkAtBaseline=yes and the run-queue programs' wakes (rqstat.h), a
+ * With ParkAtBaseline=yes (or auto, while the manager finds that a stop
+ * would take more than UNIT_PARK_AUTO_STOP_USEC to put every governed
+ * cgroup back) and the run-queue programs' wakes (rqstat.h), a
  * unit about to park puts its baseline back and arms its activity flag to
  * wake it: a stop then has nothing to write for it. To the law it still
  * rests at its headroom; the first run of one of its tasks wakes it
@@ -53,6 +55,15 @@ int unit_tick(Unit *u, uint64_t now);
 #define UNIT_PARKED_FULL_EVERY 60
 #define UNIT_BASELINE_AFTER 30
 #define UNIT_PARK_WRITE_BUDGET_USEC (10 * USEC_PER_MSEC)
+/* ParkAtBaseline=auto rests idle units at their baselines once putting
+ * every governed cgroup back (at the measured cost of a planned write)
+ * would take a stop longer than this, and stops at half of it. */
+#define UNIT_PARK_AUTO_STOP_USEC (1 * USEC_PER_SEC)
+
+/* Whether idle units rest at their baselines: p as set (yes, no), or for
+ * auto by the stop that n_units at write_usec each would take (resting:
+ * whether they do now, for the hysteresis). */
+bool unit_park_resolve(enum bw_park p, bool resting, size_t n_units, uint64_t write_usec);
 
 /* For a parked unit: true when it is still (its gate read, shared with its
  * siblings, equal to what it was before the unit's own last read; its
@@ -66,7 +77,7 @@ bool unit_parked_still(Unit *u, uint64_t now);
  * sample (cgroupfs tells the watches on a removed cgroup's files nothing). */
 void unit_cgroup_removed(Unit *u, uint64_t now);
 
-/* Adoption, ParkAtBaseline=yes: a unit whose cgroup holds its baseline
+/* Adoption, ParkAtBaseline= in effect: a unit whose cgroup holds its baseline
  * (cur) stays there, armed to wake, resting at rest to the law, instead of
  * being raised to rest now: an idle one is never written. Returns false
  * when it cannot (the setting off, no wakes, another value there): then

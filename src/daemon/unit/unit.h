@@ -90,6 +90,7 @@ struct unit_context {
         const bool *stopping;           /* SIGTERM: baselines going back, no more samples */
         bool park;                      /* a still unit may park: the manager checks it every Interval= */
         const uint64_t *batch_started_usec; /* the ticker's batch running since (0: none): parking's writes */
+        const bool *rest_at_baseline;   /* ParkAtBaseline= as the manager resolved it (NULL: no) */
         Rqstat *const *rqstat;          /* the run-queue telemetry, NULL when there is none (the manager's) */
         /* The manager's counters, read only: a unit adds to them through
          * hooks->count (unit_counters). */

@@ -61,12 +61,32 @@ static const char *const contention_table[_BW_CONTENTION_MAX] = {
         [BW_CONTENTION_PIN] = "pin",
 };
 
+static const char *const park_table[_BW_PARK_MAX] = {
+        [BW_PARK_NO] = "no",
+        [BW_PARK_YES] = "yes",
+        [BW_PARK_AUTO] = "auto",
+};
+
 BW_DEFINE_STRING_TABLE(bw_class, enum bw_class, class_table, _BW_CLASS_MAX, enum bw_class, _BW_CLASS_INVALID)
 BW_DEFINE_STRING_TABLE(bw_contention, enum bw_contention, contention_table, _BW_CONTENTION_MAX, enum bw_contention,
                        _BW_CONTENTION_INVALID)
 BW_DEFINE_STRING_TABLE(bw_mode, enum bw_mode, mode_table, _BW_MODE_MAX, enum bw_mode, _BW_MODE_INVALID)
 BW_DEFINE_STRING_TABLE(bw_kernel_check, enum bw_kernel_check, kernel_check_table, _BW_KERNEL_CHECK_MAX,
                        enum bw_kernel_check, _BW_KERNEL_CHECK_INVALID)
+
+BW_DEFINE_STRING_TABLE_TO_STRING(bw_park, enum bw_park, park_table, _BW_PARK_MAX)
+
+enum bw_park bw_park_from_string(const char *s) {
+        bool b;
+
+        if (!s)
+                return _BW_PARK_INVALID;
+        if (streq(s, "auto"))
+                return BW_PARK_AUTO;
+        if (bw_parse_boolean(s, &b) < 0)
+                return _BW_PARK_INVALID;
+        return b ? BW_PARK_YES : BW_PARK_NO;
+}
 
 /* ---- key tables ---- */
 
@@ -78,6 +98,7 @@ enum value_type {
         VT_KERNEL_CHECK,        /* enum bw_kernel_check */
         VT_CLASS,               /* enum bw_class */
         VT_CONTENTION,          /* enum bw_contention */
+        VT_PARK,                /* enum bw_park */
         VT_BOOL,                /* bool */
         VT_INT,                 /* int64_t, [imin, imax] */
         VT_UINT,                /* uint64_t, [imin, imax] */
@@ -94,6 +115,7 @@ union value {
         enum bw_kernel_check kernel_check;
         enum bw_class cls;
         enum bw_contention contention;
+        enum bw_park park;
         bool b;
         char *s;
 };
@@ -106,6 +128,7 @@ static const size_t value_size[_VT_MAX] = {
         [VT_KERNEL_CHECK] = sizeof(enum bw_kernel_check),
         [VT_CLASS] = sizeof(enum bw_class),
         [VT_CONTENTION] = sizeof(enum bw_contention),
+        [VT_PARK] = sizeof(enum bw_park),
         [VT_BOOL] = sizeof(bool),
         [VT_INT] = sizeof(int64_t),
         [VT_UINT] = sizeof(uint64_t),
@@ -182,8 +205,8 @@ static const struct key_def governor_keys[_GK_MAX] = {
         [GK_METRICS_INTERVAL] = GKEY("MetricsInterval", VT_TIMESPAN, metrics_interval_usec,
                                      .min = BW_METRICS_INTERVAL_MIN_USEC, .max = BW_METRICS_INTERVAL_MAX_USEC,
                                      .expected = "a time span between 100ms and 1h, like 10s"),
-        [GK_PARK_AT_BASELINE] = GKEY("ParkAtBaseline", VT_BOOL, park_at_baseline,
-                                     .expected = "a boolean like yes or no"),
+        [GK_PARK_AT_BASELINE] = GKEY("ParkAtBaseline", VT_PARK, park_at_baseline,
+                                     .expected = "auto, or a boolean like yes or no"),
 };
 
 enum {
@@ -252,6 +275,7 @@ static const struct bw_global_config global_defaults = {
         .contention = BW_CONTENTION_SHARE,
         .contention_interval_usec = USEC_PER_SEC,
         .metrics_interval_usec = 10 * USEC_PER_SEC,
+        .park_at_baseline = BW_PARK_AUTO,
 };
 
 static const struct bw_unit_config unit_defaults = {
@@ -363,6 +387,9 @@ static int parse_value(const struct key_def *k, const char *value, union value *
         case VT_CONTENTION:
                 ret->contention = bw_contention_from_string(value);
                 return ret->contention < 0 ? -EINVAL : 0;
+        case VT_PARK:
+                ret->park = bw_park_from_string(value);
+                return ret->park < 0 ? -EINVAL : 0;
         case VT_BOOL:
                 return bw_parse_boolean(value, &ret->b);
         case VT_INT:

@@ -96,7 +96,7 @@ struct fixture {
         struct bw_config config;
         struct bw_unit_config ucfg;
         struct unit_context ctx;
-        bool host_over_limit, stopping, said;
+        bool host_over_limit, stopping, said, rest_at_baseline;
         size_t fds_held;
         unsigned fd_keep, fd_share, trigger_closes_left;
         Rqstat *rqstat;         /* NULL: none */
@@ -916,6 +916,7 @@ static int setup_activity(void **state) {
         assert_int_equal(quotawatch_new(&qw), 0);
         F->ctx.quotawatch = qw;
         F->ctx.park = true;
+        F->ctx.rest_at_baseline = &F->rest_at_baseline;
         F->rqstat = ACT_RQSTAT;
         return 0;
 }
@@ -971,7 +972,7 @@ static void test_activity_gate(void **state) {
 static void test_park_at_baseline(void **state) {
         int i;
 
-        F->config.global.park_at_baseline = true;
+        F->rest_at_baseline = true;
         act.can_wake = true;
         adopt();
         /* Raised at adoption (the usage there is news): it parks at its
@@ -1024,10 +1025,26 @@ static void test_park_at_baseline(void **state) {
         assert_int_equal(F->writes_max + F->writes_burst, 0);
 }
 
+/* ParkAtBaseline=: yes and no as set, whatever the stop would cost; auto
+ * from a stop of more than a second (ten thousand units at 0.3 ms: yes;
+ * a thousand at 40 µs: no), back at half of it, not before. */
+static void test_park_resolve(void **state) {
+        assert_true(unit_park_resolve(BW_PARK_YES, false, 1, 0));
+        assert_false(unit_park_resolve(BW_PARK_NO, true, 10000, 300));
+        assert_true(unit_park_resolve(BW_PARK_AUTO, false, 10000, 300));
+        assert_false(unit_park_resolve(BW_PARK_AUTO, false, 1000, 40));
+        assert_false(unit_park_resolve(BW_PARK_AUTO, false, 10000, 0));        /* not measured yet */
+        assert_false(unit_park_resolve(BW_PARK_AUTO, false, 10000, 100));      /* exactly 1 s */
+        assert_true(unit_park_resolve(BW_PARK_AUTO, false, 10000, 101));
+        assert_true(unit_park_resolve(BW_PARK_AUTO, true, 10000, 51));         /* resting: until 0.5 s */
+        assert_false(unit_park_resolve(BW_PARK_AUTO, true, 10000, 50));
+        assert_true(unit_park_resolve(BW_PARK_AUTO, false, SIZE_MAX, UINT64_MAX));
+}
+
 /* ParkAtBaseline=yes without the wakes (the ring buffer not followed): it
  * parks at its headroom, as without the setting. */
 static void test_park_at_baseline_needs_wakes(void **state) {
-        F->config.global.park_at_baseline = true;
+        F->rest_at_baseline = true;
         adopt();
         for (int i = 0; i < 8 && !unit_is_parked(F->u); i++)
                 assert_int_equal(tick_after(0, 0), 0);
@@ -1103,6 +1120,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_light_samples, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_too_soon, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_activity_gate, setup_activity, teardown_activity),
+                cmocka_unit_test(test_park_resolve),
                 cmocka_unit_test_setup_teardown(test_park_at_baseline, setup_activity, teardown_activity),
                 cmocka_unit_test_setup_teardown(test_park_at_baseline_needs_wakes, setup_activity,
                                                 teardown_activity),

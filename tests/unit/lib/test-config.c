@@ -192,6 +192,16 @@ static void test_enums(void **state) {
         assert_int_equal(bw_class_from_string("best_effort"), _BW_CLASS_INVALID);
         for (int k = 0; k < _BW_CONTENTION_MAX; k++)
                 assert_int_equal(bw_contention_from_string(bw_contention_to_string((enum bw_contention) k)), k);
+
+        /* ParkAtBaseline=: auto, or any boolean. */
+        for (int k = 0; k < _BW_PARK_MAX; k++)
+                assert_int_equal(bw_park_from_string(bw_park_to_string((enum bw_park) k)), k);
+        assert_int_equal(bw_park_from_string("on"), BW_PARK_YES);
+        assert_int_equal(bw_park_from_string("0"), BW_PARK_NO);
+        assert_int_equal(bw_park_from_string("Auto"), _BW_PARK_INVALID);
+        assert_int_equal(bw_park_from_string(""), _BW_PARK_INVALID);
+        assert_int_equal(bw_park_from_string(NULL), _BW_PARK_INVALID);
+        assert_null(bw_park_to_string(_BW_PARK_MAX));
 }
 
 /* bw_unit_config_copy() duplicates every string and copies the rest;
@@ -306,7 +316,7 @@ static void assert_global_defaults(const struct bw_global_config *g) {
         assert_int_equal(g->active_interval_usec, MSEC(250));
         assert_true(g->telemetry);
         assert_int_equal(g->metrics_interval_usec, SEC(10));
-        assert_false(g->park_at_baseline);
+        assert_int_equal(g->park_at_baseline, BW_PARK_AUTO);
 }
 
 static void assert_unit_defaults(const struct bw_unit_config *u) {
@@ -841,6 +851,8 @@ static void test_error_messages(void **state) {
                   "ROOT/etc/bwgov.conf:2: KernelCheck: expected one of off, warn, strict" },
                 { "etc/bwgov.conf", "[Governor]\nRestoreOnExit=maybe\n",
                   "ROOT/etc/bwgov.conf:2: RestoreOnExit: expected a boolean like yes or no" },
+                { "etc/bwgov.conf", "[Governor]\nParkAtBaseline=sometimes\n",
+                  "ROOT/etc/bwgov.conf:2: ParkAtBaseline: expected auto, or a boolean like yes or no" },
                 { "etc/bwgov.conf", "[Governor]\nHistorySize=0\n",
                   "ROOT/etc/bwgov.conf:2: HistorySize: value out of range, expected an integer between 1 and 65536" },
                 { "etc/bwgov.conf", "[Governor]\nHistorySize=65537\n",
@@ -1127,7 +1139,7 @@ static void test_known_keys(void **state) {
         assert_int_equal(c.global.contention, BW_CONTENTION_GANG);
         assert_int_equal(c.global.contention_interval_usec, MSEC(500));
         assert_int_equal(c.global.metrics_interval_usec, SEC(60));
-        assert_true(c.global.park_at_baseline);
+        assert_int_equal(c.global.park_at_baseline, BW_PARK_YES);
         u = bw_config_find_unit(&c, "all.slice");
         assert_non_null(u);
         assert_true(u->has_mode);
