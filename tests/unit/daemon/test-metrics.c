@@ -164,6 +164,7 @@ static void snapshot_small(struct fake *f, struct governor_unit units[static 3])
         units[1].has_decision = false;
         units[1].stat.seen = BW_CPUSTAT_USAGE;                  /* no cpu.stat.local */
         units[1].shed_permille = 0;
+        units[1].has_rq = true;                                 /* never ran: no run-queue lines */
 
         units[2] = (struct governor_unit) {
                 .summary = {
