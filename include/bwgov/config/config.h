@@ -156,12 +156,12 @@ struct bw_unit_config {
                                               * ("container"); NULL: the unit's cgroup itself */
         enum bw_mode mode;                   /* Mode=, valid when has_mode; see bw_unit_mode() */
         bool has_mode;
+        bool has_cpu_burst_max;              /* CPUBurstMax= set (below) */
         uint64_t cpu_quota;                  /* CPUQuota=, µs/s, baseline; 0 = unset: adopt from cpu.max */
         uint64_t cpu_quota_max;              /* CPUQuotaMax=, µs/s; 0 = unset: 4 x baseline at run time */
         uint64_t cpu_burst_max_usec;         /* CPUBurstMax=, µs, valid when has_cpu_burst_max
                                               * (0 = bwgov never changes the burst: it stays
                                               * as found at adoption); unset = up to the quota */
-        bool has_cpu_burst_max;
         uint64_t credit_max_usec;            /* CreditMax=, CPU-µs, default 30s, [0, 24h] */
         uint64_t target_throttle;            /* TargetThrottle=, µs/s throttled wall time tolerated, default 1% */
         uint64_t target_pressure;            /* TargetPressure=, µs/s PSI full tolerated, default 5% */

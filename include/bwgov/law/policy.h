@@ -92,27 +92,29 @@ int bw_policy_rest_target(
 /* Opaque in spirit: the daemon may read credit (to persist it), the
  * counters and the rates, and must not write anything else. */
 struct bw_policy_state {
-        bool primed;                    /* prev_* hold a sample */
-        uint64_t prev_now_usec;
+        uint64_t prev_now_usec;         /* prev_* hold a sample if primed */
         struct bw_cpu_stat prev_stat;
-        bool prev_has_full;
-        uint64_t prev_full_usec;        /* cpu.pressure full total */
+        uint64_t prev_full_usec;        /* cpu.pressure full total, if prev_has_full */
 
         struct bw_credit credit;        /* the bucket, [0, credit_max_usec], and any debt */
-        bool exhausted;                 /* at the baseline for want of credit; no headroom until refilled */
 
-        bool active;                    /* spending credit or throttled: sampled on the short horizon */
         uint64_t active_usec;           /* last sample that found the group active */
         uint64_t host_cap_usec;         /* headroom cap left by host shedding; UINT64_MAX = none */
         uint64_t host_calm_usec;        /* since when the host has been under its limit (cap recovery) */
 
-        bool has_changed;
-        uint64_t last_change_usec;      /* time of the last decision with change = true */
+        uint64_t last_change_usec;      /* time of the last decision with change = true (if has_changed) */
         uint64_t last_decrease_usec;    /* ... that lowered the quota (raises wait hold_off_usec after it) */
         uint64_t spend_avg;             /* µs/s above the baseline, averaged over about 10 s */
 
         uint64_t n_decisions;
         uint64_t n_changes;
+
+        /* The flags together (no padding after each). */
+        bool primed;
+        bool prev_has_full;
+        bool exhausted;                 /* at the baseline for want of credit; no headroom until refilled */
+        bool active;                    /* spending credit or throttled: sampled on the short horizon */
+        bool has_changed;
 };
 
 /* Initialise: unprimed, credit = credit_usec clamped to [0, credit_max_usec],
@@ -140,11 +142,7 @@ struct bw_policy_input {
 };
 
 struct bw_decision {
-        enum bw_rule rule;
         struct bw_bandwidth target;     /* what the kernel should hold; period is always the baseline's */
-        bool would_change;              /* target differs from input->current */
-        bool change;                    /* write it: would_change, and mode is not observe */
-        bool emergency;                 /* a decrease for safety (credit, host, clamp, ancestor) */
         uint64_t next_tick_usec;        /* sample again within this long (the horizon the credit was sized for) */
 
         /* The inputs the decision used, for logs, history and `bwgovctl explain`. */
@@ -164,15 +162,21 @@ struct bw_decision {
         uint64_t spend_avg;             /* spending averaged over about 10 s */
         uint64_t time_to_empty_usec;    /* at spend_avg, until the reserve; UINT64_MAX when not spending */
         uint64_t reserve_usec;          /* credit held back for the target (bw_credit_reserve()) */
-        bool active;                    /* spending or throttled: the short horizon applies */
-        bool has_rq;                    /* the run-queue figures below were there */
-        uint64_t rq_wait_p99_usec;
-        unsigned rq_throttled_permille;
-        bool rq_over_target;            /* active because the p99 was over TargetWaitP99=, mostly throttled */
+        uint64_t rq_wait_p99_usec;      /* the run-queue figures, if has_rq */
 
         uint64_t headroom_usec;         /* target quota above the baseline, per period */
         uint64_t headroom_max_usec;     /* the largest headroom now: CPUQuotaMax=, the ancestor, the host cap */
+
+        /* The small ones together (no padding after each). */
+        enum bw_rule rule;
         unsigned level;                 /* 0..BW_POLICY_LEVELS: which fraction of headroom_max_usec */
+        unsigned rq_throttled_permille;
+        bool would_change;              /* target differs from input->current */
+        bool change;                    /* write it: would_change, and mode is not observe */
+        bool emergency;                 /* a decrease for safety (credit, host, clamp, ancestor) */
+        bool active;                    /* spending or throttled: the short horizon applies */
+        bool has_rq;                    /* the run-queue figures were there */
+        bool rq_over_target;            /* active because the p99 was over TargetWaitP99=, mostly throttled */
 };
 
 #define BW_DECISION_EXPLAIN_MAX 256

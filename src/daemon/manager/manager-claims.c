@@ -33,17 +33,18 @@ int manager_claim(Unit *u, const char *path, dev_t dev, ino_t ino, bool take, vo
         r = claims_take(m->claims, dev, ino, u, &h);
         if (r == -EBUSY || r == -EADDRINUSE) {
                 const Unit *o = h.owner;
+                const char *us = unit_config_source(u)->cgroup_source;
 
                 if (unit_set_owner_said(u, true))
                         return r;
-                if (o)
+                if (o) {
+                        const char *os = unit_config_source(o)->cgroup_source;
+
                         log_error("%s: cgroup %s (%s) is governed by unit %s (%s): not governing it twice", u->name,
-                                  path, u->cfg.cgroup_source ? u->cfg.cgroup_source : "by its name", o->name,
-                                  o->cfg.cgroup_source ? o->cfg.cgroup_source : "by its name");
-                else
+                                  path, us ? us : "by its name", o->name, os ? os : "by its name");
+                } else
                         log_error("%s: cgroup %s (%s) is governed by another bwgovd (pid %d): not governing it",
-                                  u->name, path, u->cfg.cgroup_source ? u->cfg.cgroup_source : "by its name",
-                                  (int) h.pid);
+                                  u->name, path, us ? us : "by its name", (int) h.pid);
                 return r;
         }
         if (r < 0 && !m->claims_said)

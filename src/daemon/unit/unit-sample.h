@@ -44,31 +44,33 @@ struct bw_policy_input;
 struct unit_sampler {
         uint64_t last_tick_usec;
         uint64_t deadline_usec;         /* the latest sample the last decision's horizon allows */
-        struct bw_cpu_stat last_stat;
-        bool has_last_stat;
-        struct bw_psi last_psi;         /* the last full sample's pressure (light samples reuse it) */
-        bool has_last_psi;
-        bool quiet;                     /* the last decision found it quiet: light samples (above) */
+        struct bw_cpu_stat last_stat;   /* valid if has_last_stat */
+        struct bw_psi last_psi;         /* the last full sample's pressure (light samples reuse it; has_last_psi) */
         uint64_t quiet_samples;         /* consecutive quiet decisions */
-        UsageGate *gate;                /* its parent's usage, while open (usagegate.h) ... */
-        bool gate_valid;                /* ... read before its own last usage read ... */
-        uint64_t gate_usage_usec;       /* ... with this value ... */
+        UsageGate *gate;                /* its parent's usage, while open (usagegate.h); if gate_valid, ... */
+        uint64_t gate_usage_usec;       /* ... read before its own last usage read with this value ... */
         uint64_t gate_after_usec;       /* ... and that read of its own taken at this time */
-        bool gated;                     /* this tick's sample read nothing of its own (no file opened) */
         /* Parked (unit-tick.h): out of the per-Interval= rhythm until its
          * gate moves, its quota file is written, or a full sample is due. */
-        bool parked;
         uint64_t parked_usage_usec;     /* its usage while parked, as the host's sum counts it (0: not counted) */
-        bool full_due;                  /* the parked unit's slow full sample: the next one is full */
         uint64_t parked_usec;           /* when it parked */
         uint64_t still_usec;            /* the last gate reading that proved it still (parked) */
         uint64_t last_full_usec;        /* its last full sample */
         /* Parked at its baseline (ParkAtBaseline=, unit-tick.c): the kernel
          * holds the baseline and its activity flag is armed to wake it; to
          * the law it rests at `rest`, where its first run raises it. */
-        bool at_baseline;
         struct bw_bandwidth rest;
         uint64_t used_usec;             /* its last sample that found usage (or its first) */
+
+        /* The flags together (ten thousand units: no padding after each). */
+        bool has_last_stat;
+        bool has_last_psi;
+        bool quiet;                     /* the last decision found it quiet: light samples (above) */
+        bool gate_valid;                /* gate_usage_usec and gate_after_usec hold a reading */
+        bool gated;                     /* this tick's sample read nothing of its own (no file opened) */
+        bool parked;                    /* parked (above) */
+        bool full_due;                  /* the parked unit's slow full sample: the next one is full */
+        bool at_baseline;               /* parked at its baseline (above) */
 };
 
 /* Whether the unit's gate is its activity flag (rqstat.h: BPF loaded, its

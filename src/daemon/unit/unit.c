@@ -305,8 +305,10 @@ int unit_adopt(Unit *u, const struct bw_bandwidth *cur) {
         /* CPUQuota= names the contract: put it in place unless the kernel
          * already holds it (or a boost of ours above it). */
         if (p.set_quota) {
+                const char *source = unit_config_source(u)->cpu_quota_source;
+
                 log_info("%s: setting the configured baseline CPUQuota= (%s)", u->name,
-                         u->cfg.cpu_quota_source ? u->cfg.cpu_quota_source : "configuration");
+                         source ? source : "configuration");
                 (void) unit_apply(u, cur, &u->baseline, "configured-baseline");
         }
         return 0;
@@ -470,6 +472,28 @@ int unit_apply(Unit *u, const struct bw_bandwidth *seen, const struct bw_bandwid
 
 /* ---- life ----------------------------------------------------------------- */
 
+/* The unit's copy of cfg. Where CPUQuota= and its cgroup were set stays in
+ * the configuration's own copy when cfg is that (unit_config_source()):
+ * only messages read it, and ten thousand units kept 1.4 MB of it. */
+static int unit_copy_config(const Unit *u, const struct bw_unit_config *cfg, struct bw_unit_config *ret) {
+        int r;
+
+        r = bw_unit_config_copy(cfg, ret);
+        if (r < 0)
+                return r;
+        if (bw_config_find_unit(u->ctx->config, cfg->name) == cfg) {
+                ret->cpu_quota_source = mfree(ret->cpu_quota_source);
+                ret->cgroup_source = mfree(ret->cgroup_source);
+        }
+        return 0;
+}
+
+const struct bw_unit_config *unit_config_source(const Unit *u) {
+        const struct bw_unit_config *c = bw_config_find_unit(u->ctx->config, u->name);
+
+        return c ? c : &u->cfg;
+}
+
 int unit_new(const struct unit_context *ctx, const struct bw_unit_config *cfg, Unit **ret) {
         Unit *u;
         int r;
@@ -484,12 +508,9 @@ int unit_new(const struct unit_context *ctx, const struct bw_unit_config *cfg, U
         u->fds.rank = (unsigned) (((uintptr_t) u >> 4) * 2654435761u % 1000);
         u->trigger.fd = -1;
         u->lv.maybe_recorded = true;    /* an undo still to retry, say */
-        u->name = strdup(cfg->name);
-        if (!u->name) {
-                unit_free(u);
-                return -ENOMEM;
-        }
-        r = bw_unit_config_copy(cfg, &u->cfg);
+        r = unit_copy_config(u, cfg, &u->cfg);
+        if (r >= 0)
+                u->name = u->cfg.name;
         if (r >= 0)
                 r = bw_history_new(ctx->config->global.history_size, &u->hist.log);
         if (r >= 0)
@@ -510,9 +531,8 @@ Unit *unit_free(Unit *u) {
         unit_levers_done(&u->lv);
         ticker_cancel(u->ctx->ticker, &u->tick);
         bw_history_free(u->hist.log);
-        bw_unit_config_done(&u->cfg);
+        bw_unit_config_done(&u->cfg);   /* u->name with it */
         free(u->cgroup_path);
-        free(u->name);
         free(u);
         return NULL;
 }
@@ -523,13 +543,14 @@ int unit_reconfigure(Unit *u, const struct bw_unit_config *cfg) {
         bool moved;
         int r;
 
-        r = bw_unit_config_copy(cfg, &copy);
+        r = unit_copy_config(u, cfg, &copy);
         if (r < 0)
                 return r;
         moved = (cfg->cgroup || u->cfg.cgroup) &&
                 (!cfg->cgroup || !u->cfg.cgroup || strcmp(cfg->cgroup, u->cfg.cgroup) != 0);
         bw_unit_config_done(&u->cfg);
         u->cfg = copy;
+        u->name = u->cfg.name;          /* the same name, another copy */
         if (moved) {
                 unit_levers_restore(u, "cgroup-moved");
                 unit_restore_baseline(u, "cgroup-moved");

@@ -116,12 +116,12 @@ struct unit_ancestor {
  * the same quota (podman 5: unit-scope.c). */
 struct unit_scope {
         struct bw_cg *cg;               /* open while the unit's cgroup is, NULL without one to tie */
+        uint64_t ours_quota_usec;       /* its quota when last found tied or written by us, in its period (has_ours) */
+        uint64_t foreign_quota_usec;    /* someone else's limit found there, while it stays (has_foreign) */
+        struct unit_ancestor ancestor;  /* the nearest limited ancestor above it, in the unit's period */
         bool tied;                      /* its quota follows the unit's */
         bool has_ours;
-        uint64_t ours_quota_usec;       /* its quota when last found tied or written by us, in its period */
         bool has_foreign;
-        uint64_t foreign_quota_usec;    /* someone else's limit found there, while it stays */
-        struct unit_ancestor ancestor;  /* the nearest limited ancestor above it, in the unit's period */
 };
 
 /* Where the unit's cgroup is among the governed ones: the manager's
@@ -151,11 +151,11 @@ struct unit_sd_intent {
 
 /* The last decision and what came of it. */
 struct unit_prev {
-        bool has;
-        struct bw_decision decision;
+        struct bw_decision decision;    /* if has */
         struct bw_bandwidth current;    /* what the kernel held before `decision` */
-        bool applied;                   /* `decision` was written */
         uint64_t realtime_usec;         /* CLOCK_REALTIME of `decision` */
+        bool has;
+        bool applied;                   /* `decision` was written */
 };
 
 /* The unit's history ring and the rule of its newest entry. */
@@ -210,6 +210,9 @@ struct Unit {
                 bool owner;             /* "governed by unit X" logged (unit_resolve()) */
                 bool absent;            /* "its cgroup is not there" logged */
         } said;
+        bool adopted;
+        bool has_written;               /* written holds a value */
+        bool paused;
 
         struct bw_tick_entry tick;      /* its next sample (owner: the unit) */
         struct unit_sampler sampler;
@@ -220,10 +223,8 @@ struct Unit {
                 unsigned rank;          /* 0..999, fixed: which units keep files when only some can */
         } fds;
 
-        bool adopted;
         struct bw_bandwidth baseline;   /* the contract, restored on stop */
-        bool has_written;
-        struct bw_bandwidth written;    /* what we last wrote and read back */
+        struct bw_bandwidth written;    /* what we last wrote and read back (has_written) */
         struct unit_sd_intent sd;
 
         struct bw_policy_params params;
@@ -231,15 +232,14 @@ struct Unit {
         struct unit_prev prev;
         struct unit_hist hist;
         struct unit_caps caps;
-        bool paused;
 
         /* The last quota write the kernel refused for our burst (refused.h),
          * put in place at the next tick (unit-intent.c). */
         struct {
-                bool pending;
                 uint64_t quota_usec, period_usec, burst_usec;
                 uint32_t tgid;
                 char comm[BW_REFUSED_COMM_MAX];
+                bool pending;
         } refused;
 
         struct unit_stats stats;
@@ -249,6 +249,11 @@ struct Unit {
         struct unit_levers lv;          /* weight, idle, freezer, cpuset, slices (unit-levers.h) */
         /* The latency guard keeps its own state of the unit (latency-guard.h). */
 };
+
+/* Where its configuration came from, for messages (cpu_quota_source,
+ * cgroup_source): the configuration's entry for it, or its own copy (a
+ * unit made from prefix directories has no entry). */
+const struct bw_unit_config *unit_config_source(const Unit *u);
 
 /* A unit for cfg (deep-copied), its timer armed to tick at once. Returns 0
  * or a negative errno. */
