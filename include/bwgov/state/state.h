@@ -156,6 +156,11 @@ void bw_state_done(struct bw_state *s);
  * no removal left to record. */
 void bw_state_saved(struct bw_state *s);
 
+/* Whether a save would write anything new: an entry never saved, or whose
+ * fields (its credit and debt included) differ from what its last save
+ * made of it, or a removal not saved yet. Reads only. */
+bool bw_state_unsaved(const struct bw_state *s);
+
 /* Find a unit entry (a binary search), NULL if none. The pointer stays valid
  * until the next bw_state_add() or bw_state_remove() on s. */
 struct bw_state_unit *bw_state_find(struct bw_state *s, const char *name);

@@ -357,6 +357,19 @@ static struct state_fields fields_of(const struct bw_state_unit *u) {
         return f;
 }
 
+bool bw_state_unsaved(const struct bw_state *s) {
+        if (s->n_forgotten > 0)
+                return true;
+        for (size_t i = 0; i < s->n_units; i++) {
+                const struct bw_state_unit *u = &s->units[i];
+                struct state_fields f = fields_of(u);
+
+                if (!u->made || !u->saved || bw_hash_bytes(0, &f, sizeof(f)) != u->made_hash)
+                        return true;
+        }
+        return false;
+}
+
 /* s as a JSON string: copied between quotes when it needs no escaping
  * (names of units and cgroups always do), else escaped by jansson (NULL for
  * invalid UTF-8, which json_string() refuses). */

@@ -467,6 +467,46 @@ static void test_format_incremental(void **unused) {
         bw_state_done(&t);
 }
 
+/* bw_state_unsaved(): whether a periodic save has anything to write. */
+static void test_unsaved(void **unused) {
+        struct bw_state s = {0};
+        struct bw_state_unit *u;
+        char *text = NULL;
+
+        assert_false(bw_state_unsaved(&s));
+        u = bw_state_add(&s, "a.service", NULL);
+        assert_non_null(u);
+        u->baseline = base;
+        assert_non_null(bw_state_add(&s, "b.service", NULL));
+        assert_true(bw_state_unsaved(&s));              /* never saved */
+        assert_int_equal(bw_state_format(&s, &text), 0);
+        text = mfree(text);
+        assert_true(bw_state_unsaved(&s));              /* made, not saved */
+        bw_state_saved(&s);
+        assert_false(bw_state_unsaved(&s));
+
+        bw_state_find(&s, "a.service")->credit_usec = 5;        /* the credit alone */
+        assert_true(bw_state_unsaved(&s));
+        assert_int_equal(bw_state_format(&s, &text), 0);
+        text = mfree(text);
+        bw_state_saved(&s);
+        assert_false(bw_state_unsaved(&s));
+
+        assert_int_equal(bw_state_unit_set_lever(bw_state_find(&s, "b.service"), BW_LEVER_WEIGHT,
+                                                 REC("100", "400", NULL)), 0);
+        assert_true(bw_state_unsaved(&s));
+        assert_int_equal(bw_state_format(&s, &text), 0);
+        text = mfree(text);
+        bw_state_saved(&s);
+        assert_false(bw_state_unsaved(&s));
+
+        bw_state_remove(&s, "a.service");
+        assert_true(bw_state_unsaved(&s));              /* the removal */
+        bw_state_saved(&s);
+        assert_false(bw_state_unsaved(&s));
+        bw_state_done(&s);
+}
+
 /* Entries are put together by hand, not built and dumped by jansson (ten
  * times faster): each must be the text json_dumps(JSON_COMPACT |
  * JSON_SORT_KEYS) gives for the same object, escapes and levers included. */
@@ -695,6 +735,7 @@ int main(void) {
                 cmocka_unit_test(test_save_load_atomic),
                 cmocka_unit_test(test_not_a_regular_file),
                 cmocka_unit_test(test_format_incremental),
+                cmocka_unit_test(test_unsaved),
                 cmocka_unit_test(test_format_is_jansson),
                 cmocka_unit_test(test_journal),
         };
