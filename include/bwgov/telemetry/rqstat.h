@@ -33,6 +33,10 @@ int bw_rq_delta(const struct bw_rq_counters *now, const struct bw_rq_counters *b
 /* Sum of the wait histogram (= wakeups + preemptions when consistent). */
 uint64_t bw_rq_waits(const struct bw_rq_counters *c);
 
+/* Whether anything was counted: a wait, a throttle, a throttled wait (the
+ * scratch fields aside). A group none of whose tasks ran has nothing. */
+bool bw_rq_any(const struct bw_rq_counters *c);
+
 /* The bounds of bucket `slot` in µs: [lo, hi); hi is UINT64_MAX for the last. */
 void bw_rq_slot_range(unsigned slot, uint64_t *ret_lo_usec, uint64_t *ret_hi_usec);
 

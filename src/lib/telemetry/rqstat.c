@@ -116,6 +116,12 @@ uint64_t bw_rq_waits(const struct bw_rq_counters *c) {
         return slots_sum(c->wait_slots);
 }
 
+bool bw_rq_any(const struct bw_rq_counters *c) {
+        return slots_sum(c->wait_slots) > 0 || slots_sum(c->throttle_slots) > 0 || c->wakeups > 0 ||
+                c->preemptions > 0 || c->wait_ns > 0 || c->wait_max_ns > 0 || c->throttled_wait_ns > 0 ||
+                c->throttled_waits > 0 || c->migrated_waits > 0 || c->throttles > 0 || c->throttle_ns > 0;
+}
+
 void bw_rq_slot_range(unsigned slot, uint64_t *ret_lo_usec, uint64_t *ret_hi_usec) {
         /* Beyond the last slot: the last one, which holds everything longer. */
         if (slot >= BW_RQ_SLOTS - 1) {

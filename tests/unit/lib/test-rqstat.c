@@ -13,6 +13,21 @@
 #include "bwgov/util/macro.h"
 #include "bwgov/telemetry/rqstat.h"
 
+/* bw_rq_any(): every counter counts, the scratch fields do not. */
+static void test_any(void **state) {
+        struct bw_rq_counters c = { .pending_since_ns = 5, .pending_clock_ns = 7 };
+
+        assert_false(bw_rq_any(&c));
+        c.wait_slots[BW_RQ_SLOTS - 1] = 1;
+        assert_true(bw_rq_any(&c));
+        c = (struct bw_rq_counters) { .throttle_slots[3] = 1 };
+        assert_true(bw_rq_any(&c));
+        c = (struct bw_rq_counters) { .throttles = 1 };
+        assert_true(bw_rq_any(&c));
+        c = (struct bw_rq_counters) { .throttled_wait_ns = 1 };
+        assert_true(bw_rq_any(&c));
+}
+
 static void test_slot_range(void **state) {
         static const struct {
                 unsigned slot;
@@ -437,6 +452,7 @@ static void test_json(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_any),
                 cmocka_unit_test(test_slot_range),
                 cmocka_unit_test(test_quantile_empty_and_bounds),
                 cmocka_unit_test(test_quantile_single_bucket),
