@@ -174,9 +174,15 @@ void manager_resolve_park(Manager *m) {
         rest = unit_park_resolve(p, m->rest_at_baseline, m->n_units, m->write_usec);
         if (rest == m->rest_at_baseline)
                 return;
+        /* Without the wakes (no BPF) no unit rests there whatever this says
+         * (unit-tick.c): the line says so rather than promise it. */
         if (p == BW_PARK_AUTO)
                 log_info("ParkAtBaseline=auto: idle units %s (a stop would write %zu cgroups at %" PRIu64
-                         " us each)", rest ? "now rest at their baselines" : "rest at their headroom again",
+                         " us each)",
+                         !rest ? "rest at their headroom again" :
+                         rqstat_can_wake(m->rqstat) ? "now rest at their baselines" :
+                         "would rest at their baselines, but without the run-queue telemetry's wakes they stay "
+                         "at their headroom",
                          m->n_units, m->write_usec);
         m->rest_at_baseline = rest;
 }
