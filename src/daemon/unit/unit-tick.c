@@ -331,12 +331,17 @@ bool unit_park_resolve(enum bw_park p, bool resting, size_t n_units, uint64_t wr
         return stop > (resting ? UNIT_PARK_AUTO_STOP_USEC / 2 : UNIT_PARK_AUTO_STOP_USEC);
 }
 
-/* ParkAtBaseline= may keep u at its baseline: the manager says so (yes, or
- * auto with a stop that would take long), its activity flag gates it, and a
- * run of its tasks can wake the daemon. */
+/* The manager rests idle units at their baselines (ParkAtBaseline=yes, or
+ * auto with a stop that would take long) and u's activity flag can tell
+ * when it runs. */
+static bool unit_rest_wanted(const Unit *u) {
+        return u->ctx->rest_at_baseline && *u->ctx->rest_at_baseline && unit_activity_gated(u);
+}
+
+/* ParkAtBaseline= may keep u at its baseline: wanted, and a run of its
+ * tasks can wake the daemon. */
 static bool unit_may_rest_at_baseline(const Unit *u) {
-        return u->ctx->rest_at_baseline && *u->ctx->rest_at_baseline && unit_activity_gated(u) &&
-                rqstat_can_wake(*u->ctx->rqstat);
+        return unit_rest_wanted(u) && rqstat_can_wake(*u->ctx->rqstat);
 }
 
 /* ParkAtBaseline=: a unit about to park whose flag can wake it puts its
@@ -402,8 +407,7 @@ bool unit_rest_at_baseline(Unit *u, const struct bw_bandwidth *cur, const struct
 static void unit_baseline_check(Unit *u) {
         if (!u->sampler.at_baseline)
                 return;
-        if (u->ctx->rest_at_baseline && *u->ctx->rest_at_baseline && unit_activity_gated(u) &&
-            !rqstat_ran(*u->ctx->rqstat, u->rq.act_slot))
+        if (unit_rest_wanted(u) && !rqstat_ran(*u->ctx->rqstat, u->rq.act_slot))
                 return;
         u->sampler.at_baseline = false;
 }
