@@ -22,6 +22,29 @@ export BWGOV_VM_SCENARIO=setup
 info "guest: kernel $(uname -r), $(systemctl --version | head -n 1), $(nproc) CPUs"
 info "guest: userspace reached after $(cut -d ' ' -f 1 /proc/uptime) s of uptime"
 
+# Two idle trace-event probes (two tracefs instances, recording off) on each
+# tracepoint bwgovd's run-queue programs attach to. With two probes already
+# there, attaching and detaching a third changes neither the tracepoint's
+# static key nor its static call, so bwgovd's start and stop patch no kernel
+# text. Multi-threaded TCG races with that patching: another vCPU runs the
+# breakpoint after the patch is done and the guest dies on "Oops: int3" in
+# __schedule (seen twice, as bwgovd started or stopped). KVM and real CPUs do
+# not; this only keeps the emulator out of the results.
+hold_tracepoints() {
+        local tracing=/sys/kernel/tracing inst ev held=0
+        [[ -d $tracing/instances ]] || mount -t tracefs tracefs "$tracing" 2>/dev/null || true
+        for inst in bwgov-vm-hold-a bwgov-vm-hold-b; do
+                mkdir -p "$tracing/instances/$inst" 2>/dev/null || continue
+                echo 0 >"$tracing/instances/$inst/tracing_on" 2>/dev/null || true
+                for ev in sched/sched_switch sched/sched_wakeup sched/sched_wakeup_new \
+                        sched/sched_stat_runtime cgroup/cgroup_rmdir; do
+                        echo 1 2>/dev/null >"$tracing/instances/$inst/events/$ev/enable" && held=$((held + 1))
+                done
+        done
+        info "guest: $held of 10 trace-event probes held, so that bwgovd's BPF attach patches no kernel text"
+}
+hold_tracepoints
+
 shopt -s nullglob
 debs=("$BWGOV_PAYLOAD"/*.deb)
 if ((${#debs[@]} > 0)); then
