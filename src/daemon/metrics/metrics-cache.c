@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The cache of the last metrics file (metrics-cache.h). */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -84,4 +85,75 @@ void metrics_cache_take(MetricsCache *c, int fd, struct metrics_segment *segs, s
         c->rendered = rendered;
         if (fstat(c->fd, &c->st) < 0)
                 c->fd = safe_close(c->fd);
+}
+
+/* pread() len bytes at off into b's buffer. */
+static bool copy_through(const MetricsCache *c, struct metrics_buf *b, uint64_t off, size_t len) {
+        char *p;
+        size_t got = 0;
+
+        if (b->error < 0)
+                return true;
+        if (b->cap - b->len < len) {
+                if (b->fd >= 0 && b->len > 0 && metrics_buf_flush(b) < 0)
+                        return true;
+                if (b->cap - b->len < len) {
+                        p = realloc(b->data, b->len + len);
+                        if (!p) {
+                                b->error = -ENOMEM;
+                                return true;
+                        }
+                        b->data = p;
+                        b->cap = b->len + len;
+                }
+        }
+        p = b->data + b->len;
+        while (got < len) {
+                ssize_t k = pread(c->fd, p + got, len - got, (off_t) (off + got));
+
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0)
+                        return false;
+                got += (size_t) k;
+        }
+        b->len += len;
+        return true;
+}
+
+bool metrics_cache_copy(const MetricsCache *c, struct metrics_buf *b, uint64_t off, size_t len) {
+        uint64_t start;
+        size_t done = 0;
+
+        if (b->fd < 0 || b->no_copy_range || len < METRICS_COPY_KERNEL_MIN)
+                return copy_through(c, b, off, len);
+        if (b->error < 0 || (b->len > 0 && metrics_buf_flush(b) < 0))
+                return true;
+        start = b->flushed;
+        while (done < len) {
+                loff_t from = (loff_t) (off + done);
+                ssize_t k = copy_file_range(c->fd, &from, b->fd, NULL, len - done, 0);
+
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0 && done == 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS ||
+                                           errno == EOPNOTSUPP || errno == EBADF)) {
+                        b->no_copy_range = true;        /* another file system, an old kernel */
+                        return copy_through(c, b, off, len);
+                }
+                if (k < 0) {
+                        b->error = -errno;
+                        return true;
+                }
+                if (k == 0) {
+                        /* Put b's file back where it was. */
+                        if (ftruncate(b->fd, (off_t) start) < 0 || lseek(b->fd, (off_t) start, SEEK_SET) < 0)
+                                b->error = -errno;
+                        b->flushed = start;
+                        return false;
+                }
+                done += (size_t) k;
+                b->flushed += (uint64_t) k;
+        }
+        return true;
 }

@@ -91,3 +91,12 @@ bool metrics_cache_intact(const MetricsCache *c);
  * segments (taken), and the counts of segments copied and rendered. */
 void metrics_cache_take(MetricsCache *c, int fd, struct metrics_segment *segs, size_t n_segs, size_t reused,
                         size_t rendered);
+
+/* Copy len bytes at off of the cache's file to the end of b: through the
+ * kernel (copy_file_range(), no copy in and out of this process) when b
+ * writes to a file and len is at least METRICS_COPY_KERNEL_MIN, else into
+ * b's buffer. False when the file has fewer bytes (changed behind us): b
+ * is then as it was, and the caller renders the lines instead. A write
+ * that fails fails b (its error), and returns true. */
+#define METRICS_COPY_KERNEL_MIN (16U * 1024U)
+bool metrics_cache_copy(const MetricsCache *c, struct metrics_buf *b, uint64_t off, size_t len);

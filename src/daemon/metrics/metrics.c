@@ -34,39 +34,13 @@
 
 /* ---- the buffer ----------------------------------------------------------- */
 
-void metrics_buf_done(struct metrics_buf *b) {
-        free(b->data);
-        b->data = NULL;
-        b->len = b->cap = 0;
-        b->error = 0;
-        b->flushed = 0;
-}
-
-static int buf_flush(struct metrics_buf *b) {
-        size_t off = 0;
-
-        while (off < b->len) {
-                ssize_t k = write(b->fd, b->data + off, b->len - off);
-
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return b->error = -errno;
-                }
-                off += (size_t) k;
-        }
-        b->flushed += b->len;
-        b->len = 0;
-        return 0;
-}
-
 static char *buf_reserve_slow(struct metrics_buf *b, size_t n) {
         size_t cap;
         char *p;
 
         if (b->error < 0)
                 return NULL;
-        if (b->fd >= 0 && b->len > 0 && buf_flush(b) < 0)
+        if (b->fd >= 0 && b->len > 0 && metrics_buf_flush(b) < 0)
                 return NULL;
         if (b->cap - b->len >= n)
                 return b->data + b->len;
@@ -389,27 +363,6 @@ static int row_make(struct metrics_row *row, const struct governor_unit *u, stru
         return storage->error;
 }
 
-/* pread() len bytes at off into b; false when the file has fewer (it was
- * changed behind us): the caller renders them instead. */
-static bool buf_copy_from(struct metrics_buf *b, int fd, uint64_t off, size_t len) {
-        char *p = buf_reserve(b, len);
-        size_t got = 0;
-
-        if (!p)
-                return true;            /* b has failed: nothing more is written */
-        while (got < len) {
-                ssize_t k = pread(fd, p + got, len - got, (off_t) (off + got));
-
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k <= 0)
-                        return false;
-                got += (size_t) k;
-        }
-        buf_commit(b, p + len);
-        return true;
-}
-
 /* Where the next byte goes in the file. */
 static inline uint64_t buf_offset(const struct metrics_buf *b) {
         return b->flushed + b->len;
@@ -494,9 +447,10 @@ static bool job_segment_cached(const MetricsJob *j, size_t s) {
                 j->cache->segs[s].hash == j->segs[s].hash;
 }
 
-/* The lines of one part for the rows of segment s. */
+/* The lines of one part for the rows of segment s, and where they are. */
 static void job_render_segment(MetricsJob *j, size_t part, size_t s) {
         size_t end = (s + 1) * SEGMENT < j->n ? (s + 1) * SEGMENT : j->n;
+        uint64_t at = buf_offset(j->b);
 
         for (size_t i = s * SEGMENT; i < end; i++) {
                 const struct metrics_row *row = &j->rows[i];
@@ -514,6 +468,28 @@ static void job_render_segment(MetricsJob *j, size_t part, size_t s) {
                                   j->rqs.v[row->rq - 1].rq[part - PART_RQ0], fam->ns);
                 }
         }
+        j->segs[s].off[part - PART_FAMILY0] = at;
+        j->segs[s].len[part - PART_FAMILY0] = (uint32_t) (buf_offset(j->b) - at);
+}
+
+/* The lines of part of the cached segments [a, b), back to back in the last
+ * file, copied at once; rendered when that file has fewer bytes than it
+ * had (changed behind us). */
+static void job_copy_run(MetricsJob *j, size_t part, size_t a, size_t b) {
+        const struct metrics_segment *c = j->cache->segs;
+        size_t p = part - PART_FAMILY0;
+        uint64_t at = buf_offset(j->b);
+
+        if (metrics_cache_copy(j->cache, j->b, c[a].off[p], c[b - 1].off[p] + c[b - 1].len[p] - c[a].off[p])) {
+                for (size_t s = a; s < b; s++) {
+                        j->segs[s].off[p] = at + (c[s].off[p] - c[a].off[p]);
+                        j->segs[s].len[p] = c[s].len[p];
+                }
+                return;
+        }
+        j->use_cache = false;
+        for (size_t s = a; s < b; s++)
+                job_render_segment(j, part, s);
 }
 
 /* A part with a line or more per unit: its header, then each segment's
@@ -535,18 +511,23 @@ static void job_rows_part(MetricsJob *j, size_t part) {
                 put_header(j->b, fam->name, strlen(fam->name), "counter", fam->help);
         }
 
-        for (size_t s = 0; s < j->n_segs; s++) {
-                struct metrics_segment *seg = &j->segs[s];
-                uint64_t at = buf_offset(j->b);
-                bool cached = job_segment_cached(j, s);
+        /* Cached segments whose lines lay back to back in the last file
+         * (on a quiet host, most of a part) are copied in one go. */
+        for (size_t s = 0, run = 0; s <= j->n_segs; s++) {
+                const struct metrics_segment *c = j->cache ? j->cache->segs : NULL;
+                bool cached = s < j->n_segs && job_segment_cached(j, s);
 
-                if (!cached || !buf_copy_from(j->b, j->cache->fd, j->cache->segs[s].off[p], j->cache->segs[s].len[p])) {
-                        job_render_segment(j, part, s);
-                        if (cached)
-                                j->use_cache = false;   /* the file is shorter than it was */
+                if (run > 0 && (!cached || c[s].off[p] != c[s - 1].off[p] + c[s - 1].len[p])) {
+                        job_copy_run(j, part, s - run, s);
+                        run = 0;
+                        cached = cached && j->use_cache;
                 }
-                seg->off[p] = at;
-                seg->len[p] = (uint32_t) (buf_offset(j->b) - at);
+                if (s == j->n_segs)
+                        break;
+                if (cached)
+                        run++;
+                else
+                        job_render_segment(j, part, s);
         }
 }
 
@@ -698,7 +679,7 @@ int metrics_job_step(MetricsJob *j, uint64_t budget_usec) {
         if (!j->path)
                 return 1;               /* rendered into the caller's buffer */
 
-        r = buf_flush(j->b);
+        r = metrics_buf_flush(j->b);
         /* Kept open for the next file's copies (the cache), else closed
          * here, where a failed close is a failed write. */
         if (!j->cache && close(j->own_b.fd) < 0 && r >= 0)

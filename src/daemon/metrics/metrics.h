@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* metrics.prom: the rendering buffer, the render job that takes the units a
+/* metrics.prom: the render job that takes the units a
  * chunk at a time, and when a write is due (metrics.c); the families and
  * their values are metrics-families.h's. Sees the governor through
  * governor.h only. */
@@ -11,24 +11,7 @@
 #include <stdint.h>
 
 #include "governor.h"
-
-/* The bytes of a rendering. Appends grow it; with fd >= 0 it is instead
- * written out to fd whenever it fills up (metrics_write()), so its size
- * stays one chunk whatever the number of units. The first error (-ENOMEM,
- * a failed write) is kept in error and every later append is dropped. */
-struct metrics_buf {
-        char *data;
-        size_t len;
-        size_t cap;
-        int fd;                 /* where full chunks go; -1: keep everything in data */
-        uint64_t flushed;       /* bytes written to fd so far */
-        int error;              /* 0 or the first negative errno */
-};
-
-#define METRICS_BUF_INIT { .fd = -1 }
-
-/* Frees data; the buffer is METRICS_BUF_INIT again (fd kept). */
-void metrics_buf_done(struct metrics_buf *b);
+#include "metrics-buf.h"
 
 /* Append the whole text of metrics.prom, from one get_status() and one
  * list_units() of g, to b (after what b already holds). Returns 0, or the

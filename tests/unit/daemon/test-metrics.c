@@ -20,6 +20,7 @@
 #include "bwgov/util/fileio.h"
 #include "bwgov/util/macro.h"
 #include "governor.h"
+#include "metrics/metrics-cache.h"
 #include "metrics/metrics.h"
 
 #define FILE_MAX_BYTES (64 * 1024 * 1024)
@@ -514,6 +515,15 @@ static void test_cache(void **state) {
         st.st_mtim.tv_sec += 1;
         assert_int_equal(futimens(fd, (const struct timespec[2]) { st.st_atim, st.st_mtim }), 0);
         assert_int_equal(close(fd), 0);
+        assert_segments(&m, dir, c, 0, 16);
+        assert_segments(&m, dir, c, 16, 0);
+
+        /* Shorter while it looks as written (cut between bwgovd's stat and
+         * its copy): a copy comes up short, in the middle of a run of
+         * segments, and those lines are rendered instead; the file is whole. */
+        assert_int_equal(fstat(c->fd, &st), 0);
+        assert_int_equal(ftruncate(c->fd, st.st_size / 2 + 1000), 0);
+        assert_int_equal(fstat(c->fd, &c->st), 0);
         assert_segments(&m, dir, c, 0, 16);
         assert_segments(&m, dir, c, 16, 0);
 
