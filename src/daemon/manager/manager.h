@@ -122,6 +122,7 @@ struct Manager {
         bool host_over_limit;           /* bw_host_over_limit() at the last host sample */
         bool shedding;                  /* the last plan withdrew headroom from some unit */
         uint64_t last_slow_host_usec;   /* last rescan/metrics pass (every Interval=) */
+        uint64_t last_trim_usec;        /* last malloc_trim() (every TRIM_USEC) */
         struct metrics_clock metrics;   /* when metrics.prom is due (MetricsInterval=, structural changes) */
         MetricsJob *metrics_job;        /* a metrics.prom on its way, a step per loop iteration */
         MetricsCache *metrics_cache;    /* the last one, open: its unchanged segments are copied */
