@@ -271,7 +271,8 @@ class Probe:
 
     WATCHDOG_USEC = 2000000
 
-    def __init__(self, tmpdir, bwgovctl, socket_path):
+    def __init__(self, tmpdir, bwgovctl, socket_path, watchdog_usec=None):
+        self.watchdog_usec = watchdog_usec or self.WATCHDOG_USEC
         self.sock_path = os.path.join(tmpdir, "notify.sock")
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self.sock.bind(self.sock_path)
@@ -287,7 +288,7 @@ class Probe:
                         threading.Thread(target=self._poll, daemon=True)]
 
     def env(self):
-        return {"NOTIFY_SOCKET": self.sock_path, "WATCHDOG_USEC": str(self.WATCHDOG_USEC)}
+        return {"NOTIFY_SOCKET": self.sock_path, "WATCHDOG_USEC": str(self.watchdog_usec)}
 
     def start(self):
         self.t0 = time.monotonic()

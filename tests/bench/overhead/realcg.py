@@ -9,7 +9,7 @@ unlimited parents bwgov-bench-rcg-p<j> (as slices hold services and
 containers; 0: all under the root), each with a 50 % quota and a
 drop-in (Mode=elastic), governed by one bwgovd (Interval=1s): adoption time,
 CPU % of one core over --window once adopted, VmRSS/VmHWM and file
-descriptors, then SIGTERM: time to exit and every cgroup back at exactly
+descriptors (under the shipped unit's watchdog, --watchdog-sec), then SIGTERM: time to exit and every cgroup back at exactly
 the quota, period and burst it had before. `bwgovctl status` runs every
 50 ms throughout (paused while the CPU is measured): its largest latency
 while adopting, running and stopping.
@@ -54,6 +54,19 @@ PREFIX = "bwgov-bench-rcg-"
 SKIP = 77
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
+
+
+def shipped_watchdog_sec():
+    """WatchdogSec= of systemd/bwgovd.service.in, in seconds (30 when it cannot be read)."""
+    unit = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "systemd", "bwgovd.service.in")
+    try:
+        with open(unit) as f:
+            for line in f:
+                if line.startswith("WatchdogSec=") and line.strip().endswith("s"):
+                    return float(line.strip()[len("WatchdogSec="):-1])
+    except (OSError, ValueError):
+        pass
+    return 30.0
 
 
 def log(msg):
@@ -308,11 +321,13 @@ def idle(a, tree, base, count):
     before = {n: tree.values(n) for n in paths}
     write_conf(base, names, paths=paths, governor=a.governor)
     os.makedirs(base, exist_ok=True)
-    probe = Probe(base, a.bwgovctl, os.path.join(base, "run", "io.bwgov.Governor"))
+    probe = Probe(base, a.bwgovctl, os.path.join(base, "run", "io.bwgov.Governor"),
+                  watchdog_usec=int(a.watchdog_sec * 1e6))
     probe.start()
     d = Daemon(a.bwgovd, base, env=probe.env())
     t0 = time.monotonic()
-    res = {"cgroups": count, "parents": a.parents, "layout": tree.kind, "create_s": round(created_s, 2),
+    res = {"cgroups": count, "parents": a.parents, "layout": tree.kind, "watchdog_s": a.watchdog_sec,
+           "create_s": round(created_s, 2),
            "bursty": len(bursty), "bursty_ms_per_s": a.bursty_ms if bursty else None}
     procs = []
     try:
@@ -577,6 +592,9 @@ def main(argv):
                     help="parent cgroups the idle ones are spread under, as slices hold services and "
                          "containers (default 10; 0: all directly under the root)")
     ap.add_argument("--window", type=float, default=30.0, help="seconds of CPU measurement once adopted")
+    ap.add_argument("--watchdog-sec", type=float, default=shipped_watchdog_sec(),
+                    help="WATCHDOG_USEC given to bwgovd, in seconds (default: the shipped unit's WatchdogSec=, "
+                         "so that the CPU measured is what it costs under systemd; sd-event pings at half of it)")
     ap.add_argument("--adopt-timeout", type=float, default=120.0,
                     help="seconds to wait until every idle cgroup is adopted (default 120)")
     ap.add_argument("--churn", action="store_true", help="also run the churn test")
