@@ -23,6 +23,10 @@ struct metrics_buf {
 
 #define METRICS_BUF_INIT { .fd = -1 }
 
+/* Room for n more bytes at the end of data (written out to fd first when
+ * it has one, else grown), or NULL once the buffer has failed. metrics.c's
+ * buf_reserve() takes the fast path inline. */
+char *metrics_buf_reserve_slow(struct metrics_buf *b, size_t n);
 /* Write what data holds to fd. Returns 0 or the buffer's error. */
 int metrics_buf_flush(struct metrics_buf *b);
 /* Frees data; the buffer is METRICS_BUF_INIT again (fd kept). */

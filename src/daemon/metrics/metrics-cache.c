@@ -89,25 +89,11 @@ void metrics_cache_take(MetricsCache *c, int fd, struct metrics_segment *segs, s
 
 /* pread() len bytes at off into b's buffer. */
 static bool copy_through(const MetricsCache *c, struct metrics_buf *b, uint64_t off, size_t len) {
-        char *p;
+        char *p = b->cap - b->len >= len ? b->data + b->len : metrics_buf_reserve_slow(b, len);
         size_t got = 0;
 
-        if (b->error < 0)
-                return true;
-        if (b->cap - b->len < len) {
-                if (b->fd >= 0 && b->len > 0 && metrics_buf_flush(b) < 0)
-                        return true;
-                if (b->cap - b->len < len) {
-                        p = realloc(b->data, b->len + len);
-                        if (!p) {
-                                b->error = -ENOMEM;
-                                return true;
-                        }
-                        b->data = p;
-                        b->cap = b->len + len;
-                }
-        }
-        p = b->data + b->len;
+        if (!p)
+                return true;            /* b has failed: nothing more is written */
         while (got < len) {
                 ssize_t k = pread(c->fd, p + got, len - got, (off_t) (off + got));
 

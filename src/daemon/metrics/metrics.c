@@ -22,10 +22,6 @@
 #include "metrics-families.h"
 #include "metrics.h"
 
-/* What a full buffer holds before it goes to the file: large enough that
- * the write()s are few, small enough to stay off the resident set. */
-#define METRICS_CHUNK_BYTES (256 * 1024)
-
 /* The longest decimal of a uint64_t. */
 #define U64_DECIMAL_MAX 20
 
@@ -34,38 +30,12 @@
 
 /* ---- the buffer ----------------------------------------------------------- */
 
-static char *buf_reserve_slow(struct metrics_buf *b, size_t n) {
-        size_t cap;
-        char *p;
-
-        if (b->error < 0)
-                return NULL;
-        if (b->fd >= 0 && b->len > 0 && metrics_buf_flush(b) < 0)
-                return NULL;
-        if (b->cap - b->len >= n)
-                return b->data + b->len;
-
-        cap = b->fd >= 0 ? METRICS_CHUNK_BYTES : 2 * b->cap;
-        if (cap < b->len + n)
-                cap = b->len + n;
-        if (cap < 4096)
-                cap = 4096;
-        p = realloc(b->data, cap);
-        if (!p) {
-                b->error = -ENOMEM;
-                return NULL;
-        }
-        b->data = p;
-        b->cap = cap;
-        return p + b->len;
-}
-
 /* Room for n more bytes at the end: write there, then buf_commit(). NULL
  * once the buffer has failed. */
 static inline char *buf_reserve(struct metrics_buf *b, size_t n) {
         if (__builtin_expect(b->cap - b->len >= n, 1))
                 return b->data + b->len;
-        return buf_reserve_slow(b, n);
+        return metrics_buf_reserve_slow(b, n);
 }
 
 static inline void buf_commit(struct metrics_buf *b, const char *end) {
