@@ -53,13 +53,10 @@ struct bw_state_unit {
         char *name;
         char *cgroup;
         struct bw_bandwidth baseline;
-        bool has_written;
-        struct bw_bandwidth written;
-        bool has_pending;
-        struct bw_bandwidth pending;
+        struct bw_bandwidth written;            /* if has_written */
+        struct bw_bandwidth pending;            /* if has_pending */
         uint64_t credit_usec;
         uint64_t debt_usec;
-        bool paused;
         /* The ledger (ledger.h): _BW_LEVER_MAX records, empty where nothing
          * changed; NULL while none is (most entries: bw_state_unit_lever()). */
         struct bw_ledger_lever *levers;
@@ -71,9 +68,6 @@ struct bw_state_unit {
         unsigned undo;
         unsigned undo_attempts;
         uint64_t undo_due_usec;
-        /* Not serialised: the pending intent is in the file already (set
-         * by the caller after a successful save, cleared when it changes). */
-        bool pending_saved;
         /* Not serialised: whether the entry changed since it was last
          * made into a save, kept as two hashes of its fields when it was
          * (bw_hash_bytes(): with and without its credit and debt; made:
@@ -82,7 +76,15 @@ struct bw_state_unit {
          * must carry. The entry's text is never kept: ten thousand of them
          * were 3.4 MB of the daemon's heap. */
         uint64_t made_hash, made_hash_lag;
-        bool made;
+
+        /* The flags together (ten thousand entries: no padding after each). */
+        bool has_written;
+        bool has_pending;
+        bool paused;
+        /* Not serialised: the pending intent is in the file already (set
+         * by the caller after a successful save, cleared when it changes). */
+        bool pending_saved;
+        bool made;                              /* made_hash and made_hash_lag are valid (above) */
         /* Not serialised: the entry as made is in the file or the journal
          * (cleared when it is made again, set by bw_state_saved()). */
         bool saved;
