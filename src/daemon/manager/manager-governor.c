@@ -120,34 +120,39 @@ static void unit_summary(const Manager *m, const Unit *u, size_t at, struct gove
 }
 
 static void unit_decision(const Unit *u, struct governor_decision *ret) {
+        struct bw_policy_params p;
+
+        unit_params(u, &p);
         *ret = (struct governor_decision) {
                 .d = u->prev.decision,
                 .realtime_usec = u->prev.realtime_usec,
                 .old = u->prev.current,
                 .applied = u->prev.applied,
-                .target_throttle = u->params.target_throttle,
-                .target_pressure = u->params.target_pressure,
-                .target_wait_p99_usec = u->params.target_wait_p99_usec,
-                .credit_max_usec = u->params.credit_max_usec,
-                .quota_limit_usec = bw_policy_quota_limit_usec(&u->params),
+                .target_throttle = p.target_throttle,
+                .target_pressure = p.target_pressure,
+                .target_wait_p99_usec = p.target_wait_p99_usec,
+                .credit_max_usec = p.credit_max_usec,
+                .quota_limit_usec = bw_policy_quota_limit_usec(&p),
         };
 }
 
 static void unit_snapshot(const Manager *m, const Unit *u, size_t at, struct governor_unit *ret) {
         const struct bw_unit_config *cfg = &u->cfg;
+        struct bw_policy_params p;
 
+        unit_params(u, &p);
         *ret = (struct governor_unit) {
                 .config = {
                         .cfg = *cfg,
                         .interval_usec = bw_unit_interval_usec(&m->config, cfg),
                         .active_interval_usec = bw_unit_active_interval_usec(&m->config, cfg),
                 },
-                .quota_limit_usec = bw_policy_quota_limit_usec(&u->params),
-                .burst_limit_usec = bw_policy_contract_burst_usec(&u->params),
+                .quota_limit_usec = bw_policy_quota_limit_usec(&p),
+                .burst_limit_usec = bw_policy_contract_burst_usec(&p),
                 .credit = {
                         .credit_usec = u->pstate.credit.credit_usec,
                         .debt_usec = u->pstate.credit.debt_usec,
-                        .credit_max_usec = u->params.credit_max_usec,
+                        .credit_max_usec = p.credit_max_usec,
                         .exhausted = u->pstate.exhausted,
                 },
                 .has_decision = u->prev.has,

@@ -449,7 +449,7 @@ static void manager_adopt_batch(Manager *m, Unit *const *units, size_t n_units, 
                 if (bw_cg_read_bandwidth(u->cg, &cur) < 0 || unit_adopt(u, &cur) < 0)
                         continue;
                 adopted++;
-                if (u->params.mode != unit_mode(u))
+                if (u->params_mode != unit_mode(u))
                         unit_update_params(u);
                 /* unit_adopt() may have put CPUQuota= in place. */
                 if (bw_cg_read_bandwidth(u->cg, &cur) < 0)

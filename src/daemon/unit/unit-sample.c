@@ -206,7 +206,7 @@ int unit_sample_light(Unit *u, struct bw_bandwidth *cur, struct bw_policy_input 
          * the full sample reads it. */
         if (!u->sampler.quiet || u->sampler.quiet_samples % UNIT_QUIET_FULL_EVERY == 0 || u->sampler.full_due ||
             !u->sampler.has_last_stat ||
-            !u->prev.has || u->caps.shed_pending > 0 || unit_mode(u) != u->params.mode || !u->ancestor.has)
+            !u->prev.has || u->caps.shed_pending > 0 || unit_mode(u) != u->params_mode || !u->ancestor.has)
                 return 0;
         *in = (struct bw_policy_input) { .now_usec = clock_now_usec(CLOCK_MONOTONIC) };
         r = unit_read_light(u, in->now_usec, &st);

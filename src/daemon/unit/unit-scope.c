@@ -253,14 +253,14 @@ uint64_t unit_scope_ancestor_quota(Unit *u, uint64_t now) {
 
         if (u->scope.ancestor.has && now - u->scope.ancestor.read_usec < SCOPE_ANCESTOR_REFRESH_USEC)
                 return u->scope.ancestor.quota_usec;
-        r = bw_cg_read_ancestor_quota(u->ctx->root, u->scope.cg, u->params.baseline.period_usec, &q, &path);
+        r = bw_cg_read_ancestor_quota(u->ctx->root, u->scope.cg, u->baseline.period_usec, &q, &path);
         if (r < 0) {
                 log_debug_errno(r, "%s: cannot read the quotas above its scope: %s", u->name, STRERROR(r));
                 return u->scope.ancestor.has ? u->scope.ancestor.quota_usec : BW_QUOTA_MAX;
         }
         if (r > 0 && (!u->scope.ancestor.has || u->scope.ancestor.quota_usec != q))
                 log_info("%s: nearest limited ancestor above its scope, %s, allows %" PRIu64 "us per %" PRIu64
-                         "us period: the headroom stays under it", u->name, path, q, u->params.baseline.period_usec);
+                         "us period: the headroom stays under it", u->name, path, q, u->baseline.period_usec);
         u->scope.ancestor.has = true;
         u->scope.ancestor.quota_usec = r > 0 ? q : BW_QUOTA_MAX;
         u->scope.ancestor.read_usec = now;
@@ -286,29 +286,29 @@ uint64_t unit_ancestor_quota(Unit *u, uint64_t now) {
                 return unit_scope_ancestor_quota(u, now);
         if (u->ancestor.has && now - u->ancestor.read_usec < ANCESTOR_REFRESH_USEC)
                 return u->ancestor.quota_usec;
-        if (usage_gate_ancestor_get(u->sampler.gate, u->params.baseline.period_usec, now, ANCESTOR_REFRESH_USEC, &q,
+        if (usage_gate_ancestor_get(u->sampler.gate, u->baseline.period_usec, now, ANCESTOR_REFRESH_USEC, &q,
                                     &shared, &t)) {
                 if (shared && (!u->ancestor.has || u->ancestor.quota_usec != q))
                         log_info("%s: nearest limited ancestor %s allows %" PRIu64 "us per %" PRIu64 "us period: "
                                  "the headroom stays under it", u->name, shared, q,
-                                 u->params.baseline.period_usec);
+                                 u->baseline.period_usec);
                 u->ancestor.has = true;
                 u->ancestor.quota_usec = q;
                 u->ancestor.read_usec = t;
                 return q;
         }
-        r = bw_cg_read_ancestor_quota(u->ctx->root, u->cg, u->params.baseline.period_usec, &q, &path);
+        r = bw_cg_read_ancestor_quota(u->ctx->root, u->cg, u->baseline.period_usec, &q, &path);
         if (r < 0) {
                 log_debug_errno(r, "%s: cannot read the ancestors' quotas: %s", u->name, STRERROR(r));
                 return u->ancestor.has ? u->ancestor.quota_usec : BW_QUOTA_MAX;
         }
         if (r > 0 && (!u->ancestor.has || u->ancestor.quota_usec != q))
                 log_info("%s: nearest limited ancestor %s allows %" PRIu64 "us per %" PRIu64 "us period: "
-                         "the headroom stays under it", u->name, path, q, u->params.baseline.period_usec);
+                         "the headroom stays under it", u->name, path, q, u->baseline.period_usec);
         u->ancestor.has = true;
         u->ancestor.quota_usec = r > 0 ? q : BW_QUOTA_MAX;
         u->ancestor.read_usec = now;
-        usage_gate_ancestor_put(u->sampler.gate, u->params.baseline.period_usec, now, u->ancestor.quota_usec,
+        usage_gate_ancestor_put(u->sampler.gate, u->baseline.period_usec, now, u->ancestor.quota_usec,
                                 r > 0 ? path : NULL);
         return u->ancestor.quota_usec;
 }

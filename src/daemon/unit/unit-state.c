@@ -38,7 +38,7 @@ enum unit_state unit_state(const Unit *u) {
                 return UNIT_STATE_NEW;
         if (u->paused)
                 return UNIT_STATE_PAUSED;
-        if (u->pstate.exhausted && u->params.mode == BW_MODE_ELASTIC)
+        if (u->pstate.exhausted && unit_mode(u) == BW_MODE_ELASTIC)
                 return UNIT_STATE_EXHAUSTED;
         if (!u->prev.has || u->prev.decision.headroom_usec == 0)
                 return UNIT_STATE_BASELINE;
@@ -55,7 +55,11 @@ const char *unit_state_to_string(const Unit *u) {
  * spending it, and a sample of its own may be a whole Interval= away; host
  * protection has to hold before that, not after. */
 uint64_t unit_headroom(const Unit *u) {
-        if (!u->adopted || !u->has_written || u->params.baseline.quota_usec == BW_QUOTA_MAX)
+        /* The rate needs the baseline's quota and period, no more: not all
+         * the law's parameters, for every unit on every host pass. */
+        const struct bw_policy_params p = { .baseline = u->baseline };
+
+        if (!u->adopted || !u->has_written || u->baseline.quota_usec == BW_QUOTA_MAX)
                 return 0;
-        return bw_policy_boost_rate(&u->params, &u->written);
+        return bw_policy_boost_rate(&p, &u->written);
 }

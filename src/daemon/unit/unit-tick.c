@@ -91,7 +91,7 @@ static bool unit_quiet(Unit *u, const struct bw_decision *d) {
 
 /* Near its quota: spending, throttled, or using half its baseline. */
 static bool unit_near(const Unit *u, const struct bw_decision *d) {
-        const struct bw_bandwidth *b = &u->params.baseline;
+        const struct bw_bandwidth *b = &u->baseline;       /* its quota and period: the law's */
 
         return d->active || d->spend_rate > 0 || d->throttle_rate > 0 ||
                 (b->quota_usec != BW_QUOTA_MAX && b->period_usec > 0 &&
@@ -205,7 +205,7 @@ static int unit_reconcile(Unit *u, struct unit_obs *o, uint64_t now) {
         if (r < 0)
                 return r;
         unit_scope_follow(u, &o->current);
-        if (u->params.mode != unit_mode(u))
+        if (u->params_mode != unit_mode(u))
                 unit_update_params(u);
         return 1;
 }
@@ -214,9 +214,10 @@ static int unit_reconcile(Unit *u, struct unit_obs *o, uint64_t now) {
  * observed (explain and history keep working), but nothing is written and
  * no hold-off starts. */
 static int unit_decide(Unit *u, struct unit_obs *o, struct bw_decision *ret) {
-        struct bw_policy_params p = u->params;
+        struct bw_policy_params p;
         int r;
 
+        unit_params(u, &p);
         unit_sample_input(u, &o->current, o->full, &o->in);
         /* Parked at its baseline and nothing ran: to the law it rests
          * where it was (unit_park_at_baseline()). */
@@ -312,7 +313,7 @@ static bool unit_may_park(const Unit *u, const struct bw_decision *d) {
         return u->ctx->park && u->sampler.gated && u->sampler.quiet &&
                 u->sampler.quiet_samples >= UNIT_PARK_AFTER && !d->change && d->rule != BW_RULE_TOO_SOON &&
                 !u->paused && u->trigger.fd < 0 && !u->refused.pending && u->quota_watch.wd >= 0 &&
-                s->credit.credit_usec >= u->params.credit_max_usec && s->credit.debt_usec == 0 && !s->active &&
+                s->credit.credit_usec >= u->cfg.credit_max_usec && s->credit.debt_usec == 0 && !s->active &&
                 !s->exhausted && s->host_cap_usec == UINT64_MAX && s->spend_avg == 0 &&
                 bw_unit_interval_usec(u->ctx->config, &u->cfg) >= u->ctx->config->global.interval_usec;
 }

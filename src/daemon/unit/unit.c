@@ -234,8 +234,12 @@ int unit_schedule(Unit *u, uint64_t from, uint64_t delay) {
 
 /* ---- baseline: adopt, re-base, restore -------------------------------- */
 
+void unit_params(const Unit *u, struct bw_policy_params *ret) {
+        bw_baseline_params(u->ctx->config, &u->cfg, &u->baseline, u->ctx->ncpus, u->ctx->burst_supported, ret);
+}
+
 void unit_update_params(Unit *u) {
-        bw_baseline_params(u->ctx->config, &u->cfg, &u->baseline, u->ctx->ncpus, u->ctx->burst_supported, &u->params);
+        u->params_mode = unit_mode(u);
 }
 
 static void unit_take_view(Unit *u, const struct bw_baseline_view *v) {
@@ -261,6 +265,7 @@ static void unit_restore_elsewhere(Unit *u) {
 int unit_adopt(Unit *u, const struct bw_bandwidth *cur) {
         const struct bw_state_unit *su = store_find(u->ctx->store, u->name);
         char q[BW_QUOTA_STRING_MAX];
+        struct bw_policy_params params;
         struct bw_adopt_plan p;
 
         if (su && strcmp(su->cgroup, u->cgroup_path) != 0) {
@@ -294,7 +299,8 @@ int unit_adopt(Unit *u, const struct bw_bandwidth *cur) {
                 u->paused = p.paused;
 
         unit_update_params(u);
-        bw_policy_state_init(&u->pstate, &u->params, p.credit_usec, p.debt_usec);
+        unit_params(u, &params);
+        bw_policy_state_init(&u->pstate, &params, p.credit_usec, p.debt_usec);
         /* Nothing written yet: a crash before the save re-adopts the same
          * kernel value. Saved together with the others, not once per unit. */
         if (unit_record(u, STORE_SETTLED | STORE_SOON) < 0)
@@ -319,6 +325,7 @@ int unit_adopt(Unit *u, const struct bw_bandwidth *cur) {
  * still ours (bw_baseline_rebase()). Never write back. */
 void unit_rebase(Unit *u, const struct bw_bandwidth *cur) {
         const struct bw_baseline_view was = unit_view(u);
+        struct bw_policy_params params;
         struct bw_baseline_view now;
 
         u->stats.external_changes++;
@@ -328,7 +335,8 @@ void unit_rebase(Unit *u, const struct bw_bandwidth *cur) {
         unit_take_view(u, &now);
         u->sampler.at_baseline = false;        /* the law sees what the kernel holds */
         unit_update_params(u);
-        bw_policy_state_init(&u->pstate, &u->params, u->pstate.credit.credit_usec, u->pstate.credit.debt_usec);
+        unit_params(u, &params);
+        bw_policy_state_init(&u->pstate, &params, u->pstate.credit.credit_usec, u->pstate.credit.debt_usec);
         /* A crash before the save sees the same external change again. */
         (void) unit_record(u, STORE_SETTLED | STORE_SOON);
 }
@@ -366,13 +374,15 @@ int unit_restore_baseline(Unit *u, const char *why) {
 }
 
 bool unit_rest_plan(Unit *u, const struct bw_bandwidth *cur, struct bw_bandwidth *ret_target) {
+        struct bw_policy_params params;
         uint64_t anc;
 
-        if (!bw_baseline_may_rest(&u->params, u->paused, cur))
+        unit_params(u, &params);
+        if (!bw_baseline_may_rest(&params, u->paused, cur))
                 return false;
         /* Never above the nearest limited ancestor (cgroup v1 would refuse it). */
         anc = unit_ancestor_quota(u, clock_now_usec(CLOCK_MONOTONIC));
-        return bw_baseline_rest_plan(&u->params, u->pstate.credit.credit_usec, unit_has_usage(u), u->paused, cur,
+        return bw_baseline_rest_plan(&params, u->pstate.credit.credit_usec, unit_has_usage(u), u->paused, cur,
                                      anc, ret_target);
 }
 
@@ -559,8 +569,8 @@ int unit_reconfigure(Unit *u, const struct bw_unit_config *cfg) {
         }
         if (u->adopted) {
                 unit_update_params(u);
-                if (u->pstate.credit.credit_usec > u->params.credit_max_usec)
-                        u->pstate.credit.credit_usec = u->params.credit_max_usec;
+                if (u->pstate.credit.credit_usec > u->cfg.credit_max_usec)
+                        u->pstate.credit.credit_usec = u->cfg.credit_max_usec;
         }
         if (bw_history_capacity(u->hist.log) != u->ctx->config->global.history_size) {
                 r = bw_history_resize(&u->hist.log, u->ctx->config->global.history_size);

@@ -227,7 +227,7 @@ struct Unit {
         struct bw_bandwidth written;    /* what we last wrote and read back (has_written) */
         struct unit_sd_intent sd;
 
-        struct bw_policy_params params;
+        enum bw_mode params_mode;       /* the mode the law last had (unit_update_params()) */
         struct bw_policy_state pstate;
         struct unit_prev prev;
         struct unit_hist hist;
@@ -276,7 +276,11 @@ void unit_detach_rqstat(Unit *u);
  * kernel does not hold it. Returns 0 or -ENOMEM. */
 int unit_adopt(Unit *u, const struct bw_bandwidth *cur);
 
-/* The law's parameters again, after the baseline or the mode changed. */
+/* The law's parameters, from the configuration and the baseline: made
+ * when needed, not kept (ten thousand units kept 1.2 MB of them). */
+void unit_params(const Unit *u, struct bw_policy_params *ret);
+/* The law's parameters are taken again, after the baseline or the mode
+ * changed: the mode they hold now is noted (params_mode). */
 void unit_update_params(Unit *u);
 /* The effective Mode= (the unit's, else the global one). */
 enum bw_mode unit_mode(const Unit *u);
