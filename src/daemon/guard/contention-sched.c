@@ -86,7 +86,7 @@ Contention *contention_free(Contention *c) {
 }
 
 static bool unit_takes_part(const Unit *u) {
-        enum bw_class k = bw_unit_class(&u->cfg);
+        enum bw_class k = bw_unit_class(u->cfg);
         enum bw_mode m = unit_mode(u);
 
         return (k == BW_CLASS_THROUGHPUT || k == BW_CLASS_BEST_EFFORT) && u->cg && u->adopted && !u->paused &&

@@ -158,7 +158,7 @@ bool latency_guard_eligible(const Unit *u) {
 }
 
 static enum bw_class unit_class(const Unit *u) {
-        return bw_unit_class(&u->cfg);
+        return bw_unit_class(u->cfg);
 }
 
 static void fmt_usec(uint64_t usec, char *buf, size_t n) {
@@ -313,7 +313,7 @@ static int window_sample(struct latency_member *mb, Rqstat *t, uint64_t now, str
         }
         if (dt < LATENCY_WINDOW_USEC)
                 return 0;
-        *ret = (struct bw_lat_sample) { .now_usec = now, .target_usec = bw_unit_latency_target_usec(&u->cfg) };
+        *ret = (struct bw_lat_sample) { .now_usec = now, .target_usec = bw_unit_latency_target_usec(u->cfg) };
         if (t && u->rq.cgroup_id != 0 && mb->window_start) {
                 r = rqstat_read(t, u->rq.cgroup_id, &c);
                 if (r < 0 || bw_rq_delta(&c, mb->window_start, &d) < 0) {
@@ -388,8 +388,8 @@ static void scale_guarantees(struct latency_guard *g, Unit *const *units, size_t
         }
         for (size_t i = 0; i < n; i++)
                 if (latency_guard_eligible(units[i]) && unit_class(units[i]) == BW_CLASS_LATENCY) {
-                        in[k] = (struct bw_lat_guarantee) { units[i]->cfg.cpu_guarantee, units[i]->cfg.priority };
-                        sum += units[i]->cfg.cpu_guarantee;
+                        in[k] = (struct bw_lat_guarantee) { units[i]->cfg->cpu_guarantee, units[i]->cfg->priority };
+                        sum += units[i]->cfg->cpu_guarantee;
                         idx[k++] = i;
                 }
         r = bw_lat_scale_guarantees(in, k, g->ctx.ncpus, out);
@@ -446,7 +446,7 @@ static void step_unit(struct latency_guard *g, struct latency_member *mb, const 
         mb->lat.n_changes++;
         fmt_mcpu(mb->lat.demand_mcpu, nb, sizeof(nb));
         fmt_usec(sampled ? x.p99_usec : mb->lat.last_p99_usec, p99, sizeof(p99));
-        fmt_usec(bw_unit_latency_target_usec(&u->cfg), target, sizeof(target));
+        fmt_usec(bw_unit_latency_target_usec(u->cfg), target, sizeof(target));
         if (mb->level > was && mb->lat.floor == mb->level)
                 log_notice("%s: neighbours' runnable demand %s CPUs fills the host: protection up to \"%s\" at "
                            "once", u->name, nb, bw_lat_level_to_string(mb->level));
@@ -521,12 +521,12 @@ static void apply_latency_unit(struct latency_guard *g, struct latency_member *m
         /* The rungs are ordered, but a skipped one holds nothing: no slice
          * before 6.12, even at the rung above it. */
         if (l >= BW_LAT_SLICE && g->ctx.slice_supported)
-                (void) unit_slice_apply(u, bw_lat_slice_usec(bw_unit_latency_target_usec(&u->cfg)));
+                (void) unit_slice_apply(u, bw_lat_slice_usec(bw_unit_latency_target_usec(u->cfg)));
         else if (u->lv.slice_usec > 0)
                 (void) unit_slice_apply(u, 0);
 
         fmt_usec(mb->lat.last_p99_usec, p99, sizeof(p99));
-        fmt_usec(bw_unit_latency_target_usec(&u->cfg), target, sizeof(target));
+        fmt_usec(bw_unit_latency_target_usec(u->cfg), target, sizeof(target));
         if (mb->guarantee > 0)
                 (void) bw_format_percent(mb->guarantee, gpct, sizeof(gpct));
         if (mb->weight_target > 0)

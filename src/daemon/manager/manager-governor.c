@@ -78,7 +78,7 @@ static void unit_summary(const Manager *m, const Unit *u, size_t at, struct gove
         *ret = (struct governor_unit_summary) {
                 .name = u->name,
                 .cgroup = u->cgroup_path,
-                .mode = bw_unit_mode(&m->config, &u->cfg),
+                .mode = bw_unit_mode(&m->config, u->cfg),
                 .state = unit_state_to_string(u),
                 .present = u->cg != NULL,
                 .adopted = u->adopted,
@@ -90,8 +90,8 @@ static void unit_summary(const Manager *m, const Unit *u, size_t at, struct gove
                 .rule = u->prev.decision.rule,
                 .ticks = u->stats.ticks,
                 .prot = {
-                        .cls = bw_unit_class(&u->cfg),
-                        .latency_target_usec = bw_unit_latency_target_usec(&u->cfg),
+                        .cls = bw_unit_class(u->cfg),
+                        .latency_target_usec = bw_unit_latency_target_usec(u->cfg),
                         .guarantee = lv.guarantee,
                         .level = lv.level,
                         .has_p99 = lv.has_p99,
@@ -102,7 +102,7 @@ static void unit_summary(const Manager *m, const Unit *u, size_t at, struct gove
                         /* A latency unit is never held: its rung holds the
                          * others (issue 30: "held": false at the top rung
                          * read as no protection at all). */
-                        .hold = bw_unit_class(&u->cfg) == BW_CLASS_LATENCY ? lv.level >= BW_LAT_HOLD :
+                        .hold = bw_unit_class(u->cfg) == BW_CLASS_LATENCY ? lv.level >= BW_LAT_HOLD :
                                 u->caps.latency_hold,
                         .note = lv.note,
                         .layout = u->cg ? u->cg->layout : BW_CG_LAYOUT_UNKNOWN,
@@ -137,7 +137,7 @@ static void unit_decision(const Unit *u, struct governor_decision *ret) {
 }
 
 static void unit_snapshot(const Manager *m, const Unit *u, size_t at, struct governor_unit *ret) {
-        const struct bw_unit_config *cfg = &u->cfg;
+        const struct bw_unit_config *cfg = u->cfg;
         struct bw_policy_params p;
 
         unit_params(u, &p);

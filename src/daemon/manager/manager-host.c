@@ -198,7 +198,7 @@ void manager_plan_shedding(Manager *m, uint64_t now) {
                 return;
         }
         for (size_t i = 0; i < m->n_units; i++) {
-                units[i].priority = m->units[i]->cfg.priority;
+                units[i].priority = m->units[i]->cfg->priority;
                 units[i].boost_rate = unit_headroom(m->units[i]);
         }
         r = bw_host_plan_shed(units, m->n_units, m->host_over_limit ? m->host_some_rate : 0, limit, shed);

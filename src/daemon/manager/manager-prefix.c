@@ -298,7 +298,7 @@ int manager_instance_configs(Manager *m, struct bw_unit_config **ret, size_t *re
                     (m->config.n_units > 0 && bsearch(u->name, m->config.units, m->config.n_units,
                                                       sizeof(struct bw_unit_config), config_name_cmp)))
                         continue;
-                if (bw_config_load_instance(dirs, u->name, u->cfg.cgroup, &v[n], &err) > 0)
+                if (bw_config_load_instance(dirs, u->name, u->cfg->cgroup, &v[n], &err) > 0)
                         n++;
                 bw_config_error_done(&err);
         }

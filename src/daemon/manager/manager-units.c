@@ -70,6 +70,33 @@ static int wanted_units(Manager *m, struct wanted **ret, struct bw_unit_config *
         return 0;
 }
 
+/* Whether some unit's configuration is an entry of c. */
+static bool config_in_use(const Manager *m, const struct bw_config *c) {
+        uintptr_t lo = (uintptr_t) c->units, hi = (uintptr_t) (c->units + c->n_units);
+
+        for (size_t i = 0; i < m->n_units; i++)
+                if ((uintptr_t) m->units[i]->cfg >= lo && (uintptr_t) m->units[i]->cfg < hi)
+                        return true;
+        return false;
+}
+
+/* Free the configurations loaded before the current one that no unit
+ * points into any more: all of them after a sync that went through; after
+ * one that failed, the units it kept may still (manager_load_config()). */
+static void manager_free_old_configs(Manager *m) {
+        size_t n = 0;
+
+        for (size_t k = 0; k < m->n_old_configs; k++) {
+                if (config_in_use(m, &m->old_configs[k]))
+                        m->old_configs[n++] = m->old_configs[k];
+                else
+                        bw_config_done(&m->old_configs[k]);
+        }
+        m->n_old_configs = n;
+        if (n == 0)
+                m->old_configs = mfree(m->old_configs);
+}
+
 /* The units of the configuration, in its (name) order: kept ones
  * reconfigured, new ones created (their first sample due at once, adopted
  * in the ticker's batches), dropped ones restored and freed. One pass over
@@ -142,6 +169,7 @@ int manager_sync_units(Manager *m) {
                 for (size_t k = 0; k < n; k++)
                         if (!bsearch_unit(m, units[k]))
                                 unit_free(units[k]);
+                manager_free_old_configs(m);
                 return r;
         }
         m->outermost_dirty = true;      /* m->cgtree is about to hold freed units */
@@ -161,6 +189,7 @@ int manager_sync_units(Manager *m) {
 
                 m->any_searched = unit_expected_path(m->units[k], &path) == -EAGAIN;
         }
+        manager_free_old_configs(m);
         manager_resolve_park(m);
         return 0;
 }

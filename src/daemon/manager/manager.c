@@ -153,8 +153,8 @@ static const struct unit_hooks unit_hooks = {
 /* ---- the unit table -------------------------------------------------------- */
 
 int manager_load_config(Manager *m) {
+        struct bw_config c = {0}, *old;
         struct bw_config_error err = {0};
-        struct bw_config c = {0};
         const char *const *dirs;
         const char *buf[2];
         struct stat st;
@@ -179,7 +179,14 @@ int manager_load_config(Manager *m) {
                 m->config_error = err;          /* for Reload()'s reply */
                 return r;
         }
-        bw_config_done(&m->config);
+        /* The units point into the old one until they are synced. */
+        old = reallocarray(m->old_configs, m->n_old_configs + 1, sizeof(*old));
+        if (!old) {
+                bw_config_done(&c);
+                return log_error_errno(ENOMEM, "Configuration not loaded: out of memory");
+        }
+        m->old_configs = old;
+        m->old_configs[m->n_old_configs++] = m->config;
         m->config = c;
         return 0;
 }
@@ -621,6 +628,7 @@ Manager *manager_free(Manager *m) {
         store_free(m->store);
         bw_cg_root_free(m->root);
         bw_config_done(&m->config);
+        array_done_and_free(m->old_configs, m->n_old_configs, bw_config_done);
         bw_config_error_done(&m->config_error);
         free_many(m->config_dir, m->state_dir, m->runtime_dir, m->cgroup_root,
                   m->host_pressure_path, m->host_stat_path, m->manifest_path);

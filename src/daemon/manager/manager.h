@@ -49,6 +49,11 @@ struct Manager {
         bool store_open;                /* its directory locked (store_lock()) and its state loaded */
         struct bw_cg_root *root;
         struct bw_config config;
+        /* Configurations loaded before it that some unit may still point
+         * into (units share their entries: manager_sync_units() frees them
+         * when none does). */
+        struct bw_config *old_configs;
+        size_t n_old_configs;
         struct bw_config_error config_error;    /* why the last load failed (zero after a good one) */
         struct unit_context unit_ctx;   /* what every unit sees */
         Rqstat *rqstat;                 /* run-queue telemetry, NULL when there is none ... */

@@ -19,7 +19,7 @@
  * on the Interval= rhythm, not on every short-horizon sample. */
 static bool unit_sdintent_due(Unit *u, uint64_t now) {
         if (u->sd.asked_usec != 0 &&
-            now - u->sd.asked_usec < bw_unit_interval_usec(u->ctx->config, &u->cfg))
+            now - u->sd.asked_usec < bw_unit_interval_usec(u->ctx->config, u->cfg))
                 return false;
         u->sd.asked_usec = now;
         return true;
@@ -32,7 +32,7 @@ static int unit_sdintent_changed(Unit *u, uint64_t *ret_quota_usec, uint64_t *re
         uint64_t quota, period;
         bool had;
 
-        if (u->cfg.cgroup || u->cfg.subgroup || sdintent_read(u->ctx->sdintent, u->name, &quota, &period) <= 0)
+        if (u->cfg->cgroup || u->cfg->subgroup || sdintent_read(u->ctx->sdintent, u->name, &quota, &period) <= 0)
                 return 0;
         if (u->sd.has && u->sd.quota_usec == quota && u->sd.period_usec == period)
                 return 0;

@@ -18,8 +18,8 @@
 int unit_expected_path(const Unit *u, char **ret) {
         char *path;
 
-        if (u->cfg.cgroup) {
-                path = strdup(u->cfg.cgroup);
+        if (u->cfg->cgroup) {
+                path = strdup(u->cfg->cgroup);
                 if (!path)
                         return -ENOMEM;
                 *ret = path;
@@ -91,11 +91,11 @@ int unit_resolve(Unit *u) {
                 return 0;
         if (r < 0)
                 return log_warning_errno(r, "%s: cannot map unit to a cgroup: %s", u->name, STRERROR(r));
-        if (u->cfg.subgroup) {
+        if (u->cfg->subgroup) {
                 /* The runtime's own cgroup below the unit's (crun's "container"). */
                 char *sub;
 
-                if (asprintf(&sub, "%s%s%s", path, path[0] ? "/" : "", u->cfg.subgroup) < 0)
+                if (asprintf(&sub, "%s%s%s", path, path[0] ? "/" : "", u->cfg->subgroup) < 0)
                         return log_oom();
                 free(path);
                 path = sub;
@@ -105,7 +105,7 @@ int unit_resolve(Unit *u) {
         if (bw_cg_error_is_vanished(r)) {
                 /* A unit found by name is looked for again by name; its
                  * subgroup, made after it, is watched for in it. */
-                if (!searched || u->cfg.subgroup)
+                if (!searched || u->cfg->subgroup)
                         unit_watch(u, path);
                 if (!searched && !u->said.absent)
                         log_info("%s: cgroup %s is not there: governed once it is made", u->name, path);

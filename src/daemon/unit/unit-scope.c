@@ -47,11 +47,11 @@
 static char *scope_path(const Unit *u) {
         size_t n, s;
 
-        if (!u->cfg.subgroup || !u->cgroup_path)
+        if (!u->cfg->subgroup || !u->cgroup_path)
                 return NULL;
         n = strlen(u->cgroup_path);
-        s = strlen(u->cfg.subgroup);
-        if (n <= s + 1 || u->cgroup_path[n - s - 1] != '/' || strcmp(u->cgroup_path + n - s, u->cfg.subgroup) != 0)
+        s = strlen(u->cfg->subgroup);
+        if (n <= s + 1 || u->cgroup_path[n - s - 1] != '/' || strcmp(u->cgroup_path + n - s, u->cfg->subgroup) != 0)
                 return NULL;
         return strndup(u->cgroup_path, n - s - 1);
 }
@@ -59,7 +59,7 @@ static char *scope_path(const Unit *u) {
 /* Whether the subgroup's top directory is the scope's only child cgroup.
  * Returns 1, 0, or a negative errno. */
 static int scope_only_child(Unit *u) {
-        const char *sub = u->cfg.subgroup;
+        const char *sub = u->cfg->subgroup;
         size_t len = strcspn(sub, "/");
         struct dirent *de;
         DIR *d;
@@ -186,7 +186,7 @@ void unit_scope_follow(Unit *u, const struct bw_bandwidth *cur) {
         struct bw_bandwidth s;
         int r;
 
-        if (!u->adopted || !u->cfg.subgroup)
+        if (!u->adopted || !u->cfg->subgroup)
                 return;
         r = scope_open(u);
         if (r <= 0) {
@@ -218,7 +218,7 @@ void unit_scope_follow(Unit *u, const struct bw_bandwidth *cur) {
         u->scope.has_ours = true;
         u->scope.ours_quota_usec = s.quota_usec;
         /* Observing only: nothing is written, the scope stays as it is. */
-        if (bw_unit_mode(u->ctx->config, &u->cfg) != BW_MODE_OBSERVE)
+        if (bw_unit_mode(u->ctx->config, u->cfg) != BW_MODE_OBSERVE)
                 scope_write(u, &s, in_scope_period(cur->quota_usec, cur->period_usec, s.period_usec));
 }
 

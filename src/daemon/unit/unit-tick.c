@@ -63,7 +63,7 @@ static void unit_trigger_open(Unit *u) {
         dfd = bw_cg_dir(u->cg, BW_CG_TREE_V2);
         if (dfd < 0)
                 return;         /* gone, or out of descriptors: the next sample says */
-        fd = psi_trigger_open(dfd, u->name, u->cfg.target_pressure,
+        fd = psi_trigger_open(dfd, u->name, u->cfg->target_pressure,
                               u->ctx->config->global.pressure_window_usec, u->ctx->can_trigger_any_window);
         /* Not cgroup2 (a fixture), or a kernel that refuses the trigger:
          * not asked again on every sample while the cgroup is open; out of
@@ -85,7 +85,7 @@ static void unit_trigger_open(Unit *u) {
 
 static bool unit_quiet(Unit *u, const struct bw_decision *d) {
         return u->adopted && u->cg && !d->change && !d->active && d->spend_rate == 0 && d->throttle_rate == 0 &&
-                d->rule != BW_RULE_TOO_SOON && bw_unit_class(&u->cfg) != BW_CLASS_LATENCY && !u->caps.latency_hold &&
+                d->rule != BW_RULE_TOO_SOON && bw_unit_class(u->cfg) != BW_CLASS_LATENCY && !u->caps.latency_hold &&
                 !unit_levers_any(u) && u->caps.shed_pending == 0;
 }
 
@@ -313,14 +313,14 @@ static bool unit_may_park(const Unit *u, const struct bw_decision *d) {
         return u->ctx->park && u->sampler.gated && u->sampler.quiet &&
                 u->sampler.quiet_samples >= UNIT_PARK_AFTER && !d->change && d->rule != BW_RULE_TOO_SOON &&
                 !u->paused && u->trigger.fd < 0 && !u->refused.pending && u->quota_watch.wd >= 0 &&
-                s->credit.credit_usec >= u->cfg.credit_max_usec && s->credit.debt_usec == 0 && !s->active &&
+                s->credit.credit_usec >= u->cfg->credit_max_usec && s->credit.debt_usec == 0 && !s->active &&
                 !s->exhausted && s->host_cap_usec == UINT64_MAX && s->spend_avg == 0 &&
-                bw_unit_interval_usec(u->ctx->config, &u->cfg) >= u->ctx->config->global.interval_usec;
+                bw_unit_interval_usec(u->ctx->config, u->cfg) >= u->ctx->config->global.interval_usec;
 }
 
 static uint64_t unit_parked_full_usec(const Unit *u) {
         return u->sampler.last_full_usec +
-                UNIT_PARKED_FULL_EVERY * bw_unit_interval_usec(u->ctx->config, &u->cfg);
+                UNIT_PARKED_FULL_EVERY * bw_unit_interval_usec(u->ctx->config, u->cfg);
 }
 
 bool unit_park_resolve(enum bw_park p, bool resting, size_t n_units, uint64_t write_usec) {
@@ -365,7 +365,7 @@ static bool unit_park_at_baseline(Unit *u) {
         if (u->sampler.at_baseline)
                 return rqstat_arm_wake_still(t, u->rq.act_slot);
         if (u64_sat_sub(u->sampler.last_tick_usec, u->sampler.used_usec) <
-            UNIT_BASELINE_AFTER * bw_unit_interval_usec(u->ctx->config, &u->cfg))
+            UNIT_BASELINE_AFTER * bw_unit_interval_usec(u->ctx->config, u->cfg))
                 return true;    /* at its headroom: its baseline at a later park */
         if (u->ctx->batch_started_usec && *u->ctx->batch_started_usec > 0 &&
             clock_now_usec(CLOCK_MONOTONIC) - *u->ctx->batch_started_usec > UNIT_PARK_WRITE_BUDGET_USEC)
@@ -433,7 +433,7 @@ void unit_wake(Unit *u, uint64_t now) {
          * (the law's horizon is a latest time): whole Interval=s when it is
          * one away, so that those woken share a phase, else the ticker's. */
         if (bw_tick_entry_queued(&u->tick)) {
-                uint64_t due = u->tick.due_usec, g = bw_unit_interval_usec(u->ctx->config, &u->cfg);
+                uint64_t due = u->tick.due_usec, g = bw_unit_interval_usec(u->ctx->config, u->cfg);
 
                 if (due < now + g)
                         g = UNIT_REPHASE_USEC;
@@ -561,7 +561,7 @@ int unit_tick(Unit *u, uint64_t now) {
 /* ---- the timer ------------------------------------------------------------ */
 
 void unit_on_due(Unit *u, uint64_t due, uint64_t now) {
-        uint64_t interval = bw_unit_interval_usec(u->ctx->config, &u->cfg);
+        uint64_t interval = bw_unit_interval_usec(u->ctx->config, u->cfg);
 
         /* Schedule first, so a pass that fails early never stops the
          * schedule; the decision then sets its own horizon. Interval= is at

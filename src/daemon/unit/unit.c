@@ -42,11 +42,11 @@ static struct bw_baseline_view unit_view(const Unit *u) {
 }
 
 enum bw_mode unit_mode(const Unit *u) {
-        return bw_unit_mode(u->ctx->config, &u->cfg);
+        return bw_unit_mode(u->ctx->config, u->cfg);
 }
 
 static uint64_t unit_interval(const Unit *u) {
-        return bw_unit_interval_usec(u->ctx->config, &u->cfg);
+        return bw_unit_interval_usec(u->ctx->config, u->cfg);
 }
 
 static bool unit_has_usage(const Unit *u) {
@@ -235,7 +235,7 @@ int unit_schedule(Unit *u, uint64_t from, uint64_t delay) {
 /* ---- baseline: adopt, re-base, restore -------------------------------- */
 
 void unit_params(const Unit *u, struct bw_policy_params *ret) {
-        bw_baseline_params(u->ctx->config, &u->cfg, &u->baseline, u->ctx->ncpus, u->ctx->burst_supported, ret);
+        bw_baseline_params(u->ctx->config, u->cfg, &u->baseline, u->ctx->ncpus, u->ctx->burst_supported, ret);
 }
 
 void unit_update_params(Unit *u) {
@@ -285,7 +285,7 @@ int unit_adopt(Unit *u, const struct bw_bandwidth *cur) {
         if (su)
                 store_undo_done(u->ctx->store, u->name, BW_STATE_UNDO_ENTRY);
 
-        bw_baseline_adopt(&u->cfg, su, cur, &p);
+        bw_baseline_adopt(u->cfg, su, cur, &p);
         if (su && p.ownership == BW_OWNERSHIP_OURS)
                 log_info("%s: kernel holds the value we last wrote; keeping baseline quota %s",
                          u->name, bw_quota_to_string(su->baseline.quota_usec, q));
@@ -482,26 +482,39 @@ int unit_apply(Unit *u, const struct bw_bandwidth *seen, const struct bw_bandwid
 
 /* ---- life ----------------------------------------------------------------- */
 
-/* The unit's copy of cfg. Where CPUQuota= and its cgroup were set stays in
- * the configuration's own copy when cfg is that (unit_config_source()):
- * only messages read it, and ten thousand units kept 1.4 MB of it. */
-static int unit_copy_config(const Unit *u, const struct bw_unit_config *cfg, struct bw_unit_config *ret) {
+static void unit_drop_own_config(Unit *u) {
+        if (!u->own_cfg)
+                return;
+        bw_unit_config_done(u->own_cfg);
+        u->own_cfg = mfree(u->own_cfg);
+}
+
+/* Give u cfg. The configuration's own entry is shared, not copied: ten
+ * thousand units kept 2.3 MB of copies. The manager keeps an old
+ * configuration until no unit points into it (manager_sync_units()). A
+ * unit made from prefix directories has no entry there and keeps a copy
+ * of its own. Returns 0, or -ENOMEM with u unchanged. */
+static int unit_take_config(Unit *u, const struct bw_unit_config *cfg) {
+        _cleanup_free_ struct bw_unit_config *own = NULL;
         int r;
 
-        r = bw_unit_config_copy(cfg, ret);
-        if (r < 0)
-                return r;
-        if (bw_config_find_unit(u->ctx->config, cfg->name) == cfg) {
-                ret->cpu_quota_source = mfree(ret->cpu_quota_source);
-                ret->cgroup_source = mfree(ret->cgroup_source);
+        if (bw_config_find_unit(u->ctx->config, cfg->name) != cfg) {
+                own = calloc(1, sizeof(*own));
+                if (!own)
+                        return -ENOMEM;
+                r = bw_unit_config_copy(cfg, own);
+                if (r < 0)
+                        return r;
         }
+        unit_drop_own_config(u);
+        u->own_cfg = TAKE_PTR(own);
+        u->cfg = u->own_cfg ? u->own_cfg : cfg;
+        u->name = u->cfg->name;
         return 0;
 }
 
 const struct bw_unit_config *unit_config_source(const Unit *u) {
-        const struct bw_unit_config *c = bw_config_find_unit(u->ctx->config, u->name);
-
-        return c ? c : &u->cfg;
+        return u->cfg;
 }
 
 int unit_new(const struct unit_context *ctx, const struct bw_unit_config *cfg, Unit **ret) {
@@ -518,9 +531,7 @@ int unit_new(const struct unit_context *ctx, const struct bw_unit_config *cfg, U
         u->fds.rank = (unsigned) (((uintptr_t) u >> 4) * 2654435761u % 1000);
         u->trigger.fd = -1;
         u->lv.maybe_recorded = true;    /* an undo still to retry, say */
-        r = unit_copy_config(u, cfg, &u->cfg);
-        if (r >= 0)
-                u->name = u->cfg.name;
+        r = unit_take_config(u, cfg);
         if (r >= 0)
                 r = bw_history_new(ctx->config->global.history_size, &u->hist.log);
         if (r >= 0)
@@ -541,26 +552,22 @@ Unit *unit_free(Unit *u) {
         unit_levers_done(&u->lv);
         ticker_cancel(u->ctx->ticker, &u->tick);
         bw_history_free(u->hist.log);
-        bw_unit_config_done(&u->cfg);   /* u->name with it */
+        unit_drop_own_config(u);
         free(u->cgroup_path);
         free(u);
         return NULL;
 }
 
 int unit_reconfigure(Unit *u, const struct bw_unit_config *cfg) {
-        struct bw_unit_config copy;
         uint64_t now, next;
         bool moved;
         int r;
 
-        r = unit_copy_config(u, cfg, &copy);
+        moved = (cfg->cgroup || u->cfg->cgroup) &&
+                (!cfg->cgroup || !u->cfg->cgroup || strcmp(cfg->cgroup, u->cfg->cgroup) != 0);
+        r = unit_take_config(u, cfg);   /* u->name: the same name, in the new configuration */
         if (r < 0)
                 return r;
-        moved = (cfg->cgroup || u->cfg.cgroup) &&
-                (!cfg->cgroup || !u->cfg.cgroup || strcmp(cfg->cgroup, u->cfg.cgroup) != 0);
-        bw_unit_config_done(&u->cfg);
-        u->cfg = copy;
-        u->name = u->cfg.name;          /* the same name, another copy */
         if (moved) {
                 unit_levers_restore(u, "cgroup-moved");
                 unit_restore_baseline(u, "cgroup-moved");
@@ -569,8 +576,8 @@ int unit_reconfigure(Unit *u, const struct bw_unit_config *cfg) {
         }
         if (u->adopted) {
                 unit_update_params(u);
-                if (u->pstate.credit.credit_usec > u->cfg.credit_max_usec)
-                        u->pstate.credit.credit_usec = u->cfg.credit_max_usec;
+                if (u->pstate.credit.credit_usec > u->cfg->credit_max_usec)
+                        u->pstate.credit.credit_usec = u->cfg->credit_max_usec;
         }
         if (bw_history_capacity(u->hist.log) != u->ctx->config->global.history_size) {
                 r = bw_history_resize(&u->hist.log, u->ctx->config->global.history_size);

@@ -201,7 +201,10 @@ struct Unit {
         char *name;
         char *cgroup_path;              /* resolved, NULL until found */
         struct bw_cg *cg;               /* open handle, NULL while absent */
-        struct bw_unit_config cfg;      /* deep copy of the configured values */
+        /* The configured values: the configuration's entry (ctx->config),
+         * or own_cfg, a copy, for a unit that has none there. */
+        const struct bw_unit_config *cfg;
+        struct bw_unit_config *own_cfg;
         struct unit_place place;
         struct unit_scope scope;        /* Subgroup=: the cgroup above, tied or not (unit-scope.c) */
         struct unit_ancestor ancestor;
@@ -251,16 +254,17 @@ struct Unit {
 };
 
 /* Where its configuration came from, for messages (cpu_quota_source,
- * cgroup_source): the configuration's entry for it, or its own copy (a
- * unit made from prefix directories has no entry). */
+ * cgroup_source): its configuration, the configuration's entry for it or
+ * its own copy (a unit made from prefix directories has no entry). */
 const struct bw_unit_config *unit_config_source(const Unit *u);
 
-/* A unit for cfg (deep-copied), its timer armed to tick at once. Returns 0
- * or a negative errno. */
+/* A unit for cfg (ctx->config's entry, shared; another, copied), its timer
+ * armed to tick at once. Returns 0 or a negative errno. */
 int unit_new(const struct unit_context *ctx, const struct bw_unit_config *cfg, Unit **ret);
 Unit *unit_free(Unit *u);
 
-/* Take a new configuration for the unit (deep-copied): a changed Cgroup=
+/* Take a new configuration for the unit (shared or copied as in
+ * unit_new()): a changed Cgroup=
  * restores the old cgroup's baseline and starts over; an adopted unit gets
  * new parameters; the next tick stays one Interval= after the last. Returns
  * 0 or -ENOMEM. */

@@ -77,6 +77,7 @@ struct fixture {
         struct bw_cg_root *root;
         struct unit_context ctx;
         Unit units[3];
+        struct bw_unit_config cfgs[3];  /* the units' configurations (Unit.cfg) */
         struct latency_guard g;
 };
 
@@ -110,9 +111,10 @@ static int setup(void **state) {
                 u->ctx = &f->ctx;
                 u->name = (char *) NAMES[i];
                 u->adopted = true;
-                u->cfg.has_class = true;
-                u->cfg.class = BW_CLASS_LATENCY;
-                u->cfg.cpu_guarantee = (i + 1) * 100000;        /* 10%, 20%, 30% of a CPU */
+                u->cfg = &f->cfgs[i];
+                f->cfgs[i].has_class = true;
+                f->cfgs[i].class = BW_CLASS_LATENCY;
+                f->cfgs[i].cpu_guarantee = (i + 1) * 100000;   /* 10%, 20%, 30% of a CPU */
                 assert_int_equal(bw_cg_open(f->root, NAMES[i], &u->cg), 0);
         }
         f->g.ctx = (struct latency_guard_context) { .ncpus = 2 };
@@ -270,8 +272,8 @@ static void test_hold_let_go(void **state) {
         struct fixture *f = *state;
         Unit *ab[] = { &f->units[0], &f->units[1] };
 
-        f->units[0].cfg.class = BW_CLASS_THROUGHPUT;
-        f->units[1].cfg.class = BW_CLASS_THROUGHPUT;
+        f->cfgs[0].class = BW_CLASS_THROUGHPUT;
+        f->cfgs[1].class = BW_CLASS_THROUGHPUT;
         f->units[0].caps.latency_hold = true;                /* as the unit module would hold it */
         cap_calls = 0;
         cap_last = 1;
@@ -285,7 +287,7 @@ static void test_throughput_unit_idle(void **state) {
         struct fixture *f = *state;
         Unit *a[] = { &f->units[0] };
 
-        f->units[0].cfg.class = BW_CLASS_THROUGHPUT;
+        f->cfgs[0].class = BW_CLASS_THROUGHPUT;
         latency_guard_tick(&f->g, a, 1, 1000000);
         assert_true(f->g.idle);                         /* no latency unit, nothing held */
         assert_int_equal(guarantee(f, 0), 0);
@@ -299,8 +301,8 @@ static void test_no_members_without_latency(void **state) {
         struct fixture *f = *state;
         Unit *ab[] = { &f->units[0], &f->units[1] };
 
-        f->units[0].cfg.class = BW_CLASS_THROUGHPUT;
-        f->units[1].cfg.class = BW_CLASS_BEST_EFFORT;
+        f->cfgs[0].class = BW_CLASS_THROUGHPUT;
+        f->cfgs[1].class = BW_CLASS_BEST_EFFORT;
         latency_guard_tick(&f->g, ab, 2, 1000000);
         assert_true(f->g.idle);
         assert_int_equal(f->g.n_members, 2);
@@ -310,7 +312,7 @@ static void test_no_members_without_latency(void **state) {
         assert_null(f->g.members);
         assert_int_equal(guarantee(f, 0), 0);
 
-        f->units[0].cfg.class = BW_CLASS_LATENCY;
+        f->cfgs[0].class = BW_CLASS_LATENCY;
         f->g.idle = false;
         latency_guard_tick(&f->g, ab, 2, 3000000);
         assert_int_equal(f->g.n_members, 2);
@@ -333,8 +335,8 @@ static void test_rung_gone(void **state) {
         struct latency_view v;
         char log[4096];
 
-        f->units[1].cfg.class = BW_CLASS_THROUGHPUT;
-        f->units[2].cfg.class = BW_CLASS_BEST_EFFORT;
+        f->cfgs[1].class = BW_CLASS_THROUGHPUT;
+        f->cfgs[2].class = BW_CLASS_BEST_EFFORT;
         for (size_t i = 0; i < 3; i++)
                 put_usage(f, i, 1000);
         latency_guard_tick(&f->g, abc, 3, 1000000);
