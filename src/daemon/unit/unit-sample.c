@@ -143,8 +143,11 @@ int unit_sample(Unit *u, struct bw_policy_input *in) {
 
         if (bw_cg_has(u->cg, BW_CG_FILE_PRESSURE) && bw_cg_read_pressure(u->cg, &in->psi) >= 0)
                 in->has_psi = true;
-        u->sampler.last_psi = in->psi;
+        /* What the law reads of it (bw_policy_decide()): its full line's
+         * total, for the light samples to come. */
         u->sampler.has_last_psi = in->has_psi;
+        u->sampler.last_psi_has_full = in->has_psi && in->psi.has_full;
+        u->sampler.last_psi_full_usec = in->psi.full.total_usec;
         return 1;
 }
 
@@ -237,7 +240,10 @@ int unit_sample_light(Unit *u, struct bw_bandwidth *cur, struct bw_policy_input 
         st.local_throttled_usec = u->sampler.last_stat.local_throttled_usec;
         in->stat = st;
         u->sampler.last_stat = st;
-        in->psi = u->sampler.last_psi;
+        in->psi = (struct bw_psi) {
+                .full.total_usec = u->sampler.last_psi_full_usec,
+                .has_full = u->sampler.last_psi_has_full,
+        };
         in->has_psi = u->sampler.has_last_psi;
         u->stats.light_samples++;
         return 1;

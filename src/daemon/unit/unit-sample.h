@@ -45,7 +45,10 @@ struct unit_sampler {
         uint64_t last_tick_usec;
         uint64_t deadline_usec;         /* the latest sample the last decision's horizon allows */
         struct bw_cpu_stat last_stat;   /* valid if has_last_stat */
-        struct bw_psi last_psi;         /* the last full sample's pressure (light samples reuse it; has_last_psi) */
+        /* The last full sample's pressure as the law reads it, its full
+         * line's total (has_last_psi, last_psi_has_full): light samples
+         * reuse it. */
+        uint64_t last_psi_full_usec;
         uint64_t quiet_samples;         /* consecutive quiet decisions */
         UsageGate *gate;                /* its parent's usage, while open (usagegate.h); if gate_valid, ... */
         uint64_t gate_usage_usec;       /* ... read before its own last usage read with this value ... */
@@ -65,6 +68,7 @@ struct unit_sampler {
         /* The flags together (ten thousand units: no padding after each). */
         bool has_last_stat;
         bool has_last_psi;
+        bool last_psi_has_full;
         bool quiet;                     /* the last decision found it quiet: light samples (above) */
         bool gate_valid;                /* gate_usage_usec and gate_after_usec hold a reading */
         bool gated;                     /* this tick's sample read nothing of its own (no file opened) */
