@@ -67,16 +67,15 @@ int unit_follow_intents(Unit *u, struct bw_bandwidth *cur, uint64_t now) {
         char q[BW_QUOTA_STRING_MAX];
         uint64_t sq, sp;
 
-        if (u->refused.pending) {
-                u->refused.pending = false;
-                if (cur->quota_usec != u->refused.quota_usec || cur->period_usec != u->refused.period_usec) {
+        if (u->refused) {
+                _cleanup_free_ struct unit_refused *w = TAKE_PTR(u->refused);
+
+                if (cur->quota_usec != w->quota_usec || cur->period_usec != w->period_usec) {
                         log_notice("%s: %s[%" PRIu32 "] wrote cpu.max %sus/%" PRIu64 "us, refused by the kernel "
                                    "for the burst of %" PRIu64 "us; applying it",
-                                   u->name, u->refused.comm, u->refused.tgid,
-                                   bw_quota_to_string(u->refused.quota_usec, q), u->refused.period_usec,
-                                   u->refused.burst_usec);
-                        return unit_apply_intent(u, cur, u->refused.quota_usec, u->refused.period_usec,
-                                                 "refused-write");
+                                   u->name, w->comm, w->tgid, bw_quota_to_string(w->quota_usec, q),
+                                   w->period_usec, w->burst_usec);
+                        return unit_apply_intent(u, cur, w->quota_usec, w->period_usec, "refused-write");
                 }
         }
         /* Nothing to do when the kernel or the contract already holds it:
@@ -92,12 +91,23 @@ int unit_follow_intents(Unit *u, struct bw_bandwidth *cur, uint64_t now) {
 }
 
 void unit_refused_write(Unit *u, const struct bw_refused_write *w) {
-        u->refused.pending = true;
-        u->refused.quota_usec = w->quota_usec;
-        u->refused.period_usec = w->period_usec;
-        u->refused.burst_usec = w->burst_usec;
-        u->refused.tgid = w->tgid;
-        snprintf(u->refused.comm, sizeof(u->refused.comm), "%s", w->comm);
+        /* Held only while one waits for the tick: ten thousand units kept
+         * 480 kB for a write that is rare. */
+        if (!u->refused) {
+                u->refused = calloc(1, sizeof(*u->refused));
+                if (!u->refused) {
+                        log_warning("%s: out of memory: the quota write %s[%" PRIu32 "] made, refused by "
+                                    "the kernel for the burst, is not put in place", u->name, w->comm, w->tgid);
+                        return;
+                }
+        }
+        *u->refused = (struct unit_refused) {
+                .quota_usec = w->quota_usec,
+                .period_usec = w->period_usec,
+                .burst_usec = w->burst_usec,
+                .tgid = w->tgid,
+        };
+        snprintf(u->refused->comm, sizeof(u->refused->comm), "%s", w->comm);
 }
 
 void unit_stop_restore_again(Unit *u) {

@@ -65,7 +65,7 @@ static int scope_only_child(Unit *u) {
         DIR *d;
         int fd, r = 1;
 
-        fd = bw_cg_dir(u->scope.cg, BW_CG_TREE_BW);
+        fd = bw_cg_dir(u->scope->cg, BW_CG_TREE_BW);
         if (fd < 0)
                 return fd;
         fd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -89,31 +89,42 @@ static int scope_only_child(Unit *u) {
         return r;
 }
 
+/* Open the scope: u->scope, held while its cgroup is open (a unit with
+ * no Subgroup= never has one). Returns 1, 0 when there is none to tie, or
+ * a negative errno. */
 static int scope_open(Unit *u) {
-        _cleanup_free_ char *path = scope_path(u);
+        _cleanup_free_ char *path = NULL;
+        _cleanup_free_ struct unit_scope *s = NULL;
         int r;
 
-        if (u->scope.cg)
+        if (u->scope)
                 return 1;
+        path = scope_path(u);
         if (!path)
                 return 0;
-        r = bw_cg_open(u->ctx->root, path, &u->scope.cg);
+        s = calloc(1, sizeof(*s));
+        if (!s)
+                return -ENOMEM;
+        r = bw_cg_open(u->ctx->root, path, &s->cg);
         if (r == -ENOENT || r == -EOPNOTSUPP)
                 return 0;               /* no bandwidth there: nothing to tie */
         if (r < 0)
                 return r;
         /* Only its directory and quota file are read (the fds are counted with the unit's). */
-        (void) bw_cg_release(u->scope.cg, (_BW_CG_FILE_ALL - 1) & ~BW_CG_FILE_QUOTA);
+        (void) bw_cg_release(s->cg, (_BW_CG_FILE_ALL - 1) & ~BW_CG_FILE_QUOTA);
+        u->scope = TAKE_PTR(s);
         return 1;
 }
 
 void unit_scope_close(Unit *u) {
-        bw_cg_free(u->scope.cg);
-        u->scope = (struct unit_scope) { .cg = NULL };
+        if (!u->scope)
+                return;
+        bw_cg_free(u->scope->cg);
+        u->scope = mfree(u->scope);
 }
 
 bool unit_scope_tied(const Unit *u) {
-        return u->scope.cg && u->scope.tied;
+        return u->scope && u->scope->tied;
 }
 
 /* q (per period_usec) in the scope's period. */
@@ -135,11 +146,11 @@ static bool scope_quota_ours(const Unit *u, const struct bw_bandwidth *s, const 
                 return true;
         /* Someone else's, found so before: even once the unit's headroom
          * is clamped to it, which makes it what the unit holds. */
-        if (u->scope.has_foreign && s->quota_usec == u->scope.foreign_quota_usec)
+        if (u->scope->has_foreign && s->quota_usec == u->scope->foreign_quota_usec)
                 return false;
         return s->quota_usec == in_scope_period(cur->quota_usec, cur->period_usec, p) ||
                (u->has_written && s->quota_usec == in_scope_period(u->written.quota_usec, u->written.period_usec, p)) ||
-               (u->scope.has_ours && s->quota_usec == u->scope.ours_quota_usec);
+               (u->scope->has_ours && s->quota_usec == u->scope->ours_quota_usec);
 }
 
 /* Put quota_usec (in the scope's period) on the scope, its burst kept
@@ -153,30 +164,30 @@ static void scope_write(Unit *u, const struct bw_bandwidth *s, uint64_t quota_us
         t.quota_usec = quota_usec;
         if (t.has_burst && t.burst_usec > quota_usec)
                 t.burst_usec = quota_usec;
-        r = bw_cg_write_bandwidth(u->scope.cg, &t, &now);
+        r = bw_cg_write_bandwidth(u->scope->cg, &t, &now);
         if (r < 0) {
-                log_warning_errno(r, "%s: cannot write the quota of its scope %s: %s", u->name, u->scope.cg->path,
+                log_warning_errno(r, "%s: cannot write the quota of its scope %s: %s", u->name, u->scope->cg->path,
                                   STRERROR(r));
                 return;
         }
-        u->scope.has_ours = true;
-        u->scope.ours_quota_usec = now.quota_usec;
+        u->scope->has_ours = true;
+        u->scope->ours_quota_usec = now.quota_usec;
         log_unit_change(LOG_INFO, u->name, s, &now, "scope-follows",
                         "%s: its scope %s follows it: quota %" PRIu64 " -> %" PRIu64 "us per %" PRIu64 "us",
-                        u->name, u->scope.cg->path, s->quota_usec, now.quota_usec, now.period_usec);
+                        u->name, u->scope->cg->path, s->quota_usec, now.quota_usec, now.period_usec);
 }
 
 static void scope_set_tied(Unit *u, bool tied, const struct bw_bandwidth *s) {
-        if (tied == u->scope.tied)
+        if (tied == unit_scope_tied(u))
                 return;
         if (tied)
                 log_info("%s: its scope %s holds its quota as well: raised and lowered with it, the headroom "
-                         "paid from its credit", u->name, u->scope.cg->path);
+                         "paid from its credit", u->name, u->scope->cg->path);
         else if (s)
                 log_info("%s: its scope %s holds %" PRIu64 "us per %" PRIu64 "us, a limit of someone else's: "
-                         "the headroom stays under it", u->name, u->scope.cg->path, s->quota_usec, s->period_usec);
-        u->scope.tied = tied;
-        u->scope.ancestor.has = false;
+                         "the headroom stays under it", u->name, u->scope->cg->path, s->quota_usec, s->period_usec);
+        u->scope->tied = tied;
+        u->scope->ancestor.has = false;
         /* The law's nearest limited ancestor changes: read again, not
          * taken from what the gate of its siblings kept. */
         unit_forget_ancestor(u);
@@ -195,7 +206,7 @@ void unit_scope_follow(Unit *u, const struct bw_bandwidth *cur) {
                 scope_set_tied(u, false, NULL);
                 return;
         }
-        r = bw_cg_read_bandwidth(u->scope.cg, &s);
+        r = bw_cg_read_bandwidth(u->scope->cg, &s);
         if (r < 0) {
                 log_debug_errno(r, "%s: cannot read its scope's quota: %s", u->name, STRERROR(r));
                 if (bw_cg_error_is_vanished(r))
@@ -203,20 +214,20 @@ void unit_scope_follow(Unit *u, const struct bw_bandwidth *cur) {
                 return;
         }
         /* A value of someone else's is remembered while it stays. */
-        if (u->scope.has_foreign && s.quota_usec != u->scope.foreign_quota_usec)
-                u->scope.has_foreign = false;
+        if (u->scope->has_foreign && s.quota_usec != u->scope->foreign_quota_usec)
+                u->scope->has_foreign = false;
         if (!scope_quota_ours(u, &s, cur) || scope_only_child(u) <= 0) {
-                if (s.quota_usec != BW_QUOTA_MAX && !u->scope.has_foreign) {
-                        u->scope.has_foreign = true;
-                        u->scope.foreign_quota_usec = s.quota_usec;
+                if (s.quota_usec != BW_QUOTA_MAX && !u->scope->has_foreign) {
+                        u->scope->has_foreign = true;
+                        u->scope->foreign_quota_usec = s.quota_usec;
                 }
-                u->scope.has_ours = false;
+                u->scope->has_ours = false;
                 scope_set_tied(u, false, s.quota_usec != BW_QUOTA_MAX ? &s : NULL);
                 return;
         }
         scope_set_tied(u, true, &s);
-        u->scope.has_ours = true;
-        u->scope.ours_quota_usec = s.quota_usec;
+        u->scope->has_ours = true;
+        u->scope->ours_quota_usec = s.quota_usec;
         /* Observing only: nothing is written, the scope stays as it is. */
         if (bw_unit_mode(u->ctx->config, u->cfg) != BW_MODE_OBSERVE)
                 scope_write(u, &s, in_scope_period(cur->quota_usec, cur->period_usec, s.period_usec));
@@ -226,7 +237,7 @@ void unit_scope_before_write(Unit *u, const struct bw_bandwidth *target) {
         struct bw_bandwidth s;
         uint64_t q;
 
-        if (!unit_scope_tied(u) || bw_cg_read_bandwidth(u->scope.cg, &s) < 0)
+        if (!unit_scope_tied(u) || bw_cg_read_bandwidth(u->scope->cg, &s) < 0)
                 return;
         q = in_scope_period(target->quota_usec, target->period_usec, s.period_usec);
         /* Raised first, so the subgroup's new quota is never held back. */
@@ -237,7 +248,7 @@ void unit_scope_before_write(Unit *u, const struct bw_bandwidth *target) {
 void unit_scope_after_write(Unit *u, const struct bw_bandwidth *now) {
         struct bw_bandwidth s;
 
-        if (!unit_scope_tied(u) || bw_cg_read_bandwidth(u->scope.cg, &s) < 0)
+        if (!unit_scope_tied(u) || bw_cg_read_bandwidth(u->scope->cg, &s) < 0)
                 return;
         /* Someone else's value by now (between the two writes): untied at
          * the next full sample, not written over. */
@@ -251,20 +262,20 @@ uint64_t unit_scope_ancestor_quota(Unit *u, uint64_t now) {
         uint64_t q;
         int r;
 
-        if (u->scope.ancestor.has && now - u->scope.ancestor.read_usec < SCOPE_ANCESTOR_REFRESH_USEC)
-                return u->scope.ancestor.quota_usec;
-        r = bw_cg_read_ancestor_quota(u->ctx->root, u->scope.cg, u->baseline.period_usec, &q, &path);
+        if (u->scope->ancestor.has && now - u->scope->ancestor.read_usec < SCOPE_ANCESTOR_REFRESH_USEC)
+                return u->scope->ancestor.quota_usec;
+        r = bw_cg_read_ancestor_quota(u->ctx->root, u->scope->cg, u->baseline.period_usec, &q, &path);
         if (r < 0) {
                 log_debug_errno(r, "%s: cannot read the quotas above its scope: %s", u->name, STRERROR(r));
-                return u->scope.ancestor.has ? u->scope.ancestor.quota_usec : BW_QUOTA_MAX;
+                return u->scope->ancestor.has ? u->scope->ancestor.quota_usec : BW_QUOTA_MAX;
         }
-        if (r > 0 && (!u->scope.ancestor.has || u->scope.ancestor.quota_usec != q))
+        if (r > 0 && (!u->scope->ancestor.has || u->scope->ancestor.quota_usec != q))
                 log_info("%s: nearest limited ancestor above its scope, %s, allows %" PRIu64 "us per %" PRIu64
                          "us period: the headroom stays under it", u->name, path, q, u->baseline.period_usec);
-        u->scope.ancestor.has = true;
-        u->scope.ancestor.quota_usec = r > 0 ? q : BW_QUOTA_MAX;
-        u->scope.ancestor.read_usec = now;
-        return u->scope.ancestor.quota_usec;
+        u->scope->ancestor.has = true;
+        u->scope->ancestor.quota_usec = r > 0 ? q : BW_QUOTA_MAX;
+        u->scope->ancestor.read_usec = now;
+        return u->scope->ancestor.quota_usec;
 }
 
 /* An ancestor's quota is read again this often (unit_ancestor_quota()). */

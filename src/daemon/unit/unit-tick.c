@@ -312,7 +312,7 @@ static bool unit_may_park(const Unit *u, const struct bw_decision *d) {
 
         return u->ctx->park && u->sampler.gated && u->sampler.quiet &&
                 u->sampler.quiet_samples >= UNIT_PARK_AFTER && !d->change && d->rule != BW_RULE_TOO_SOON &&
-                !u->paused && u->trigger.fd < 0 && !u->refused.pending && u->quota_watch.wd >= 0 &&
+                !u->paused && u->trigger.fd < 0 && !u->refused && u->quota_watch.wd >= 0 &&
                 s->credit.credit_usec >= u->cfg->credit_max_usec && s->credit.debt_usec == 0 && !s->active &&
                 !s->exhausted && s->host_cap_usec == UINT64_MAX && s->spend_avg == 0 &&
                 bw_unit_interval_usec(u->ctx->config, u->cfg) >= u->ctx->config->global.interval_usec;

@@ -93,7 +93,7 @@ void unit_unwatch(Unit *u) {
 
 /* The file descriptors the unit holds, in the manager's count. */
 void unit_count_fds(Unit *u) {
-        unsigned n = (u->cg ? bw_cg_nfds(u->cg) : 0) + (u->scope.cg ? bw_cg_nfds(u->scope.cg) : 0) +
+        unsigned n = (u->cg ? bw_cg_nfds(u->cg) : 0) + (u->scope ? bw_cg_nfds(u->scope->cg) : 0) +
                      (u->trigger.fd >= 0 ? 1 : 0);
 
         if (n != u->fds.held)
@@ -553,6 +553,7 @@ Unit *unit_free(Unit *u) {
         ticker_cancel(u->ctx->ticker, &u->tick);
         bw_history_free(u->hist.log);
         unit_drop_own_config(u);
+        free(u->refused);
         free(u->cgroup_path);
         free(u);
         return NULL;

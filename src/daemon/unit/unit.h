@@ -115,7 +115,7 @@ struct unit_ancestor {
 /* A Subgroup= unit's own cgroup, governed with the subgroup while it holds
  * the same quota (podman 5: unit-scope.c). */
 struct unit_scope {
-        struct bw_cg *cg;               /* open while the unit's cgroup is, NULL without one to tie */
+        struct bw_cg *cg;               /* open while the unit's cgroup is */
         uint64_t ours_quota_usec;       /* its quota when last found tied or written by us, in its period (has_ours) */
         uint64_t foreign_quota_usec;    /* someone else's limit found there, while it stays (has_foreign) */
         struct unit_ancestor ancestor;  /* the nearest limited ancestor above it, in the unit's period */
@@ -187,6 +187,14 @@ struct unit_stop {
         uint64_t write_errors_at;       /* stats.write_errors when the stop began */
 };
 
+/* A quota write the kernel refused for our burst (refused.h), to be put
+ * in place at the unit's next tick. */
+struct unit_refused {
+        uint64_t quota_usec, period_usec, burst_usec;
+        uint32_t tgid;
+        char comm[BW_REFUSED_COMM_MAX];
+};
+
 /* What the store holds of it (store.h). */
 struct unit_mirror {
         bool recorded;                  /* mirrored into the store since adoption ... */
@@ -206,7 +214,7 @@ struct Unit {
         const struct bw_unit_config *cfg;
         struct bw_unit_config *own_cfg;
         struct unit_place place;
-        struct unit_scope scope;        /* Subgroup=: the cgroup above, tied or not (unit-scope.c) */
+        struct unit_scope *scope;       /* Subgroup=: the cgroup above, tied or not, while open (unit-scope.c) */
         struct unit_ancestor ancestor;
         int watch_wd;                   /* its parent directory's cgwatch while absent, or -1 */
         struct {
@@ -237,13 +245,8 @@ struct Unit {
         struct unit_caps caps;
 
         /* The last quota write the kernel refused for our burst (refused.h),
-         * put in place at the next tick (unit-intent.c). */
-        struct {
-                uint64_t quota_usec, period_usec, burst_usec;
-                uint32_t tgid;
-                char comm[BW_REFUSED_COMM_MAX];
-                bool pending;
-        } refused;
+         * put in place at the next tick (unit-intent.c); NULL: none. */
+        struct unit_refused *refused;
 
         struct unit_stats stats;
         struct unit_stop stop;
