@@ -205,7 +205,7 @@ int claims_take(Claims *c, dev_t dev, ino_t ino, const void *owner, struct claim
                 return r;
         }
         if (c->n == c->allocated) {
-                size_t a = c->allocated ? c->allocated * 2 : 64;
+                size_t a = grow_capacity(c->allocated, 64);
                 struct claim *v = reallocarray(c->v, a, sizeof(*v));
 
                 if (!v) {

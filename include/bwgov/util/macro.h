@@ -91,6 +91,16 @@ static inline void free_many_n(void *const *p, size_t n) {
 #define _cleanup_close_ _cleanup_(closep)
 #define _cleanup_fclose_ _cleanup_(fclosep)
 
+/* The next capacity of a full array of ALLOCATED elements, one per
+ * governed cgroup or so: an eighth more from 128 on, not twice (ten
+ * thousand cgroups in arrays for 16 384 left a third of them empty; a large
+ * array grows by mremap(), not a copy), at least FIRST. */
+static inline size_t grow_capacity(size_t allocated, size_t first) {
+        size_t n = allocated >= 128 ? allocated + allocated / 8 : allocated * 2;
+
+        return n > first ? n : first;
+}
+
 /* Hand ownership of a pointer or fd to the caller: returns the value and
  * clears the variable so the cleanup attribute does nothing. */
 #define TAKE_PTR(p) __extension__ ({ __typeof__(p) _t = (p); (p) = NULL; _t; })

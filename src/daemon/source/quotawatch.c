@@ -7,6 +7,7 @@
 #include <sys/inotify.h>
 #include <unistd.h>
 
+#include "bwgov/util/macro.h"
 #include "log.h"
 #include "quotawatch.h"
 
@@ -86,7 +87,7 @@ int quotawatch_add(QuotaWatch *w, const char *path, struct quota_watch *slot) {
         if (found)
                 return -EEXIST;         /* the same inode: its watch is another slot's */
         if (w->n == w->n_allocated) {
-                size_t n = w->n_allocated ? w->n_allocated * 2 : 64;
+                size_t n = grow_capacity(w->n_allocated, 64);
                 struct entry *a = reallocarray(w->entries, n, sizeof(*a));
 
                 if (!a) {

@@ -36,6 +36,7 @@ int rqstat_cgroup_id(int dirfd, uint64_t *ret) {
 #include <bpf/libbpf.h>
 
 #include "bwgov/telemetry/rqstat.h"
+#include "bwgov/util/macro.h"
 /* The skeleton embeds the BPF object as one long string literal. */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Woverlength-strings"
@@ -403,7 +404,7 @@ int rqstat_track(Rqstat *t, uint64_t id) {
         if (found)
                 return 0;
         if (t->n_ids == t->n_alloc) {
-                size_t n = t->n_alloc ? t->n_alloc * 2 : 16;
+                size_t n = grow_capacity(t->n_alloc, 16);
                 uint64_t *p = reallocarray(t->ids, n, sizeof(*p));
 
                 if (!p)
@@ -466,7 +467,7 @@ int rqstat_watch(Rqstat *t, uint64_t cpu_cgroup_id, void *owner, uint32_t *ret_s
                 slot = t->act_free[--t->n_act_free];
         else {
                 if (t->act_n == t->act_alloc) {
-                        size_t n = t->act_alloc ? t->act_alloc * 2 : 16;
+                        size_t n = grow_capacity(t->act_alloc, 16);
                         uint64_t *p = reallocarray(t->act_ids, n, sizeof(*p));
                         uint32_t *f;
                         void **o;

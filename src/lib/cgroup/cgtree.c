@@ -58,9 +58,9 @@ static int reserve(struct bw_cgtree *t, size_t n) {
 
         if (n <= t->allocated)
                 return 0;
-        a = t->allocated ? t->allocated : 16;
+        a = t->allocated;
         while (a < n)
-                a *= 2;
+                a = grow_capacity(a, 16);
         v = reallocarray(t->v, a, sizeof(*v));
         if (!v)
                 return -ENOMEM;

@@ -160,11 +160,9 @@ struct bw_state_unit *bw_state_add(struct bw_state *s, const char *name, const c
                 return NULL;
         }
         if (s->n_units == s->n_allocated) {
-                /* An eighth more each time, not twice: ten thousand
-                 * entries in an array for sixteen thousand were 1.5 MB of
-                 * the daemon's heap (a large array grows by mremap(), not
-                 * a copy). */
-                size_t a = s->n_allocated >= 128 ? s->n_allocated + s->n_allocated / 8 : s->n_allocated + 16;
+                /* Ten thousand entries in an array for 16 384 were 1.5 MB
+                 * of the daemon's heap. */
+                size_t a = grow_capacity(s->n_allocated, 16);
 
                 n = reallocarray(s->units, a, sizeof(*n));
                 if (!n) {

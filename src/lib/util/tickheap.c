@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "bwgov/util/macro.h"
 #include "bwgov/util/tickheap.h"
 
 #define D BW_TICKHEAP_ARITY
@@ -60,7 +61,7 @@ int bw_tickheap_put(struct bw_tickheap *h, struct bw_tick_entry *e, uint64_t due
                 return 0;
         }
         if (h->n == h->allocated) {
-                size_t n = h->allocated ? h->allocated * 2 : 64;
+                size_t n = grow_capacity(h->allocated, 64);
                 struct bw_tickheap_node *v = reallocarray(h->v, n, sizeof(*v));
 
                 if (!v)
