@@ -153,9 +153,9 @@ static bool kernel_holds(enum bw_cg_layout layout, const char *dir, const struct
 
         if (layout == BW_CG_LAYOUT_V2) {
                 if (t->quota_usec == BW_QUOTA_MAX)
-                        snprintf(want, sizeof(want), "max %" PRIu64, t->period_usec);
+                        snprintf(want, sizeof(want), "max %" PRIu32, t->period_usec);
                 else
-                        snprintf(want, sizeof(want), "%" PRIu64 " %" PRIu64, t->quota_usec, t->period_usec);
+                        snprintf(want, sizeof(want), "%" PRIu64 " %" PRIu32, t->quota_usec, t->period_usec);
                 if (read_str(dir, "cpu.max", got, sizeof(got)) < 0 || strcmp(got, want) != 0)
                         goto mismatch;
                 if (t->has_burst) {
@@ -172,7 +172,7 @@ static bool kernel_holds(enum bw_cg_layout layout, const char *dir, const struct
                 snprintf(want, sizeof(want), "%" PRIu64, t->quota_usec);
         if (read_str(dir, "cpu.cfs_quota_us", got, sizeof(got)) < 0 || strcmp(got, want) != 0)
                 goto mismatch;
-        snprintf(want, sizeof(want), "%" PRIu64, t->period_usec);
+        snprintf(want, sizeof(want), "%" PRIu32, t->period_usec);
         if (read_str(dir, "cpu.cfs_period_us", got, sizeof(got)) < 0 || strcmp(got, want) != 0)
                 goto mismatch;
         if (t->has_burst) {
@@ -235,7 +235,7 @@ static int apply(struct bw_cg *cg, const char *dir, const struct bw_bandwidth *t
                 snprintf(q, sizeof(q), "%" PRIu64, t->quota_usec);
 
         r = bw_cg_write_bandwidth(cg, t, &now);
-        printf("  target quota=%s period=%" PRIu64 " burst=%" PRIu64 " -> %d file(s) written\n",
+        printf("  target quota=%s period=%" PRIu32 " burst=%" PRIu64 " -> %d file(s) written\n",
                q, t->period_usec, t->burst_usec, r);
         if (r < 0) {
                 fprintf(stderr, "bw_cg_write_bandwidth: %s\n", strerror(-r));
@@ -457,7 +457,7 @@ int main(void) {
         CHECK(r == 0, "bw_cg_open: %s", strerror(-r));
         r = bw_cg_read_bandwidth(cg, &cur);
         CHECK(r == 0, "bw_cg_read_bandwidth: %s", strerror(-r));
-        printf("fresh cgroup: quota=%s period=%" PRIu64 " burst=%" PRIu64 " (burst file: %s)\n",
+        printf("fresh cgroup: quota=%s period=%" PRIu32 " burst=%" PRIu64 " (burst file: %s)\n",
                cur.quota_usec == BW_QUOTA_MAX ? "max" : "limited", cur.period_usec, cur.burst_usec,
                cur.has_burst ? "yes" : "no");
         files_per_call = cg->layout == BW_CG_LAYOUT_V2 ? 1 : 2;
@@ -535,14 +535,14 @@ int main(void) {
                 printf("no burst file on this kernel: burst ordering not tested\n");
         else {
                 static const struct bw_bandwidth seq[] = {
-                        { 50000, 100000, 20000, true },
-                        { 15000, 100000, 10000, true },         /* quota under the old burst */
-                        { 80000, 100000, 60000, true },         /* burst over the old quota */
-                        { 10000, 100000, 10000, true },         /* both down, below each other */
-                        { 20000, 50000, 5000, true },           /* period too */
-                        { 40000, 200000, 40000, true },
-                        { BW_QUOTA_MAX, 100000, 0, true },      /* to unlimited */
-                        { 10000, 100000, 10000, true },         /* from unlimited */
+                        { .quota_usec = 50000, .period_usec = 100000, .burst_usec = 20000, .has_burst = true },
+                        { .quota_usec = 15000, .period_usec = 100000, .burst_usec = 10000, .has_burst = true },         /* quota under the old burst */
+                        { .quota_usec = 80000, .period_usec = 100000, .burst_usec = 60000, .has_burst = true },         /* burst over the old quota */
+                        { .quota_usec = 10000, .period_usec = 100000, .burst_usec = 10000, .has_burst = true },         /* both down, below each other */
+                        { .quota_usec = 20000, .period_usec = 50000, .burst_usec = 5000, .has_burst = true },           /* period too */
+                        { .quota_usec = 40000, .period_usec = 200000, .burst_usec = 40000, .has_burst = true },
+                        { .quota_usec = BW_QUOTA_MAX, .period_usec = 100000, .burst_usec = 0, .has_burst = true },      /* to unlimited */
+                        { .quota_usec = 10000, .period_usec = 100000, .burst_usec = 10000, .has_burst = true },         /* from unlimited */
                 };
                 int naive;
 

@@ -21,10 +21,13 @@
 #define BW_QUOTA_LIMIT_USEC ((UINT64_C(1) << 44) - 1)
 
 /* The bandwidth settings of one cgroup, in µs. */
+/* 24 bytes, not 32: a unit keeps five of these, its saved entry three and
+ * each history entry two (ten thousand units: 1 MB). Initialise it by
+ * field name. */
 struct bw_bandwidth {
         uint64_t quota_usec;    /* BW_QUOTA_MAX for unlimited */
-        uint64_t period_usec;
         uint64_t burst_usec;    /* 0 when has_burst is false */
+        uint32_t period_usec;   /* [BW_PERIOD_MIN_USEC, BW_PERIOD_MAX_USEC], 0 where none is known */
         bool has_burst;         /* the kernel has cpu.max.burst / cpu.cfs_burst_us */
 };
 

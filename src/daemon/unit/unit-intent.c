@@ -52,6 +52,10 @@ static int unit_apply_intent(Unit *u, struct bw_bandwidth *cur, uint64_t quota, 
         struct bw_bandwidth t;
         int r;
 
+        /* The kernel takes none other (and struct bw_bandwidth holds no more). */
+        if (period < BW_PERIOD_MIN_USEC || period > BW_PERIOD_MAX_USEC)
+                return log_warning_errno(ERANGE, "%s: not applying a period of %" PRIu64 "us (%s): the kernel "
+                                         "takes 1 ms to 1 s", u->name, period, reason);
         bw_baseline_intent_target(cur, &u->baseline, quota, period, &t);
         r = unit_apply(u, cur, &t, reason);
         if (r < 0)

@@ -173,7 +173,7 @@ static void scope_write(Unit *u, const struct bw_bandwidth *s, uint64_t quota_us
         u->scope->has_ours = true;
         u->scope->ours_quota_usec = now.quota_usec;
         log_unit_change(LOG_INFO, u->name, s, &now, "scope-follows",
-                        "%s: its scope %s follows it: quota %" PRIu64 " -> %" PRIu64 "us per %" PRIu64 "us",
+                        "%s: its scope %s follows it: quota %" PRIu64 " -> %" PRIu64 "us per %" PRIu32 "us",
                         u->name, u->scope->cg->path, s->quota_usec, now.quota_usec, now.period_usec);
 }
 
@@ -184,7 +184,7 @@ static void scope_set_tied(Unit *u, bool tied, const struct bw_bandwidth *s) {
                 log_info("%s: its scope %s holds its quota as well: raised and lowered with it, the headroom "
                          "paid from its credit", u->name, u->scope->cg->path);
         else if (s)
-                log_info("%s: its scope %s holds %" PRIu64 "us per %" PRIu64 "us, a limit of someone else's: "
+                log_info("%s: its scope %s holds %" PRIu64 "us per %" PRIu32 "us, a limit of someone else's: "
                          "the headroom stays under it", u->name, u->scope->cg->path, s->quota_usec, s->period_usec);
         u->scope->tied = tied;
         u->scope->ancestor.has = false;
@@ -270,7 +270,7 @@ uint64_t unit_scope_ancestor_quota(Unit *u, uint64_t now) {
                 return u->scope->ancestor.has ? u->scope->ancestor.quota_usec : BW_QUOTA_MAX;
         }
         if (r > 0 && (!u->scope->ancestor.has || u->scope->ancestor.quota_usec != q))
-                log_info("%s: nearest limited ancestor above its scope, %s, allows %" PRIu64 "us per %" PRIu64
+                log_info("%s: nearest limited ancestor above its scope, %s, allows %" PRIu64 "us per %" PRIu32
                          "us period: the headroom stays under it", u->name, path, q, u->baseline.period_usec);
         u->scope->ancestor.has = true;
         u->scope->ancestor.quota_usec = r > 0 ? q : BW_QUOTA_MAX;
@@ -300,7 +300,7 @@ uint64_t unit_ancestor_quota(Unit *u, uint64_t now) {
         if (usage_gate_ancestor_get(u->sampler.gate, u->baseline.period_usec, now, ANCESTOR_REFRESH_USEC, &q,
                                     &shared, &t)) {
                 if (shared && (!u->ancestor.has || u->ancestor.quota_usec != q))
-                        log_info("%s: nearest limited ancestor %s allows %" PRIu64 "us per %" PRIu64 "us period: "
+                        log_info("%s: nearest limited ancestor %s allows %" PRIu64 "us per %" PRIu32 "us period: "
                                  "the headroom stays under it", u->name, shared, q,
                                  u->baseline.period_usec);
                 u->ancestor.has = true;
@@ -314,7 +314,7 @@ uint64_t unit_ancestor_quota(Unit *u, uint64_t now) {
                 return u->ancestor.has ? u->ancestor.quota_usec : BW_QUOTA_MAX;
         }
         if (r > 0 && (!u->ancestor.has || u->ancestor.quota_usec != q))
-                log_info("%s: nearest limited ancestor %s allows %" PRIu64 "us per %" PRIu64 "us period: "
+                log_info("%s: nearest limited ancestor %s allows %" PRIu64 "us per %" PRIu32 "us period: "
                          "the headroom stays under it", u->name, path, q, u->baseline.period_usec);
         u->ancestor.has = true;
         u->ancestor.quota_usec = r > 0 ? q : BW_QUOTA_MAX;

@@ -413,7 +413,7 @@ static void log_applied(const Unit *u, const struct bw_bandwidth *before, const 
         char qa[BW_QUOTA_STRING_MAX], qb[BW_QUOTA_STRING_MAX];
 
         log_unit_change(LOG_INFO, u->name, before, now, reason,
-                        "%s: quota %s -> %sus/%" PRIu64 "us, burst %" PRIu64 " -> %" PRIu64 "us (%s)",
+                        "%s: quota %s -> %sus/%" PRIu32 "us, burst %" PRIu64 " -> %" PRIu64 "us (%s)",
                         u->name, bw_quota_to_string(before->quota_usec, qa), bw_quota_to_string(now->quota_usec, qb),
                         now->period_usec, before->burst_usec, now->burst_usec, reason);
 }

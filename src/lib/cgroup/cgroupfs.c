@@ -654,19 +654,23 @@ int bw_cg_read_quota(struct bw_cg *cg, uint64_t *ret_quota_usec, uint64_t *ret_p
 
 int bw_cg_read_bandwidth(struct bw_cg *cg, struct bw_bandwidth *ret) {
         struct bw_bandwidth bw = { 0 };
+        uint64_t period;
         int r;
 
         if (!cg || !ret)
                 return -EINVAL;
 
-        r = read_quota(cg, true, &bw.quota_usec, &bw.period_usec);
+        r = read_quota(cg, true, &bw.quota_usec, &period);
         if (r >= 0 && cg->layout != BW_CG_LAYOUT_V2) {
                 r = bw_cg_dir(cg, BW_CG_TREE_BW);
                 if (r >= 0)
-                        r = read_u64_at(r, V1_PERIOD, bw_u64_parse, &bw.period_usec);
+                        r = read_u64_at(r, V1_PERIOD, bw_u64_parse, &period);
         }
         if (r < 0)
                 return r;
+        if (period > UINT32_MAX)
+                return -ERANGE;         /* the kernel allows up to 1 s */
+        bw.period_usec = (uint32_t) period;
 
         r = bw_cg_read_burst(cg, &bw.burst_usec, &bw.has_burst);
         if (r < 0)

@@ -209,6 +209,7 @@ void bw_state_remove(struct bw_state *s, const char *name) {
 
 static int bandwidth_from_json(json_t *o, struct bw_bandwidth *ret) {
         struct bw_bandwidth b = {0};
+        uint64_t period;
         json_t *q, *hb;
         int r;
 
@@ -223,9 +224,12 @@ static int bandwidth_from_json(json_t *o, struct bw_bandwidth *ret) {
                 if (r < 0)
                         return r;
         }
-        r = state_json_get_u64(json_object_get(o, "period_usec"), &b.period_usec);
+        r = state_json_get_u64(json_object_get(o, "period_usec"), &period);
         if (r < 0)
                 return r;
+        if (period > BW_PERIOD_MAX_USEC)
+                return -EINVAL;
+        b.period_usec = (uint32_t) period;
         r = state_json_get_u64(json_object_get(o, "burst_usec"), &b.burst_usec);
         if (r < 0)
                 return r;
@@ -393,7 +397,7 @@ static void bandwidth_format(const struct bw_bandwidth *b, char *buf, size_t siz
 
         if (b->quota_usec != BW_QUOTA_MAX)
                 snprintf(quota, sizeof(quota), "%" PRIu64, b->quota_usec);
-        snprintf(buf, size, "{\"burst_usec\":%" PRIu64 ",\"has_burst\":%s,\"period_usec\":%" PRIu64
+        snprintf(buf, size, "{\"burst_usec\":%" PRIu64 ",\"has_burst\":%s,\"period_usec\":%" PRIu32
                  ",\"quota_usec\":%s}", b->burst_usec, b->has_burst ? "true" : "false", b->period_usec, quota);
 }
 

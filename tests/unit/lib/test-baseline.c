@@ -16,8 +16,8 @@
 #include "bwgov/util/macro.h"
 
 #define MAXQ BW_QUOTA_MAX
-#define BW(q, p, b) { (q), (p), (b), true }
-#define BW_NOBURST(q, p) { (q), (p), 0, false }
+#define BW(q, p, b) { .quota_usec = (q), .period_usec = (p), .burst_usec = (b), .has_burst = true }
+#define BW_NOBURST(q, p) { .quota_usec = (q), .period_usec = (p), .burst_usec = 0, .has_burst = false }
 
 static void assert_bw(const struct bw_bandwidth *got, const struct bw_bandwidth *want, const char *why) {
         if (got->quota_usec != want->quota_usec || got->period_usec != want->period_usec ||

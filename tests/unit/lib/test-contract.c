@@ -920,7 +920,7 @@ static unsigned daemon_write(struct run *r, const struct bw_bandwidth *t) {
         unsigned n = 0;
 
         if (t->period_usec != k->period_ns / 1000)
-                run_fail(r, PROP_RANGE, "t=%.3fs: target period %" PRIu64 "us, the kernel's is %" PRIu64 "us",
+                run_fail(r, PROP_RANGE, "t=%.3fs: target period %" PRIu32 "us, the kernel's is %" PRIu64 "us",
                          (double) k->now_ns / 1e9, t->period_usec, k->period_ns / 1000);
         if (t->burst_usec < burst) {
                 if (k_write(k, quota, t->burst_usec) < 0)

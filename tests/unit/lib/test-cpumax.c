@@ -311,24 +311,24 @@ static void test_validate(void **state) {
                 struct bw_bandwidth bw;
                 int error;
         } cases[] = {
-                { "max, no burst", { BW_QUOTA_MAX, 100000, 0, false }, 0 },
-                { "max, burst file at 0", { BW_QUOTA_MAX, 100000, 0, true }, 0 },
-                { "limited", { 50000, 100000, 0, false }, 0 },
-                { "burst = quota", { 50000, 100000, 50000, true }, 0 },
-                { "minimums", { 1000, 1000, 0, true }, 0 },
-                { "maximums", { BW_QUOTA_LIMIT_USEC, 1000000, 0, true }, 0 },
-                { "burst + quota = limit", { BW_QUOTA_LIMIT_USEC / 2 + 1, 100000, BW_QUOTA_LIMIT_USEC / 2, true }, 0 },
-                { "burst + quota above limit", { BW_QUOTA_LIMIT_USEC / 2 + 1, 100000, BW_QUOTA_LIMIT_USEC / 2 + 1, true }, -EINVAL },
-                { "quota below 1 ms", { 999, 100000, 0, false }, -EINVAL },
-                { "quota 0", { 0, 100000, 0, false }, -EINVAL },
-                { "quota above limit", { BW_QUOTA_LIMIT_USEC + 1, 100000, 0, false }, -EINVAL },
-                { "quota max - 1", { UINT64_MAX - 1, 100000, 0, false }, -EINVAL },
-                { "period below 1 ms", { 50000, 999, 0, false }, -EINVAL },
-                { "period above 1 s", { 50000, 1000001, 0, false }, -EINVAL },
-                { "period 0", { BW_QUOTA_MAX, 0, 0, false }, -EINVAL },
-                { "burst > quota", { 50000, 100000, 50001, true }, -EINVAL },
-                { "burst with max quota", { BW_QUOTA_MAX, 100000, 1000, true }, -EINVAL },
-                { "burst without burst support", { 50000, 100000, 1000, false }, -EINVAL },
+                { "max, no burst", { .quota_usec = BW_QUOTA_MAX, .period_usec = 100000, .burst_usec = 0, .has_burst = false }, 0 },
+                { "max, burst file at 0", { .quota_usec = BW_QUOTA_MAX, .period_usec = 100000, .burst_usec = 0, .has_burst = true }, 0 },
+                { "limited", { .quota_usec = 50000, .period_usec = 100000, .burst_usec = 0, .has_burst = false }, 0 },
+                { "burst = quota", { .quota_usec = 50000, .period_usec = 100000, .burst_usec = 50000, .has_burst = true }, 0 },
+                { "minimums", { .quota_usec = 1000, .period_usec = 1000, .burst_usec = 0, .has_burst = true }, 0 },
+                { "maximums", { .quota_usec = BW_QUOTA_LIMIT_USEC, .period_usec = 1000000, .burst_usec = 0, .has_burst = true }, 0 },
+                { "burst + quota = limit", { .quota_usec = BW_QUOTA_LIMIT_USEC / 2 + 1, .period_usec = 100000, .burst_usec = BW_QUOTA_LIMIT_USEC / 2, .has_burst = true }, 0 },
+                { "burst + quota above limit", { .quota_usec = BW_QUOTA_LIMIT_USEC / 2 + 1, .period_usec = 100000, .burst_usec = BW_QUOTA_LIMIT_USEC / 2 + 1, .has_burst = true }, -EINVAL },
+                { "quota below 1 ms", { .quota_usec = 999, .period_usec = 100000, .burst_usec = 0, .has_burst = false }, -EINVAL },
+                { "quota 0", { .quota_usec = 0, .period_usec = 100000, .burst_usec = 0, .has_burst = false }, -EINVAL },
+                { "quota above limit", { .quota_usec = BW_QUOTA_LIMIT_USEC + 1, .period_usec = 100000, .burst_usec = 0, .has_burst = false }, -EINVAL },
+                { "quota max - 1", { .quota_usec = UINT64_MAX - 1, .period_usec = 100000, .burst_usec = 0, .has_burst = false }, -EINVAL },
+                { "period below 1 ms", { .quota_usec = 50000, .period_usec = 999, .burst_usec = 0, .has_burst = false }, -EINVAL },
+                { "period above 1 s", { .quota_usec = 50000, .period_usec = 1000001, .burst_usec = 0, .has_burst = false }, -EINVAL },
+                { "period 0", { .quota_usec = BW_QUOTA_MAX, .period_usec = 0, .burst_usec = 0, .has_burst = false }, -EINVAL },
+                { "burst > quota", { .quota_usec = 50000, .period_usec = 100000, .burst_usec = 50001, .has_burst = true }, -EINVAL },
+                { "burst with max quota", { .quota_usec = BW_QUOTA_MAX, .period_usec = 100000, .burst_usec = 1000, .has_burst = true }, -EINVAL },
+                { "burst without burst support", { .quota_usec = 50000, .period_usec = 100000, .burst_usec = 1000, .has_burst = false }, -EINVAL },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
@@ -347,15 +347,15 @@ static void test_identical(void **state) {
                 struct bw_bandwidth a, b;
                 bool identical;
         } cases[] = {
-                { "same", { 50000, 100000, 50000, true }, { 50000, 100000, 50000, true }, true },
-                { "same, no burst file", { 50000, 100000, 0, false }, { 50000, 100000, 0, false }, true },
-                { "both max", { BW_QUOTA_MAX, 100000, 0, true }, { BW_QUOTA_MAX, 100000, 0, true }, true },
-                { "burst file on one side only", { 50000, 100000, 0, true }, { 50000, 100000, 0, false }, true },
-                { "quota differs", { 50000, 100000, 0, true }, { 51000, 100000, 0, true }, false },
-                { "quota max vs number", { BW_QUOTA_MAX, 100000, 0, true }, { 50000, 100000, 0, true }, false },
-                { "period differs", { 50000, 100000, 0, true }, { 50000, 200000, 0, true }, false },
-                { "burst differs", { 50000, 100000, 50000, true }, { 50000, 100000, 0, true }, false },
-                { "burst differs, one without the file", { 50000, 100000, 1000, true }, { 50000, 100000, 0, false },
+                { "same", { .quota_usec = 50000, .period_usec = 100000, .burst_usec = 50000, .has_burst = true }, { .quota_usec = 50000, .period_usec = 100000, .burst_usec = 50000, .has_burst = true }, true },
+                { "same, no burst file", { .quota_usec = 50000, .period_usec = 100000, .burst_usec = 0, .has_burst = false }, { .quota_usec = 50000, .period_usec = 100000, .burst_usec = 0, .has_burst = false }, true },
+                { "both max", { .quota_usec = BW_QUOTA_MAX, .period_usec = 100000, .burst_usec = 0, .has_burst = true }, { .quota_usec = BW_QUOTA_MAX, .period_usec = 100000, .burst_usec = 0, .has_burst = true }, true },
+                { "burst file on one side only", { .quota_usec = 50000, .period_usec = 100000, .burst_usec = 0, .has_burst = true }, { .quota_usec = 50000, .period_usec = 100000, .burst_usec = 0, .has_burst = false }, true },
+                { "quota differs", { .quota_usec = 50000, .period_usec = 100000, .burst_usec = 0, .has_burst = true }, { .quota_usec = 51000, .period_usec = 100000, .burst_usec = 0, .has_burst = true }, false },
+                { "quota max vs number", { .quota_usec = BW_QUOTA_MAX, .period_usec = 100000, .burst_usec = 0, .has_burst = true }, { .quota_usec = 50000, .period_usec = 100000, .burst_usec = 0, .has_burst = true }, false },
+                { "period differs", { .quota_usec = 50000, .period_usec = 100000, .burst_usec = 0, .has_burst = true }, { .quota_usec = 50000, .period_usec = 200000, .burst_usec = 0, .has_burst = true }, false },
+                { "burst differs", { .quota_usec = 50000, .period_usec = 100000, .burst_usec = 50000, .has_burst = true }, { .quota_usec = 50000, .period_usec = 100000, .burst_usec = 0, .has_burst = true }, false },
+                { "burst differs, one without the file", { .quota_usec = 50000, .period_usec = 100000, .burst_usec = 1000, .has_burst = true }, { .quota_usec = 50000, .period_usec = 100000, .burst_usec = 0, .has_burst = false },
                   false },
         };
 

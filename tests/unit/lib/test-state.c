@@ -21,8 +21,8 @@
 #include "bwgov/state/state-journal.h"
 #include "bwgov/state/state-levers.h"
 
-static const struct bw_bandwidth base = { 50000, 100000, 0, true };
-static const struct bw_bandwidth boosted = { 120000, 100000, 40000, true };
+static const struct bw_bandwidth base = { .quota_usec = 50000, .period_usec = 100000, .burst_usec = 0, .has_burst = true };
+static const struct bw_bandwidth boosted = { .quota_usec = 120000, .period_usec = 100000, .burst_usec = 40000, .has_burst = true };
 
 /* A lever record of string literals (bw_state_unit_set_lever() copies). */
 #define REC(o, w, x) (&(struct bw_ledger_lever) { .original = (char *) (o), .written = (char *) (w), \
@@ -41,7 +41,7 @@ static void test_roundtrip(void **unused) {
         u->credit_usec = 12345678;
         u = bw_state_add(&s, "box", "machine.slice/box");
         assert_non_null(u);
-        u->baseline = (struct bw_bandwidth) { BW_QUOTA_MAX, 100000, 0, false };
+        u->baseline = (struct bw_bandwidth) { .quota_usec = BW_QUOTA_MAX, .period_usec = 100000, .burst_usec = 0, .has_burst = false };
         u->paused = true;
         assert_int_equal(bw_state_unit_set_lever(u, BW_LEVER_WEIGHT, REC("1024", "4096", NULL)), 0);
         assert_int_equal(bw_state_unit_set_lever(u, BW_LEVER_CPUS, REC("0-3", NULL, NULL)), 0);
@@ -189,7 +189,7 @@ static void test_parse_rejects(void **unused) {
 
 static void test_classify(void **unused) {
         struct bw_state_unit u = { .baseline = base };
-        struct bw_bandwidth external = { 70000, 100000, 0, true };
+        struct bw_bandwidth external = { .quota_usec = 70000, .period_usec = 100000, .burst_usec = 0, .has_burst = true };
 
         assert_int_equal(bw_state_classify(&u, &base), BW_OWNERSHIP_BASELINE);
         assert_int_equal(bw_state_classify(&u, &boosted), BW_OWNERSHIP_EXTERNAL);
@@ -227,8 +227,8 @@ static void test_classify(void **unused) {
          * matches the kernel but could not be bwgov's (below the baseline,
          * another period) keeps no baseline above the kernel's value. */
         {
-                struct bw_bandwidth low = { 50000, 100000, 50000, true }, other = { 400000, 200000, 0, true };
-                struct bw_state_unit edited = { .baseline = { 200000, 100000, 0, true }, .has_written = true,
+                struct bw_bandwidth low = { .quota_usec = 50000, .period_usec = 100000, .burst_usec = 50000, .has_burst = true }, other = { .quota_usec = 400000, .period_usec = 200000, .burst_usec = 0, .has_burst = true };
+                struct bw_state_unit edited = { .baseline = { .quota_usec = 200000, .period_usec = 100000, .burst_usec = 0, .has_burst = true }, .has_written = true,
                                                 .written = low };
 
                 assert_int_equal(bw_state_classify(&edited, &low), BW_OWNERSHIP_EXTERNAL);
@@ -239,7 +239,7 @@ static void test_classify(void **unused) {
                 edited.pending = other;
                 assert_int_equal(bw_state_classify(&edited, &other), BW_OWNERSHIP_EXTERNAL);
                 /* Unlimited baseline: nothing of ours is limited. */
-                edited.baseline = (struct bw_bandwidth) { BW_QUOTA_MAX, 100000, 0, true };
+                edited.baseline = (struct bw_bandwidth) { .quota_usec = BW_QUOTA_MAX, .period_usec = 100000, .burst_usec = 0, .has_burst = true };
                 edited.pending = low;
                 assert_int_equal(bw_state_classify(&edited, &low), BW_OWNERSHIP_EXTERNAL);
         }
@@ -568,10 +568,10 @@ static void test_format_is_jansson(void **unused) {
         u->baseline = base;
         u->credit_usec = 30000000;
         u = bw_state_add(&s, "boosted.slice", "a/b/boosted.slice");
-        u->baseline = (struct bw_bandwidth) { BW_QUOTA_MAX, 100000, 0, false };
+        u->baseline = (struct bw_bandwidth) { .quota_usec = BW_QUOTA_MAX, .period_usec = 100000, .burst_usec = 0, .has_burst = false };
         u->has_written = u->has_pending = true;
         u->written = boosted;
-        u->pending = (struct bw_bandwidth) { BW_QUOTA_MAX, 250000, 7, true };
+        u->pending = (struct bw_bandwidth) { .quota_usec = BW_QUOTA_MAX, .period_usec = 250000, .burst_usec = 7, .has_burst = true };
         u->debt_usec = UINT64_MAX / 2;
         u->paused = true;
         u = bw_state_add(&s, "we\"ird\\na\tme\n\x01\x7f.scope", "c\"g/\u00fcn\u00efcode \u2603");
