@@ -696,6 +696,20 @@ static void test_gone_at_intent_write_enoent(void **state) {
         gone_at_intent_write(ENOENT);
 }
 
+/* A refused write whose period the kernel would not take (nor struct
+ * bw_bandwidth hold) is not put in place, and not tried again. */
+static void test_refused_write_bad_period(void **state) {
+        struct bw_refused_write w = { .period_usec = 2000000, .quota_usec = 30000, .tgid = 42, .comm = "writer" };
+
+        adopt();
+        unit_refused_write(F->u, &w);
+        assert_int_equal(tick_after(0, 0), -ERANGE);
+        assert_string_equal(get("cpu.max"), "200000 100000");
+        assert_int_equal(F->writes_max + F->writes_burst, 0);
+        assert_int_equal(tick_after(0, 0), 0);
+        assert_string_equal(get("cpu.max"), "200000 100000");
+}
+
 /* In a light sample (a quiet unit: cpu.stat and the quota file only). */
 static void test_gone_light_sample(void **state) {
         uint64_t light;
@@ -1109,6 +1123,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_gone_light_sample, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_files_gone_cgroup_stays, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_gone_and_back, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_refused_write_bad_period, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_refused_einval, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_refused_ebusy, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_shed, setup, teardown),
