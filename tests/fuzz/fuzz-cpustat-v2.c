@@ -19,14 +19,17 @@
 #define THROTTLE_SET (BW_CPUSTAT_NR_PERIODS | BW_CPUSTAT_NR_THROTTLED | BW_CPUSTAT_THROTTLED)
 #define BURST_SET    (BW_CPUSTAT_NR_BURSTS | BW_CPUSTAT_BURST)
 
+#define CHECKED_ONLY SIZE_MAX
+
 static const struct {
         const char *key;
         unsigned bit;
         size_t offset;
 } fields[] = {
         { "usage_usec",     BW_CPUSTAT_USAGE,        offsetof(struct bw_cpu_stat, usage_usec) },
-        { "user_usec",      BW_CPUSTAT_USER,         offsetof(struct bw_cpu_stat, user_usec) },
-        { "system_usec",    BW_CPUSTAT_SYSTEM,       offsetof(struct bw_cpu_stat, system_usec) },
+        /* Checked, not kept (CHECKED_ONLY): formatted as 0. */
+        { "user_usec",      BW_CPUSTAT_USER,         CHECKED_ONLY },
+        { "system_usec",    BW_CPUSTAT_SYSTEM,       CHECKED_ONLY },
         { "nr_periods",     BW_CPUSTAT_NR_PERIODS,   offsetof(struct bw_cpu_stat, nr_periods) },
         { "nr_throttled",   BW_CPUSTAT_NR_THROTTLED, offsetof(struct bw_cpu_stat, nr_throttled) },
         { "throttled_usec", BW_CPUSTAT_THROTTLED,    offsetof(struct bw_cpu_stat, throttled_usec) },
@@ -35,6 +38,8 @@ static const struct {
 };
 
 static uint64_t field(const struct bw_cpu_stat *st, size_t offset) {
+        if (offset == CHECKED_ONLY)
+                return 0;
         return *(const uint64_t *) ((const char *) st + offset);
 }
 

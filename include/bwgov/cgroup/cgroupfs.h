@@ -26,15 +26,14 @@ struct bw_cg_write_stats {
 /* One governed cgroup with its files held open. The directories are read
  * through bw_cg_dir(): they may be released too (BW_CG_DIRS). */
 struct bw_cg {
-        char *path;             /* validated relative path */
-        enum bw_cg_layout layout;
         const struct bw_cg_root *root;  /* the directories are opened again beneath it (outlives cg) */
+        dev_t bw_dev, v2_dev;   /* the directories' identities: opened again, they must be the same */
+        ino_t bw_ino, v2_ino;
+        struct bw_cg_write_stats stats;
+        enum bw_cg_layout layout;
         int bw_dirfd;           /* cgroup dir in the bandwidth tree, -1 while released */
         int v2_dirfd;           /* cgroup dir in the v2 tree (the same fd as bw_dirfd in V2), -1 if absent
                                  * or released */
-        bool has_v2;            /* there is a v2 directory (held or released) */
-        dev_t bw_dev, v2_dev;   /* the directories' identities: opened again, they must be the same */
-        ino_t bw_ino, v2_ino;
         int stat_fd;            /* bandwidth cpu.stat (throttling) */
         int local_fd;           /* bandwidth cpu.stat.local (v2 dir in V2, v1 cpu dir otherwise),
                                  * -1 when the kernel has none (< 6.6) */
@@ -43,8 +42,11 @@ struct bw_cg {
         int quota_fd;           /* the bandwidth tree's cpu.max (V2) or cpu.cfs_quota_us */
         unsigned released;      /* BW_CG_FILE_* closed by bw_cg_release(), opened again when read */
         unsigned pinned;        /* BW_CG_FILE_* that cannot be opened again (kept) */
+        bool has_v2;            /* there is a v2 directory (held or released) */
         bool kernfs;            /* on cgroupfs: a removed cgroup's reads fail by themselves */
-        struct bw_cg_write_stats stats;
+        /* Validated relative path, in the same allocation (ten thousand
+         * cgroups: no pointer and no allocation of its own). */
+        char path[];
 };
 
 /* The files of a cgroup that are held open between reads (the directories

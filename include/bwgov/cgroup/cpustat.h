@@ -14,8 +14,8 @@
  * a field whose bit is clear is 0 and must not be used. */
 enum {
         BW_CPUSTAT_USAGE           = 1u << 0,
-        BW_CPUSTAT_USER            = 1u << 1,
-        BW_CPUSTAT_SYSTEM          = 1u << 2,
+        BW_CPUSTAT_USER            = 1u << 1,   /* user_usec was there: checked, not kept (nothing reads it) */
+        BW_CPUSTAT_SYSTEM          = 1u << 2,   /* system_usec: the same */
         BW_CPUSTAT_NR_PERIODS      = 1u << 3,
         BW_CPUSTAT_NR_THROTTLED    = 1u << 4,
         BW_CPUSTAT_THROTTLED       = 1u << 5,
@@ -26,8 +26,6 @@ enum {
 
 struct bw_cpu_stat {
         uint64_t usage_usec;
-        uint64_t user_usec;
-        uint64_t system_usec;
         uint64_t nr_periods;
         uint64_t nr_throttled;
         uint64_t throttled_usec;

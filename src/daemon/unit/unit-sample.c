@@ -195,8 +195,6 @@ static int unit_read_light(Unit *u, uint64_t now, struct bw_cpu_stat *ret) {
         *ret = u->sampler.last_stat;
         ret->seen &= ~BW_CPUSTAT_LOCAL_THROTTLED;
         ret->usage_usec = st.usage_usec;
-        ret->user_usec = st.user_usec;
-        ret->system_usec = st.system_usec;
         return 0;
 }
 

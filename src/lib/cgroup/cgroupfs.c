@@ -33,7 +33,6 @@ void bw_cg_free(struct bw_cg *cg) {
                             cg->quota_fd };
 
         close_distinct(fds, ELEMENTSOF(fds));
-        free(cg->path);
         free(cg);
 }
 
@@ -218,15 +217,13 @@ int bw_cg_open(const struct bw_cg_root *root, const char *path, struct bw_cg **r
 
         rel = path[0] == '/' ? path + 1 : path;
 
-        cg = calloc(1, sizeof(*cg));
+        cg = calloc(1, sizeof(*cg) + strlen(rel) + 1);
         if (!cg)
                 return -ENOMEM;
+        strcpy(cg->path, rel);
         cg->bw_dirfd = cg->v2_dirfd = cg->stat_fd = cg->local_fd = cg->usage_fd = cg->pressure_fd = cg->quota_fd = -1;
         cg->layout = root->layout;
         cg->root = root;
-        cg->path = strdup(rel);
-        if (!cg->path)
-                return -ENOMEM;
 
         fd = bw_cg_openat_beneath(root->bw_fd, rel, O_PATH|O_DIRECTORY, true);
         if (fd < 0)
@@ -464,8 +461,6 @@ static int read_usage(struct bw_cg *cg, bool check, struct bw_cpu_stat *st) {
         if (r < 0)
                 return r;
         st->usage_usec = twin.usage_usec;
-        st->user_usec = twin.user_usec;
-        st->system_usec = twin.system_usec;
         st->seen |= twin.seen & (BW_CPUSTAT_USAGE|BW_CPUSTAT_USER|BW_CPUSTAT_SYSTEM);
         return 0;
 }

@@ -11,8 +11,9 @@
 #include "bwgov/util/lines.h"
 #include "bwgov/util/macro.h"
 
-/* One key the parser knows: where its value goes and by what it is divided
- * (1 for µs and counts, NSEC_PER_USEC for v1's nanoseconds). */
+/* One key the parser knows: where its value goes (KEY_CHECKED_ONLY: checked
+ * like the others, kept nowhere) and by what it is divided (1 for µs and
+ * counts, NSEC_PER_USEC for v1's nanoseconds). */
 struct cpustat_key {
         const char *name;
         size_t len;                     /* strlen(name) */
@@ -22,11 +23,14 @@ struct cpustat_key {
 };
 
 #define KEY(n, b, field, div) { n, sizeof(n) - 1, b, offsetof(struct bw_cpu_stat, field), div }
+#define KEY_CHECKED_ONLY SIZE_MAX
+#define KEY_CHECKED(n, b) { n, sizeof(n) - 1, b, KEY_CHECKED_ONLY, 1 }
 
 static const struct cpustat_key keys_v2[] = {
         KEY("usage_usec",     BW_CPUSTAT_USAGE,        usage_usec,     1),
-        KEY("user_usec",      BW_CPUSTAT_USER,         user_usec,      1),
-        KEY("system_usec",    BW_CPUSTAT_SYSTEM,       system_usec,    1),
+        /* Nothing reads them: ten thousand units kept two copies each. */
+        KEY_CHECKED("user_usec",   BW_CPUSTAT_USER),
+        KEY_CHECKED("system_usec", BW_CPUSTAT_SYSTEM),
         KEY("nr_periods",     BW_CPUSTAT_NR_PERIODS,   nr_periods,     1),
         KEY("nr_throttled",   BW_CPUSTAT_NR_THROTTLED, nr_throttled,   1),
         KEY("throttled_usec", BW_CPUSTAT_THROTTLED,    throttled_usec, 1),
@@ -139,7 +143,8 @@ static int parse_line(const char *line, size_t n, void *userdata) {
                 if (r < 0)
                         return -EINVAL; /* garbage, or more than UINT64_MAX */
 
-                *(uint64_t *) ((char *) &ps->st + keys[i].offset) = v / keys[i].divisor;
+                if (keys[i].offset != KEY_CHECKED_ONLY)
+                        *(uint64_t *) ((char *) &ps->st + keys[i].offset) = v / keys[i].divisor;
                 ps->st.seen |= keys[i].bit;
                 return 0;
         }
