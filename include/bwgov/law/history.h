@@ -5,7 +5,8 @@
  * `explain`. O(1) push (amortised); when full, a push overwrites the oldest
  * entry. Its memory grows with what is recorded (2, 4, 8 ... entries, up
  * to the capacity), nothing before the first push: a ring costs at most
- * 48 + capacity × sizeof(struct bw_history_entry) (112) bytes. If growing
+ * sizeof(struct bw_history) (32, kept in its unit) + capacity ×
+ * sizeof(struct bw_history_entry) (80) bytes. If growing
  * fails for want of memory, the push overwrites the oldest of what is
  * allocated. Not thread-safe (the daemon is one thread). */
 
@@ -16,21 +17,42 @@
 #include "bwgov/cgroup/cpumax.h"
 #include "bwgov/law/policy.h"
 
+/* One decision as the ring keeps it: 80 bytes. The rates are µs/s, at most
+ * one second per CPU (4 294 CPUs fit in 32 bits; more saturate at
+ * UINT32_MAX); pressure is at most one second per second. */
 struct bw_history_entry {
         uint64_t realtime_usec;         /* CLOCK_REALTIME of the decision */
-        enum bw_rule rule;
-        bool applied;                   /* written to the kernel (false: observe, no change, or the write failed) */
-        uint64_t usage_rate;            /* µs/s */
-        uint64_t throttle_rate;         /* µs/s */
-        uint64_t pressure_rate;         /* µs/s of PSI full */
         uint64_t credit_usec;           /* credit after the decision */
         struct bw_bandwidth old_bw;     /* what the kernel held */
         struct bw_bandwidth new_bw;     /* the decision's target */
+        uint32_t usage_rate;            /* µs/s */
+        uint32_t throttle_rate;         /* µs/s */
+        uint32_t pressure_rate;         /* µs/s of PSI full */
+        uint8_t rule;                   /* enum bw_rule */
+        bool applied;                   /* written to the kernel (false: observe, no change, or the write failed) */
 };
 
-struct bw_history;
+/* The ring itself, kept in its owner (a unit): its entries are allocated
+ * as they are recorded. Read it through the functions below. */
+struct bw_history {
+        struct bw_history_entry *entries;
+        uint64_t pushed;
+        uint32_t capacity;
+        uint32_t allocated;
+        uint32_t count;
+        uint32_t head;                  /* index of the next write */
+};
 
-/* Returns 0, -EINVAL for capacity 0, -ENOMEM. */
+/* An empty ring of capacity entries in place (h need not be zeroed).
+ * Returns 0, -EINVAL for capacity 0, -ENOMEM above UINT32_MAX entries. */
+int bw_history_init(struct bw_history *h, size_t capacity);
+/* Free its entries; h is empty (capacity 0) after. */
+void bw_history_done(struct bw_history *h);
+/* bw_history_resize() in place: on failure *h is unchanged. */
+int bw_history_set_capacity(struct bw_history *h, size_t capacity);
+
+/* A ring of its own allocation (bw_history_init()). Returns 0, -EINVAL for
+ * capacity 0, -ENOMEM. */
 int bw_history_new(size_t capacity, struct bw_history **ret);
 void bw_history_free(struct bw_history *h);
 static inline void bw_history_freep(struct bw_history **h) {

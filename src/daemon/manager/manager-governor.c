@@ -166,8 +166,8 @@ static void unit_snapshot(const Manager *m, const Unit *u, size_t at, struct gov
                 .stat = u->sampler.last_stat,
                 .shed_permille = u->caps.shed_permille,
                 .has_rq = unit_rqstat_counts(&u->rq) && unit_rqstat_counts(&u->rq)->has_last,
-                .history_entries = bw_history_count(u->hist.log),
-                .history_capacity = bw_history_capacity(u->hist.log),
+                .history_entries = bw_history_count(&u->hist.log),
+                .history_capacity = bw_history_capacity(&u->hist.log),
         };
         if (ret->has_rq)
                 ret->rq = unit_rqstat_counts(&u->rq)->last;
@@ -270,10 +270,10 @@ static int get_history(void *userdata, const char *name, const struct bw_history
                 return -ENOENT;
         h = (struct governor_history) {
                 .unit = u->name,
-                .capacity = bw_history_capacity(u->hist.log),
-                .recorded = bw_history_pushed(u->hist.log),
+                .capacity = bw_history_capacity(&u->hist.log),
+                .recorded = bw_history_pushed(&u->hist.log),
         };
-        r = bw_history_select(u->hist.log, q, &h.entries, &h.n_entries);
+        r = bw_history_select(&u->hist.log, q, &h.entries, &h.n_entries);
         if (r < 0)
                 return r;
         *ret = h;

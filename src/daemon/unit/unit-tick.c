@@ -299,7 +299,7 @@ static void unit_remember(Unit *u, const struct bw_bandwidth *cur, const struct 
         if (d->rule != BW_RULE_TOO_SOON &&
             (applied || !u->hist.has_rule || u->hist.rule != d->rule ||
              (d->rule != BW_RULE_STEADY && d->rule != BW_RULE_HOLD))) {
-                bw_history_push(u->hist.log, &e);
+                bw_history_push(&u->hist.log, &e);
                 u->hist.rule = d->rule;
                 u->hist.has_rule = true;
         }

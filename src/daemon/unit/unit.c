@@ -159,7 +159,7 @@ void unit_vanished(Unit *u) {
         store_mark(u->ctx->store);
         /* Its decisions went with it: a new cgroup starts a new history
          * (the ring's memory too, so churn does not add up). */
-        bw_history_clear(u->hist.log);
+        bw_history_clear(&u->hist.log);
 }
 
 int unit_fd_error(Unit *u, int r, const char *what) {
@@ -533,7 +533,7 @@ int unit_new(const struct unit_context *ctx, const struct bw_unit_config *cfg, U
         u->lv.maybe_recorded = true;    /* an undo still to retry, say */
         r = unit_take_config(u, cfg);
         if (r >= 0)
-                r = bw_history_new(ctx->config->global.history_size, &u->hist.log);
+                r = bw_history_init(&u->hist.log, ctx->config->global.history_size);
         if (r >= 0)
                 r = ticker_schedule(ctx->ticker, &u->tick, clock_now_usec(CLOCK_MONOTONIC));
         if (r < 0) {
@@ -551,7 +551,7 @@ Unit *unit_free(Unit *u) {
         unit_unwatch(u);
         unit_levers_done(&u->lv);
         ticker_cancel(u->ctx->ticker, &u->tick);
-        bw_history_free(u->hist.log);
+        bw_history_done(&u->hist.log);
         unit_drop_own_config(u);
         free(u->refused);
         free(u->cgroup_path);
@@ -580,8 +580,8 @@ int unit_reconfigure(Unit *u, const struct bw_unit_config *cfg) {
                 if (u->pstate.credit.credit_usec > u->cfg->credit_max_usec)
                         u->pstate.credit.credit_usec = u->cfg->credit_max_usec;
         }
-        if (bw_history_capacity(u->hist.log) != u->ctx->config->global.history_size) {
-                r = bw_history_resize(&u->hist.log, u->ctx->config->global.history_size);
+        if (bw_history_capacity(&u->hist.log) != u->ctx->config->global.history_size) {
+                r = bw_history_set_capacity(&u->hist.log, u->ctx->config->global.history_size);
                 if (r < 0)
                         return r;
         }

@@ -160,7 +160,7 @@ struct unit_prev {
 
 /* The unit's history ring and the rule of its newest entry. */
 struct unit_hist {
-        struct bw_history *log;
+        struct bw_history log;          /* its entries allocated as they come */
         bool has_rule;
         enum bw_rule rule;
 };
@@ -256,8 +256,8 @@ struct Unit {
         /* The latency guard keeps its own state of the unit (latency-guard.h). */
 };
 
-/* Where its configuration came from, for messages (cpu_quota_source,
- * cgroup_source): its configuration, the configuration's entry for it or
+/* Where its configuration came from, for messages (cpu_quota_source):
+ * its configuration, the configuration's entry for it or
  * its own copy (a unit made from prefix directories has no entry). */
 const struct bw_unit_config *unit_config_source(const Unit *u);
 

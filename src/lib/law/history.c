@@ -8,33 +8,43 @@
 
 #include "bwgov/law/history.h"
 #include "bwgov/util/macro.h"
+#include "bwgov/util/util.h"
 
 /* A ring over `allocated` slots that grows on push, 2, 4, 8 ... up to
  * the capacity: a quiet unit records a handful of transitions, and ten
  * thousand rings of 256 entries up front were 28 MiB. */
-struct bw_history {
-        size_t capacity;
-        size_t allocated;
-        size_t count;
-        size_t head;                    /* index of the next write */
-        uint64_t pushed;
-        struct bw_history_entry *entries;
-};
-
 #define HISTORY_FIRST 2
+
+int bw_history_init(struct bw_history *h, size_t capacity) {
+        if (!h || capacity == 0)
+                return -EINVAL;
+        if (capacity > UINT32_MAX)
+                return -ENOMEM;
+        *h = (struct bw_history) { .capacity = (uint32_t) capacity };
+        return 0;
+}
+
+void bw_history_done(struct bw_history *h) {
+        if (!h)
+                return;
+        free(h->entries);
+        *h = (struct bw_history) { 0 };
+}
 
 int bw_history_new(size_t capacity, struct bw_history **ret) {
         struct bw_history *h;
+        int r;
 
         if (capacity == 0 || !ret)
                 return -EINVAL;
-        if (capacity > SIZE_MAX / sizeof(struct bw_history_entry))
-                return -ENOMEM;
-
-        h = calloc(1, sizeof(struct bw_history));
+        h = malloc(sizeof(struct bw_history));
         if (!h)
                 return -ENOMEM;
-        h->capacity = capacity;
+        r = bw_history_init(h, capacity);
+        if (r < 0) {
+                free(h);
+                return r;
+        }
         *ret = h;
         return 0;
 }
@@ -50,11 +60,11 @@ void bw_history_free(struct bw_history *h) {
  * larger array. Returns false when full or out of memory. */
 static bool history_grow(struct bw_history *h) {
         struct bw_history_entry *n;
-        size_t a;
+        uint32_t a;
 
         if (h->allocated >= h->capacity)
                 return false;
-        a = h->allocated > 0 ? h->allocated * 2 : HISTORY_FIRST;
+        a = h->allocated > 0 ? (h->allocated > h->capacity / 2 ? h->capacity : h->allocated * 2) : HISTORY_FIRST;
         if (a > h->capacity)
                 a = h->capacity;
         n = calloc(a, sizeof(*n));
@@ -116,26 +126,31 @@ const struct bw_history_entry *bw_history_newest(const struct bw_history *h, siz
         return bw_history_oldest(h, h->count - 1 - i);
 }
 
-int bw_history_resize(struct bw_history **h, size_t capacity) {
-        struct bw_history *n;
+int bw_history_set_capacity(struct bw_history *h, size_t capacity) {
+        struct bw_history n;
         size_t keep;
         int r;
 
-        if (!h || !*h)
+        if (!h)
                 return -EINVAL;
-
-        r = bw_history_new(capacity, &n);
+        r = bw_history_init(&n, capacity);
         if (r < 0)
                 return r;
 
-        keep = (*h)->count < capacity ? (*h)->count : capacity;
+        keep = h->count < capacity ? h->count : capacity;
         for (size_t i = keep; i > 0; i--)
-                bw_history_push(n, bw_history_newest(*h, i - 1));
-        n->pushed = (*h)->pushed;
+                bw_history_push(&n, bw_history_newest(h, i - 1));
+        n.pushed = h->pushed;
 
-        bw_history_free(*h);
+        bw_history_done(h);
         *h = n;
         return 0;
+}
+
+int bw_history_resize(struct bw_history **h, size_t capacity) {
+        if (!h || !*h)
+                return -EINVAL;
+        return bw_history_set_capacity(*h, capacity);
 }
 
 int bw_history_select(
@@ -178,11 +193,11 @@ void bw_history_entry_from_decision(
 
         *ret = (struct bw_history_entry) {
                 .realtime_usec = realtime_usec,
-                .rule = d->rule,
+                .rule = (uint8_t) d->rule,
                 .applied = applied,
-                .usage_rate = d->usage_rate,
-                .throttle_rate = d->throttle_rate,
-                .pressure_rate = d->pressure_rate,
+                .usage_rate = (uint32_t) u64_min(d->usage_rate, UINT32_MAX),
+                .throttle_rate = (uint32_t) u64_min(d->throttle_rate, UINT32_MAX),
+                .pressure_rate = (uint32_t) u64_min(d->pressure_rate, UINT32_MAX),
                 .credit_usec = d->credit_after_usec,
                 .old_bw = *old_bw,
                 .new_bw = d->target,

@@ -69,7 +69,7 @@ static uint64_t unit_last_usage(const Unit *u) {
 
 /* The newest entry of its history (i = 0), NULL when none. */
 static const struct bw_history_entry *unit_history(const Unit *u, size_t i) {
-        return bw_history_newest(u->hist.log, i);
+        return bw_history_newest(&u->hist.log, i);
 }
 
 /* The rule of the last decision, _BW_RULE_INVALID when none. */
