@@ -50,6 +50,12 @@ int bw_dropin_list_collect(const char *const *dirs, const char *subdir, struct b
 int bw_dropin_list_collect_unit(const char *const *dirs, const char *name, struct bw_dropin_list *ret,
                                 struct bw_config_error *error);
 
+/* The path of the first active drop-in of unit NAME (as
+ * bw_dropin_list_collect_unit() finds them now): 1 with *ret_path
+ * (malloc'd), 0 when it has none, or a negative errno. For messages about a
+ * unit whose name names its cgroup: the configuration keeps no path for it. */
+int bw_dropin_first_active(const char *const *dirs, const char *name, char **ret_path);
+
 /* NAME is a prefix directory's ("libpod-.scope"): it applies to every unit
  * of that type whose name starts with the part before the dot. */
 bool bw_config_unit_name_is_prefix(const char *name);

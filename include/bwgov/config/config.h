@@ -179,10 +179,6 @@ struct bw_unit_config {
         /* Where CPUQuota= came from, for messages: "file:line" of the winning
          * assignment (NULL when unset). */
         char *cpu_quota_source;
-        /* Where the unit's cgroup is named, for messages: "file:line" of
-         * Subgroup=, else of Cgroup=, else the path of its first drop-in
-         * (NULL for a unit made without drop-ins). */
-        char *cgroup_source;
 };
 
 struct bw_config {
@@ -222,7 +218,14 @@ int bw_config_load(const char *const *dirs, struct bw_config *ret, struct bw_con
 /* Frees everything and zeroes *c. Accepts NULL. */
 void bw_config_done(struct bw_config *c);
 
-/* Frees the strings of *u (name, cgroup, subgroup, cpu_quota_source, cgroup_source) and zeroes it.
+/* Where unit NAME's cgroup is named, for a message (not kept in the unit:
+ * its drop-ins are read again): "file:line" of its Subgroup=, else of its
+ * Cgroup=, else the path of its first drop-in (its name names the
+ * cgroup). Returns 1 with *ret (malloc'd), 0 when the directories hold no
+ * such unit now, or a negative errno (a drop-in that no longer loads). */
+int bw_config_cgroup_named_at(const char *const *dirs, const char *name, char **ret);
+
+/* Frees the strings of *u (name, cgroup, subgroup, cpu_quota_source) and zeroes it.
  * Accepts NULL. */
 void bw_unit_config_done(struct bw_unit_config *u);
 

@@ -10,7 +10,21 @@
 #include "log.h"
 #include "manager.h"
 #include "manager-claims.h"
+#include "manager-shared.h"
 #include "unit/unit-resolve.h"
+
+/* Where u's cgroup is named, for the refusal, as its drop-ins say now
+ * (bw_config_cgroup_named_at()); NULL when they cannot say. */
+static char *unit_cgroup_named_at(Manager *m, const Unit *u) {
+        const char *const *dirs;
+        const char *buf[2];
+        char *at = NULL;
+
+        manager_config_dirs(m, &dirs, buf);
+        if (bw_config_cgroup_named_at(dirs, u->name, &at) <= 0)
+                return NULL;
+        return at;
+}
 
 int manager_claims_new(Manager *m) {
         m->claims_path = claims_dir(m->cgroup_root);
@@ -33,12 +47,13 @@ int manager_claim(Unit *u, const char *path, dev_t dev, ino_t ino, bool take, vo
         r = claims_take(m->claims, dev, ino, u, &h);
         if (r == -EBUSY || r == -EADDRINUSE) {
                 const Unit *o = h.owner;
-                const char *us = unit_config_source(u)->cgroup_source;
+                _cleanup_free_ char *us = NULL;
 
                 if (unit_set_owner_said(u, true))
                         return r;
+                us = unit_cgroup_named_at(m, u);
                 if (o) {
-                        const char *os = unit_config_source(o)->cgroup_source;
+                        _cleanup_free_ char *os = unit_cgroup_named_at(m, o);
 
                         log_error("%s: cgroup %s (%s) is governed by unit %s (%s): not governing it twice", u->name,
                                   path, us ? us : "by its name", o->name, os ? os : "by its name");

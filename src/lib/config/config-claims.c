@@ -28,7 +28,7 @@ void config_claims_done(struct config_claims *c) {
         *c = (struct config_claims) { 0 };
 }
 
-int config_claims_add(struct config_claims *c, const struct bw_unit_config *u) {
+int config_claims_add(struct config_claims *c, const struct bw_unit_config *u, const char *named_at) {
         _cleanup_free_ char *path = NULL, *full = NULL, *at = NULL, *unit = NULL;
         struct config_claim *v;
         int r;
@@ -40,7 +40,7 @@ int config_claims_add(struct config_claims *c, const struct bw_unit_config *u) {
                 return r;
         if (u->subgroup && asprintf(&full, "%s%s%s", path, path[0] ? "/" : "", u->subgroup) < 0)
                 return -ENOMEM;
-        if ((u->cgroup || u->subgroup) && u->cgroup_source && !(at = strdup(u->cgroup_source)))
+        if ((u->cgroup || u->subgroup) && named_at && !(at = strdup(named_at)))
                 return -ENOMEM;
         unit = strdup(u->name);
         if (!unit)
@@ -96,26 +96,20 @@ int config_claims_check(struct config_claims *c, struct bw_config_error *error) 
         return 0;
 }
 
-int config_cgroup_source(struct bw_unit_config *u, const char *cg_file, unsigned cg_line, const char *sub_file,
-                         unsigned sub_line, const struct bw_dropin_list *l) {
-        const char *first = NULL;
+int config_cgroup_source(const struct bw_unit_config *u, const char *cg_file, unsigned cg_line,
+                         const char *sub_file, unsigned sub_line, char **ret) {
         int k;
 
+        *ret = NULL;
         /* Subgroup= first: it makes the path the unit governs. */
         if (u->subgroup && sub_file)
-                k = asprintf(&u->cgroup_source, "%s:%u", sub_file, sub_line);
+                k = asprintf(ret, "%s:%u", sub_file, sub_line);
         else if (u->cgroup && cg_file)
-                k = asprintf(&u->cgroup_source, "%s:%u", cg_file, cg_line);
-        else {
-                for (size_t i = 0; i < l->n && !first; i++)
-                        if (!l->items[i].masked)
-                                first = l->items[i].path;
-                if (!first)
-                        return 0;
-                k = asprintf(&u->cgroup_source, "%s", first);
-        }
+                k = asprintf(ret, "%s:%u", cg_file, cg_line);
+        else
+                return 0;       /* by its name */
         if (k < 0) {
-                u->cgroup_source = NULL;
+                *ret = NULL;
                 return -ENOMEM;
         }
         return 0;

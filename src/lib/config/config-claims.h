@@ -20,15 +20,15 @@ struct config_claims {
         struct config_claim *v;
         size_t n;
 };
-int config_claims_add(struct config_claims *c, const struct bw_unit_config *u);
+int config_claims_add(struct config_claims *c, const struct bw_unit_config *u, const char *named_at);
 
 /* Two units on one cgroup: -EINVAL with *error naming both ("file:line"
  * of the later one's Cgroup= or Subgroup=). */
 int config_claims_check(struct config_claims *c, struct bw_config_error *error);
 void config_claims_done(struct config_claims *c);
 
-/* u->cgroup_source: "file:line" of Subgroup= (sub_file), else of Cgroup=
- * (cg_file), else the path of the unit's first active drop-in in l.
- * Returns 0 or -ENOMEM. */
-int config_cgroup_source(struct bw_unit_config *u, const char *cg_file, unsigned cg_line, const char *sub_file,
-                         unsigned sub_line, const struct bw_dropin_list *l);
+/* Where u names its cgroup, into *ret: "file:line" of Subgroup= (sub_file),
+ * else of Cgroup= (cg_file), else NULL (found by its name). Returns 0 or
+ * -ENOMEM. */
+int config_cgroup_source(const struct bw_unit_config *u, const char *cg_file, unsigned cg_line,
+                         const char *sub_file, unsigned sub_line, char **ret);

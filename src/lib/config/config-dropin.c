@@ -129,6 +129,26 @@ size_t bw_dropin_list_n_active(const struct bw_dropin_list *l) {
         return n;
 }
 
+int bw_dropin_first_active(const char *const *dirs, const char *name, char **ret_path) {
+        struct bw_dropin_list l = { 0 };
+        struct bw_config_error error = { 0 };
+        int r;
+
+        r = bw_dropin_list_collect_unit(dirs, name, &l, &error);
+        bw_config_error_done(&error);
+        if (r < 0)
+                return r;
+        r = 0;
+        for (size_t i = 0; i < l.n && r == 0; i++)
+                if (!l.items[i].masked) {
+                        *ret_path = l.items[i].path;
+                        l.items[i].path = NULL;
+                        r = 1;
+                }
+        bw_dropin_list_done(&l);
+        return r;
+}
+
 /* Add name, or replace the entry of the same name from a lower-priority
  * directory. Takes ownership of path (freed on failure). */
 static int dropin_list_put(struct bw_dropin_list *l, const char *name, char *path, bool masked) {

@@ -41,7 +41,7 @@ int bw_config_load_instance(const char *const *dirs, const char *name, const cha
                 dirs = bw_config_default_dirs();
         if (!name || !cgroup || !ret || !bw_config_unit_name_is_valid(name))
                 return -EINVAL;
-        r = config_load_unit(dirs, name, &u, &at, error);
+        r = config_load_unit(dirs, name, &u, &at, NULL, error);
         if (r <= 0)
                 return r;
         if (!u.cgroup) {

@@ -17,6 +17,7 @@
 
 #include "bwgov/config/config.h"
 #include "bwgov/util/macro.h"
+#include "bwgov/config/config-dropin.h"
 #include "bwgov/config/config-prefix.h"
 
 #define PCT(x) ((uint64_t) ((x) * 10000))       /* whole percent -> µs/s */
@@ -1055,10 +1056,48 @@ static void test_one_unit_per_cgroup(void **state) {
         put(&t, "etc/zzz.d/10-x.conf", "[Bandwidth]\nCgroup=srv.slice/zzz\n");
         assert_int_equal(load(&t, &c, NULL), 0);
         assert_int_equal(c.n_units, 2);
-        /* Where each names its cgroup, for the daemon's messages. */
-        assert_non_null(strstr(bw_config_find_unit(&c, "zzz")->cgroup_source, "/etc/zzz.d/10-x.conf:2"));
-        assert_non_null(strstr(bw_config_find_unit(&c, "srv.slice")->cgroup_source, "/etc/srv.slice.d/10-x.conf"));
-        assert_null(strchr(strstr(bw_config_find_unit(&c, "srv.slice")->cgroup_source, ".conf"), ':'));
+        /* Where each names its cgroup, for the daemon's messages: read
+         * again when asked, not kept in the unit. */
+        {
+                _cleanup_free_ char *first = NULL;
+
+                assert_int_equal(bw_config_cgroup_named_at(t.dirs, "zzz", &first), 1);
+                assert_non_null(strstr(first, "/etc/zzz.d/10-x.conf:2"));
+                free(first);
+                first = NULL;
+                /* Found by its name: its first drop-in. */
+                assert_int_equal(bw_config_cgroup_named_at(t.dirs, "srv.slice", &first), 1);
+                assert_non_null(strstr(first, "/etc/srv.slice.d/10-x.conf"));
+                assert_null(strchr(strstr(first, ".conf"), ':'));
+                free(first);
+                first = NULL;
+                /* A masked drop-in is not where it is named; a later one is. */
+                put(&t, "etc/srv.slice.d/05-empty.conf", "");
+                put(&t, "run/srv.slice.d/20-y.conf", "[Bandwidth]\n");
+                assert_int_equal(bw_config_cgroup_named_at(t.dirs, "srv.slice", &first), 1);
+                assert_non_null(strstr(first, "/etc/srv.slice.d/10-x.conf"));
+                free(first);
+                first = NULL;
+                put(&t, "etc/srv.slice.d/10-x.conf", "");
+                assert_int_equal(bw_config_cgroup_named_at(t.dirs, "srv.slice", &first), 1);
+                assert_non_null(strstr(first, "/run/srv.slice.d/20-y.conf"));
+                free(first);
+                first = NULL;
+                /* Subgroup= before Cgroup=: it makes the path governed. */
+                put(&t, "etc/zzz.d/10-x.conf", "[Bandwidth]\nCgroup=srv.slice\n\nSubgroup=inner\n");
+                assert_int_equal(bw_config_cgroup_named_at(t.dirs, "zzz", &first), 1);
+                assert_non_null(strstr(first, "/etc/zzz.d/10-x.conf:4"));
+                free(first);
+                first = NULL;
+                /* A drop-in that no longer loads, and no unit at all. */
+                put(&t, "etc/zzz.d/10-x.conf", "[Bandwidth]\nCPUQuota=lots\n");
+                assert_int_equal(bw_config_cgroup_named_at(t.dirs, "zzz", &first), -EINVAL);
+                assert_null(first);
+                assert_int_equal(bw_config_cgroup_named_at(t.dirs, "none.slice", &first), 0);
+                assert_null(first);
+                assert_int_equal(bw_dropin_first_active(t.dirs, "none.slice", &first), 0);
+                assert_null(first);
+        }
         bw_config_done(&c);
         tree_done(&t);
 
