@@ -95,6 +95,45 @@ int bw_history_select(
                 struct bw_history_entry **ret_entries,
                 size_t *ret_n);
 
+/* The last decision as a unit keeps it for explain (160 bytes, not 208):
+ * each field of struct bw_decision, the rates and per-sample counts in 32
+ * bits (µs/s: 4 294 CPUs; more saturate at UINT32_MAX, as in an entry). */
+struct bw_decision_kept {
+        struct bw_bandwidth target;
+        uint64_t next_tick_usec;
+        uint64_t dt_usec;
+        uint64_t credit_before_usec;
+        uint64_t credit_after_usec;
+        uint64_t debt_usec;
+        uint64_t time_to_empty_usec;
+        uint64_t reserve_usec;
+        uint64_t rq_wait_p99_usec;
+        uint64_t headroom_usec;
+        uint64_t headroom_max_usec;
+        uint32_t usage_rate;
+        uint32_t throttle_rate;
+        uint32_t ancestor_throttle_rate;
+        uint32_t pressure_rate;
+        uint32_t d_nr_periods;
+        uint32_t d_nr_throttled;
+        uint32_t d_nr_bursts;
+        uint32_t earn_rate;
+        uint32_t spend_rate;
+        uint32_t spend_avg;
+        uint16_t rq_throttled_permille;
+        uint8_t rule;                   /* enum bw_rule */
+        uint8_t level;
+        bool would_change;
+        bool change;
+        bool emergency;
+        bool active;
+        bool has_rq;
+        bool rq_over_target;
+};
+
+void bw_decision_keep(const struct bw_decision *d, struct bw_decision_kept *ret);
+void bw_decision_unkeep(const struct bw_decision_kept *k, struct bw_decision *ret);
+
 /* Fill an entry from a decision and the value the kernel held before it. */
 void bw_history_entry_from_decision(
                 const struct bw_decision *d,

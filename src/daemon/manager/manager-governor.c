@@ -124,7 +124,6 @@ static void unit_decision(const Unit *u, struct governor_decision *ret) {
 
         unit_params(u, &p);
         *ret = (struct governor_decision) {
-                .d = u->prev.decision,
                 .realtime_usec = u->prev.realtime_usec,
                 .old = u->prev.current,
                 .applied = u->prev.applied,
@@ -134,6 +133,7 @@ static void unit_decision(const Unit *u, struct governor_decision *ret) {
                 .credit_max_usec = p.credit_max_usec,
                 .quota_limit_usec = bw_policy_quota_limit_usec(&p),
         };
+        bw_decision_unkeep(&u->prev.decision, &ret->d);
 }
 
 static void unit_snapshot(const Manager *m, const Unit *u, size_t at, struct governor_unit *ret) {

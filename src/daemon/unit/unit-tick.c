@@ -229,7 +229,7 @@ static int unit_decide(Unit *u, struct unit_obs *o, struct bw_decision *ret) {
         if (r < 0)
                 return log_warning_errno(r, "%s: policy failed: %s", u->name, STRERROR(r));
         u->stats.ticks++;
-        u->prev.decision = *ret;
+        bw_decision_keep(ret, &u->prev.decision);
         u->prev.has = true;
         return 0;
 }

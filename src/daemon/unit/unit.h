@@ -151,7 +151,7 @@ struct unit_sd_intent {
 
 /* The last decision and what came of it. */
 struct unit_prev {
-        struct bw_decision decision;    /* if has */
+        struct bw_decision_kept decision; /* if has (history.h: 48 bytes less than a bw_decision) */
         struct bw_bandwidth current;    /* what the kernel held before `decision` */
         uint64_t realtime_usec;         /* CLOCK_REALTIME of `decision` */
         bool has;

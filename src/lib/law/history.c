@@ -184,6 +184,80 @@ int bw_history_select(
         return 0;
 }
 
+static uint32_t u32_sat(uint64_t v) {
+        return (uint32_t) u64_min(v, UINT32_MAX);
+}
+
+void bw_decision_keep(const struct bw_decision *d, struct bw_decision_kept *ret) {
+        *ret = (struct bw_decision_kept) {
+                .target = d->target,
+                .next_tick_usec = d->next_tick_usec,
+                .dt_usec = d->dt_usec,
+                .credit_before_usec = d->credit_before_usec,
+                .credit_after_usec = d->credit_after_usec,
+                .debt_usec = d->debt_usec,
+                .time_to_empty_usec = d->time_to_empty_usec,
+                .reserve_usec = d->reserve_usec,
+                .rq_wait_p99_usec = d->rq_wait_p99_usec,
+                .headroom_usec = d->headroom_usec,
+                .headroom_max_usec = d->headroom_max_usec,
+                .usage_rate = u32_sat(d->usage_rate),
+                .throttle_rate = u32_sat(d->throttle_rate),
+                .ancestor_throttle_rate = u32_sat(d->ancestor_throttle_rate),
+                .pressure_rate = u32_sat(d->pressure_rate),
+                .d_nr_periods = u32_sat(d->d_nr_periods),
+                .d_nr_throttled = u32_sat(d->d_nr_throttled),
+                .d_nr_bursts = u32_sat(d->d_nr_bursts),
+                .earn_rate = u32_sat(d->earn_rate),
+                .spend_rate = u32_sat(d->spend_rate),
+                .spend_avg = u32_sat(d->spend_avg),
+                .rq_throttled_permille = (uint16_t) u64_min(d->rq_throttled_permille, UINT16_MAX),
+                .rule = (uint8_t) d->rule,
+                .level = (uint8_t) u64_min(d->level, UINT8_MAX),
+                .would_change = d->would_change,
+                .change = d->change,
+                .emergency = d->emergency,
+                .active = d->active,
+                .has_rq = d->has_rq,
+                .rq_over_target = d->rq_over_target,
+        };
+}
+
+void bw_decision_unkeep(const struct bw_decision_kept *k, struct bw_decision *ret) {
+        *ret = (struct bw_decision) {
+                .target = k->target,
+                .next_tick_usec = k->next_tick_usec,
+                .dt_usec = k->dt_usec,
+                .usage_rate = k->usage_rate,
+                .throttle_rate = k->throttle_rate,
+                .ancestor_throttle_rate = k->ancestor_throttle_rate,
+                .pressure_rate = k->pressure_rate,
+                .d_nr_periods = k->d_nr_periods,
+                .d_nr_throttled = k->d_nr_throttled,
+                .d_nr_bursts = k->d_nr_bursts,
+                .credit_before_usec = k->credit_before_usec,
+                .credit_after_usec = k->credit_after_usec,
+                .debt_usec = k->debt_usec,
+                .earn_rate = k->earn_rate,
+                .spend_rate = k->spend_rate,
+                .spend_avg = k->spend_avg,
+                .time_to_empty_usec = k->time_to_empty_usec,
+                .reserve_usec = k->reserve_usec,
+                .rq_wait_p99_usec = k->rq_wait_p99_usec,
+                .headroom_usec = k->headroom_usec,
+                .headroom_max_usec = k->headroom_max_usec,
+                .rule = (enum bw_rule) k->rule,
+                .level = k->level,
+                .rq_throttled_permille = k->rq_throttled_permille,
+                .would_change = k->would_change,
+                .change = k->change,
+                .emergency = k->emergency,
+                .active = k->active,
+                .has_rq = k->has_rq,
+                .rq_over_target = k->rq_over_target,
+        };
+}
+
 void bw_history_entry_from_decision(
                 const struct bw_decision *d,
                 const struct bw_bandwidth *old_bw,
@@ -195,9 +269,9 @@ void bw_history_entry_from_decision(
                 .realtime_usec = realtime_usec,
                 .rule = (uint8_t) d->rule,
                 .applied = applied,
-                .usage_rate = (uint32_t) u64_min(d->usage_rate, UINT32_MAX),
-                .throttle_rate = (uint32_t) u64_min(d->throttle_rate, UINT32_MAX),
-                .pressure_rate = (uint32_t) u64_min(d->pressure_rate, UINT32_MAX),
+                .usage_rate = u32_sat(d->usage_rate),
+                .throttle_rate = u32_sat(d->throttle_rate),
+                .pressure_rate = u32_sat(d->pressure_rate),
                 .credit_usec = d->credit_after_usec,
                 .old_bw = *old_bw,
                 .new_bw = d->target,

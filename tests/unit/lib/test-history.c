@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <setjmp.h>
 #include <cmocka.h>
 
@@ -144,6 +145,55 @@ static void test_from_decision(void **state) {
         assert_int_equal(e.old_bw.quota_usec, 50000);
         assert_int_equal(e.new_bw.quota_usec, 80000);
         assert_int_equal(e.new_bw.burst_usec, 5000);
+
+        /* Rates past 32 bits saturate; they do not wrap. */
+        d.usage_rate = (uint64_t) UINT32_MAX + 5;
+        d.throttle_rate = UINT64_MAX;
+        bw_history_entry_from_decision(&d, &old, 1234, true, &e);
+        assert_int_equal(e.usage_rate, UINT32_MAX);
+        assert_int_equal(e.throttle_rate, UINT32_MAX);
+        assert_int_equal(e.pressure_rate, 60000);
+}
+
+/* A decision kept and given back: every field as it was; the rates and
+ * counts past 32 bits saturate. */
+static void test_decision_kept(void **state) {
+        struct bw_decision d = {
+                .target = { .quota_usec = 80000, .period_usec = 100000, .burst_usec = 5000, .has_burst = true },
+                .next_tick_usec = 1, .dt_usec = 2, .usage_rate = 3, .throttle_rate = 4,
+                .ancestor_throttle_rate = 5, .pressure_rate = 6, .d_nr_periods = 7, .d_nr_throttled = 8,
+                .d_nr_bursts = 9, .credit_before_usec = 10, .credit_after_usec = 11, .debt_usec = 12,
+                .earn_rate = 13, .spend_rate = 14, .spend_avg = 15, .time_to_empty_usec = UINT64_MAX,
+                .reserve_usec = 17, .rq_wait_p99_usec = 18, .headroom_usec = 19, .headroom_max_usec = 20,
+                .rule = BW_RULE_HOST_HOLD, .level = BW_POLICY_LEVELS, .rq_throttled_permille = 1000,
+                .would_change = true, .change = false, .emergency = true, .active = false, .has_rq = true,
+                .rq_over_target = true,
+        };
+        struct bw_decision_kept k;
+        struct bw_decision back;
+
+        bw_decision_keep(&d, &k);
+        memset(&back, 0x5a, sizeof(back));
+        bw_decision_unkeep(&k, &back);
+#define SAME(f) assert_int_equal(back.f, d.f)
+        SAME(target.quota_usec); SAME(target.period_usec); SAME(target.burst_usec); SAME(target.has_burst);
+        SAME(next_tick_usec); SAME(dt_usec); SAME(usage_rate); SAME(throttle_rate); SAME(ancestor_throttle_rate);
+        SAME(pressure_rate); SAME(d_nr_periods); SAME(d_nr_throttled); SAME(d_nr_bursts);
+        SAME(credit_before_usec); SAME(credit_after_usec); SAME(debt_usec); SAME(earn_rate); SAME(spend_rate);
+        SAME(spend_avg); SAME(time_to_empty_usec); SAME(reserve_usec); SAME(rq_wait_p99_usec);
+        SAME(headroom_usec); SAME(headroom_max_usec); SAME(rule); SAME(level); SAME(rq_throttled_permille);
+        SAME(would_change); SAME(change); SAME(emergency); SAME(active); SAME(has_rq); SAME(rq_over_target);
+
+        d.usage_rate = d.d_nr_periods = d.spend_avg = (uint64_t) UINT32_MAX + 1;
+        bw_decision_keep(&d, &k);
+        bw_decision_unkeep(&k, &back);
+        assert_int_equal(back.usage_rate, UINT32_MAX);
+        assert_int_equal(back.d_nr_periods, UINT32_MAX);
+        assert_int_equal(back.spend_avg, UINT32_MAX);
+        SAME(throttle_rate);
+        SAME(time_to_empty_usec);
+#undef SAME
+        assert_true(sizeof(struct bw_decision_kept) < sizeof(struct bw_decision));
 }
 
 /* Table: a ring (capacity, entries 1..pushes pushed; capacity 0 stands for
@@ -269,6 +319,7 @@ int main(void) {
                 cmocka_unit_test(test_resize),
                 cmocka_unit_test(test_lazy_growth),
                 cmocka_unit_test(test_from_decision),
+                cmocka_unit_test(test_decision_kept),
                 cmocka_unit_test(test_select),
                 cmocka_unit_test(test_select_invalid),
         };
