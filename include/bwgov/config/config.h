@@ -218,13 +218,6 @@ int bw_config_load(const char *const *dirs, struct bw_config *ret, struct bw_con
 /* Frees everything and zeroes *c. Accepts NULL. */
 void bw_config_done(struct bw_config *c);
 
-/* Where unit NAME's cgroup is named, for a message (not kept in the unit:
- * its drop-ins are read again): "file:line" of its Subgroup=, else of its
- * Cgroup=, else the path of its first drop-in (its name names the
- * cgroup). Returns 1 with *ret (malloc'd), 0 when the directories hold no
- * such unit now, or a negative errno (a drop-in that no longer loads). */
-int bw_config_cgroup_named_at(const char *const *dirs, const char *name, char **ret);
-
 /* Frees the strings of *u (name, cgroup, subgroup, cpu_quota_source) and zeroes it.
  * Accepts NULL. */
 void bw_unit_config_done(struct bw_unit_config *u);

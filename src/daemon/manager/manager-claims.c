@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bwgov/config/config-source.h"
 #include "claims.h"
 #include "log.h"
 #include "manager.h"

@@ -367,7 +367,7 @@ static int on_stop_pass(sd_event_source *s, uint64_t usec, void *userdata) {
         /* Only the ones whose restore was not done (reading every cgroup
          * again took a third of a second at ten thousand, in one go). */
         for (size_t i = 0; i < m->n_units; i++)
-                if (m->units[i]->stop.restore_again)
+                if (m->units[i]->restore_again)
                         restore_again(m, m->units[i], "stop");
         (void) sd_event_source_set_enabled(s, SD_EVENT_OFF);
         return sd_event_exit(m->event, 0);
@@ -415,7 +415,9 @@ void manager_update_outermost(Manager *m) {
         if (bw_cgtree_build(&m->cgtree, nodes, n) < 0)
                 return;
         m->outermost_dirty = false;
-        m->cgtree_generation++;
+        /* 32 bits, wrapping past 0: a unit's 0 means never. */
+        if (++m->cgtree_generation == 0)
+                m->cgtree_generation = 1;
         for (size_t i = 0; i < m->n_units; i++) {
                 Unit *u = m->units[i];
 

@@ -86,7 +86,7 @@ struct Manager {
         bool any_searched;              /* a unit's cgroup is searched for by name (a service, a scope) */
         bool outermost_dirty;           /* a cgroup opened or closed: Unit.outermost to work out again */
         struct bw_cgtree cgtree;        /* the units with a cgroup path (valid while not dirty) */
-        uint64_t cgtree_generation;     /* counted up by each rebuild (Unit.place.cgtree_generation) */
+        uint32_t cgtree_generation;     /* counted up by each rebuild, never 0 (Unit.place.cgtree_generation) */
         Contention *contention;         /* Contention= over the units (contention-sched.h) */
         Claims *claims;                 /* one governor per cgroup (claims.h) ... */
         char *claims_path;              /* ... locked against other daemons there */

@@ -34,12 +34,12 @@ static int unit_sdintent_changed(Unit *u, uint64_t *ret_quota_usec, uint64_t *re
 
         if (u->cfg->cgroup || u->cfg->subgroup || sdintent_read(u->ctx->sdintent, u->name, &quota, &period) <= 0)
                 return 0;
-        if (u->sd.has && u->sd.quota_usec == quota && u->sd.period_usec == period)
+        if (u->sd.has && u->sd.quota_usec == quota && u->sd.period_usec == u64_min(period, UINT32_MAX))
                 return 0;
         had = u->sd.has;
         u->sd.has = true;
         u->sd.quota_usec = quota;
-        u->sd.period_usec = period;
+        u->sd.period_usec = (uint32_t) u64_min(period, UINT32_MAX);
         if (!had)
                 return 0;
         *ret_quota_usec = quota;
@@ -115,7 +115,7 @@ void unit_refused_write(Unit *u, const struct bw_refused_write *w) {
 }
 
 void unit_stop_restore_again(Unit *u) {
-        u->stop.restore_again = true;
+        u->restore_again = true;
 }
 
 void unit_stop_begin(Unit *u) {

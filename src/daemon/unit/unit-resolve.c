@@ -133,8 +133,11 @@ int unit_resolve(Unit *u) {
         unit_unwatch(u);
         unit_watch(u, path);
         unit_watch_quota(u);
-        free(u->cgroup_path);
-        u->cgroup_path = TAKE_PTR(path);
+        /* Not its own yet: u->cg was NULL until now. */
+        free((char *) u->cgroup_path);
+        /* The open cgroup's path, unless it is written otherwise ("/a"
+         * opens "a"). */
+        u->cgroup_path = strcmp(u->cg->path, path) != 0 ? TAKE_PTR(path) : u->cg->path;
         u->sampler.gate = usage_gate_get(u->ctx->gates, u->ctx->root, u->cgroup_path);
         log_info("%s: governing cgroup %s (%s)", u->name, u->cgroup_path[0] ? u->cgroup_path : "/",
                  bw_cg_layout_to_string(u->cg->layout));
@@ -158,7 +161,7 @@ void unit_set_instance(Unit *u, bool instance) {
         u->place.instance = instance;
 }
 
-void unit_set_place(Unit *u, uint64_t generation, bool outermost, bool has_governed_descendants) {
+void unit_set_place(Unit *u, uint32_t generation, bool outermost, bool has_governed_descendants) {
         u->place = (struct unit_place) {
                 .instance = u->place.instance,
                 .outermost = outermost,

@@ -23,7 +23,7 @@ bool unit_set_owner_said(Unit *u, bool said);
 /* Made from prefix directories for a cgroup found, or configured. */
 void unit_set_instance(Unit *u, bool instance);
 /* Its place in the manager's cgtree of this generation (unit_place). */
-void unit_set_place(Unit *u, uint64_t generation, bool outermost, bool has_governed_descendants);
+void unit_set_place(Unit *u, uint32_t generation, bool outermost, bool has_governed_descendants);
 /* A governed unit's cgroup is below u (true), or none is known to be yet
  * (false: the cgtree is about to be worked out again). */
 void unit_set_has_governed_descendants(Unit *u, bool has);

@@ -504,7 +504,7 @@ static void unit_record_tick(Unit *u, const struct unit_obs *o, const struct bw_
         /* The credit bucket: saved with the next save, not on every tick;
          * mirrored only when it moved (a full bucket stays full). Whatever
          * else the entry holds is recorded where it changes. */
-        if (!u->mirror.recorded || u->mirror.credit_usec != u->pstate.credit.credit_usec ||
+        if (!u->mirror_recorded || u->mirror.credit_usec != u->pstate.credit.credit_usec ||
             u->mirror.debt_usec != u->pstate.credit.debt_usec)
                 (void) unit_record(u, 0);
         if (unit_may_park(u, d))

@@ -72,7 +72,7 @@ int unit_record(Unit *u, unsigned flags) {
         if (ret >= 0) {
                 u->mirror.credit_usec = r.credit_usec;
                 u->mirror.debt_usec = r.debt_usec;
-                u->mirror.recorded = true;
+                u->mirror_recorded = true;
         }
         return ret;
 }
@@ -117,6 +117,13 @@ static void unit_close_cgroup(Unit *u) {
         usage_gate_put(u->sampler.gate);
         u->sampler.gate = NULL;
         u->sampler.gate_valid = false;
+        if (u->cg && !unit_cgroup_path_owned(u)) {
+                /* The path outlives the open cgroup (status, the next
+                 * resolve's messages): a copy of its own now. */
+                u->cgroup_path = strdup(u->cg->path);
+                if (!u->cgroup_path)
+                        log_oom();
+        }
         bw_cg_free(u->cg);
         u->cg = NULL;
         unit_scope_close(u);
@@ -155,7 +162,7 @@ void unit_vanished(Unit *u) {
         if (same)
                 return;
         store_forget(u->ctx->store, u->name);
-        u->mirror.recorded = false;
+        u->mirror_recorded = false;
         store_mark(u->ctx->store);
         /* Its decisions went with it: a new cgroup starts a new history
          * (the ring's memory too, so churn does not add up). */
@@ -554,7 +561,8 @@ Unit *unit_free(Unit *u) {
         bw_history_done(&u->hist.log);
         unit_drop_own_config(u);
         free(u->refused);
-        free(u->cgroup_path);
+        if (unit_cgroup_path_owned(u))
+                free((char *) u->cgroup_path);
         free(u);
         return NULL;
 }

@@ -127,10 +127,10 @@ struct unit_scope {
 /* Where the unit's cgroup is among the governed ones: the manager's
  * cgtree pass works it out, unit_set_place() and its siblings write it. */
 struct unit_place {
+        uint32_t cgtree_generation;     /* in the manager's cgtree of this generation (0: never) */
         bool instance;                  /* made from prefix directories for a cgroup found (manager-prefix.c) */
         bool outermost;                 /* no governed unit's cgroup contains this one (host usage sum) */
         bool has_governed_descendants;  /* some governed unit's cgroup is below this one */
-        uint64_t cgtree_generation;     /* in the manager's cgtree of this generation (0: never) */
 };
 
 /* Its PSI trigger on cpu.pressure (psi-trigger.h). */
@@ -143,10 +143,10 @@ struct unit_trigger {
 
 /* What systemd intends for cpu.max (CPUQuota=), see sdintent.h. */
 struct unit_sd_intent {
-        bool has;
         uint64_t quota_usec;
-        uint64_t period_usec;
         uint64_t asked_usec;            /* asked at most once per Interval= */
+        uint32_t period_usec;           /* saturated: the kernel takes 1 s at most */
+        bool has;
 };
 
 /* The last decision and what came of it. */
@@ -181,9 +181,8 @@ struct unit_stats {
         uint64_t light_samples;         /* light samples taken */
 };
 
-/* The stop's bookkeeping. */
+/* The stop's bookkeeping (and Unit.restore_again). */
 struct unit_stop {
-        bool restore_again;             /* its restore was not done, or an ancestor lowered it since */
         uint64_t write_errors_at;       /* stats.write_errors when the stop began */
 };
 
@@ -195,10 +194,10 @@ struct unit_refused {
         char comm[BW_REFUSED_COMM_MAX];
 };
 
-/* What the store holds of it (store.h). */
+/* What the store holds of it (store.h), if Unit.mirror_recorded (mirrored
+ * into the store since adoption): its credit and debt then. */
 struct unit_mirror {
-        bool recorded;                  /* mirrored into the store since adoption ... */
-        uint64_t credit_usec;           /* ... with this credit and debt */
+        uint64_t credit_usec;
         uint64_t debt_usec;
 };
 
@@ -207,13 +206,15 @@ struct unit_mirror {
 struct Unit {
         const struct unit_context *ctx;
         char *name;
-        char *cgroup_path;              /* resolved, NULL until found */
+        /* Resolved, NULL until found: while its cgroup is open, the open
+         * cgroup's own path (cg->path, not a copy: ten thousand paths
+         * were 0.6 MB), else a copy of its own (unit_cgroup_path_owned()). */
+        const char *cgroup_path;
         struct bw_cg *cg;               /* open handle, NULL while absent */
         /* The configured values: the configuration's entry (ctx->config),
          * or own_cfg, a copy, for a unit that has none there. */
         const struct bw_unit_config *cfg;
         struct bw_unit_config *own_cfg;
-        struct unit_place place;
         struct unit_scope *scope;       /* Subgroup=: the cgroup above, tied or not, while open (unit-scope.c) */
         struct unit_ancestor ancestor;
         int watch_wd;                   /* its parent directory's cgwatch while absent, or -1 */
@@ -224,6 +225,11 @@ struct Unit {
         bool adopted;
         bool has_written;               /* written holds a value */
         bool paused;
+        /* The flags of the structs below, here: ten thousand units, no
+         * padding after each. */
+        struct unit_place place;
+        bool restore_again;             /* the stop: its restore was not done, or an ancestor lowered it since */
+        bool mirror_recorded;           /* mirror holds what the store has */
 
         struct bw_tick_entry tick;      /* its next sample (owner: the unit) */
         struct unit_sampler sampler;
@@ -255,6 +261,12 @@ struct Unit {
         struct unit_levers lv;          /* weight, idle, freezer, cpuset, slices (unit-levers.h) */
         /* The latency guard keeps its own state of the unit (latency-guard.h). */
 };
+
+/* cgroup_path is a copy of its own (freed with the unit), not the open
+ * cgroup's. */
+static inline bool unit_cgroup_path_owned(const Unit *u) {
+        return u->cgroup_path && !(u->cg && u->cgroup_path == u->cg->path);
+}
 
 /* Where its configuration came from, for messages (cpu_quota_source):
  * its configuration, the configuration's entry for it or

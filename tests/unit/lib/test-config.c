@@ -19,6 +19,7 @@
 #include "bwgov/util/macro.h"
 #include "bwgov/config/config-dropin.h"
 #include "bwgov/config/config-prefix.h"
+#include "bwgov/config/config-source.h"
 
 #define PCT(x) ((uint64_t) ((x) * 10000))       /* whole percent -> µs/s */
 #define MSEC(x) ((uint64_t) (x) * USEC_PER_MSEC)
