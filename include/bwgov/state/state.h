@@ -51,7 +51,7 @@
 
 struct bw_state_unit {
         char *name;
-        char *cgroup;
+        char *cgroup;                           /* in name's allocation, or name itself: never freed alone */
         struct bw_bandwidth baseline;
         struct bw_bandwidth written;            /* if has_written */
         struct bw_bandwidth pending;            /* if has_pending */

@@ -2,7 +2,8 @@
 #pragma once
 
 /* A min-heap of due times: the one schedule of every governed unit's next
- * sample. Entries live in their owners (struct Unit embeds one) and know
+ * sample. Entries live in their owners (struct Unit embeds one: its owner
+ * is found from the entry's address, not kept in it) and know
  * their slot, so moving an entry (a decision's new horizon) and removing
  * one are O(log n) without a search. The heap is 8-ary and keeps each due
  * time next to its entry pointer: at ten thousand entries a pop compares
@@ -17,7 +18,6 @@
 struct bw_tick_entry {
         uint64_t due_usec;
         size_t slot;                    /* index + 1 in the heap, 0 while not queued */
-        void *owner;
 };
 
 #define BW_TICKHEAP_ARITY 8

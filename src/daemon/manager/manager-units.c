@@ -508,7 +508,7 @@ void manager_units_due(struct bw_tick_entry *const *due, size_t n, uint64_t now,
         bool deferred[TICKER_BATCH] = { false };
 
         for (size_t i = 0; i < n; i++)
-                units[i] = due[i]->owner;
+                units[i] = unit_of_tick(due[i]);
         if (m->stopping)
                 return;         /* the stop puts baselines back: no samples, nothing rescheduled */
         quotawatch_drain(m->quotawatch);        /* before the light samples look (quotawatch.h) */

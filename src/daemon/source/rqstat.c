@@ -230,7 +230,11 @@ int rqstat_new(size_t capacity, Rqstat **ret, char reason[static RQSTAT_REASON_M
                 free(t);
                 return -ENOMEM;
         }
-        r = rqstat_load(t, capacity * 2, reason);
+        /* A quarter more than configured, rounded up to a power of two:
+         * room for prefix instances without a grow (which starts the
+         * counters again). The activity flags are mmapped (in the RSS);
+         * twice as many were 256 KiB at 10 000 units. */
+        r = rqstat_load(t, capacity + capacity / 4, reason);
         if (r < 0) {
                 free(t->percpu);
                 free(t);

@@ -291,7 +291,7 @@ int levers_slice_apply(const struct lever_host *u, uint64_t slice_usec) {
         }
         free(lv->threads);
         lv->threads = next;
-        lv->n_threads = k;
+        lv->n_threads = (uint32_t) k;
         if (fresh)
                 log_info("%s: %" PRIu64 "us EEVDF slice for its %zu thread%s", u->name, slice_usec, k,
                          k == 1 ? "" : "s");

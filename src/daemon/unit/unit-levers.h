@@ -41,8 +41,8 @@ struct unit_levers {
         bool yielded[_BW_LEVER_MAX];    /* someone else's value, kept until the holder lets the lever go */
         uint64_t slice_usec;            /* the slice its threads get, 0: none */
         struct unit_slice_thread *threads;      /* sorted by tid */
-        size_t n_threads;
-        uint64_t slice_errors;
+        uint32_t n_threads;
+        uint32_t slice_errors;          /* counted to log the first (wraps: logged again) */
         /* Some record of the unit's may be in the store (false: surely
          * none): spares a lookup for every quiet unit on every tick. */
         bool maybe_recorded;

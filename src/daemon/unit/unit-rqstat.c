@@ -87,7 +87,7 @@ int unit_rqstat_sample(struct unit_rqstat *ut, Rqstat *t, uint64_t now_usec,
                         /* Nothing waited yet: no window to judge, no memory. */
                         if (ut->zero_samples > 0)
                                 ut->zero_window_usec = now_usec - ut->zero_usec;
-                        ut->zero_samples = ut->zero_samples < 2 ? ut->zero_samples + 1 : 2;
+                        ut->zero_samples = (uint8_t) (ut->zero_samples < 2 ? ut->zero_samples + 1 : 2);
                         ut->zero_usec = now_usec;
                         return 0;
                 }

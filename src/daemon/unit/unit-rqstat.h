@@ -30,11 +30,11 @@ struct unit_rqstat {
         uint64_t cgroup_id;             /* tracked under this id; 0 when not tracked */
         uint64_t since_realtime_usec;   /* CLOCK_REALTIME when it was first tracked */
         struct unit_rqstat_counts *c;        /* non-NULL once something was counted */
-        unsigned zero_samples;          /* samples that found nothing counted yet (0, 1, 2: many) */
         uint64_t zero_usec;
         uint64_t zero_window_usec;      /* between the last two of them */
-        bool act_watched;               /* its activity is watched (rqstat_watch()) ... */
-        uint32_t act_slot;              /* ... in this slot */
+        uint32_t act_slot;              /* its activity slot, if act_watched */
+        uint8_t zero_samples;           /* samples that found nothing counted yet (0, 1, 2: many) */
+        bool act_watched;               /* its activity is watched (rqstat_watch()) in act_slot */
 };
 
 /* The counts as the snapshot and explain see them: *c, or zeros for a

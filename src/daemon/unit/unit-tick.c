@@ -297,11 +297,11 @@ static void unit_remember(Unit *u, const struct bw_bandwidth *cur, const struct 
         u->prev.applied = applied;
         u->prev.realtime_usec = e.realtime_usec;
         if (d->rule != BW_RULE_TOO_SOON &&
-            (applied || !u->hist.has_rule || u->hist.rule != d->rule ||
+            (applied || !u->prev.has_hist_rule || u->prev.hist_rule != d->rule ||
              (d->rule != BW_RULE_STEADY && d->rule != BW_RULE_HOLD))) {
                 bw_history_push(&u->hist.log, &e);
-                u->hist.rule = d->rule;
-                u->hist.has_rule = true;
+                u->prev.hist_rule = (uint8_t) d->rule;
+                u->prev.has_hist_rule = true;
         }
 }
 

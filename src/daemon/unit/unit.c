@@ -98,7 +98,7 @@ void unit_count_fds(Unit *u) {
 
         if (n != u->fds.held)
                 unit_count(u, &(struct unit_counters) { .fds = (int64_t) n - (int64_t) u->fds.held });
-        u->fds.held = n;
+        u->fds.held = (uint16_t) n;
 }
 
 static void unit_close_cgroup(Unit *u) {
@@ -157,7 +157,7 @@ void unit_vanished(Unit *u) {
         u->adopted = false;
         u->has_written = false;
         u->prev.has = false;
-        u->hist.has_rule = false;
+        u->prev.has_hist_rule = false;
         u->caps.latency_hold = false;
         if (same)
                 return;
@@ -532,10 +532,9 @@ int unit_new(const struct unit_context *ctx, const struct bw_unit_config *cfg, U
         if (!u)
                 return -ENOMEM;
         u->ctx = ctx;
-        u->tick.owner = u;
         u->watch_wd = -1;
         u->quota_watch.wd = -1;
-        u->fds.rank = (unsigned) (((uintptr_t) u >> 4) * 2654435761u % 1000);
+        u->fds.rank = (uint16_t) (((uintptr_t) u >> 4) * 2654435761u % 1000);
         u->trigger.fd = -1;
         u->lv.maybe_recorded = true;    /* an undo still to retry, say */
         r = unit_take_config(u, cfg);

@@ -14,6 +14,7 @@
  * unit-levers.h, unit-rqstat.h, unit-state.h). */
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <systemd/sd-event.h>
 
@@ -156,13 +157,15 @@ struct unit_prev {
         uint64_t realtime_usec;         /* CLOCK_REALTIME of `decision` */
         bool has;
         bool applied;                   /* `decision` was written */
+        /* The rule of the history's newest entry (here, not in unit_hist:
+         * this struct's padding holds it). */
+        bool has_hist_rule;
+        uint8_t hist_rule;              /* enum bw_rule */
 };
 
-/* The unit's history ring and the rule of its newest entry. */
+/* The unit's history ring (the rule of its newest entry: unit_prev). */
 struct unit_hist {
         struct bw_history log;          /* its entries allocated as they come */
-        bool has_rule;
-        enum bw_rule rule;
 };
 
 /* Headroom caps others ask for (unit_set_headroom_cap()). */
@@ -225,30 +228,30 @@ struct Unit {
         bool adopted;
         bool has_written;               /* written holds a value */
         bool paused;
-        /* The flags of the structs below, here: ten thousand units, no
-         * padding after each. */
-        struct unit_place place;
+        /* The flags of the structs below, and the small ones, here: ten
+         * thousand units, no padding after each. */
         bool restore_again;             /* the stop: its restore was not done, or an ancestor lowered it since */
         bool mirror_recorded;           /* mirror holds what the store has */
+        struct unit_place place;
+        struct {
+                uint16_t held;          /* file descriptors held, as in the manager's count */
+                uint16_t rank;          /* 0..999, fixed: which units keep files when only some can */
+        } fds;
 
-        struct bw_tick_entry tick;      /* its next sample (owner: the unit) */
+        struct bw_tick_entry tick;      /* its next sample (unit_of_tick()) */
         struct unit_sampler sampler;
         struct unit_trigger trigger;
         struct quota_watch quota_watch; /* writes to its quota file, seen without reading it */
-        struct {
-                unsigned held;          /* file descriptors held, as in the manager's count */
-                unsigned rank;          /* 0..999, fixed: which units keep files when only some can */
-        } fds;
 
         struct bw_bandwidth baseline;   /* the contract, restored on stop */
         struct bw_bandwidth written;    /* what we last wrote and read back (has_written) */
         struct unit_sd_intent sd;
 
-        enum bw_mode params_mode;       /* the mode the law last had (unit_update_params()) */
         struct bw_policy_state pstate;
         struct unit_prev prev;
         struct unit_hist hist;
         struct unit_caps caps;
+        enum bw_mode params_mode;       /* the mode the law last had (unit_update_params()) */
 
         /* The last quota write the kernel refused for our burst (refused.h),
          * put in place at the next tick (unit-intent.c); NULL: none. */
@@ -261,6 +264,11 @@ struct Unit {
         struct unit_levers lv;          /* weight, idle, freezer, cpuset, slices (unit-levers.h) */
         /* The latency guard keeps its own state of the unit (latency-guard.h). */
 };
+
+/* The unit whose tick entry e is (the ticker hands entries out). */
+static inline Unit *unit_of_tick(struct bw_tick_entry *e) {
+        return (Unit *) (void *) ((char *) e - offsetof(Unit, tick));
+}
 
 /* cgroup_path is a copy of its own (freed with the unit), not the open
  * cgroup's. */

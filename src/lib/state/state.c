@@ -75,8 +75,7 @@ enum bw_ownership bw_state_classify(const struct bw_state_unit *u, const struct 
 }
 
 static void unit_done(struct bw_state_unit *u) {
-        free(u->name);
-        free(u->cgroup);
+        free(u->name);                  /* and cgroup with it (bw_state_add()) */
         if (u->levers)
                 for (size_t l = 0; l < _BW_LEVER_MAX; l++)
                         bw_ledger_lever_done(&u->levers[l]);
@@ -153,11 +152,18 @@ struct bw_state_unit *bw_state_add(struct bw_state *s, const char *name, const c
         if (found)
                 return &s->units[i];
 
-        u.name = strdup(name);
-        u.cgroup = strdup(cgroup ? cgroup : name);
-        if (!u.name || !u.cgroup) {
-                unit_done(&u);
-                return NULL;
+        /* Name and cgroup in one allocation (one string when they are the
+         * same): ten thousand entries, two chunks each, were 0.3 MB more. */
+        if (!cgroup)
+                cgroup = name;
+        {
+                size_t nl = strlen(name) + 1, cl = strcmp(cgroup, name) == 0 ? 0 : strlen(cgroup) + 1;
+
+                u.name = malloc(nl + cl);
+                if (!u.name)
+                        return NULL;
+                memcpy(u.name, name, nl);
+                u.cgroup = cl > 0 ? memcpy(u.name + nl, cgroup, cl) : u.name;
         }
         if (s->n_units == s->n_allocated) {
                 /* Ten thousand entries in an array for 16 384 were 1.5 MB
