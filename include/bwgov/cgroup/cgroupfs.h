@@ -40,8 +40,8 @@ struct bw_cg {
         int usage_fd;           /* v2 twin cpu.stat (HYBRID) or cpuacct.usage (V1); -1 in V2 */
         int pressure_fd;        /* cpu.pressure, -1 when unavailable */
         int quota_fd;           /* the bandwidth tree's cpu.max (V2) or cpu.cfs_quota_us */
-        unsigned released;      /* BW_CG_FILE_* closed by bw_cg_release(), opened again when read */
-        unsigned pinned;        /* BW_CG_FILE_* that cannot be opened again (kept) */
+        uint16_t released;      /* BW_CG_FILE_* closed by bw_cg_release(), opened again when read */
+        uint16_t pinned;        /* BW_CG_FILE_* that cannot be opened again (kept) */
         bool has_v2;            /* there is a v2 directory (held or released) */
         bool kernfs;            /* on cgroupfs: a removed cgroup's reads fail by themselves */
         /* Validated relative path, in the same allocation (ten thousand

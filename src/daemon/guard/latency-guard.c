@@ -194,7 +194,7 @@ _printf_(2, 3) static void set_note(struct latency_member *mb, const char *fmt, 
 static bool guard_holds(struct latency_member *mb) {
         Unit *u = mb->u;
 
-        return u->caps.latency_hold || u->lv.slice_usec > 0 || mb->lat.level > BW_LAT_NONE ||
+        return u->caps.latency_hold || unit_levers_slice_usec(&u->lv) > 0 || mb->lat.level > BW_LAT_NONE ||
                mb->level > BW_LAT_NONE ||
                (unit_levers_any(u) &&
                 (unit_lever_is_set(u, UNIT_LEVER_IDLE) || unit_lever_is_set(u, UNIT_LEVER_WEIGHT)));
@@ -205,7 +205,7 @@ static bool guard_holds(struct latency_member *mb) {
 static void release(struct latency_member *mb, const char *why) {
         Unit *u = mb->u;
 
-        if (u->lv.slice_usec > 0)
+        if (unit_levers_slice_usec(&u->lv) > 0)
                 (void) unit_slice_apply(u, 0);
         (void) unit_lever_restore(u, UNIT_LEVER_IDLE, why);
         (void) unit_lever_restore(u, UNIT_LEVER_WEIGHT, why);
@@ -522,7 +522,7 @@ static void apply_latency_unit(struct latency_guard *g, struct latency_member *m
          * before 6.12, even at the rung above it. */
         if (l >= BW_LAT_SLICE && g->ctx.slice_supported)
                 (void) unit_slice_apply(u, bw_lat_slice_usec(bw_unit_latency_target_usec(u->cfg)));
-        else if (u->lv.slice_usec > 0)
+        else if (unit_levers_slice_usec(&u->lv) > 0)
                 (void) unit_slice_apply(u, 0);
 
         fmt_usec(mb->lat.last_p99_usec, p99, sizeof(p99));
@@ -543,13 +543,13 @@ static void apply_latency_unit(struct latency_guard *g, struct latency_member *m
                 set_note(mb, "latency: its neighbours' runnable demand (%s CPUs) fills the host; p99 %s, "
                                 "LatencyTarget=%s; lever \"%s\"%s%s",
                                 nb, mb->lat.has_last ? p99 : "-", target, bw_lat_level_to_string(l), weight,
-                                u->lv.slice_usec > 0 ? ", short EEVDF slice for its threads" : "");
+                                unit_levers_slice_usec(&u->lv) > 0 ? ", short EEVDF slice for its threads" : "");
         } else
                 set_note(mb, "latency: p99 %s %s LatencyTarget=%s (%" PRIu64 " of %" PRIu64 " samples missed); "
                                 "lever \"%s\"%s%s",
                                 p99, mb->lat.last_missed ? "over" : "within", target, mb->lat.n_missed,
                                 mb->lat.n_samples, bw_lat_level_to_string(l), weight,
-                                u->lv.slice_usec > 0 ? ", short EEVDF slice for its threads" : "");
+                                unit_levers_slice_usec(&u->lv) > 0 ? ", short EEVDF slice for its threads" : "");
 }
 
 static void apply_other_unit(struct latency_member *mb, const struct census *c) {
@@ -634,7 +634,7 @@ void latency_guard_tick(struct latency_guard *g, Unit *const *units, size_t n, u
                                 release(mb, "class-changed");
                         apply_latency_unit(g, mb);
                 } else {
-                        if (unit_lever_is_set(u, UNIT_LEVER_WEIGHT) || u->lv.slice_usec > 0 ||
+                        if (unit_lever_is_set(u, UNIT_LEVER_WEIGHT) || unit_levers_slice_usec(&u->lv) > 0 ||
                             mb->lat.level > BW_LAT_NONE || mb->level > BW_LAT_NONE) {
                                 (void) unit_slice_apply(u, 0);
                                 (void) unit_lever_restore(u, UNIT_LEVER_WEIGHT, "class-changed");

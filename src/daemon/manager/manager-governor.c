@@ -106,8 +106,8 @@ static void unit_summary(const Manager *m, const Unit *u, size_t at, struct gove
                                 u->caps.latency_hold,
                         .note = lv.note,
                         .layout = u->cg ? u->cg->layout : BW_CG_LAYOUT_UNKNOWN,
-                        .slice_usec = u->lv.slice_usec,
-                        .slice_threads = u->lv.n_threads,
+                        .slice_usec = unit_levers_slice_usec(&u->lv),
+                        .slice_threads = unit_levers_slice_threads(&u->lv),
                 },
         };
         /* Held levers: the value bwgovd wrote (not one being put back). */

@@ -162,7 +162,7 @@ bool levers_value(const struct lever_host *u, enum unit_lever lever, char *buf, 
 bool levers_any(const struct lever_host *u) {
         const struct bw_state_unit *su;
 
-        if (u->lv->slice_usec > 0)
+        if (unit_levers_slice_usec(u->lv) > 0)
                 return true;
         if (!u->lv->maybe_recorded)
                 return false;
@@ -196,15 +196,15 @@ static int slice_put_back(uint64_t ours, const struct unit_slice_thread *t) {
         return r == -ESRCH ? 0 : r;
 }
 
-static const struct unit_slice_thread *find_thread(const struct unit_levers *lv, pid_t tid) {
-        size_t lo = 0, hi = lv->n_threads;
+static const struct unit_slice_thread *find_thread(const struct unit_slices *sl, pid_t tid) {
+        size_t lo = 0, hi = sl->n_threads;
 
         while (lo < hi) {
                 size_t mid = (lo + hi) / 2;
 
-                if (lv->threads[mid].tid == tid)
-                        return &lv->threads[mid];
-                if (lv->threads[mid].tid < tid)
+                if (sl->threads[mid].tid == tid)
+                        return &sl->threads[mid];
+                if (sl->threads[mid].tid < tid)
                         lo = mid + 1;
                 else
                         hi = mid;
@@ -212,23 +212,29 @@ static const struct unit_slice_thread *find_thread(const struct unit_levers *lv,
         return NULL;
 }
 
+/* Its threads back to their slices; the memory of them goes. */
 static void slices_release(const struct lever_host *u) {
-        struct unit_levers *lv = u->lv;
+        struct unit_slices *sl = u->lv->slices;
         int r = 0;
 
-        for (size_t i = 0; i < lv->n_threads; i++) {
-                int k = slice_put_back(lv->slice_usec, &lv->threads[i]);
-
-                if (k < 0) {
-                        lv->slice_errors++;
-                        r = k;
-                }
+        if (!sl)
+                return;
+        if (sl->slice_usec == 0 && sl->n_threads == 0) {
+                /* Allocated, never given (its record was not saved). */
+                free(sl->threads);
+                u->lv->slices = mfree(sl);
+                return;
         }
-        lv->threads = mfree(lv->threads);
-        lv->n_threads = 0;
-        if (lv->slice_usec > 0)
-                log_info("%s: %" PRIu64 "us EEVDF slice withdrawn from its threads", u->name, lv->slice_usec);
-        lv->slice_usec = 0;
+        for (size_t i = 0; i < sl->n_threads; i++) {
+                int k = slice_put_back(sl->slice_usec, &sl->threads[i]);
+
+                if (k < 0)
+                        r = k;
+        }
+        if (sl->slice_usec > 0)
+                log_info("%s: %" PRIu64 "us EEVDF slice withdrawn from its threads", u->name, sl->slice_usec);
+        free(sl->threads);
+        u->lv->slices = mfree(sl);
         if (r < 0) {
                 /* Tried again on every thread still at it (restore.h). */
                 log_warning_errno(r, "%s: putting its threads' slice back failed: %s", u->name, STRERROR(r));
@@ -241,20 +247,26 @@ int levers_slice_apply(const struct lever_host *u, uint64_t slice_usec) {
         struct unit_levers *lv = u->lv;
         _cleanup_free_ pid_t *tids = NULL;
         struct unit_slice_thread *next;
+        struct unit_slices *sl;
         size_t n = 0, k = 0;
         bool fresh;
         int r;
 
         if (slice_usec == 0) {
-                if (lv->slice_usec > 0 || lv->n_threads > 0)
-                        slices_release(u);
+                slices_release(u);
                 return 0;
         }
         if (!u->cg || !u->adopted)
                 return -ENODEV;
-        if (lv->slice_usec != slice_usec && lv->slice_usec > 0)
+        if (unit_levers_slice_usec(lv) != slice_usec && unit_levers_slice_usec(lv) > 0)
                 slices_release(u);      /* a new length: from the originals again */
-        fresh = lv->slice_usec == 0;
+        if (!lv->slices) {
+                lv->slices = calloc(1, sizeof(*lv->slices));
+                if (!lv->slices)
+                        return log_oom();
+        }
+        sl = lv->slices;
+        fresh = sl->slice_usec == 0;
         if (fresh) {
                 lv->maybe_recorded = true;
                 r = store_slice(u->store, u->name, slice_usec);
@@ -269,7 +281,7 @@ int levers_slice_apply(const struct lever_host *u, uint64_t slice_usec) {
         if (!next)
                 return log_oom();
         for (size_t i = 0; i < n; i++) {
-                const struct unit_slice_thread *t = find_thread(lv, tids[i]);
+                const struct unit_slice_thread *t = find_thread(sl, tids[i]);
                 uint64_t orig;
                 bool is_fair;
 
@@ -282,20 +294,20 @@ int levers_slice_apply(const struct lever_host *u, uint64_t slice_usec) {
                         continue;
                 r = bw_slice_set(tids[i], slice_usec);
                 if (r < 0) {
-                        if (r != -ESRCH && lv->slice_errors++ == 0)
+                        if (r != -ESRCH && sl->errors++ == 0)
                                 log_warning_errno(r, "%s: cannot set the slice of thread %d: %s", u->name,
                                                   (int) tids[i], STRERROR(r));
                         continue;
                 }
                 next[k++] = (struct unit_slice_thread) { .tid = tids[i], .orig_usec = orig };
         }
-        free(lv->threads);
-        lv->threads = next;
-        lv->n_threads = (uint32_t) k;
+        free(sl->threads);
+        sl->threads = next;
+        sl->n_threads = (uint32_t) k;
         if (fresh)
                 log_info("%s: %" PRIu64 "us EEVDF slice for its %zu thread%s", u->name, slice_usec, k,
                          k == 1 ? "" : "s");
-        lv->slice_usec = slice_usec;
+        sl->slice_usec = slice_usec;
         return (int) k;
 }
 
@@ -307,14 +319,15 @@ void levers_restore(const struct lever_host *u, const char *why) {
         static const enum unit_lever order[] = { UNIT_LEVER_FREEZE, UNIT_LEVER_IDLE, UNIT_LEVER_WEIGHT,
                                                  UNIT_LEVER_CPUS };
 
-        if (u->lv->slice_usec > 0 || u->lv->n_threads > 0)
-                slices_release(u);
+        slices_release(u);
         for (size_t i = 0; i < ELEMENTSOF(order); i++)
                 (void) levers_restore_one(u, order[i], why);
 }
 
 void unit_levers_done(struct unit_levers *lv) {
-        free(lv->threads);
+        if (lv->slices)
+                free(lv->slices->threads);
+        free(lv->slices);
         /* A record left (an undo still to be retried) is the store's. */
         *lv = (struct unit_levers) { .maybe_recorded = true };
 }

@@ -35,18 +35,32 @@ struct unit_slice_thread {
         uint64_t orig_usec;     /* its slice before ours (sched_getattr) */
 };
 
+/* Its threads' EEVDF slices, while it has some (allocated then: most
+ * units never do). */
+struct unit_slices {
+        uint64_t slice_usec;            /* the slice its threads get, 0: none */
+        struct unit_slice_thread *threads;      /* sorted by tid */
+        uint32_t n_threads;
+        uint32_t errors;                /* counted to log the first */
+};
+
 /* What a unit keeps in memory of its levers (the records are the store's). */
 struct unit_levers {
         bool unsupported[_BW_LEVER_MAX];/* said once: this cgroup has no such file */
         bool yielded[_BW_LEVER_MAX];    /* someone else's value, kept until the holder lets the lever go */
-        uint64_t slice_usec;            /* the slice its threads get, 0: none */
-        struct unit_slice_thread *threads;      /* sorted by tid */
-        uint32_t n_threads;
-        uint32_t slice_errors;          /* counted to log the first (wraps: logged again) */
         /* Some record of the unit's may be in the store (false: surely
          * none): spares a lookup for every quiet unit on every tick. */
         bool maybe_recorded;
+        struct unit_slices *slices;     /* NULL: no slice given */
 };
+
+/* The slice its threads get (0: none) and how many have it. */
+static inline uint64_t unit_levers_slice_usec(const struct unit_levers *lv) {
+        return lv->slices ? lv->slices->slice_usec : 0;
+}
+static inline size_t unit_levers_slice_threads(const struct unit_levers *lv) {
+        return lv->slices ? lv->slices->n_threads : 0;
+}
 
 /* What the functions below act on: one unit's cgroup and its levers
  * (unit.h builds it from a Unit: unit_lever_host()). */
