@@ -233,11 +233,12 @@ int bw_cpustat_delta(const struct bw_cpu_stat *prev, const struct bw_cpu_stat *c
         for (size_t t = 0; t < ELEMENTSOF(tables); t++)
                 for (size_t i = 0; i < tables[t]->n_keys; i++) {
                         const struct cpustat_key *k = &tables[t]->keys[i];
-                        uint64_t a = *(const uint64_t *) ((const char *) prev + k->offset);
-                        uint64_t b = *(const uint64_t *) ((const char *) cur + k->offset);
+                        uint64_t a, b;
 
-                        if (!(d.seen & k->bit))
-                                continue;
+                        if (!(d.seen & k->bit) || k->offset == KEY_CHECKED_ONLY)
+                                continue;       /* not there, or not kept: no value */
+                        a = *(const uint64_t *) ((const char *) prev + k->offset);
+                        b = *(const uint64_t *) ((const char *) cur + k->offset);
                         if (b < a)
                                 return -ERANGE;
                         *(uint64_t *) ((char *) &d + k->offset) = b - a;
