@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import types
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -109,6 +110,25 @@ totals: 10000
     # 600 per unit timer call + 3000 / 1 / 10 host + (10000 - 9000) / 10 loop
     check("callgrind: per cgroup per tick", ipt == 600 + 300 + 100, (ipt, parts))
     check("callgrind: parts", parts.get("policy") == 100 and parts.get("metrics") == 250, parts)
+
+
+def test_probe_summary():
+    """A status call that found no daemon (exit 3) or lost its connection
+    is counted apart from a call that failed; latencies and watchdog gaps
+    within the phase only."""
+    p = types.SimpleNamespace(watchdog=[1.0, 2.5], status=[
+        (0.5, 0.010, 0, ""),
+        (1.5, 0.090, 0, ""),
+        (2.0, 0.020, 1, "bwgovctl: bwgovd closed the connection during ListUnits"),
+        (2.2, 0.001, 3, "bwgovd is not running (cannot connect to x: No such file or directory)"),
+        (2.4, 0.030, 1, "bwgovctl: GetStatus: io.bwgov.Governor.Error"),
+        (9.0, 0.500, 0, ""),
+    ])
+    s = overhead.Probe.summary(p, 0.0, 3.0)
+    check("probe: calls, failed, gone", (s["status_calls"], s["status_failed"], s["status_not_running"]) == (5, 1, 2), s)
+    check("probe: errors say why", len(s["status_errors"]) == 3 and "GetStatus" in s["status_errors"][2], s)
+    check("probe: max within the phase", s["status_max_ms"] == 90.0, s)
+    check("probe: watchdog gap", s["watchdog_pings"] == 2 and s["watchdog_max_gap_s"] == 1.5, s)
 
 
 def test_window():
@@ -550,6 +570,7 @@ def main():
     try:
         test_write_trace(tmp)
         test_callgrind_parser(tmp)
+        test_probe_summary()
         test_window()
         test_expected_credit()
         test_host_protect_ratio()

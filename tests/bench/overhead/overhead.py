@@ -280,7 +280,7 @@ class Probe:
         self.ctl, self.socket_path = bwgovctl, socket_path
         self.ready_at = None
         self.watchdog = []
-        self.status = []                # (t, seconds, rc)
+        self.status = []                # (t, seconds, rc, stderr)
         self.done = False
         self.paused = False             # no status calls (while CPU is measured)
         self.t0 = time.monotonic()
@@ -311,12 +311,14 @@ class Probe:
         while not self.done:
             if self.ctl and not self.paused and os.path.exists(self.socket_path):
                 t = time.monotonic()
+                err = ""
                 try:
-                    rc = subprocess.run([self.ctl, "--socket", self.socket_path, "status"], capture_output=True,
-                                        timeout=30).returncode
+                    r = subprocess.run([self.ctl, "--socket", self.socket_path, "status"], capture_output=True,
+                                       timeout=30)
+                    rc, err = r.returncode, r.stderr.decode(errors="replace").strip()[-200:]
                 except subprocess.TimeoutExpired:
                     rc = -1
-                self.status.append((t - self.t0, time.monotonic() - t, rc))
+                self.status.append((t - self.t0, time.monotonic() - t, rc, err))
             time.sleep(0.05)
 
     def stop(self):
@@ -329,10 +331,18 @@ class Probe:
         """Status latency and watchdog gaps within [t_from, t_to] (seconds
         since start)."""
         lat = [x[1] for x in self.status if t_from <= x[0] <= t_to]
-        failed = sum(1 for x in self.status if t_from <= x[0] <= t_to and x[2] != 0)
+        # No daemon answered: bwgovctl found none (exit 3, the socket gone
+        # or refusing), or it closed the connection before its reply. While
+        # stopping, that is a call that met the exit; counted apart.
+        def gone_(x):
+            return x[2] == 3 or (x[2] != 0 and "closed the connection" in x[3])
+        failed = sum(1 for x in self.status if t_from <= x[0] <= t_to and x[2] != 0 and not gone_(x))
+        gone = sum(1 for x in self.status if t_from <= x[0] <= t_to and gone_(x))
         pings = [t_from] + [w for w in self.watchdog if t_from <= w <= t_to] + [t_to]
         gaps = [b - a for a, b in zip(pings, pings[1:])]
-        return {"status_calls": len(lat), "status_failed": failed,
+        errors = [f"exit {x[2]}: {x[3]}" for x in self.status if t_from <= x[0] <= t_to and x[2] != 0]
+        return {"status_calls": len(lat), "status_failed": failed, "status_not_running": gone,
+                "status_errors": errors[:3],
                 "status_max_ms": round(max(lat) * 1e3, 1) if lat else None,
                 "status_p99_ms": round(pct(lat, 0.99) * 1e3, 1) if lat else None,
                 "watchdog_pings": len(pings) - 2,

@@ -368,7 +368,8 @@ def idle(a, tree, base, count):
         procs = []
         ts = time.monotonic() - probe.t0
         res["stop_s"] = d.stop()
-        # Calls the exit cut short fail (the socket goes first): counted apart.
+        # A call the exit cut short finds no daemon (the socket goes
+        # first): status_not_running, not status_failed.
         res["during_stop"] = probe.summary(ts, time.monotonic() - probe.t0)
     finally:
         stop_procs(procs)
@@ -656,6 +657,11 @@ def failures(results):
     for i in results.get("idle") or []:
         if i.get("not_restored") != 0 or i.get("stop_s") is None or i.get("adopted", 0) < i.get("cgroups", 0):
             out.append(f"idle {i.get('cgroups')}: not all adopted, restored, or stopped")
+        for phase in ("during_adoption", "while_running", "during_stop"):
+            p = i.get(phase) or {}
+            bad = (p.get("status_failed") or 0) + (0 if phase == "during_stop" else p.get("status_not_running") or 0)
+            if bad:
+                out.append(f"idle {i.get('cgroups')}: {bad} bwgovctl status calls failed {phase.replace('_', ' ')}")
         if i.get("bursty_below_interval"):
             out.append(f"idle {i.get('cgroups')}: {i['bursty_below_interval']} bursty cgroups sampled less than "
                        "once per Interval= they ran in")
