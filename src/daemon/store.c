@@ -296,16 +296,17 @@ void store_stop(Store *s) {
         s->stopping = true;
 }
 
-void store_periodic(Store *s, uint64_t now_usec) {
+bool store_periodic(Store *s, uint64_t now_usec) {
         if (now_usec - s->last_periodic_usec < STORE_SAVE_INTERVAL_USEC)
-                return;
+                return false;
         s->last_periodic_usec = now_usec;
         /* Idle groups with full buckets: the file says it all already (a
          * thousand of them rewrote and fsynced it every ten seconds, a
          * third of the daemon's CPU). The journal is folded in anyway. */
         if (!s->dirty && !s->need_full && s->journal_bytes == 0 && !bw_state_unsaved(&s->state))
-                return;
+                return false;
         (void) store_save(s);
+        return true;
 }
 
 const struct bw_state_unit *store_find(Store *s, const char *name) {

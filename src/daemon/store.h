@@ -63,8 +63,9 @@ void store_stop(Store *s);
 
 /* Called every Interval=: saves when the last periodic save is
  * STORE_SAVE_INTERVAL_USEC old (the credit buckets change on every tick
- * without marking the store) and anything is left to save. */
-void store_periodic(Store *s, uint64_t now_usec);
+ * without marking the store) and anything is left to save. Returns
+ * whether it tried. */
+bool store_periodic(Store *s, uint64_t now_usec);
 
 /* The entry saved for a unit, NULL when none. Valid until the next
  * store_record_unit() or store_forget(). */

@@ -95,7 +95,7 @@ static bool unit_takes_part(const Unit *u) {
 
 /* Held, or someone else's value kept in its place (let go all the same). */
 static bool member_has(struct member *mb, enum unit_lever l) {
-        return mb->u->lv.yielded[l] || unit_lever_is_set(mb->u, l);
+        return unit_levers_yielded(&mb->u->lv, (enum bw_lever) l) || unit_lever_is_set(mb->u, l);
 }
 
 /* Put the member's freezer and cpuset back (when held). A failed undo is

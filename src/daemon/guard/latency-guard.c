@@ -513,7 +513,7 @@ static void apply_latency_unit(struct latency_guard *g, struct latency_member *m
                 (void) snprintf(val, sizeof(val), "%" PRIu64, mb->weight_target);
                 (void) unit_lever_set(u, UNIT_LEVER_WEIGHT, val);
         } else {
-                if (unit_lever_is_set(u, UNIT_LEVER_WEIGHT) || u->lv.yielded[BW_LEVER_WEIGHT])
+                if (unit_lever_is_set(u, UNIT_LEVER_WEIGHT) || unit_levers_yielded(&u->lv, BW_LEVER_WEIGHT))
                         (void) unit_lever_restore(u, UNIT_LEVER_WEIGHT, "latency-met");
                 mb->weight_target = mb->guarantee_weight = 0;
         }
@@ -563,7 +563,7 @@ static void apply_other_unit(struct latency_member *mb, const struct census *c) 
                               hold && !u->caps.latency_hold ? clock_now_usec(CLOCK_MONOTONIC) : 0);
         if (idle)
                 (void) unit_lever_set(u, UNIT_LEVER_IDLE, "1");
-        else if (unit_lever_is_set(u, UNIT_LEVER_IDLE) || u->lv.yielded[BW_LEVER_IDLE])
+        else if (unit_lever_is_set(u, UNIT_LEVER_IDLE) || unit_levers_yielded(&u->lv, BW_LEVER_IDLE))
                 (void) unit_lever_restore(u, UNIT_LEVER_IDLE, "latency-met");
         if (!hold)
                 set_note(mb, NULL);

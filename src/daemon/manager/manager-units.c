@@ -496,8 +496,10 @@ static void manager_adopt_batch(Manager *m, Unit *const *units, size_t n_units, 
         manager_apply_planned(m, plan, n, "resting-headroom");
         /* New cgroups hold all their files: the plan again before their
          * samples release what it does not keep. */
-        if (adopted > 0)
+        if (adopted > 0) {
                 manager_plan_fds(m);
+                m->trim_soon = true;
+        }
 }
 
 /* The ticker's batch: adopt the new ones together, then sample each; the

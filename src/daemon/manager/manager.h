@@ -128,6 +128,7 @@ struct Manager {
         bool shedding;                  /* the last plan withdrew headroom from some unit */
         uint64_t last_slow_host_usec;   /* last rescan/metrics pass (every Interval=) */
         uint64_t last_trim_usec;        /* last malloc_trim() (every TRIM_USEC) */
+        bool trim_soon;                 /* ... and sooner: units adopted, a state save, a metrics file */
         struct metrics_clock metrics;   /* when metrics.prom is due (MetricsInterval=, structural changes) */
         MetricsJob *metrics_job;        /* a metrics.prom on its way, a step per loop iteration */
         MetricsCache *metrics_cache;    /* the last one, open: its unchanged segments are copied */
@@ -144,7 +145,7 @@ struct Manager {
         uint64_t state_saves;           /* counted by the store */
         unsigned ncpus;
         bool stopping;
-        bool stop_counted;              /* units' stop.write_errors_at taken (unit_stop_begin()) */
+        bool stop_counted;              /* units' write_failed cleared (unit_stop_begin()) */
 
         /* Called at the end of every reload (SIGHUP or Reload), the runtime
          * directory there again: main.c puts the varlink socket back if

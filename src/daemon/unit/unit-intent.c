@@ -119,9 +119,9 @@ void unit_stop_restore_again(Unit *u) {
 }
 
 void unit_stop_begin(Unit *u) {
-        u->stop.write_errors_at = u->stats.write_errors;
+        u->write_failed = false;
 }
 
 bool unit_stop_write_failed(const Unit *u) {
-        return u->stats.write_errors != u->stop.write_errors_at;
+        return u->write_failed;
 }

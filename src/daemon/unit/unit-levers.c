@@ -28,8 +28,8 @@ static const char *lever_file(const struct lever_host *u, enum bw_lever l) {
 static int lever_read(const struct lever_host *u, enum bw_lever l, char *buf, size_t n) {
         int r = bw_lever_read(u->root, u->cg, l, buf, n);
 
-        if (r == -EOPNOTSUPP && !u->lv->unsupported[l]) {
-                u->lv->unsupported[l] = true;
+        if (r == -EOPNOTSUPP && !(u->lv->unsupported & (1u << l))) {
+                u->lv->unsupported |= (uint8_t) (1u << l);
                 log_notice("%s: cgroup %s has no %s here, not using that lever", u->name, u->cgroup_path,
                            lever_file(u, l));
         }
@@ -48,7 +48,7 @@ static bool held(const struct lever_host *u, enum bw_lever l) {
 static int yield(const struct lever_host *u, enum bw_lever l, const char *cur, const char *ours) {
         log_notice("%s: %s changed by someone else to %s while bwgovd held it at %s: theirs is kept, bwgovd does "
                    "not set it again until it no longer needs it", u->name, lever_file(u, l), cur, ours);
-        u->lv->yielded[l] = true;
+        u->lv->yielded |= (uint8_t) (1u << l);
         (void) restore_lever(u->root, u->cg, u->store, u->name, l, "someone-else");
         return 0;
 }
@@ -75,7 +75,7 @@ int levers_set(const struct lever_host *u, enum unit_lever lever, const char *va
         r = bw_lever_native(u->cg->layout, l, value, native, sizeof(native));
         if (r < 0)
                 return log_error_errno(r, "%s: invalid value \"%s\" for %s", u->name, value, lever_file(u, l));
-        if (u->lv->yielded[l])
+        if (unit_levers_yielded(u->lv, l))
                 return 0;
         /* In cpu.idle the kernel holds the weight at its minimum and
          * refuses another (v1); it resets it when idle goes back to 0. */
@@ -131,7 +131,7 @@ int levers_restore_one(const struct lever_host *u, enum unit_lever lever, const 
         uint64_t now = clock_now_usec(CLOCK_MONOTONIC);
         int r;
 
-        u->lv->yielded[l] = false;
+        u->lv->yielded &= (uint8_t) ~(1u << l);
         if (!store_lever(u->store, u->name, l))
                 return 0;
         /* Being put back already: the retries keep their back-off. */

@@ -46,13 +46,21 @@ struct unit_slices {
 
 /* What a unit keeps in memory of its levers (the records are the store's). */
 struct unit_levers {
-        bool unsupported[_BW_LEVER_MAX];/* said once: this cgroup has no such file */
-        bool yielded[_BW_LEVER_MAX];    /* someone else's value, kept until the holder lets the lever go */
+        struct unit_slices *slices;     /* NULL: no slice given */
+        /* A bit per lever (1 << enum bw_lever), not a bool: ten thousand
+         * units, eight bytes each. */
+        uint8_t unsupported;            /* said once: this cgroup has no such file */
+        uint8_t yielded;                /* someone else's value, kept until the holder lets the lever go */
         /* Some record of the unit's may be in the store (false: surely
          * none): spares a lookup for every quiet unit on every tick. */
         bool maybe_recorded;
-        struct unit_slices *slices;     /* NULL: no slice given */
 };
+_Static_assert(_BW_LEVER_MAX <= 8, "a bit of unit_levers.yielded per lever");
+
+/* Someone else's value of lever l is kept (unit_levers.yielded). */
+static inline bool unit_levers_yielded(const struct unit_levers *lv, enum bw_lever l) {
+        return lv->yielded & (1u << l);
+}
 
 /* The slice its threads get (0: none) and how many have it. */
 static inline uint64_t unit_levers_slice_usec(const struct unit_levers *lv) {

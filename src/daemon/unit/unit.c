@@ -465,6 +465,7 @@ int unit_apply(Unit *u, const struct bw_bandwidth *seen, const struct bw_bandwid
         }
         if (r < 0) {
                 u->stats.write_errors++;
+                u->write_failed = true;
                 if (r == -EMFILE || r == -ENFILE)
                         return unit_fd_error(u, r, "cpu.max");
                 return log_warning_errno(r, "%s: writing bandwidth failed: %s", u->name, STRERROR(r));

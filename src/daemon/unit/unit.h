@@ -184,11 +184,6 @@ struct unit_stats {
         uint64_t light_samples;         /* light samples taken */
 };
 
-/* The stop's bookkeeping (and Unit.restore_again). */
-struct unit_stop {
-        uint64_t write_errors_at;       /* stats.write_errors when the stop began */
-};
-
 /* A quota write the kernel refused for our burst (refused.h), to be put
  * in place at the unit's next tick. */
 struct unit_refused {
@@ -232,6 +227,7 @@ struct Unit {
          * thousand units, no padding after each. */
         bool restore_again;             /* the stop: its restore was not done, or an ancestor lowered it since */
         bool mirror_recorded;           /* mirror holds what the store has */
+        bool write_failed;              /* a bandwidth write failed since the stop began (unit_stop_begin()) */
         struct unit_place place;
         struct {
                 uint16_t held;          /* file descriptors held, as in the manager's count */
@@ -258,7 +254,6 @@ struct Unit {
         struct unit_refused *refused;
 
         struct unit_stats stats;
-        struct unit_stop stop;
         struct unit_mirror mirror;
         struct unit_rqstat rq;       /* run-queue telemetry of the cgroup, while open */
         struct unit_levers lv;          /* weight, idle, freezer, cpuset, slices (unit-levers.h) */
