@@ -22,6 +22,10 @@
 #include "manager/manager-governor.h"
 #include "manager/manager-restore.h"
 
+/* How long the end waits to answer the read calls asked before it: a
+ * status polled while the daemon stops (the stop's budget is 2 s). */
+#define VARLINK_DRAIN_USEC (100 * USEC_PER_MSEC)
+
 /* The paths are this build's (meson's prefix, sysconfdir, localstatedir),
  * never a distribution's guess. */
 static void help(void) {
@@ -250,8 +254,11 @@ int main(int argc, char *argv[]) {
                  PACKAGE_VERSION, m->n_units, m->config.global.interval_usec / 1000);
 
         r = manager_run(m);
-        /* The loop is over: a client now is told so at once (the socket
-         * gone), not left waiting behind the last save and the teardown. */
+        /* The loop is over: what was asked before the end is answered
+         * (VARLINK_DRAIN_USEC at most), then a client is told so at once
+         * (the socket gone), not left waiting behind the last save and the
+         * teardown. */
+        governor_varlink_drain(varlink, VARLINK_DRAIN_USEC);
         varlink = governor_varlink_free(varlink);
         if (manager_shutdown(m) > 0 && r >= 0)
                 r = -EIO;       /* a baseline not put back fails the stop */

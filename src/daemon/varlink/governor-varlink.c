@@ -671,6 +671,10 @@ GovernorVarlink *governor_varlink_free(GovernorVarlink *gv) {
         return NULL;
 }
 
+void governor_varlink_drain(GovernorVarlink *gv, uint64_t budget_usec) {
+        varlink_server_drain(gv->server, budget_usec);
+}
+
 int governor_varlink_check_socket(GovernorVarlink *gv) {
         return varlink_server_check_socket(gv->server);
 }

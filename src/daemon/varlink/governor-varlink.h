@@ -27,5 +27,9 @@ int governor_varlink_new(sd_event *e, const char *runtime_dir, const Governor *g
  * when it was put back, or a negative errno (logged). */
 int governor_varlink_check_socket(GovernorVarlink *gv);
 
+/* The loop is over: answer the read calls already asked, within
+ * budget_usec (varlink_server_drain()). */
+void governor_varlink_drain(GovernorVarlink *gv, uint64_t budget_usec);
+
 /* Close the server. Accepts NULL; returns NULL. */
 GovernorVarlink *governor_varlink_free(GovernorVarlink *gv);

@@ -272,3 +272,19 @@ json_t *varlink_dispatch_message(const struct varlink_service *service, VarlinkC
         }
         return ret;
 }
+
+VarlinkAccess varlink_dispatch_access(const struct varlink_service *service, const char *buf, size_t len) {
+        const struct varlink_method *method;
+        VarlinkAccess access = VARLINK_ACCESS_NONE;
+        json_t *msg, *reply = NULL;
+        const char *name;
+        void *userdata;
+
+        msg = json_loadb(buf, len, JSON_REJECT_DUPLICATES, NULL);
+        name = json_string_value(json_object_get(msg, "method"));
+        if (name && find_method(service, name, &method, &userdata, &reply) >= 0)
+                access = method->access;
+        json_decref(reply);
+        json_decref(msg);
+        return access;
+}

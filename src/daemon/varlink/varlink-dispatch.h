@@ -77,3 +77,8 @@ json_t *varlink_reply_transport_error(const struct varlink_service *service, con
 json_t *varlink_dispatch_message(const struct varlink_service *service, VarlinkCall *call, VarlinkAccess access,
                                  uid_t uid, pid_t pid, const char *buf, size_t len, bool *ret_oneway,
                                  bool *ret_close);
+
+/* The access the method a message (buf[0..len), without its NUL) calls
+ * needs; VARLINK_ACCESS_NONE for a message that calls no method there is
+ * (its answer is an error). */
+VarlinkAccess varlink_dispatch_access(const struct varlink_service *service, const char *buf, size_t len);

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bwgov/util/macro.h"
+#include "clock.h"
 #include "log.h"
 #include "varlink-server.h"
 #include "varlink-socket.h"
@@ -85,6 +88,7 @@ struct VarlinkCall {
 
         bool eof;               /* the client will send nothing more */
         bool closing;           /* answer nothing more; close once the output is sent */
+        bool answered;          /* a call of it was answered (varlink_server_drain()) */
 };
 
 struct VarlinkServer {
@@ -102,6 +106,7 @@ struct VarlinkServer {
         uid_t self_uid;
         dev_t path_dev;         /* the socket file we bound, to tell it from another */
         ino_t path_ino;
+        bool draining;          /* the loop is over: read methods only (varlink_server_drain()) */
 };
 
 /* ---- calls -------------------------------------------------------------- */
@@ -333,6 +338,14 @@ static int connection_process(Connection *c) {
                         break;
                 }
 
+                /* Draining, a call that would change something is not
+                 * made: the connection closes unanswered, as it would
+                 * have at the exit. */
+                if (c->server->draining &&
+                    varlink_dispatch_access(&c->server->service, start, (size_t) (nul - start)) > VARLINK_ACCESS_READ) {
+                        c->closing = true;
+                        break;
+                }
                 (void) sd_event_now(sd_event_source_get_event(c->io), CLOCK_MONOTONIC, &c->last_call_usec);
                 answer = varlink_dispatch_message(&c->server->service, c, c->access, c->uid, c->pid, start,
                                                   (size_t) (nul - start), &oneway, &close);
@@ -348,6 +361,7 @@ static int connection_process(Connection *c) {
                 json_decref(answer);
                 if (r < 0)
                         return r;
+                c->answered = true;
         }
         if (c->in_start == c->in_end)
                 c->in_start = c->in_end = 0;
@@ -462,43 +476,32 @@ static int on_accept_retry(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
-static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-        VarlinkServer *v = userdata;
+/* Take one connection off the listening socket's queue. Returns 1 when
+ * one was taken (and kept, or refused), 0 when none waits, or a negative
+ * errno from accept4(). */
+static int server_accept(VarlinkServer *v, sd_event *e) {
         _cleanup_close_ int cfd = -1;
         struct ucred cred;
         socklen_t len = sizeof cred;
         Connection *c;
         int r;
 
-        cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (cfd < 0) {
-                if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
-                        log_warning_errno(errno, "Varlink: cannot accept connections: %s, pausing for a second",
-                                          STRERROR(errno));
-                        (void) sd_event_source_set_enabled(v->listen_source, SD_EVENT_OFF);
-                        if (v->accept_retry) {
-                                (void) sd_event_source_set_time_relative(v->accept_retry, ACCEPT_RETRY_USEC);
-                                (void) sd_event_source_set_enabled(v->accept_retry, SD_EVENT_ONESHOT);
-                        } else
-                                (void) sd_event_add_time_relative(sd_event_source_get_event(s), &v->accept_retry,
-                                                                  CLOCK_MONOTONIC, ACCEPT_RETRY_USEC, 0,
-                                                                  on_accept_retry, v);
-                }
-                return 0;
-        }
+        cfd = accept4(v->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (cfd < 0)
+                return errno == EAGAIN || errno == EINTR ? 0 : -errno;
 
         if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
                 log_debug_errno(errno, "Varlink: SO_PEERCRED failed: %s", STRERROR(errno));
-                return 0;
+                return 1;
         }
 
         if (!server_admit(v, &cred))
-                return 0;
+                return 1;
 
         c = calloc(1, sizeof(*c));
         if (!c) {
                 log_oom();
-                return 0;
+                return 1;
         }
         c->server = v;
         c->fd = -1;
@@ -507,12 +510,12 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
         c->pid = cred.pid;
         c->access = decide_access(v, cfd, &cred);
 
-        (void) sd_event_now(sd_event_source_get_event(s), CLOCK_MONOTONIC, &c->last_call_usec);
-        r = sd_event_add_io(sd_event_source_get_event(s), &c->io, cfd, EPOLLIN, on_connection_io, c);
+        (void) sd_event_now(e, CLOCK_MONOTONIC, &c->last_call_usec);
+        r = sd_event_add_io(e, &c->io, cfd, EPOLLIN, on_connection_io, c);
         if (r >= 0)
                 r = sd_event_source_set_priority(c->io, PRIORITY);
         if (r >= 0)
-                r = sd_event_add_time(sd_event_source_get_event(s), &c->idle, CLOCK_MONOTONIC,
+                r = sd_event_add_time(e, &c->idle, CLOCK_MONOTONIC,
                                       c->last_call_usec + IDLE_TIMEOUT_USEC, USEC_PER_SEC, on_idle, c);
         if (r >= 0)
                 r = sd_event_source_set_priority(c->idle, PRIORITY);
@@ -521,7 +524,7 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
                 sd_event_source_disable_unref(c->io);
                 sd_event_source_disable_unref(c->idle);
                 free(c);
-                return 0;
+                return 1;
         }
         c->fd = TAKE_FD(cfd);
         c->next = v->connections;
@@ -533,6 +536,24 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
                   c->access == VARLINK_ACCESS_ALL ? "all methods" :
                   c->access == VARLINK_ACCESS_READ ? "read methods" : "no methods",
                   v->n_connections);
+        return 1;
+}
+
+static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        VarlinkServer *v = userdata;
+        int r;
+
+        r = server_accept(v, sd_event_source_get_event(s));
+        if (r == -EMFILE || r == -ENFILE || r == -ENOBUFS || r == -ENOMEM) {
+                log_warning_errno(r, "Varlink: cannot accept connections: %s, pausing for a second", STRERROR(r));
+                (void) sd_event_source_set_enabled(v->listen_source, SD_EVENT_OFF);
+                if (v->accept_retry) {
+                        (void) sd_event_source_set_time_relative(v->accept_retry, ACCEPT_RETRY_USEC);
+                        (void) sd_event_source_set_enabled(v->accept_retry, SD_EVENT_ONESHOT);
+                } else
+                        (void) sd_event_add_time_relative(sd_event_source_get_event(s), &v->accept_retry,
+                                                          CLOCK_MONOTONIC, ACCEPT_RETRY_USEC, 0, on_accept_retry, v);
+        }
         return 0;
 }
 
@@ -650,6 +671,56 @@ int varlink_server_new(sd_event *e, const char *runtime_dir, const char *group,
 fail:
         varlink_server_free(v);
         return r;
+}
+
+void varlink_server_drain(VarlinkServer *v, uint64_t budget_usec) {
+        uint64_t deadline = clock_now_usec(CLOCK_MONOTONIC) + budget_usec;
+        sd_event *e = sd_event_source_get_event(v->listen_source);
+
+        v->draining = true;
+        /* Those still in the listening queue connected before the end. */
+        while (server_accept(v, e) > 0)
+                ;
+        while (v->connections) {
+                size_t n = 0;
+                uint64_t t = clock_now_usec(CLOCK_MONOTONIC);
+                _cleanup_free_ struct pollfd *pfd = NULL;
+                Connection *next;
+
+                if (t >= deadline)
+                        break;
+                pfd = calloc(v->n_connections, sizeof(*pfd));
+                if (!pfd)
+                        break;
+                for (Connection *c = v->connections; c; c = c->next)
+                        pfd[n++] = (struct pollfd) {
+                                .fd = c->fd,
+                                .events = POLLIN | (connection_pending(c) > 0 ? POLLOUT : 0),
+                        };
+                if (poll(pfd, n, (int) ((deadline - t + USEC_PER_MSEC - 1) / USEC_PER_MSEC)) < 0 && errno != EINTR)
+                        break;
+                n = 0;
+                for (Connection *c = v->connections; c; c = next) {
+                        short revents = pfd[n++].revents;
+
+                        next = c->next;
+                        if (revents & (POLLIN | POLLHUP) && !c->eof && !c->closing &&
+                            connection_pending(c) <= OUTPUT_HIGH && connection_read(c) < 0) {
+                                connection_free(c);
+                                continue;
+                        }
+                        if (connection_process(c) < 0 || connection_flush(c) < 0 || (revents & POLLERR)) {
+                                connection_free(c);
+                                continue;
+                        }
+                        /* Done, its replies sent: closing, the client gone
+                         * (a trailing partial call dropped), or its calls
+                         * answered and nothing more of one received. */
+                        if (connection_pending(c) == 0 &&
+                            (c->closing || c->eof || (c->in_start == c->in_end && c->answered)))
+                                connection_free(c);
+                }
+        }
 }
 
 VarlinkServer *varlink_server_free(VarlinkServer *v) {

@@ -29,6 +29,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include <systemd/sd-event.h>
 
@@ -45,6 +46,15 @@ typedef struct VarlinkServer VarlinkServer;
  * errno. */
 int varlink_server_new(sd_event *e, const char *runtime_dir, const char *group,
                        const struct varlink_service *service, VarlinkServer **ret);
+
+/* The loop is over (the daemon exits): answer what was asked before the
+ * end. Connections still in the listening queue are taken, and for at most
+ * budget_usec every call received is answered and its reply sent, a
+ * connection closed once its calls are answered (or its client gone).
+ * Only the read methods: a call that would change something closes its
+ * connection unanswered, as the exit would have. Blocks (poll()), runs no
+ * event loop. */
+void varlink_server_drain(VarlinkServer *s, uint64_t budget_usec);
 
 /* Close every connection and the listening socket; removes the socket file
  * when this server created it and it is still the one it created (not

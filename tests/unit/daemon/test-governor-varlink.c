@@ -540,6 +540,39 @@ static void test_oneway_and_close(void **state) {
         close(fd);
 }
 
+/* What the end answers without a loop (varlink_server_drain()): a
+ * connection of a read call, still in the listening queue, gets its reply
+ * and is closed; a call that would change something is not made (closed
+ * unanswered); a connection that sends nothing is left to the budget. */
+static void test_drain(void **state) {
+        struct harness *t = *state;
+        int a = client(t), b = client(t), c = client(t);
+        char buf[65536];
+        ssize_t n;
+        json_t *msg;
+
+        send_msg(a, "{\"method\":\"io.bwgov.Governor.GetStatus\"}");
+        send_msg(b, "{\"method\":\"io.bwgov.Governor.Pause\",\"parameters\":{\"unit\":\"app.slice\"}}");
+        governor_varlink_drain(t->gv, 200 * USEC_PER_MSEC);
+
+        n = recv(a, buf, sizeof buf - 1, MSG_DONTWAIT);
+        assert_true(n > 0);
+        buf[n] = 0;
+        msg = json_loads(buf, 0, NULL);
+        assert_int_equal(json_integer_value(json_object_get(json_object_get(msg, "parameters"), "n_units")), 4);
+        json_decref(msg);
+        assert_int_equal(recv(a, buf, sizeof buf, MSG_DONTWAIT), 0);
+
+        assert_int_equal(recv(b, buf, sizeof buf, MSG_DONTWAIT), 0);
+        assert_false(t->fake.paused);
+
+        assert_int_equal(recv(c, buf, sizeof buf, MSG_DONTWAIT), -1);
+        assert_int_equal(errno, EAGAIN);
+        close(a);
+        close(b);
+        close(c);
+}
+
 /* The socket's group by number, or by name: looked up in a child (NSS
  * modules stay out of the daemon), with the same answer. */
 static void test_socket_group(void **state) {
@@ -565,6 +598,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_status, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_check_kernel_cached, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_oneway_and_close, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_drain, setup, teardown),
                 cmocka_unit_test(test_socket_group),
         };
 
