@@ -512,6 +512,38 @@ class TestHostBrakeNeedsOthers(DaemonTest):
         d.wait_for(lambda: self.quota("app.slice") < REST, 20, "headroom withdrawn")
 
 
+class TestHostBrakeClimb(DaemonTest):
+    # A group whose use climbs between its own samples: carried forward at
+    # its last rate, its usage counts short while /proc/stat's busy time has
+    # grown already, and the difference, read as work outside the governed
+    # groups, braked a build that filled the host beside nobody (issue 29:
+    # 7 s instead of 3, with 27 of its 30 s of credit left). Read at the
+    # host's sample, the use is the group's own.
+    global_conf = ("[Governor]\nInterval=2s\nActiveInterval=100ms\nMetricsInterval=100ms\n"
+                   "HostPressureLimit=40%\n")
+    units = {"app.slice": dict(quota=50000, burst=0, conf="CreditMax=600s\n")}
+
+    def test_a_climb_is_not_work_outside(self):
+        d = self.d
+        d.wait_for(lambda: self.quota("app.slice") == REST, 10, "the resting headroom")
+        self.sim.host_rate = 0.9            # the group's own threads wait for each other
+        for _ in range(2):
+            time.sleep(2.5)                 # idle: its last rate is 0
+            self.demand("app.slice", 1.9)
+            deadline = time.monotonic() + 4
+            while time.monotonic() < deadline:
+                self.assertEqual(d.metric("bwgov_host_over_limit"), 0, d.logtext()[-1500:])
+                time.sleep(0.1)
+            self.demand("app.slice", 0.0)
+        self.assertNotIn("host-shed", d.logtext())
+        self.assertEqual(self.quota("app.slice"), REST)
+        # The same climb beside a CPU's worth of work outside: shed.
+        self.sim.other_cpus = 1.0
+        self.demand("app.slice", 1.9)
+        d.wait_for(lambda: self.quota("app.slice") < REST, 20, "headroom withdrawn")
+        self.assertIn("BWGOV_REASON=host-shed", d.logtext())
+
+
 class TestBurstOwnership(DaemonTest):
     # CPUQuotaMax= at the baseline: no headroom, only the resting burst.
     units = {"app.slice": dict(quota=50000, burst=10000, conf="CPUQuotaMax=50%\nCreditMax=60s\n")}

@@ -53,18 +53,23 @@ static int host_read(int *fd, const char *path, char *buf, size_t size, size_t *
         return -EIO;
 }
 
-/* CPU time the outermost governed groups have used by `now`: each one's
- * counter at its last sample, carried forward at its last rate (their
- * samples come at their own times, the host's at its own). Also their use
+/* CPU time the outermost governed groups have used by `now`: with `fresh`,
+ * each active one's counter read now (unit_usage_now()); otherwise, or when
+ * that read fails, its counter at its last sample carried forward at its
+ * last rate (their samples come at their own times, the host's at its
+ * own). Carried forward, a group whose use has just climbed counts short
+ * until its next sample, and /proc/stat's busy time has grown already: the
+ * difference would read as work outside the groups, enough to brake a
+ * build that filled the host beside nobody. Also their use
  * above their baselines at their last samples, µs/s: each group's usage rate
  * less its baseline rate, not below 0 (a group under its baseline takes
  * nothing from anyone), summed. */
-static uint64_t manager_governed_usage(Manager *m, uint64_t now, uint64_t *ret_excess_rate) {
+static uint64_t manager_governed_usage(Manager *m, uint64_t now, bool fresh, uint64_t *ret_excess_rate) {
         uint64_t sum = 0, excess = 0;
 
         for (size_t i = 0; i < m->n_units; i++) {
                 Unit *u = m->units[i];
-                uint64_t v;
+                uint64_t v, f;
 
                 /* Parked: still, its usage noted when it parked (and its
                  * rate 0): one cache line of it, not six. */
@@ -76,7 +81,9 @@ static uint64_t manager_governed_usage(Manager *m, uint64_t now, uint64_t *ret_e
                     !(u->sampler.last_stat.seen & BW_CPUSTAT_USAGE))
                         continue;
                 v = u->sampler.last_stat.usage_usec;
-                if (now > u->pstate.prev_now_usec)
+                if (fresh && unit_usage_now(u, &f) >= 0 && f >= v)
+                        v = f;
+                else if (now > u->pstate.prev_now_usec)
                         v += u64_muldiv(u->prev.decision.usage_rate, now - u->pstate.prev_now_usec, USEC_PER_SEC);
                 sum = u64_sat_add(sum, v);
                 if (u->baseline.quota_usec != BW_QUOTA_MAX && u->baseline.period_usec > 0) {
@@ -133,7 +140,12 @@ void manager_sample_host(Manager *m) {
         if (host_read(&m->host_stat_fd, m->host_stat_path, buf, sizeof(buf), &n) >= 0 && n > 0 &&
             bw_host_parse_stat(buf, n, (uint64_t) sysconf(_SC_CLK_TCK), &cpu) >= 0)
                 has_busy = true;
-        governed = manager_governed_usage(m, now, &excess);
+        /* Read the active groups' usage now only where it can matter:
+         * near or over the limit (the sample that crosses half of it has
+         * the carried-forward figure of a calm host before it, which a
+         * climb only makes too small, never too large). */
+        governed = manager_governed_usage(m, now, limit > 0 && (m->host_over_limit || m->host_some_rate >= limit / 2),
+                                          &excess);
         dt = m->has_host && now > m->host_busy_time_usec ? now - m->host_busy_time_usec : 0;
         if (dt > 0 && has_busy && m->has_host_busy && cpu.busy_usec >= m->host_busy_usec &&
             cpu.idle_usec >= m->host_idle_usec && m->host_units_generation == m->units_generation) {

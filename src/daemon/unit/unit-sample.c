@@ -89,6 +89,27 @@ bool unit_gate_unmoved(Unit *u, uint64_t now, uint64_t *ret_usec) {
                 usage == u->sampler.gate_usage_usec;
 }
 
+int unit_usage_now(Unit *u, uint64_t *ret_usec) {
+        struct bw_cpu_stat st = { 0 };
+        int r;
+
+        if (!u->sampler.has_last_stat || !(u->sampler.last_stat.seen & BW_CPUSTAT_USAGE))
+                return -ENODATA;
+        if (unit_activity_gated(u) && u->sampler.gate_valid && !rqstat_ran(*u->ctx->rqstat, u->rq.act_slot)) {
+                *ret_usec = u->sampler.last_stat.usage_usec;
+                return 0;
+        }
+        r = bw_cg_read_usage(u->cg, &st);
+        if (r == -EOPNOTSUPP)
+                r = bw_cg_read_stat_light(u->cg, &st);
+        if (r < 0)
+                return r;
+        if (!(st.seen & BW_CPUSTAT_USAGE))
+                return -ENODATA;
+        *ret_usec = st.usage_usec;
+        return 0;
+}
+
 /* Whether no task of the unit (by its activity flag), or else none below
  * its parent, ran since the unit's own usage was last read (then nothing
  * of its own needs reading). When it cannot be told, or something ran, the

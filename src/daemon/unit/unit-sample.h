@@ -86,6 +86,12 @@ bool unit_activity_gated(const Unit *u);
  * when gated by activity, at most the parent's usage otherwise. */
 bool unit_gate_unmoved(Unit *u, uint64_t now, uint64_t *ret_usec);
 
+/* The unit's cumulative usage now, for the host's sample: its last reading
+ * when its activity flag shows that nothing of it ran since, else read
+ * (one file). Changes nothing of the unit's own sampling. Returns 0,
+ * -ENODATA without a usage reading, or a negative errno from the read. */
+int unit_usage_now(Unit *u, uint64_t *ret_usec);
+
 /* The reads of a full sample (the tick's observe step): cpu.stat and PSI
  * into in, the usage gate noted before them. Returns 1, -ENODEV when the
  * cgroup vanished (unit_vanished()), or a negative errno (logged). Writes
