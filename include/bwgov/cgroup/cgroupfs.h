@@ -135,6 +135,9 @@ int bw_cg_read_stat_light(struct bw_cg *cg, struct bw_cpu_stat *ret);
  * cpu.stat, V1: cpuacct.usage; ret->seen has the usage, user and system
  * bits). -EOPNOTSUPP in V2 (cpu.stat has both) or without a usage file. */
 int bw_cg_read_usage(struct bw_cg *cg, struct bw_cpu_stat *ret);
+/* The usage by the cheapest read there is: bw_cg_read_usage() where the
+ * usage is a file of its own, else bw_cg_read_stat_light(). */
+int bw_cg_read_usage_any(struct bw_cg *cg, struct bw_cpu_stat *ret);
 
 /* The burst file: *ret_has false when the kernel has none (the cgroup
  * being there). */

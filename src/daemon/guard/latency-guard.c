@@ -234,9 +234,7 @@ static void fast_demand(struct latency_member *mb, Rqstat *t, uint64_t now) {
         bool had = mb->fast_usec > 0 && now > mb->fast_usec;
         int r;
 
-        r = bw_cg_read_usage(u->cg, &st);
-        if (r == -EOPNOTSUPP)
-                r = bw_cg_read_stat_light(u->cg, &st);
+        r = bw_cg_read_usage_any(u->cg, &st);
         if (r < 0) {
                 mb->fast_usec = 0;
                 mb->has_demand = false;

@@ -99,9 +99,7 @@ int unit_usage_now(Unit *u, uint64_t *ret_usec) {
                 *ret_usec = u->sampler.last_stat.usage_usec;
                 return 0;
         }
-        r = bw_cg_read_usage(u->cg, &st);
-        if (r == -EOPNOTSUPP)
-                r = bw_cg_read_stat_light(u->cg, &st);
+        r = bw_cg_read_usage_any(u->cg, &st);
         if (r < 0)
                 return r;
         if (!(st.seen & BW_CPUSTAT_USAGE))

@@ -531,6 +531,15 @@ int bw_cg_read_usage(struct bw_cg *cg, struct bw_cpu_stat *ret) {
         return 0;
 }
 
+int bw_cg_read_usage_any(struct bw_cg *cg, struct bw_cpu_stat *ret) {
+        int r;
+
+        r = bw_cg_read_usage(cg, ret);
+        if (r == -EOPNOTSUPP)
+                r = bw_cg_read_stat_light(cg, ret);
+        return r;
+}
+
 int bw_cg_read_pressure(struct bw_cg *cg, struct bw_psi *ret) {
         char buf[CG_READ_MAX];
         size_t len;

@@ -1210,6 +1210,13 @@ static void test_read_light_quota(void **state) {
         assert_int_equal(bw_cg_read_stat(cg2, &st), 0);
         assert_true(st.seen & BW_CPUSTAT_LOCAL_THROTTLED);
         assert_int_equal(st.local_throttled_usec, 777);
+        /* V2: no usage file of its own; the light read has it. */
+        assert_int_equal(bw_cg_read_usage(cg2, &st), -EOPNOTSUPP);
+        st = (struct bw_cpu_stat) { 0 };
+        assert_int_equal(bw_cg_read_usage_any(cg2, &st), 0);
+        assert_true(st.seen & BW_CPUSTAT_USAGE);
+        assert_int_equal(st.usage_usec, 5000000);
+        assert_int_equal(st.throttled_usec, 120000);
         assert_int_equal(bw_cg_read_quota(cg2, &q, &p), 0);
         assert_int_equal(q, 50000);
         assert_int_equal(p, 100000);
@@ -1222,6 +1229,12 @@ static void test_read_light_quota(void **state) {
         assert_int_equal(bw_cg_read_stat_light(cgh, &st), 0);
         assert_int_equal(st.usage_usec, 7000000);       /* the twin's */
         assert_int_equal(st.nr_throttled, 25);          /* v1 cpu.stat */
+        /* Hybrid: the twin's usage alone, v1's cpu.stat not read. */
+        st = (struct bw_cpu_stat) { 0 };
+        assert_int_equal(bw_cg_read_usage_any(cgh, &st), 0);
+        assert_true(st.seen & BW_CPUSTAT_USAGE);
+        assert_int_equal(st.usage_usec, 7000000);
+        assert_false(st.seen & BW_CPUSTAT_NR_THROTTLED);
         tree_put(hy, "cpu/" CG "/cpu.cfs_quota_us", "70000\n");
         assert_int_equal(bw_cg_read_quota(cgh, &q, &p), 0);
         assert_int_equal(q, 70000);
