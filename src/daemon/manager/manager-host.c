@@ -54,22 +54,29 @@ static int host_read(int *fd, const char *path, char *buf, size_t size, size_t *
 }
 
 /* CPU time the outermost governed groups have used by `now`: with `fresh`,
- * each active one's counter read now (unit_usage_now()); otherwise, or when
- * that read fails, its counter at its last sample carried forward at its
- * last rate (their samples come at their own times, the host's at its
- * own). Carried forward, a group whose use has just climbed counts short
- * until its next sample, and /proc/stat's busy time has grown already: the
- * difference would read as work outside the groups, enough to brake a
- * build that filled the host beside nobody. Also their use
- * above their baselines at their last samples, µs/s: each group's usage rate
+ * each active one's counter read now (unit_usage_now(), one file each);
+ * otherwise, or when that read fails, its counter at its last sample
+ * carried forward at its last rate (their samples come at their own times,
+ * the host's at its own). Carried forward, a group whose use has just
+ * climbed counts short until its next sample, and /proc/stat's busy time
+ * has grown already: the difference would read as work outside the
+ * groups, enough to brake a build that filled the host beside nobody.
+ *
+ * Also their use above their baselines, µs/s: each group's usage rate
  * less its baseline rate, not below 0 (a group under its baseline takes
- * nothing from anyone), summed. */
+ * nothing from anyone), summed. With `fresh`, each rate is the one since
+ * the host's own last reading of the group, if the host's last sample took
+ * it, else since the law's last sample of it; otherwise, the rate of its
+ * last sample. A group that climbed just after its own sample would count
+ * nothing above its baseline for up to Interval= (a second by default)
+ * while it takes the CPU from the others, and the brake would wait that
+ * long. */
 static uint64_t manager_governed_usage(Manager *m, uint64_t now, bool fresh, uint64_t *ret_excess_rate) {
         uint64_t sum = 0, excess = 0;
 
         for (size_t i = 0; i < m->n_units; i++) {
                 Unit *u = m->units[i];
-                uint64_t v, f;
+                uint64_t v, f, rate;
 
                 /* Parked: still, its usage noted when it parked (and its
                  * rate 0): one cache line of it, not six. */
@@ -81,7 +88,8 @@ static uint64_t manager_governed_usage(Manager *m, uint64_t now, bool fresh, uin
                     !(u->sampler.last_stat.seen & BW_CPUSTAT_USAGE))
                         continue;
                 v = u->sampler.last_stat.usage_usec;
-                if (fresh && unit_usage_now(u, &f) >= 0 && f >= v)
+                rate = u->prev.decision.usage_rate;
+                if (fresh && unit_usage_now(u, now, m->has_host ? m->host_busy_time_usec : 0, &f, &rate) >= 0)
                         v = f;
                 else if (now > u->pstate.prev_now_usec)
                         v += u64_muldiv(u->prev.decision.usage_rate, now - u->pstate.prev_now_usec, USEC_PER_SEC);
@@ -89,8 +97,8 @@ static uint64_t manager_governed_usage(Manager *m, uint64_t now, bool fresh, uin
                 if (u->baseline.quota_usec != BW_QUOTA_MAX && u->baseline.period_usec > 0) {
                         uint64_t base = u64_muldiv(u->baseline.quota_usec, USEC_PER_SEC, u->baseline.period_usec);
 
-                        if (u->prev.decision.usage_rate > base)
-                                excess = u64_sat_add(excess, u->prev.decision.usage_rate - base);
+                        if (rate > base)
+                                excess = u64_sat_add(excess, rate - base);
                 }
         }
         *ret_excess_rate = excess;
@@ -116,7 +124,7 @@ static void host_average(int64_t *x, int64_t v, int64_t w) {
 void manager_sample_host(Manager *m) {
         uint64_t now, dt, governed, excess, limit = m->config.global.host_pressure_limit;
         struct bw_host_cpu cpu = { 0, 0 };
-        bool has_busy = false;
+        bool has_busy = false, fresh;
         char buf[HOST_FILE_MAX_BYTES];
         struct bw_host_sample hs;
         struct bw_psi psi;
@@ -144,8 +152,8 @@ void manager_sample_host(Manager *m) {
          * near or over the limit (the sample that crosses half of it has
          * the carried-forward figure of a calm host before it, which a
          * climb only makes too small, never too large). */
-        governed = manager_governed_usage(m, now, limit > 0 && (m->host_over_limit || m->host_some_rate >= limit / 2),
-                                          &excess);
+        fresh = limit > 0 && (m->host_over_limit || m->host_some_rate >= limit / 2);
+        governed = manager_governed_usage(m, now, fresh, &excess);
         dt = m->has_host && now > m->host_busy_time_usec ? now - m->host_busy_time_usec : 0;
         if (dt > 0 && has_busy && m->has_host_busy && cpu.busy_usec >= m->host_busy_usec &&
             cpu.idle_usec >= m->host_idle_usec && m->host_units_generation == m->units_generation) {
@@ -165,6 +173,15 @@ void manager_sample_host(Manager *m) {
                 } else {
                         host_average(&m->host_other_avg, other, w);
                         host_average(&m->host_excess_avg, (int64_t) excess, w);
+                        /* Read now, the excess is no noisier than the
+                         * host's own counters: a rise that this sample
+                         * already shows served from others' CPU (more than
+                         * was idle over the same time) counts at once, as
+                         * the CPU it takes is taken now; a fall, or a rise
+                         * the idle CPU covered, only as the average follows
+                         * it (the idle average follows just as slowly). */
+                        if (fresh && (int64_t) excess > m->host_excess_avg && (int64_t) excess > idle)
+                                m->host_excess_avg = (int64_t) excess;
                         host_average(&m->host_idle_avg, idle, w);
                 }
         }

@@ -89,7 +89,7 @@ bool unit_gate_unmoved(Unit *u, uint64_t now, uint64_t *ret_usec) {
                 usage == u->sampler.gate_usage_usec;
 }
 
-int unit_usage_now(Unit *u, uint64_t *ret_usec) {
+static int unit_usage_read(Unit *u, uint64_t *ret_usec) {
         struct bw_cpu_stat st = { 0 };
         int r;
 
@@ -105,6 +105,32 @@ int unit_usage_now(Unit *u, uint64_t *ret_usec) {
         if (!(st.seen & BW_CPUSTAT_USAGE))
                 return -ENODATA;
         *ret_usec = st.usage_usec;
+        return 0;
+}
+
+int unit_usage_now(Unit *u, uint64_t now, uint64_t host_last_usec, uint64_t *ret_usec, uint64_t *ret_rate) {
+        uint64_t f, ref, ref_t;
+        int r;
+
+        r = unit_usage_read(u, &f);
+        if (r < 0)
+                return r;
+        if (f < u->sampler.last_stat.usage_usec)
+                return -ERANGE;
+        if (host_last_usec > 0 && u->sampler.host_read_usec == host_last_usec && f >= u->sampler.host_usage_usec) {
+                ref = u->sampler.host_usage_usec;
+                ref_t = u->sampler.host_read_usec;
+        } else if (u->pstate.primed && f >= u->pstate.prev_stat.usage_usec) {
+                ref = u->pstate.prev_stat.usage_usec;
+                ref_t = u->pstate.prev_now_usec;
+        } else {
+                ref = f;
+                ref_t = now;
+        }
+        *ret_rate = now > ref_t ? u64_muldiv(f - ref, USEC_PER_SEC, now - ref_t) : 0;
+        u->sampler.host_usage_usec = f;
+        u->sampler.host_read_usec = now;
+        *ret_usec = f;
         return 0;
 }
 

@@ -64,6 +64,11 @@ struct unit_sampler {
          * the law it rests at `rest`, where its first run raises it. */
         struct bw_bandwidth rest;
         uint64_t used_usec;             /* its last sample that found usage (or its first) */
+        /* The host's own last reading of its usage (unit_usage_now(), from
+         * manager-host.c near the host's limit) and when it was taken: the
+         * next host sample's rate of it. */
+        uint64_t host_usage_usec;
+        uint64_t host_read_usec;
 
         /* The flags together (ten thousand units: no padding after each). */
         bool has_last_stat;
@@ -86,11 +91,16 @@ bool unit_activity_gated(const Unit *u);
  * when gated by activity, at most the parent's usage otherwise. */
 bool unit_gate_unmoved(Unit *u, uint64_t now, uint64_t *ret_usec);
 
-/* The unit's cumulative usage now, for the host's sample: its last reading
- * when its activity flag shows that nothing of it ran since, else read
- * (one file). Changes nothing of the unit's own sampling. Returns 0,
- * -ENODATA without a usage reading, or a negative errno from the read. */
-int unit_usage_now(Unit *u, uint64_t *ret_usec);
+/* The unit's cumulative usage at `now`, for the host's sample: its last
+ * reading when its activity flag shows that nothing of it ran since, else
+ * read (one file); and its rate, µs/s, since the host's own last reading of
+ * it if the host took that at host_last_usec (its last sample), else since
+ * the law's last sample of it (0 when neither is older than now). Notes the
+ * reading for the host's next sample; changes nothing of the unit's own
+ * sampling. Returns 0, -ENODATA without a usage reading, -ERANGE for a
+ * usage below its last sample's (a counter that went back), or a negative
+ * errno from the read. */
+int unit_usage_now(Unit *u, uint64_t now, uint64_t host_last_usec, uint64_t *ret_usec, uint64_t *ret_rate);
 
 /* The reads of a full sample (the tick's observe step): cpu.stat and PSI
  * into in, the usage gate noted before them. Returns 1, -ENODEV when the
