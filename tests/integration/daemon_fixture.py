@@ -512,20 +512,34 @@ class TestHostBrakeNeedsOthers(DaemonTest):
         d.wait_for(lambda: self.quota("app.slice") < REST, 20, "headroom withdrawn")
 
 
-class TestHostBrakeClimb(DaemonTest):
+def host_brake_conf(interval):
+    """A saturated host's brake at HostPressureLimit=40%, the host sampled
+    every 100 ms, the units every `interval`."""
+    return (f"[Governor]\nInterval={interval}\nActiveInterval=100ms\nMetricsInterval=100ms\n"
+            "HostPressureLimit=40%\n")
+
+
+class HostBrakeTest(DaemonTest):
+    """One group of 0.5 CPU with a long credit, brought to its resting
+    headroom before each test (rested())."""
+    units = {"app.slice": dict(quota=50000, burst=0, conf="CreditMax=600s\n")}
+
+    def rested(self):
+        self.d.wait_for(lambda: self.quota("app.slice") == REST, 10, "the resting headroom")
+        return self.d
+
+
+class TestHostBrakeClimb(HostBrakeTest):
     # A group whose use climbs between its own samples: carried forward at
     # its last rate, its usage counts short while /proc/stat's busy time has
     # grown already, and the difference, read as work outside the governed
     # groups, braked a build that filled the host beside nobody (issue 29:
     # 7 s instead of 3, with 27 of its 30 s of credit left). Read at the
     # host's sample, the use is the group's own.
-    global_conf = ("[Governor]\nInterval=2s\nActiveInterval=100ms\nMetricsInterval=100ms\n"
-                   "HostPressureLimit=40%\n")
-    units = {"app.slice": dict(quota=50000, burst=0, conf="CreditMax=600s\n")}
+    global_conf = host_brake_conf("2s")
 
     def test_a_climb_is_not_work_outside(self):
-        d = self.d
-        d.wait_for(lambda: self.quota("app.slice") == REST, 10, "the resting headroom")
+        d = self.rested()
         self.sim.host_rate = 0.9            # the group's own threads wait for each other
         for _ in range(2):
             time.sleep(2.5)                 # idle: its last rate is 0
@@ -544,20 +558,17 @@ class TestHostBrakeClimb(DaemonTest):
         self.assertIn("BWGOV_REASON=host-shed", d.logtext())
 
 
-class TestHostBrakeAtTheClimb(DaemonTest):
+class TestHostBrakeAtTheClimb(HostBrakeTest):
     # A group that climbs just after its own sample, beside work outside on
     # a saturated host: its use above the baseline is read at the host's
     # sample (every ActiveInterval=), not at its next own sample (Interval=,
     # five seconds here), so the brake takes the headroom back within a few
     # host samples. Waiting for the group's sample cost the host-protection
     # scenario's antagonist 5 % of its CPU (tests/bench, issue 29).
-    global_conf = ("[Governor]\nInterval=5s\nActiveInterval=100ms\nMetricsInterval=100ms\n"
-                   "HostPressureLimit=40%\n")
-    units = {"app.slice": dict(quota=50000, burst=0, conf="CreditMax=600s\n")}
+    global_conf = host_brake_conf("5s")
 
     def test_brake_within_host_samples_of_the_climb(self):
-        d = self.d
-        d.wait_for(lambda: self.quota("app.slice") == REST, 10, "the resting headroom")
+        d = self.rested()
         self.sim.other_cpus = 1.0
         self.sim.host_rate = 0.9
         time.sleep(1.0)                     # the host's averages settle: nobody above a baseline
