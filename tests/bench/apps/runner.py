@@ -45,10 +45,14 @@ def host_busy_s():
 
 
 class GovSampler(threading.Thread):
-    """bwgovd's own figures every 0.5 s: credit, quota, headroom, shed."""
+    """bwgovd's own figures every 0.5 s: credit, quota, headroom, shed, and
+    the host's figures that its brake reads (its metrics file is written once
+    per Interval=, so a figure repeats between writes)."""
 
     KEYS = ("bwgov_credit_usec", "bwgov_quota_usec", "bwgov_headroom_usec", "bwgov_shed_permille",
-            "bwgov_headroom_level")
+            "bwgov_headroom_level", "bwgov_host_pressure_some_usec_per_second",
+            "bwgov_host_other_usage_usec_per_second", "bwgov_host_other_wait_usec_per_second",
+            "bwgov_host_governed_excess_usec_per_second", "bwgov_host_idle_usec_per_second")
 
     def __init__(self, gov, t0):
         super().__init__(daemon=True)
