@@ -67,10 +67,15 @@ struct sched_entity {
         struct cfs_rq *cfs_rq;
 } __kt;
 
+struct sched_info {
+        unsigned long long last_queued; /* CONFIG_SCHED_INFO: rq clock at enqueue, 0 when not queued */
+} __kt;
+
 struct task_struct {
         int pid;
         unsigned int policy;
         struct sched_entity se;
+        struct sched_info sched_info;
         struct task_group *sched_task_group;
         struct css_set *cgroups;
         bool throttled;                 /* 6.18's task-based throttling */

@@ -34,6 +34,11 @@
  * bw_generation. Nothing is sent to user space per event: the daemon reads
  * the per-CPU counters when it samples.
  *
+ * Outside: the fair tasks of no governed group are not followed, but the
+ * wait each one ends is added to one per-CPU counter (`others`), read from
+ * the kernel's own sched_info: what the governed groups' headroom may cost
+ * the rest of the host, for the host brake.
+ *
  * Activity: whether any task of a governed cgroup ran since the daemon last
  * read the cgroup's usage, so that an idle one is not read at all. The
  * daemon gives each governed cgroup a slot in `activity` (an mmapped
@@ -133,6 +138,14 @@ struct {
         __type(key, u64);
         __type(value, struct bw_rq_cg);
 } actcache SEC(".maps");
+
+/* The waits of work outside the governed groups (rqstat-abi.h). */
+struct {
+        __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+        __uint(max_entries, 1);
+        __type(key, u32);
+        __type(value, struct bw_rq_others);
+} others SEC(".maps");
 
 /* Bumped by the daemon after every change to the governed set. */
 volatile __u32 bw_generation;
@@ -342,14 +355,45 @@ static __always_inline void throttle_end(struct bw_rq_counters *c, u64 clock, u6
         c->pending_since_ns = 0;
 }
 
+/* p, which no governed group counts, is switched in: its wait, from the
+ * kernel's sched_info (still set at the sched_switch tracepoint:
+ * sched_info_arrive() runs after it, in prepare_task_switch()), to the
+ * `others` counter. Fair tasks only: the rq clock is read through the
+ * task's cfs_rq (updated by __schedule() before it picked the task), and
+ * a real-time task does not wait for the governed groups' CPU. */
+static __always_inline void others_wait(struct task_struct *p) {
+        struct bw_rq_others *o;
+        struct cfs_rq *cfs;
+        u64 since, clock;
+        u32 zero = 0;
+
+        if (!bpf_core_field_exists(p->sched_info.last_queued) || p->pid == 0 ||
+            (p->policy != 0 && p->policy != 3))
+                return;
+        since = p->sched_info.last_queued;
+        cfs = p->se.cfs_rq;
+        if (!since || !cfs)
+                return;
+        clock = cfs->rq->clock;
+        o = bpf_map_lookup_elem(&others, &zero);
+        if (!o)
+                return;
+        if (clock > since)
+                o->wait_ns += clock - since;
+        o->waits++;
+        o->known = 1;
+}
+
 static __always_inline void wait_end(struct task_struct *p, u64 now) {
         struct task_wait *w = bpf_task_storage_get(&waits, p, NULL, 0);
         struct bw_rq_counters *c;
         struct cfs_rq *cfs;
         u64 wait, clock, thr;
 
-        if (!w || !w->since_ns)
+        if (!w || !w->since_ns) {
+                others_wait(p);
                 return;
+        }
         wait = now > w->since_ns ? now - w->since_ns : 0;
         w->since_ns = 0;
         c = bpf_map_lookup_elem(&stats, &w->governed);

@@ -31,6 +31,20 @@ struct bw_rq_counters {
         bw_u64 pending_clock_ns;         /* scratch: its throttled clock when it began */
 };
 
+/* The waits of fair tasks outside every governed group (SCHED_NORMAL and
+ * SCHED_BATCH; SCHED_IDLE tasks chose to wait), in the `others` per-CPU
+ * array (one entry), summed by the reader: what the host brake protects.
+ * Each wait is the kernel's own (sched_info, from enqueue to the switch that
+ * runs the task, on the rq clock), from the CPU it ends on: a wait that
+ * migrated counts only its part on that CPU. `known` is 1 once a wait was
+ * read from a kernel that keeps sched_info (CONFIG_SCHED_INFO); where it
+ * stays 0 the counters mean nothing. */
+struct bw_rq_others {
+        bw_u64 wait_ns;
+        bw_u64 waits;
+        bw_u64 known;
+};
+
 /* The cgroup → governed-ancestor cache (LRU), valid for one generation of
  * the governed set (the program's `bw_generation`); the activity cache
  * (task group → governed slot + 1 in `governed`) has the same shape. */

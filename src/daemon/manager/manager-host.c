@@ -110,6 +110,32 @@ static void host_average(int64_t *x, int64_t v, int64_t w) {
         *x += (v - *x) * w / (int64_t) HOST_OTHER_TAU_USEC;
 }
 
+/* How long the tasks outside the governed groups waited for a CPU since
+ * the last host sample, dt ago, µs/s (rqstat_read_others()). *ret_known is
+ * false when the telemetry does not count it (none, or a kernel without
+ * sched_info); the rate is UINT64_MAX also when there is no earlier
+ * reading or the programs were loaded again since (their counters start
+ * from 0), and the average keeps its value over such a sample. */
+static uint64_t host_others_wait_rate(Manager *m, uint64_t dt, bool *ret_known) {
+        struct bw_rq_others o;
+        uint64_t rate = UINT64_MAX;
+        unsigned loads;
+
+        *ret_known = false;
+        if (!m->rqstat || rqstat_read_others(m->rqstat, &o) < 0) {
+                m->has_host_wait = false;
+                return UINT64_MAX;
+        }
+        *ret_known = true;
+        loads = rqstat_loads(m->rqstat);
+        if (m->has_host_wait && loads == m->host_wait_loads && o.wait_ns >= m->host_wait_ns && dt > 0)
+                rate = u64_muldiv(o.wait_ns - m->host_wait_ns, USEC_PER_SEC / 1000, dt);
+        m->has_host_wait = true;
+        m->host_wait_ns = o.wait_ns;
+        m->host_wait_loads = loads;
+        return rate;
+}
+
 /* Host CPU pressure, the CPU used outside the governed groups, the governed
  * groups' use above their baselines and the idle CPU since the last host
  * sample, and whether the governed groups harm the rest of the host, i.e.
@@ -122,9 +148,9 @@ static void host_average(int64_t *x, int64_t v, int64_t w) {
  * sample whose pressure crosses half the limit takes them at once, over the
  * time since the last one. */
 void manager_sample_host(Manager *m) {
-        uint64_t now, dt, governed, excess, limit = m->config.global.host_pressure_limit;
+        uint64_t now, dt, governed, excess, wait, limit = m->config.global.host_pressure_limit;
         struct bw_host_cpu cpu = { 0, 0 };
-        bool has_busy = false, fresh;
+        bool has_busy = false, fresh, wait_known;
         char buf[HOST_FILE_MAX_BYTES];
         struct bw_host_sample hs;
         struct bw_psi psi;
@@ -185,6 +211,16 @@ void manager_sample_host(Manager *m) {
                         host_average(&m->host_idle_avg, idle, w);
                 }
         }
+        wait = host_others_wait_rate(m, dt, &wait_known);
+        if (!wait_known)
+                m->host_other_wait = UINT64_MAX;
+        else if (wait != UINT64_MAX) {
+                if (m->host_other_wait == UINT64_MAX)
+                        m->host_wait_avg = (int64_t) wait;
+                else
+                        host_average(&m->host_wait_avg, (int64_t) wait, (int64_t) u64_min(dt, HOST_OTHER_TAU_USEC));
+                m->host_other_wait = m->host_wait_avg > 0 ? (uint64_t) m->host_wait_avg : 0;
+        }
         m->has_host = true;
         m->has_host_busy = has_busy;
         m->host_busy_usec = cpu.busy_usec;
@@ -204,6 +240,8 @@ void manager_sample_host(Manager *m) {
                 .other_usage_rate = has_busy ? m->host_other_usage : UINT64_MAX,
                 .governed_excess_rate = has_busy ? m->host_governed_excess : excess,
                 .idle_rate = has_busy ? m->host_idle : 0,
+                .has_other_wait = m->host_other_wait != UINT64_MAX,
+                .other_wait_rate = m->host_other_wait,
         };
         m->host_over_limit = bw_host_over_limit(&hs, m->host_over_limit, limit);
 }
@@ -213,6 +251,7 @@ void manager_plan_shedding(Manager *m, uint64_t now) {
         _cleanup_free_ struct bw_shed_unit *units = NULL;
         _cleanup_free_ unsigned *shed = NULL;
         size_t n_shed = 0, n_new = 0;
+        char waited[64] = "";
         int r;
 
         /* Under the limit and nothing withdrawn: no plan to make (four
@@ -250,10 +289,12 @@ void manager_plan_shedding(Manager *m, uint64_t now) {
         }
         /* One line per plan that reaches new units, not one per unit: with
          * thousands of units each write says "host-shed" anyway. */
+        if (n_new > 0 && m->host_other_wait != UINT64_MAX)
+                snprintf(waited, sizeof(waited), " (its tasks waiting %" PRIu64 "us/s)", m->host_other_wait);
         if (n_new > 0)
                 log_notice("Host CPU pressure %" PRIu64 "us/s over limit %" PRIu64 "us/s while the governed groups "
-                           "use %" PRIu64 "us/s above their baselines, %" PRIu64 "us/s of CPU is used outside them "
+                           "use %" PRIu64 "us/s above their baselines, %" PRIu64 "us/s of CPU is used outside them%s "
                            "and %" PRIu64 "us/s is idle: withdrawing headroom from %zu unit%s, lowest Priority= first",
-                           m->host_some_rate, limit, m->host_governed_excess, m->host_other_usage, m->host_idle,
-                           n_shed, n_shed == 1 ? "" : "s");
+                           m->host_some_rate, limit, m->host_governed_excess, m->host_other_usage, waited,
+                           m->host_idle, n_shed, n_shed == 1 ? "" : "s");
 }

@@ -192,6 +192,11 @@ static void write_host(struct metrics_buf *b, const struct governor_status *s) {
                "Host CPU pressure (some) over the last interval.", s->host_pressure_rate);
         scalar(b, "bwgov_host_other_usage_usec_per_second", "gauge", "CPU used outside the governed groups.",
                s->host_other_usage_rate);
+        if (s->host_other_wait_rate != UINT64_MAX)
+                scalar(b, "bwgov_host_other_wait_usec_per_second", "gauge",
+                       "Time the tasks outside the governed groups waited for a CPU, summed over them "
+                       "(with the run-queue telemetry only).",
+                       s->host_other_wait_rate);
         scalar(b, "bwgov_host_governed_excess_usec_per_second", "gauge",
                "CPU the governed groups use above their baselines.", s->host_governed_excess_rate);
         scalar(b, "bwgov_host_idle_usec_per_second", "gauge", "Idle CPU of the host, over all CPUs.",

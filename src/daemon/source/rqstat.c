@@ -53,6 +53,7 @@ struct Rqstat {
         uint64_t *ids;                  /* tracked, unsorted */
         size_t n_ids, n_alloc;
         struct bw_rq_counters *percpu;  /* ncpus values, for reading */
+        struct bw_rq_others *others_percpu;     /* ncpus values, for reading `others` */
         unsigned loads;
         /* Activity (rqstat.h): the mmapped `activity` array, one flag per
          * slot, and the cgroup each slot watches (0: free). */
@@ -226,7 +227,10 @@ int rqstat_new(size_t capacity, Rqstat **ret, char reason[static RQSTAT_REASON_M
                 return r;
         }
         t->percpu = calloc((size_t) t->ncpus, sizeof(*t->percpu));
-        if (!t->percpu) {
+        t->others_percpu = calloc((size_t) t->ncpus, sizeof(*t->others_percpu));
+        if (!t->percpu || !t->others_percpu) {
+                free(t->percpu);
+                free(t->others_percpu);
                 free(t);
                 return -ENOMEM;
         }
@@ -237,6 +241,7 @@ int rqstat_new(size_t capacity, Rqstat **ret, char reason[static RQSTAT_REASON_M
         r = rqstat_load(t, capacity + capacity / 4, reason);
         if (r < 0) {
                 free(t->percpu);
+                free(t->others_percpu);
                 free(t);
                 return r;
         }
@@ -264,6 +269,7 @@ Rqstat *rqstat_free(Rqstat *t) {
         free(t->act_free);
         free(t->ids);
         free(t->percpu);
+        free(t->others_percpu);
         free(t);
         return NULL;
 }
@@ -457,6 +463,24 @@ int rqstat_read(Rqstat *t, uint64_t id, struct bw_rq_counters *ret) {
         return 0;
 }
 
+int rqstat_read_others(Rqstat *t, struct bw_rq_others *ret) {
+        struct bw_rq_others sum = {0};
+        uint32_t zero = 0;
+
+        if (bpf_map__lookup_elem(t->skel->maps.others, &zero, sizeof(zero), t->others_percpu,
+                                 sizeof(*t->others_percpu) * (size_t) t->ncpus, 0) < 0)
+                return -errno;
+        for (int c = 0; c < t->ncpus; c++) {
+                sum.wait_ns += t->others_percpu[c].wait_ns;
+                sum.waits += t->others_percpu[c].waits;
+                sum.known |= t->others_percpu[c].known;
+        }
+        if (!sum.known)
+                return -ENODATA;
+        *ret = sum;
+        return 0;
+}
+
 size_t rqstat_tracked(const Rqstat *t) {
         return t->n_ids;
 }
@@ -585,6 +609,10 @@ int rqstat_untrack(Rqstat *t, uint64_t cgroup_id) {
 
 int rqstat_read(Rqstat *t, uint64_t cgroup_id, struct bw_rq_counters *ret) {
         return -ENOENT;
+}
+
+int rqstat_read_others(Rqstat *t, struct bw_rq_others *ret) {
+        return -EOPNOTSUPP;
 }
 
 size_t rqstat_tracked(const Rqstat *t) {

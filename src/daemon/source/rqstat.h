@@ -34,6 +34,11 @@ int rqstat_track(Rqstat *t, uint64_t cgroup_id);
 int rqstat_untrack(Rqstat *t, uint64_t cgroup_id);
 /* Its counters summed over CPUs; -ENOENT when not tracked. */
 int rqstat_read(Rqstat *t, uint64_t cgroup_id, struct bw_rq_counters *ret);
+/* The waits of the fair tasks outside every governed group (rqstat-abi.h),
+ * summed over CPUs; they start from 0 again when the programs are loaded
+ * again (rqstat_loads() tells). -ENODATA until a wait was read from a
+ * kernel that keeps sched_info (never, without CONFIG_SCHED_INFO). */
+int rqstat_read_others(Rqstat *t, struct bw_rq_others *ret);
 
 size_t rqstat_tracked(const Rqstat *t);
 

@@ -24,7 +24,9 @@ bool bw_host_over_limit(const struct bw_host_sample *s, bool was_over, uint64_t 
 
         if (limit == 0 || s->some_rate <= limit || s->other_usage_rate < BW_HOST_OTHER_USAGE_MIN)
                 return false;
-        return harm || (was_over && s->idle_rate < BW_HOST_IDLE_MIN);
+        if (was_over)
+                return harm || s->idle_rate < BW_HOST_IDLE_MIN;
+        return harm && (!s->has_other_wait || s->other_wait_rate > limit);
 }
 
 struct shed_order {

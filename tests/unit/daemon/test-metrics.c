@@ -189,6 +189,7 @@ static void snapshot_small(struct fake *f, struct governor_unit units[static 3])
                         .state_saves = 42,
                         .host_pressure_rate = 12345,
                         .host_other_usage_rate = 99,
+                        .host_other_wait_rate = 66,
                         .host_governed_excess_rate = 77,
                         .host_idle_rate = 55,
                         .telemetry = true,
@@ -272,7 +273,8 @@ static void many_make(struct many *m, size_t n) {
                 unit_steady(&m->units[i], m->names[i]);
                 m->units[i].stat.usage_usec += i * 1000003;
         }
-        m->f = (struct fake) { .units = m->units, .n_units = n, .status.counts.units = n };
+        m->f = (struct fake) { .units = m->units, .n_units = n, .status.counts.units = n,
+                               .status.host_other_wait_rate = UINT64_MAX /* no telemetry: no line */ };
 }
 
 static void many_done(struct many *m) {

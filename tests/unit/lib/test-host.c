@@ -56,6 +56,45 @@ static void test_over_limit(void **state) {
         }
 }
 
+/* Where the telemetry counts how long the others wait, a brake that is off
+ * needs them waiting; one that is on holds without it. */
+static void test_over_limit_wait(void **state) {
+        static const struct {
+                uint64_t wait, excess, idle;
+                bool was_over, over;
+                const char *why;
+        } cases[] = {
+                { 800000, 500000, 0, false, true, "the others wait 0.8 s/s while the groups take their CPU" },
+                { 1500000, 500000, 0, false, true, "three others wait half the time each: a sum above 1 s/s" },
+                { 400001, 500000, 0, false, true, "the others wait just over the limit" },
+                { 400000, 500000, 0, false, false, "the others wait exactly the limit: not over" },
+                { 170000, 500000, 0, false, false, "a few daemons' wake-ups beside a build: no harm" },
+                { 0, 500000, 0, false, false, "the others run at once beside a group that fills the host" },
+                { 0, 500000, 0, true, true, "on: the wait it ended does not release it" },
+                { 0, 0, 0, true, true, "on, the groups at their baselines, still saturated" },
+                { 0, 0, BW_HOST_IDLE_MIN, true, false, "on, and the CPU idles now" },
+                { 800000, 300000, 800000, false, false, "waiting others, but the excess came from idle CPU" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                struct bw_host_sample hs = {
+                        .some_rate = 900000,
+                        .other_usage_rate = 300000,
+                        .governed_excess_rate = cases[i].excess,
+                        .idle_rate = cases[i].idle,
+                        .has_other_wait = true,
+                        .other_wait_rate = cases[i].wait,
+                };
+
+                if (bw_host_over_limit(&hs, cases[i].was_over, 400000) != cases[i].over)
+                        fail_msg("case %zu (%s): expected %s", i, cases[i].why, cases[i].over ? "over" : "not over");
+                /* The usage gate still applies: nobody there, nothing to protect. */
+                hs.other_usage_rate = BW_HOST_OTHER_USAGE_MIN - 1;
+                if (bw_host_over_limit(&hs, cases[i].was_over, 400000))
+                        fail_msg("case %zu (%s): over with others using under the minimum", i, cases[i].why);
+        }
+}
+
 static void test_parse_stat(void **state) {
         /* This host's /proc/stat, first lines (USER_HZ = 100). */
         static const char real[] =
@@ -152,6 +191,7 @@ static void test_shed_plan(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_over_limit),
+                cmocka_unit_test(test_over_limit_wait),
                 cmocka_unit_test(test_parse_stat),
                 cmocka_unit_test(test_shed_plan),
         };
