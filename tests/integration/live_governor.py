@@ -81,6 +81,19 @@ def mounts():
     return None, None, None
 
 
+def read_metrics(base):
+    """BASE/run/metrics.prom as {(family, unit or None): value}, {} while absent."""
+    out = {}
+    try:
+        for line in open(os.path.join(base, "run", "metrics.prom")):
+            m = re.match(r'^(\w+)(?:\{unit="([^"]*)"\})? (\d+)$', line.strip())
+            if m:
+                out[(m.group(1), m.group(2))] = int(m.group(3))
+    except FileNotFoundError:
+        pass
+    return out
+
+
 class Cgroup:
     def __init__(self, name):
         """name may be nested ("parent/child"); the parent must exist."""
@@ -215,15 +228,7 @@ class Daemon:
         self.proc = subprocess.Popen(argv, stdout=self.log, stderr=self.log, stdin=subprocess.DEVNULL)
 
     def metrics(self):
-        out = {}
-        try:
-            for line in open(os.path.join(self.base, "run", "metrics.prom")):
-                m = re.match(r'^(\w+)(?:\{unit="([^"]*)"\})? (\d+)$', line.strip())
-                if m:
-                    out[(m.group(1), m.group(2))] = int(m.group(3))
-        except FileNotFoundError:
-            pass
-        return out
+        return read_metrics(self.base)
 
     def wait_adopted(self, timeout=20):
         deadline = time.monotonic() + timeout

@@ -30,7 +30,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from live_common import check, failures, finish, remove_cgroups, wait_for  # noqa: E402
-from live_governor import BWGOVD, Cgroup, skip  # noqa: E402
+from live_governor import BWGOVD, Cgroup, mounts, skip  # noqa: E402
+from live_governor import read_metrics as host_metrics  # noqa: E402
 
 PREFIX = f"bwgov-test-lh{os.getpid()}"
 LIMIT = 400000          # HostPressureLimit=40 %, in µs/s
@@ -45,19 +46,6 @@ SPIN = ("import time\n"
         "    time.sleep(0.068)\n")
 
 
-def host_metrics(base):
-    out = {}
-    try:
-        with open(os.path.join(base, "run", "metrics.prom")) as f:
-            for line in f:
-                m = re.match(r'^(\w+)(?:\{unit="([^"]*)"\})? (\d+)$', line.strip())
-                if m:
-                    out[(m.group(1), m.group(2))] = int(m.group(3))
-    except OSError:
-        pass
-    return out
-
-
 def host(m, key):
     return m.get((f"bwgov_host_{key}", None))
 
@@ -65,7 +53,7 @@ def host(m, key):
 def main():
     if os.geteuid() != 0:
         skip("needs root for real cgroups and the BPF telemetry")
-    if mounts_ok() is None:
+    if mounts()[0] is None:
         skip("no cpu bandwidth controller (v2 cpu or v1 cpu) mounted")
     if not os.path.exists("/proc/pressure/cpu"):
         skip("no /proc/pressure/cpu: the brake reads host pressure")
@@ -186,11 +174,6 @@ def outside_at_brake(base):
             if m:
                 most = max(most, int(m.group(1)))
     return most
-
-
-def mounts_ok():
-    from live_governor import mounts
-    return mounts()[0]
 
 
 if __name__ == "__main__":
