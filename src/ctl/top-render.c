@@ -400,6 +400,10 @@ static void put_summary(struct line *l) {
                 puts_(l, ", no limit (no brake)", NULL);
         snprintf(c, sizeof(c), "; outside the governed units %s", fmt_cpus(a, ju64(st, "host_other_usage_rate")));
         puts_(l, c, NULL);
+        if (jhas(st, "host_other_wait_rate")) {
+                snprintf(c, sizeof(c), ", waiting %s", fmt_rate(a, ju64(st, "host_other_wait_rate")));
+                puts_(l, c, NULL);
+        }
         line_end(l);
 }
 

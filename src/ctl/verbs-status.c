@@ -24,7 +24,7 @@ static const struct verb_info info_status = {
 
 /* The legend: the daemon and its counts, as GetStatus reports them. */
 static void print_status_header(const struct options *o, json_t *st) {
-        char a[FMT_MAX], b[FMT_MAX];
+        char a[FMT_MAX], b[FMT_MAX], c[FMT_MAX], w[FMT_MAX], outside[3 * FMT_MAX];
 
         printf("%sbwgovd %s%s, pid %" PRIu64 ", up %s, %" PRIu64 " ticks\n",
                o->colour ? ANSI_BOLD : "", strq(jstr(st, "version")), o->colour ? ANSI_RESET : "",
@@ -34,12 +34,20 @@ static void print_status_header(const struct options *o, json_t *st) {
                ju64(st, "n_units"), ju64(st, "n_present"), ju64(st, "n_boosted"), ju64(st, "n_paused"));
         printf("Governor: interval %s, default mode %s\n", fmt_span(a, ju64(st, "interval_usec")),
                strq(jstr(st, "mode")));
+        /* The work the brake protects: its CPU and, with the telemetry, how long its tasks waited. */
+        if (jhas(st, "host_other_wait_rate"))
+                snprintf(w, sizeof(w), ", waiting %s", fmt_rate(b, ju64(st, "host_other_wait_rate")));
+        else
+                w[0] = '\0';
+        snprintf(outside, sizeof(outside), "; outside the units %s%s",
+                 fmt_cpus(c, ju64(st, "host_other_usage_rate")), w);
         if (ju64(st, "host_pressure_limit") > 0)
-                printf("Host:     CPU pressure %s, limit %s%s\n", fmt_rate(a, ju64(st, "host_pressure_rate")),
-                       fmt_rate(b, ju64(st, "host_pressure_limit")),
+                printf("Host:     CPU pressure %s, limit %s%s%s\n", fmt_rate(a, ju64(st, "host_pressure_rate")),
+                       fmt_rate(b, ju64(st, "host_pressure_limit")), outside,
                        jbool(st, "host_over_limit") ? ": over, headroom is withdrawn" : "");
         else
-                printf("Host:     CPU pressure %s, no limit\n", fmt_rate(a, ju64(st, "host_pressure_rate")));
+                printf("Host:     CPU pressure %s, no limit%s\n", fmt_rate(a, ju64(st, "host_pressure_rate")),
+                       outside);
         if (jbool(st, "telemetry"))
                 printf("Latency:  run-queue telemetry (BPF) of %" PRIu64 " cgroup%s\n", ju64(st, "telemetry_cgroups"),
                        ju64(st, "telemetry_cgroups") == 1 ? "" : "s");
