@@ -147,6 +147,17 @@ struct {
         __type(value, struct bw_rq_others);
 } others SEC(".maps");
 
+/* Tasks outside the governed groups woken with a sched_info.last_queued
+ * older than their wake-up (others_woken()): the rq clock at the wake-up,
+ * by thread id, until the task is switched in. Few at a time: an entry is
+ * taken at the task's next switch-in. */
+struct {
+        __uint(type, BPF_MAP_TYPE_LRU_HASH);
+        __uint(max_entries, 4096);
+        __type(key, u32);
+        __type(value, u64);
+} woken_late SEC(".maps");
+
 /* Bumped by the daemon after every change to the governed set. */
 volatile __u32 bw_generation;
 
@@ -317,13 +328,53 @@ static __always_inline bool task_throttled(struct task_struct *p, struct cfs_rq 
         return cfs && cfs->throttle_count > 0;
 }
 
+/* Only fair tasks count in `others`: SCHED_NORMAL and SCHED_BATCH (a
+ * SCHED_IDLE task chose to wait; a real-time task does not wait for the
+ * governed groups' CPU); not the idle task; only where sched_info exists. */
+static __always_inline bool others_counted(struct task_struct *p) {
+        return bpf_core_field_exists(p->sched_info.last_queued) && p->pid != 0 && (p->policy == 0 || p->policy == 3);
+}
+
+/* A wait shorter than this is taken as it is, without a look at
+ * woken_late: a stale stamp that young changes nothing. */
+#define OTHERS_STALE_NS 1000000ULL
+
+/* p, outside the governed groups, is woken (the sched_wakeup tracepoint
+ * runs after its enqueue). The kernel stamped sched_info.last_queued with
+ * the rq clock at that enqueue, unless a stamp was there already. One is
+ * there when a sleeping task kept on its run queue by EEVDF's delayed
+ * dequeue (6.12 on) was migrated while asleep: the migration's enqueue
+ * stamps it, the wake-up keeps the stamp, and the whole sleep since the
+ * migration would count as waiting (kcompactd, kdamond and a runtime's
+ * parked threads showed their 0.5-1 s sleeps so here, beside a group that
+ * filled the CPUs: a fix is proposed upstream, "don't set last_queued for
+ * sched_delayed tasks"). Such a wake-up is noted, and its wait counted
+ * from it (others_wait()). */
+static __always_inline void others_woken(struct task_struct *p) {
+        struct cfs_rq *cfs = p->se.cfs_rq;
+        u64 since, clock;
+        u32 pid;
+
+        if (!others_counted(p) || !cfs)
+                return;
+        since = p->sched_info.last_queued;
+        clock = cfs->rq->clock;
+        if (!since || clock <= since + OTHERS_STALE_NS)
+                return;
+        pid = (u32) p->pid;
+        bpf_map_update_elem(&woken_late, &pid, &clock, BPF_ANY);
+}
+
 static __always_inline void wait_begin(struct task_struct *p, u64 now, bool preempted) {
         struct cfs_rq *cfs = p->se.cfs_rq;
         struct task_wait *w;
         u64 governed = governed_of(p);
 
-        if (!governed)
+        if (!governed) {
+                if (!preempted)
+                        others_woken(p);
                 return;
+        }
         w = bpf_task_storage_get(&waits, p, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
         if (!w)
                 return;
@@ -358,28 +409,37 @@ static __always_inline void throttle_end(struct bw_rq_counters *c, u64 clock, u6
 /* p, which no governed group counts, is switched in: its wait, from the
  * kernel's sched_info (still set at the sched_switch tracepoint:
  * sched_info_arrive() runs after it, in prepare_task_switch()), to the
- * `others` counter. Fair tasks only: the rq clock is read through the
- * task's cfs_rq (updated by __schedule() before it picked the task), and
- * a real-time task does not wait for the governed groups' CPU. */
+ * `others` counter; from its wake-up instead where others_woken() found
+ * the stamp older than that (an entry older than the stamp is a wait
+ * since ended, and dropped). The rq clock is read through the task's
+ * cfs_rq (updated by __schedule() before it picked the task). */
 static __always_inline void others_wait(struct task_struct *p) {
         struct bw_rq_others *o;
         struct cfs_rq *cfs;
-        u64 since, clock;
-        u32 zero = 0;
+        u64 since, clock, wait, *woke;
+        u32 zero = 0, pid;
 
-        if (!bpf_core_field_exists(p->sched_info.last_queued) || p->pid == 0 ||
-            (p->policy != 0 && p->policy != 3))
+        if (!others_counted(p))
                 return;
         since = p->sched_info.last_queued;
         cfs = p->se.cfs_rq;
         if (!since || !cfs)
                 return;
         clock = cfs->rq->clock;
+        wait = clock > since ? clock - since : 0;
+        if (wait > OTHERS_STALE_NS) {
+                pid = (u32) p->pid;
+                woke = bpf_map_lookup_elem(&woken_late, &pid);
+                if (woke) {
+                        if (*woke > since)
+                                wait = clock > *woke ? clock - *woke : 0;
+                        bpf_map_delete_elem(&woken_late, &pid);
+                }
+        }
         o = bpf_map_lookup_elem(&others, &zero);
         if (!o)
                 return;
-        if (clock > since)
-                o->wait_ns += clock - since;
+        o->wait_ns += wait;
         o->waits++;
         o->known = 1;
 }
