@@ -7,7 +7,8 @@ unit's cpu.idle is written within a second of its start, from the
 neighbours' demand alone (the fixture has no run-queue telemetry and the
 latency unit misses nothing), stays while the demand does, and is put
 back within 10 s once the demand is gone; SIGTERM puts everything back.
-About 15 s."""
+A weight someone else writes while bwgovd holds it is theirs: kept, and the
+value put back. About 30 s."""
 import os
 import sys
 import unittest
@@ -82,6 +83,41 @@ class TestFloorFromNeighbours(df.DaemonTest):
         self.assertEqual(d.wait(), 0)
         self.assertEqual(self.idle(), "0", "SIGTERM: cpu.idle back")
         self.assertIn("lat.slice: cpu.weight 1600 -> 100 (stop)", d.logtext(), "SIGTERM: the weight back")
+
+    def weight(self):
+        return read(os.path.join(self.base, "cg", "lat.slice", "cpu.weight"))
+
+    def test_someone_elses_weight_is_kept(self):
+        """An operator changes the weight bwgovd holds (systemctl set-property
+        CPUWeight=, say): theirs stays while the protection lasts, is not
+        written over when the protection ends, and is the value put back
+        when bwgovd protects the unit again and then stops."""
+        d = self.d
+        d.wait_ticks("lat.slice", 3)
+        d.wait_ticks("be.slice", 3)
+        self.demand("lat.slice", 0.2)
+        self.demand("be.slice", float(NCPUS))
+        d.wait_for(lambda: self.weight() == "1600", 5, "lat.slice's weight at weight-high (16 x 100)")
+        with open(os.path.join(self.base, "cg", "lat.slice", "cpu.weight"), "w") as f:
+            f.write("500\n")
+        d.wait_for(lambda: "lat.slice: cpu.weight changed by someone else to 500 while bwgovd held it at 1600"
+                   in d.logtext(), 5, "the change noticed")
+        df.time.sleep(1.5)      # 15 intervals, the demand still there
+        self.assertEqual(self.weight(), "500", "theirs kept while the protection lasts")
+        self.assertNotIn("cpu.weight 500 ->", d.logtext(), "not set again while yielded")
+        self.assertEqual(self.idle(), "1", "the other levers stay")
+        self.demand("be.slice", 0.0)
+        d.wait_for(lambda: self.idle() == "0", 12, "be.slice out of cpu.idle")
+        df.time.sleep(1.0)
+        self.assertEqual(self.weight(), "500", "theirs kept when the protection ends")
+        self.assertNotIn("cpu.weight 1600 -> 100", d.logtext(), "bwgovd's original not written over theirs")
+        # Needed again: set anew from their value, and put back to it.
+        self.demand("be.slice", float(NCPUS))
+        d.wait_for(lambda: "lat.slice: cpu.weight 500 -> " in d.logtext(), 5, "the weight set again from 500")
+        self.assertNotEqual(self.weight(), "500")
+        d.signal(15)
+        self.assertEqual(d.wait(), 0)
+        self.assertEqual(self.weight(), "500", "SIGTERM: their weight back")
 
 
 if __name__ == "__main__":
