@@ -272,7 +272,7 @@ def _measure_cpu_per_request(ctx, scen, server, rate, seconds):
     return (u1 - u0) / 1e6 / n, (u1 - u0) / 1e6 / seconds
 
 
-PROBE = {"web": (3.0, 6), "db-tpcb": (150.0, 6), "db-select": (600.0, 6), "jvm": (60.0, 10)}
+PROBE = {"web": (3.0, 6), "web-nginx": (10.0, 6), "db-tpcb": (150.0, 6), "db-select": (600.0, 6), "jvm": (60.0, 10)}
 
 
 def calibrate(ctx, scen, server):
@@ -283,8 +283,8 @@ def calibrate(ctx, scen, server):
     transaction falls as the rate rises, a compressing web server's does
     not), tried again and scaled once more if need be."""
     key = scen.kind if scen.kind != "db" else ("db-select" if scen.select_only else "db-tpcb")
-    if scen.kind == "neighbour":
-        key = "web"
+    if scen.kind in ("web", "neighbour"):
+        key = scen.calibration_key
     cal = ctx.shared.get(("cal", key))
     if cal is None:
         rate, secs = PROBE[key]

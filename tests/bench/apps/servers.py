@@ -2,8 +2,8 @@
 """The real, packaged servers of the application benchmarks, each started by
 the harness inside a benchmark cgroup (its processes only), with its data in a
 temporary directory, and stopped again (gracefully first, then every process
-left in the cgroup killed): Debian's apache2 (mod_deflate), PostgreSQL 15 and
-tomcat10 with its examples. Nothing is installed as a service, nothing is
+left in the cgroup killed): Debian's apache2 (mod_deflate) and nginx (gzip),
+PostgreSQL 15 and tomcat10 with its examples. Nothing is installed as a service, nothing is
 left running. Each server runs as its package's own user (www-data, postgres,
 tomcat), as it would in production."""
 
@@ -18,13 +18,14 @@ from harness import cgroup as cgmod
 
 APACHE = "/usr/sbin/apache2"
 APACHE_MODULES = "/usr/lib/apache2/modules"
+NGINX = "/usr/sbin/nginx"
 PG_BIN = "/usr/lib/postgresql/15/bin"
 TOMCAT_HOME = "/usr/share/tomcat10"
 TOMCAT_CONF = "/etc/tomcat10"
 TOMCAT_EXAMPLES = "/usr/share/tomcat10-examples/examples"
 
 # The Debian packages each scenario needs (installed by deps: scripts/deps.sh BWGOV_APPS_DEPS).
-PACKAGES = {"web": ["apache2"], "db": ["postgresql-15", "postgresql-client-15"],
+PACKAGES = {"web": ["apache2"], "web-nginx": ["nginx"], "db": ["postgresql-15", "postgresql-client-15"],
             "jvm": ["tomcat10", "tomcat10-examples"], "build": ["meson", "ninja-build", "gcc"]}
 
 
@@ -212,26 +213,86 @@ class Apache(Server):
         uid, gid = user_ids("www-data")
         os.chown(os.path.join(self.workdir, "logs"), uid, gid)
 
-    def start(self, cg, timeout=30.0):
-        self.cg = cg
-        self.port = free_port()
+    def argv(self):
+        """Writes the configuration for self.port; the command line."""
         conf = os.path.join(self.workdir, "httpd.conf")
         with open(conf, "w") as f:
             f.write(APACHE_CONF.format(mods=APACHE_MODULES, port=self.port, dir=self.workdir))
+        return [APACHE, "-f", conf, "-DFOREGROUND"]
+
+    def start(self, cg, timeout=30.0):
+        self.cg = cg
+        self.port = free_port()
+        argv = self.argv()
         self.log_path = os.path.join(self.workdir, "logs", "stderr.log")
         self.t_spawn = time.monotonic()
         with open(self.log_path, "w") as log:
-            self.proc = cg.spawn([APACHE, "-f", conf, "-DFOREGROUND"], stdout=log, stderr=subprocess.STDOUT,
-                                 start_new_session=True)
+            self.proc = cg.spawn(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         if not wait_port(self.port, timeout, self.alive):
-            raise RuntimeError(f"apache2 did not start: {self.log_tail()}")
+            raise RuntimeError(f"{self.name} did not start: {self.log_tail()}")
         st, n = http_get(self.port, self.FILE, headers={"Accept-Encoding": "gzip"})
         if st != 200:
-            raise RuntimeError(f"apache2 answered {st} ({n})")
+            raise RuntimeError(f"{self.name} answered {st} ({n})")
         return self
 
     def url(self):
         return f"http://127.0.0.1:{self.port}{self.FILE}"
+
+
+# ---- nginx with gzip ------------------------------------------------------------------
+
+# Debian's nginx as its own nginx.conf sets it up where it matters here: one
+# worker per CPU, epoll, sendfile, gzip at its default level (1). Only the
+# paths are the run's own.
+NGINX_CONF = """# bwgov application benchmark: Debian's nginx, gzip on text/plain
+daemon off;
+master_process on;
+user www-data;
+worker_processes auto;
+pid {dir}/nginx.pid;
+error_log {dir}/logs/error.log warn;
+events {{ worker_connections 768; }}
+http {{
+    include /etc/nginx/mime.types;
+    default_type application/octet-stream;
+    sendfile on;
+    tcp_nopush on;
+    keepalive_timeout 65;
+    keepalive_requests 1000000;
+    access_log off;
+    gzip on;
+    gzip_types text/plain;
+    client_body_temp_path {dir}/tmp/body;
+    proxy_temp_path {dir}/tmp/proxy;
+    fastcgi_temp_path {dir}/tmp/fastcgi;
+    uwsgi_temp_path {dir}/tmp/uwsgi;
+    scgi_temp_path {dir}/tmp/scgi;
+    server {{
+        listen 127.0.0.1:{port};
+        root {dir}/htdocs;
+    }}
+}}
+"""
+
+
+class Nginx(Apache):
+    """nginx with `daemon off` (its master in the foreground, one worker per
+    CPU as www-data) and gzip on text/plain, serving the same 1 MB text file
+    as Apache: a second web server, event-driven where apache2's mpm_event
+    hands each request to a thread."""
+
+    name = "nginx"
+    term_signal = 3             # SIGQUIT: graceful stop
+
+    def prepare(self):
+        super().prepare()
+        os.makedirs(os.path.join(self.workdir, "tmp"), exist_ok=True)
+
+    def argv(self):
+        conf = os.path.join(self.workdir, "nginx.conf")
+        with open(conf, "w") as f:
+            f.write(NGINX_CONF.format(port=self.port, dir=self.workdir))
+        return [NGINX, "-c", conf, "-p", self.workdir, "-e", os.path.join(self.workdir, "logs", "error.log")]
 
 
 # ---- PostgreSQL 15 ------------------------------------------------------------
