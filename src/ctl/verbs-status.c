@@ -43,8 +43,8 @@ static void print_status_header(const struct options *o, json_t *st) {
                  fmt_cpus(c, ju64(st, "host_other_usage_rate")), w);
         if (ju64(st, "host_pressure_limit") > 0)
                 printf("Host:     CPU pressure %s, limit %s%s%s\n", fmt_rate(a, ju64(st, "host_pressure_rate")),
-                       fmt_rate(b, ju64(st, "host_pressure_limit")), outside,
-                       jbool(st, "host_over_limit") ? ": over, headroom is withdrawn" : "");
+                       fmt_rate(b, ju64(st, "host_pressure_limit")),
+                       jbool(st, "host_over_limit") ? ": over, headroom is withdrawn" : "", outside);
         else
                 printf("Host:     CPU pressure %s, no limit%s\n", fmt_rate(a, ju64(st, "host_pressure_rate")),
                        outside);
