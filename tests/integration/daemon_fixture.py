@@ -20,6 +20,9 @@ import threading
 import time
 import unittest
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from live_common import read_metrics  # noqa: E402
+
 BWGOVD = os.environ.get("BWGOVD") or os.path.join(os.environ.get("BWGOV_BUILD_ROOT", "build"), "src/daemon/bwgovd")
 PERIOD = 100000
 SLICES = 10                     # the simulator advances in PERIOD / SLICES steps
@@ -213,19 +216,7 @@ class Daemon:
             return f.read()
 
     def metrics(self):
-        path = os.path.join(self.base, "run", "metrics.prom")
-        out = {}
-        try:
-            with open(path) as f:
-                for line in f:
-                    if line.startswith("#") or not line.strip():
-                        continue
-                    m = re.match(r'^(\w+)(?:\{unit="([^"]*)"\})? (\d+)$', line.strip())
-                    if m:
-                        out[(m.group(1), m.group(2))] = int(m.group(3))
-        except FileNotFoundError:
-            pass
-        return out
+        return read_metrics(self.base)
 
     def metric(self, name, unit=None, default=None):
         return self.metrics().get((name, unit), default)

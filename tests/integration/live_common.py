@@ -2,6 +2,7 @@
 """What the live tests on real cgroups share: checks that count their
 failures, bwgovd's metrics file as a dict, waiting for a condition."""
 import os
+import re
 import signal
 import time
 
@@ -12,6 +13,19 @@ def check(cond, what):
     print(("PASS: " if cond else "FAIL: ") + what, flush=True)
     if not cond:
         failures.append(what)
+
+
+def read_metrics(base):
+    """BASE/run/metrics.prom as {(family, unit or None): value}, {} while absent."""
+    out = {}
+    try:
+        for line in open(os.path.join(base, "run", "metrics.prom")):
+            m = re.match(r'^(\w+)(?:\{unit="([^"]*)"\})? (\d+)$', line.strip())
+            if m:
+                out[(m.group(1), m.group(2))] = int(m.group(3))
+    except FileNotFoundError:
+        pass
+    return out
 
 
 def metrics(base):

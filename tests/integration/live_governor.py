@@ -27,6 +27,9 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from live_common import read_metrics  # noqa: E402
+
 BUILD = os.environ.get("BWGOV_BUILD_ROOT", "build")
 BWGOVD = os.environ.get("BWGOVD") or os.path.join(BUILD, "src/daemon/bwgovd")
 BWGOVCTL = os.environ.get("BWGOVCTL") or os.path.join(BUILD, "src/ctl/bwgovctl")
@@ -79,19 +82,6 @@ def mounts():
     if cpu:
         return "hybrid", cpu, v2
     return None, None, None
-
-
-def read_metrics(base):
-    """BASE/run/metrics.prom as {(family, unit or None): value}, {} while absent."""
-    out = {}
-    try:
-        for line in open(os.path.join(base, "run", "metrics.prom")):
-            m = re.match(r'^(\w+)(?:\{unit="([^"]*)"\})? (\d+)$', line.strip())
-            if m:
-                out[(m.group(1), m.group(2))] = int(m.group(3))
-    except FileNotFoundError:
-        pass
-    return out
 
 
 class Cgroup:
