@@ -22,7 +22,7 @@ def preflight(only=()):
     """What every scenario needs that a package provides; raises Skip."""
     if os.geteuid() != 0:
         raise Skip("the application benchmark creates cgroups and must run as root")
-    for path, pkg in ((servers.APACHE, "apache2"), (servers.NGINX, "nginx"),
+    for path, pkg in ((servers.APACHE, "apache2"), (servers.NGINX, "nginx"), (servers.CADDY, "caddy"),
                       (os.path.join(servers.PG_BIN, "postgres"), "postgresql-15"),
                       (servers.TOMCAT_HOME, "tomcat10"), (servers.TOMCAT_EXAMPLES, "tomcat10-examples")):
         if not os.path.exists(path):

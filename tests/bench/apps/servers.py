@@ -2,10 +2,11 @@
 """The real, packaged servers of the application benchmarks, each started by
 the harness inside a benchmark cgroup (its processes only), with its data in a
 temporary directory, and stopped again (gracefully first, then every process
-left in the cgroup killed): Debian's apache2 (mod_deflate) and nginx (gzip),
-PostgreSQL 15 and tomcat10 with its examples. Nothing is installed as a service, nothing is
-left running. Each server runs as its package's own user (www-data, postgres,
-tomcat), as it would in production."""
+left in the cgroup killed): Debian's apache2 (mod_deflate), nginx (gzip) and
+caddy (encode gzip), PostgreSQL 15 and tomcat10 with its examples. Nothing is
+installed as a service, nothing is left running. Each server runs as its
+package's own user (www-data, caddy, postgres, tomcat), as it would in
+production."""
 
 import os
 import pwd
@@ -19,13 +20,15 @@ from harness import cgroup as cgmod
 APACHE = "/usr/sbin/apache2"
 APACHE_MODULES = "/usr/lib/apache2/modules"
 NGINX = "/usr/sbin/nginx"
+CADDY = "/usr/bin/caddy"
 PG_BIN = "/usr/lib/postgresql/15/bin"
 TOMCAT_HOME = "/usr/share/tomcat10"
 TOMCAT_CONF = "/etc/tomcat10"
 TOMCAT_EXAMPLES = "/usr/share/tomcat10-examples/examples"
 
 # The Debian packages each scenario needs (installed by deps: scripts/deps.sh BWGOV_APPS_DEPS).
-PACKAGES = {"web": ["apache2"], "web-nginx": ["nginx"], "db": ["postgresql-15", "postgresql-client-15"],
+PACKAGES = {"web": ["apache2"], "web-nginx": ["nginx"], "web-caddy": ["caddy"],
+            "db": ["postgresql-15", "postgresql-client-15"],
             "jvm": ["tomcat10", "tomcat10-examples"], "build": ["meson", "ninja-build", "gcc"]}
 
 
@@ -220,6 +223,9 @@ class Apache(Server):
             f.write(APACHE_CONF.format(mods=APACHE_MODULES, port=self.port, dir=self.workdir))
         return [APACHE, "-f", conf, "-DFOREGROUND"]
 
+    def spawn(self, cg, argv, log):
+        return cg.spawn(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
     def start(self, cg, timeout=30.0):
         self.cg = cg
         self.port = free_port()
@@ -227,7 +233,7 @@ class Apache(Server):
         self.log_path = os.path.join(self.workdir, "logs", "stderr.log")
         self.t_spawn = time.monotonic()
         with open(self.log_path, "w") as log:
-            self.proc = cg.spawn(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            self.proc = self.spawn(cg, argv, log)
         if not wait_port(self.port, timeout, self.alive):
             raise RuntimeError(f"{self.name} did not start: {self.log_tail()}")
         st, n = http_get(self.port, self.FILE, headers={"Accept-Encoding": "gzip"})
@@ -293,6 +299,52 @@ class Nginx(Apache):
         with open(conf, "w") as f:
             f.write(NGINX_CONF.format(port=self.port, dir=self.workdir))
         return [NGINX, "-c", conf, "-p", self.workdir, "-e", os.path.join(self.workdir, "logs", "error.log")]
+
+
+# ---- Caddy with encode gzip --------------------------------------------------------
+
+# Debian's caddy, a Go server: its Caddyfile's file_server with `encode gzip`
+# at Caddy's default level; the admin endpoint and automatic HTTPS off, its
+# storage (and the configuration it saves) in the run's directory.
+CADDYFILE = """# bwgov application benchmark: Debian's caddy, encode gzip
+{{
+    admin off
+    auto_https off
+    storage file_system {dir}/data
+}}
+http://127.0.0.1:{port} {{
+    root * {dir}/htdocs
+    encode gzip
+    file_server
+}}
+"""
+
+
+class Caddy(Apache):
+    """`caddy run` with a Caddyfile of its own, as the package's caddy user,
+    serving the same 1 MB text file gzip-compressed: a third web server, in
+    Go, whose runtime runs one scheduler thread per CPU and a garbage
+    collector of its own beside the requests."""
+
+    name = "caddy"
+    term_signal = 2             # SIGINT: graceful stop
+    user = "caddy"
+
+    def prepare(self):
+        super().prepare()
+        os.makedirs(os.path.join(self.workdir, "data"), exist_ok=True)
+        chown_tree(os.path.join(self.workdir, "data"), *user_ids(self.user))
+
+    def argv(self):
+        conf = os.path.join(self.workdir, "Caddyfile")
+        with open(conf, "w") as f:
+            f.write(CADDYFILE.format(port=self.port, dir=self.workdir))
+        return [CADDY, "run", "--config", conf, "--adapter", "caddyfile"]
+
+    def spawn(self, cg, argv, log):
+        env = {"PATH": "/usr/bin:/bin", "HOME": os.path.join(self.workdir, "data"),
+               "XDG_CONFIG_HOME": os.path.join(self.workdir, "data"), "XDG_DATA_HOME": os.path.join(self.workdir, "data")}
+        return spawn_as(cg, self.user, argv, env=env, cwd=self.workdir, stdout=log, stderr=subprocess.STDOUT)
 
 
 # ---- PostgreSQL 15 ------------------------------------------------------------
