@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "bwgov/cgroup/cgroupfs-mount.h"
+#include "bwgov/cgroup/slice.h"
 #include "bwgov/config/config.h"
 #include "bwgov/kernel/kmanifest.h"
 #include "config.h"
@@ -178,6 +179,26 @@ static int defaults(Manager *m) {
         return r;
 }
 
+/* bwgovd's own thread gets the shortest EEVDF slice (6.12+), as a latency
+ * unit's threads do: on a host whose groups keep every CPU busy, a timer's
+ * wake-up (the latency guard's fast samples, a bandwidth sample) is picked
+ * as soon as it is eligible instead of behind a busy group's slices. It changes when bwgovd
+ * runs, not how much: its weight is its cgroup's (docs/performance.md,
+ * "bwgovd's own slice"). */
+static void own_slice(void) {
+        int r;
+
+        if (!bw_slice_supported())
+                return;
+        r = bw_slice_set_self(BW_SLICE_MIN_USEC);
+        if (r < 0)
+                log_warning_errno(r, "Failed to shorten bwgovd's own EEVDF slice, "
+                                  "its samples may run late on a busy host: %s", STRERROR(r));
+        else
+                log_info("bwgovd's own EEVDF slice: %" PRIu64 "us, so that its samples run on time on a busy host",
+                         (uint64_t) BW_SLICE_MIN_USEC);
+}
+
 /* After a reload: the socket back if the runtime directory was deleted. */
 static void on_reloaded(void *userdata) {
         (void) governor_varlink_check_socket(userdata);
@@ -235,6 +256,7 @@ int main(int argc, char *argv[]) {
                 goto finish;
         }
 
+        own_slice();
         r = manager_startup(m);
         if (r < 0) {
                 /* Whatever stops the start (the kernel check, a cgroup

@@ -37,6 +37,15 @@ int bw_slice_set(pid_t tid, uint64_t usec);
  * fair task's sched_getattr() reports a non-zero sched_runtime. */
 bool bw_slice_supported(void);
 
+/* The slice of a fair thread without a custom one: the calling thread's,
+ * read the first time and kept (0 when it is not fair or the read fails),
+ * so that it is known before bw_slice_set_self() changes that thread's. */
+uint64_t bw_slice_default_usec(void);
+
+/* Gives the calling thread a slice of usec (0: the default), having noted
+ * the default first. Returns what bw_slice_set() returns. */
+int bw_slice_set_self(uint64_t usec);
+
 /* Parse a list of task ids, one per line (cgroup.threads, tasks), into a
  * sorted array without duplicates (*ret, free()). Returns 0, -EINVAL for a
  * malformed line, -ENOMEM. */

@@ -173,20 +173,9 @@ bool levers_any(const struct lever_host *u) {
 
 /* ---- slices ---------------------------------------------------------------- */
 
-/* The slice a thread of ours has: what a thread without a custom slice
- * gets (sched_getattr() cannot tell the two apart). */
-static uint64_t default_slice_usec(void) {
-        static uint64_t usec;
-        bool is_fair;
-
-        if (usec == 0 && (bw_slice_get(0, &usec, &is_fair) < 0 || !is_fair))
-                usec = 0;
-        return usec;
-}
-
 /* Returns 0, or a negative errno when the thread is there and kept ours. */
 static int slice_put_back(uint64_t ours, const struct unit_slice_thread *t) {
-        uint64_t now, back = t->orig_usec == default_slice_usec() ? 0 : t->orig_usec;
+        uint64_t now, back = t->orig_usec == bw_slice_default_usec() ? 0 : t->orig_usec;
         int r;
 
         /* Only a thread still at our slice: one that set its own keeps it. */

@@ -136,12 +136,39 @@ static void test_own_slice(void **state) {
         assert_int_equal(bw_slice_get(-1, &now, NULL), -EINVAL);
 }
 
+/* bw_slice_set_self() notes the default before it changes the thread's:
+ * the default stays what a thread without a custom slice gets. */
+static void test_set_self(void **state) {
+        uint64_t def, now;
+        int r;
+
+        if (!bw_slice_supported()) {
+                print_message("SKIP: this kernel has no EEVDF custom slices (before 6.12)\n");
+                skip();
+        }
+        assert_int_equal(bw_slice_get(0, &def, NULL), 0);
+        r = bw_slice_set_self(BW_SLICE_MIN_USEC);
+        if (r == -EPERM) {
+                print_message("SKIP: not allowed to set our own slice here\n");
+                skip();
+        }
+        assert_int_equal(r, 0);
+        assert_int_equal(bw_slice_get(0, &now, NULL), 0);
+        assert_int_equal(now, BW_SLICE_MIN_USEC);
+        assert_int_equal(bw_slice_default_usec(), def);
+        assert_int_equal(bw_slice_set_self(0), 0);
+        assert_int_equal(bw_slice_get(0, &now, NULL), 0);
+        assert_int_equal(now, def);
+        assert_int_equal(bw_slice_default_usec(), def);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_parse),
                 cmocka_unit_test(test_cgroup_tids),
                 cmocka_unit_test(test_supported),
                 cmocka_unit_test(test_own_slice),
+                cmocka_unit_test(test_set_self),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
