@@ -7,9 +7,10 @@ measured from the antagonist's start.
 Two bench cgroups per run, siblings under a parent bwgov-bench-lat-PID-N: the
 latency group .../lat runs bwgov-wakeup (4 workers, 200 us requests, 1-5 ms gaps:
 about 0.25 CPU; each worker records its own wake-up latency), the antagonist
-group .../ant runs hackbench over and over, at two strengths: "normal"
-`hackbench -g 4 -l 500` (160 tasks) and "heavy" `hackbench -g 8 -s 1000 -l
-200` (320 tasks, ten times the message size). The server runs alone for the
+group .../ant runs hackbench over and over, at three strengths: "normal"
+`hackbench -g 4 -l 500` (160 tasks), "heavy" `hackbench -g 8 -s 1000 -l
+200` (320 tasks, ten times the message size) and "threads" `hackbench -p -T
+-g 8 -l 2000` (320 threads of one process over pipes). The server runs alone for the
 warm-up (2 s; bwgovd already governs it), then the antagonist starts and the
 measured window opens with it: bwgovd's reaction is measured, and the
 first 2 s are reported apart (bwgov-wakeup --early=2). The parent has the
@@ -42,7 +43,7 @@ the first 2 s; the antagonist ≥ 80 % of its plain CFS throughput beside a
 throughput-class unit.
 
   sudo tests/bench/latency.py [--quick] [--out DIR] [--build DIR] [--reps N]
-                              [--strengths normal,heavy] [--configs ROWS]
+                              [--strengths normal,heavy,threads] [--configs ROWS]
                               [--outside-load N]
 
 --outside-load N runs N busy loops outside the run's parent group for the
@@ -93,12 +94,15 @@ CONFIGS = {
 }
 # Antagonist strengths: hackbench's arguments and the messages one run sends
 # (groups × 20 senders × 20 receivers × loops). "normal" is the issue 15
-# antagonist; "heavy" has twice the groups and ten times the message size.
+# antagonist; "heavy" has twice the groups and ten times the message size;
+# "threads" twice the groups as threads over pipes (320 threads of one
+# process, starting at once: plain CFS leaves the server 0.2-0.3 s p99).
 STRENGTHS = {
     "normal": (["-g", "4", "-l", "500"], 4 * 20 * 20 * 500),
     "heavy": (["-g", "8", "-s", "1000", "-l", "200"], 8 * 20 * 20 * 200),
+    "threads": (["-p", "-T", "-g", "8", "-l", "2000"], 8 * 20 * 20 * 2000),
 }
-STRENGTH_TITLES = {"normal": "", "heavy": ", heavy antagonist"}
+STRENGTH_TITLES = {"normal": "", "heavy": ", heavy antagonist", "threads": ", threads antagonist"}
 PER_STRENGTH = ["cfs", "static", "static-idle", "bwgovd-throughput", "bwgovd-best-effort", "ant-alone"]
 
 
@@ -948,7 +952,7 @@ def write_outputs(out, res):
 
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--quick", action="store_true", help="2 repetitions of 2 + 10 s (about 7 minutes)")
+    ap.add_argument("--quick", action="store_true", help="2 repetitions of 2 + 10 s (about 10 minutes)")
     ap.add_argument("--reps", type=int, default=None, help="repetitions (default 2 with --quick, else 5)")
     ap.add_argument("--duration", type=float, default=None,
                     help="measured seconds per run, from the antagonist's start (default 10 / 20)")
