@@ -182,9 +182,9 @@ static int defaults(Manager *m) {
 /* bwgovd's own thread gets the shortest EEVDF slice (6.12+), as a latency
  * unit's threads do: on a host whose groups keep every CPU busy, a timer's
  * wake-up (the latency guard's fast samples, a bandwidth sample) is picked
- * as soon as it is eligible instead of behind a busy group's slices. It changes when bwgovd
- * runs, not how much: its weight is its cgroup's (docs/performance.md,
- * "bwgovd's own slice"). */
+ * as soon as it is eligible instead of behind a busy group's slices. It
+ * changes when bwgovd runs, not how much: its weight is its cgroup's
+ * (docs/performance.md, "bwgovd's own slice"). */
 static void own_slice(void) {
         int r;
 

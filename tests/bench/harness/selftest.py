@@ -446,7 +446,7 @@ def test_latency(tmp):
           [round(x["figure"], 3) for x in hv] == [round(600 / 220, 3), round(600 / 9000, 3), round(1800 / 220, 3)]
           and [x["met"] for x in hv] == [True, True, False], hv)
     check("latency: reference rows are marked", all(x["reference"] for x in res["targets"]
-                                                    if x["target"].startswith("static")) and len(t) == 28, len(t))
+                                                    if x["target"].startswith("static")) and len(t) == 14 * len(latency.STRENGTHS), len(t))
     md = latency.markdown(res)
     check("latency: table", "| server alone | 20.0 | 220 [200–240]" in md and "ladder hold→weight" in md
           and "lat weight 10240→40960 (+4.1 s)" in md and "| 86 % |" in md and "**not met**" in md
