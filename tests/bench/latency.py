@@ -96,7 +96,7 @@ CONFIGS = {
 # (groups × 20 senders × 20 receivers × loops). "normal" is the issue 15
 # antagonist; "heavy" has twice the groups and ten times the message size;
 # "threads" twice the groups as threads over pipes (320 threads of one
-# process, starting at once: plain CFS leaves the server 0.2-0.3 s p99).
+# process, starting at once: plain CFS leaves the server 0.15-0.5 s p99).
 STRENGTHS = {
     "normal": (["-g", "4", "-l", "500"], 4 * 20 * 20 * 500),
     "heavy": (["-g", "8", "-s", "1000", "-l", "200"], 8 * 20 * 20 * 200),
