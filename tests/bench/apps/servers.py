@@ -342,8 +342,8 @@ class Caddy(Apache):
         return [CADDY, "run", "--config", conf, "--adapter", "caddyfile"]
 
     def spawn(self, cg, argv, log):
-        env = {"PATH": "/usr/bin:/bin", "HOME": os.path.join(self.workdir, "data"),
-               "XDG_CONFIG_HOME": os.path.join(self.workdir, "data"), "XDG_DATA_HOME": os.path.join(self.workdir, "data")}
+        data = os.path.join(self.workdir, "data")
+        env = {"PATH": "/usr/bin:/bin", "HOME": data, "XDG_CONFIG_HOME": data, "XDG_DATA_HOME": data}
         return spawn_as(cg, self.user, argv, env=env, cwd=self.workdir, stdout=log, stderr=subprocess.STDOUT)
 
 
