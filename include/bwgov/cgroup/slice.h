@@ -34,7 +34,8 @@ int bw_slice_get(pid_t tid, uint64_t *ret_usec, bool *ret_fair);
 int bw_slice_set(pid_t tid, uint64_t usec);
 
 /* Whether this kernel has custom slices: it is 6.12 or later (uname) and a
- * fair task's sched_getattr() reports a non-zero sched_runtime. */
+ * fair task's sched_getattr() reports a non-zero sched_runtime (the calling
+ * thread's: the answer is kept once a fair thread has asked). */
 bool bw_slice_supported(void);
 
 /* The slice of a fair thread without a custom one: the calling thread's,
@@ -45,6 +46,25 @@ uint64_t bw_slice_default_usec(void);
 /* Gives the calling thread a slice of usec (0: the default), having noted
  * the default first. Returns what bw_slice_set() returns. */
 int bw_slice_set_self(uint64_t usec);
+
+/* SCHED_DEADLINE, as the kernel's ABI numbers it (glibc's <sched.h> has no
+ * name for it). */
+#define BW_SCHED_DEADLINE 6
+
+/* Moves the calling thread to SCHED_DEADLINE with a budget of runtime_usec
+ * every period_usec (the deadline is the period), reset on fork, having
+ * noted the fair default slice first (bw_slice_default_usec()). Within its
+ * budget the thread runs as soon as it wakes, ahead of every fair task;
+ * past it, it waits for the next period, so that it can never take more
+ * than runtime/period of a CPU. Returns 0, -EINVAL for a runtime of 0 or
+ * above the period, -EPERM without CAP_SYS_NICE or where the thread may
+ * not run on every CPU of its root domain, -EBUSY when the kernel's
+ * admission control refuses the bandwidth. */
+int bw_sched_reserve_self(uint64_t runtime_usec, uint64_t period_usec);
+
+/* tid's scheduling policy (SCHED_OTHER, BW_SCHED_DEADLINE, ...) or a
+ * negative errno. */
+int bw_sched_policy(pid_t tid);
 
 /* Parse a list of task ids, one per line (cgroup.threads, tasks), into a
  * sorted array without duplicates (*ret, free()). Returns 0, -EINVAL for a

@@ -34,6 +34,9 @@ struct bw_sched_attr {
 };
 
 #define NSEC_PER_USEC UINT64_C(1000)
+/* <linux/sched.h> and <linux/sched/types.h> would clash with glibc's
+ * <sched.h>: the two values, as the kernel's ABI fixes them. */
+#define BW_SCHED_FLAG_RESET_ON_FORK UINT64_C(0x01)
 
 static int getattr(pid_t tid, struct bw_sched_attr *a) {
         memset(a, 0, sizeof(*a));
@@ -85,15 +88,23 @@ int bw_slice_set(pid_t tid, uint64_t usec) {
 
 bool bw_slice_supported(void) {
         struct bw_kversion v, min = { .major = 6, .minor = 12 };
+        static bool known, supported;
         struct utsname u;
         uint64_t usec;
         bool is_fair;
 
+        /* Kept: the calling thread may leave the fair class later
+         * (bw_sched_reserve_self()). */
+        if (known)
+                return supported;
         /* Before 6.12 a fair task's sched_runtime is accepted and means
          * nothing (some kernels report it back all the same). */
-        if (uname(&u) < 0 || bw_kversion_parse(u.release, &v) < 0 || bw_kversion_compare(&v, &min) < 0)
-                return false;
-        return bw_slice_get(0, &usec, &is_fair) >= 0 && is_fair && usec > 0;
+        supported = uname(&u) >= 0 && bw_kversion_parse(u.release, &v) >= 0 && bw_kversion_compare(&v, &min) >= 0 &&
+                    bw_slice_get(0, &usec, &is_fair) >= 0 && is_fair && usec > 0;
+        /* A thread that is not fair now says nothing about the kernel:
+         * asked again, not kept. */
+        known = supported || bw_sched_policy(0) == SCHED_OTHER || bw_sched_policy(0) == SCHED_BATCH;
+        return supported;
 }
 
 uint64_t bw_slice_default_usec(void) {
@@ -112,6 +123,36 @@ uint64_t bw_slice_default_usec(void) {
 int bw_slice_set_self(uint64_t usec) {
         (void) bw_slice_default_usec();
         return bw_slice_set(0, usec);
+}
+
+int bw_sched_reserve_self(uint64_t runtime_usec, uint64_t period_usec) {
+        struct bw_sched_attr a = {
+                .size = sizeof(a),
+                .sched_policy = BW_SCHED_DEADLINE,
+                /* A child (the kernel check's hashing) starts fair: a
+                 * deadline task could not fork at all. */
+                .sched_flags = BW_SCHED_FLAG_RESET_ON_FORK,
+                .sched_runtime = runtime_usec * NSEC_PER_USEC,
+                .sched_deadline = period_usec * NSEC_PER_USEC,
+                .sched_period = period_usec * NSEC_PER_USEC,
+        };
+
+        if (runtime_usec == 0 || runtime_usec > period_usec || period_usec > UINT64_MAX / NSEC_PER_USEC)
+                return -EINVAL;
+        (void) bw_slice_default_usec();
+        if (syscall(SYS_sched_setattr, 0, &a, 0) < 0)
+                return -errno;
+        return 0;
+}
+
+int bw_sched_policy(pid_t tid) {
+        struct bw_sched_attr a;
+        int r;
+
+        if (tid < 0)
+                return -EINVAL;
+        r = getattr(tid, &a);
+        return r < 0 ? r : (int) a.sched_policy;
 }
 
 static int cmp_pid(const void *a, const void *b) {

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* EEVDF slices: the task list parser, and get/set on a thread of our own
  * (no root needed to shorten one's own slice; SKIP where the kernel has no
- * custom slices). */
+ * custom slices). The deadline reservation bwgovd gives itself, in a child
+ * (it needs CAP_SYS_NICE: SKIP without). */
 
 #include <errno.h>
 #include <stdarg.h>
@@ -12,7 +13,9 @@
 #include <string.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sched.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <setjmp.h>
 #include <cmocka.h>
@@ -162,12 +165,66 @@ static void test_set_self(void **state) {
         assert_int_equal(bw_slice_default_usec(), def);
 }
 
+/* In a child: the reservation, its policy, the fair default noted before
+ * it (def, 0 where there are no custom slices) and a fork that works and
+ * starts fair. The exit status says which step failed; 77 = not allowed. */
+static int reserve_child(uint64_t def) {
+        pid_t pid;
+        int r, st;
+
+        r = bw_sched_reserve_self(5000, 50000);
+        if (r == -EPERM)
+                return 77;
+        if (r < 0)
+                return 1;
+        if (bw_sched_policy(0) != BW_SCHED_DEADLINE)
+                return 2;
+        if (bw_slice_default_usec() != def)
+                return 3;
+        pid = fork();
+        if (pid < 0)
+                return 4;
+        if (pid == 0)
+                _exit(bw_sched_policy(0) == SCHED_OTHER ? 0 : 1);
+        if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+                return 5;
+        return 0;
+}
+
+static void test_reserve_self(void **state) {
+        uint64_t def = 0;
+        pid_t pid;
+        int st;
+
+        assert_int_equal(bw_sched_reserve_self(0, 50000), -EINVAL);
+        assert_int_equal(bw_sched_reserve_self(50001, 50000), -EINVAL);
+        assert_int_equal(bw_sched_policy(-1), -EINVAL);
+        assert_int_equal(bw_sched_policy(0), SCHED_OTHER);
+        if (bw_slice_supported())
+                assert_int_equal(bw_slice_get(0, &def, NULL), 0);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0)
+                _exit(reserve_child(def));
+        assert_int_equal(waitpid(pid, &st, 0), pid);
+        assert_true(WIFEXITED(st));
+        if (WEXITSTATUS(st) == 77) {
+                print_message("SKIP: not allowed to move a thread to SCHED_DEADLINE here (CAP_SYS_NICE)\n");
+                skip();
+        }
+        assert_int_equal(WEXITSTATUS(st), 0);
+        /* The parent is untouched. */
+        assert_int_equal(bw_sched_policy(0), SCHED_OTHER);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_parse),
                 cmocka_unit_test(test_cgroup_tids),
                 cmocka_unit_test(test_supported),
                 cmocka_unit_test(test_own_slice),
+                /* Before test_set_self: the default is not noted yet. */
+                cmocka_unit_test(test_reserve_self),
                 cmocka_unit_test(test_set_self),
         };
 
