@@ -122,26 +122,18 @@ def find_descendant(pid, comm, timeout=5.0):
     return None
 
 
-_SYS_SCHED_SETATTR = {"x86_64": 314, "aarch64": 274}
-
-
-def short_slice_self(usec=100):
-    """Gives the calling thread the shortest EEVDF slice (kernel 6.12+), as
-    bwgovd gives its own; a no-op where there is none. For strace's child
-    before exec: strace stops bwgovd at every write it traces, and on a host
-    the benchmark saturates a strace waiting for a CPU would hold bwgovd up
-    as no production host does."""
-    import ctypes
-    import platform
-    import struct
-    nr = _SYS_SCHED_SETATTR.get(platform.machine())
-    if nr is None:
-        return
-    # struct sched_attr (48 bytes): size, policy SCHED_OTHER, flags, nice,
-    # priority, runtime (the slice, ns), deadline, period.
-    attr = ctypes.create_string_buffer(struct.pack("IIQiIQQQ", 48, 0, 0, os.getpriority(os.PRIO_PROCESS, 0), 0,
-                                                   usec * 1000, 0, 0))
-    ctypes.CDLL(None, use_errno=True).syscall(nr, 0, attr, 0)
+def instrument_first():
+    """For strace's child before exec: SCHED_FIFO at the lowest priority,
+    reset on fork (so that bwgovd, which strace forks, starts fair and
+    chooses its own scheduling). strace stops bwgovd at every write it
+    traces; on a host the benchmark saturates, a fair strace waited up to
+    half a second for a CPU at each of them and held bwgovd, whose own
+    reservation lets it run at once, up as no production host does. Its
+    work is a few microseconds a write. A no-op where it is refused."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO | os.SCHED_RESET_ON_FORK, os.sched_param(1))
+    except (OSError, AttributeError):
+        pass
 
 
 class WriteTrace:
@@ -166,7 +158,7 @@ class WriteTrace:
                 pass
         self.proc = subprocess.Popen(
             ["strace", "-f", "--seccomp-bpf", "-qq", "-e", "trace=write,pwrite64", "-e", "signal=none",
-             "-yy", "-s", "256", "-ttt", "-o", self.path, "--"] + argv, preexec_fn=short_slice_self, **popen_kw)
+             "-yy", "-s", "256", "-ttt", "-o", self.path, "--"] + argv, preexec_fn=instrument_first, **popen_kw)
         self.pid = find_descendant(self.proc.pid, comm)
         return self.pid
 
