@@ -62,6 +62,11 @@ int bw_slice_set_self(uint64_t usec);
  * admission control refuses the bandwidth. */
 int bw_sched_reserve_self(uint64_t runtime_usec, uint64_t period_usec);
 
+/* Puts the calling thread back to SCHED_OTHER with the default slice and
+ * its nice value (after bw_sched_reserve_self(): for bulk work that should
+ * not wait for the budget's periods). Returns 0 or a negative errno. */
+int bw_sched_fair_self(void);
+
 /* tid's scheduling policy (SCHED_OTHER, BW_SCHED_DEADLINE, ...) or a
  * negative errno. */
 int bw_sched_policy(pid_t tid);

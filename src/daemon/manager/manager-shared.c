@@ -124,6 +124,14 @@ void manager_count_unit(struct governor_counts *c, const Unit *u) {
         c->spending += unit_state(u) == UNIT_STATE_SPENDING;
 }
 
+size_t manager_adopted(const Manager *m) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < m->n_units; i++)
+                n += m->units[i]->adopted;
+        return n;
+}
+
 void manager_counts(const Manager *m, struct governor_counts *ret) {
         struct governor_counts c = { .units = m->n_units };
 

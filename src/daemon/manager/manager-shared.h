@@ -20,6 +20,9 @@ void manager_counts(const Manager *m, struct governor_counts *ret);
 /* Add one unit to c (manager_counts()'s step). */
 void manager_count_unit(struct governor_counts *c, const Unit *u);
 
+/* How many units are adopted. */
+size_t manager_adopted(const Manager *m);
+
 /* The configuration's search directories (buf: room for --config-dir=). */
 void manager_config_dirs(Manager *m, const char *const **ret, const char *buf[2]);
 

@@ -8,6 +8,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -140,6 +141,22 @@ int bw_sched_reserve_self(uint64_t runtime_usec, uint64_t period_usec) {
         if (runtime_usec == 0 || runtime_usec > period_usec || period_usec > UINT64_MAX / NSEC_PER_USEC)
                 return -EINVAL;
         (void) bw_slice_default_usec();
+        if (syscall(SYS_sched_setattr, 0, &a, 0) < 0)
+                return -errno;
+        return 0;
+}
+
+int bw_sched_fair_self(void) {
+        struct bw_sched_attr a = { .size = sizeof(a), .sched_policy = SCHED_OTHER };
+        int nice;
+
+        /* A deadline thread's nice value is kept, not reported by
+         * sched_getattr(): getpriority() has it. */
+        errno = 0;
+        nice = getpriority(PRIO_PROCESS, 0);
+        if (nice == -1 && errno != 0)
+                return -errno;
+        a.sched_nice = nice;
         if (syscall(SYS_sched_setattr, 0, &a, 0) < 0)
                 return -errno;
         return 0;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sched.h>
 #include <sys/utsname.h>
@@ -166,12 +167,14 @@ static void test_set_self(void **state) {
 }
 
 /* In a child: the reservation, its policy, the fair default noted before
- * it (def, 0 where there are no custom slices) and a fork that works and
- * starts fair. The exit status says which step failed; 77 = not allowed. */
+ * it (def, 0 where there are no custom slices), a fork that works and
+ * starts fair, and the way back to fair with the nice value kept. The exit status says which step failed; 77 = not allowed. */
 static int reserve_child(uint64_t def) {
         pid_t pid;
         int r, st;
 
+        if (setpriority(PRIO_PROCESS, 0, 3) < 0)
+                return 6;
         r = bw_sched_reserve_self(5000, 50000);
         if (r == -EPERM)
                 return 77;
@@ -188,6 +191,12 @@ static int reserve_child(uint64_t def) {
                 _exit(bw_sched_policy(0) == SCHED_OTHER ? 0 : 1);
         if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
                 return 5;
+        /* Back to fair, its nice value kept. */
+        if (bw_sched_fair_self() < 0 || bw_sched_policy(0) != SCHED_OTHER)
+                return 7;
+        errno = 0;
+        if (getpriority(PRIO_PROCESS, 0) != 3)
+                return 8;
         return 0;
 }
 

@@ -76,6 +76,16 @@ held() {
 }
 
 check "bwgovd is running" systemctl start "$svc" || fail_with_journal "$svc"
+# Its own thread reserves itself a share of a CPU (SCHED_DEADLINE, policy 6)
+# under the unit's sandbox once its units are adopted, so that its samples
+# run on time beside the hog.
+own_deadline() {
+        local p
+        p=$(awk -F: '$1 ~ /^policy/ { gsub(/ /, "", $2); print $2 }' "/proc/$(systemctl show -P MainPID "$svc")/sched")
+        printf 'policy %s\n' "$p"
+        [[ $p == 6 ]]
+}
+check "bwgovd runs SCHED_DEADLINE" wait_for 10 own_deadline || fail_with_journal "$svc" 20
 # CPUWeight= gives the slice the odd weight bwgovd must give back.
 printf '[Slice]\nCPUWeight=%s\n' "$weight0" >"/etc/systemd/system/$lat"
 printf '[Slice]\n' >"/etc/systemd/system/$be"
