@@ -100,11 +100,16 @@ bool bw_slice_supported(void) {
                 return supported;
         /* Before 6.12 a fair task's sched_runtime is accepted and means
          * nothing (some kernels report it back all the same). */
-        supported = uname(&u) >= 0 && bw_kversion_parse(u.release, &v) >= 0 && bw_kversion_compare(&v, &min) >= 0 &&
-                    bw_slice_get(0, &usec, &is_fair) >= 0 && is_fair && usec > 0;
-        /* A thread that is not fair now says nothing about the kernel:
-         * asked again, not kept. */
-        known = supported || bw_sched_policy(0) == SCHED_OTHER || bw_sched_policy(0) == SCHED_BATCH;
+        if (uname(&u) < 0 || bw_kversion_parse(u.release, &v) < 0 || bw_kversion_compare(&v, &min) < 0) {
+                known = true;
+                return false;
+        }
+        /* A thread that is not fair says nothing about the kernel: asked
+         * again, not kept. */
+        if (bw_slice_get(0, &usec, &is_fair) < 0 || !is_fair)
+                return false;
+        known = true;
+        supported = usec > 0;
         return supported;
 }
 
