@@ -89,6 +89,15 @@ class TestShortOfDescriptors(df.DaemonTest):
         d = self.d
         names = list(self.quiet) + ["busy.slice"]
         d.wait_for(lambda: all(self.ticks(n) >= 3 for n in names), 60, f"3 ticks of each of {N} units")
+        # bwgovd's own budget (or the kernel's refusal of it) comes once the
+        # start's adoption is over: after every unit's "governing" line.
+        own = ("bwgovd's own scheduling:", "Failed to reserve bwgovd")
+        d.wait_for(lambda: any(k in d.logtext() for k in own), 10, "bwgovd's own scheduling decided")
+        log = d.logtext()
+        self.assertGreaterEqual(log.count("governing cgroup"), N, "a \"governing\" line per unit")
+        at = min(log.find(k) for k in own if k in log)
+        self.assertGreater(at, log.rfind("governing cgroup"),
+                           "bwgovd's own scheduling was decided before the adoption was over")
         # Adopted: the resting headroom everywhere.
         d.wait_for(lambda: all(c.read_max()[0] == df.REST for c in self.quiet.values()), 20,
                    "the resting headroom on every quiet unit")
