@@ -106,7 +106,7 @@ def run(bins, layout, quick, log, workdir=None, shares=10240, only=(), repo=None
     meta = {"elapsed_min": round((time.time() - started) / 60, 2), "interrupted": interrupted, "quick": quick,
             "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started)), "loadavg_start": load0,
             "source": source,
-            "prepare": ctx.prepare_notes, "client_cpu": os.cpu_count() - 1,
+            "prepare": ctx.prepare_notes, "client_cpu": os.cpu_count() - 1, "shares": shares,
             "bwgovd_config": "defaults (CreditMax=30s, CPUQuotaMax=4× the baseline, CPUBurstMax= the quota, "
                              "HostPressureLimit=40%, Interval=1s), Mode= per row"
                              + "".join(f", {k}={v}" for k, v in ctx.bwgovd_unit.items()),

@@ -200,7 +200,9 @@ def markdown(res):
     out.append("## Real applications (issue 29)\n")
     out.append(f"{'Quick run' if meta.get('quick') else 'Full run'}, {meta.get('elapsed_min')} min. bwgovd: "
                f"{meta.get('bwgovd_config')}. Comparator: {meta.get('koordinator')}. Clients pinned to CPU "
-               f"{meta.get('client_cpu')}, open loop. Medians [min–max] over the repetitions.\n")
+               f"{meta.get('client_cpu')}, open loop"
+               + (f"; the server's cgroup gets cpu.shares={meta['shares']}" if meta.get("shares") else "")
+               + ". Medians [min–max] over the repetitions.\n")
     src = meta.get("source")
     if src:
         out.append(f"Measured with commit {', '.join(src.get('commits') or [str(src.get('commit'))])}"
