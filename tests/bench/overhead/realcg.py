@@ -364,6 +364,9 @@ def idle(a, tree, base, count):
         ts = time.monotonic() - probe.t0
         time.sleep(a.status_window)
         res["while_running"] = probe.summary(ts, time.monotonic() - probe.t0)
+        if a.reload:
+            res.update(reload_once(d, a.adopt_timeout))
+            res["during_reload"] = probe.summary(ts + a.status_window, time.monotonic() - probe.t0)
         stop_procs(procs)
         procs = []
         ts = time.monotonic() - probe.t0
@@ -387,6 +390,43 @@ def idle(a, tree, base, count):
     log(json.dumps(res))
     for n in paths + parents:
         tree.remove(n)
+    return res
+
+
+def policy(pid):
+    """A thread's scheduling policy from /proc (6: SCHED_DEADLINE), None when gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[38])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def reload_once(d, timeout):
+    """SIGHUP (`systemctl reload`): seconds until "Configuration reloaded",
+    bwgovd's scheduling policies seen meanwhile (6: its SCHED_DEADLINE
+    budget, which it gives back for the reload), and the seconds after it
+    until it holds the budget again (None: not within 10 s)."""
+    n0 = d.count("Configuration reloaded")
+    policies = set()
+    res = {"reload_s": None, "reload_policies": None, "reload_budget_again_s": None}
+    t = time.monotonic()
+    os.kill(d.pid, signal.SIGHUP)
+    while time.monotonic() - t < timeout and d.proc.poll() is None:
+        if d.count("Configuration reloaded") > n0:
+            res["reload_s"] = round(time.monotonic() - t, 2)
+            break
+        p = policy(d.pid)
+        if p is not None:
+            policies.add(p)
+        time.sleep(0.02)
+    res["reload_policies"] = sorted(policies)
+    t = time.monotonic()
+    while res["reload_s"] is not None and time.monotonic() - t < 10 and d.proc.poll() is None:
+        if policy(d.pid) == 6:
+            res["reload_budget_again_s"] = round(time.monotonic() - t, 2)
+            break
+        time.sleep(0.02)
     return res
 
 
@@ -605,6 +645,9 @@ def main(argv):
     ap.add_argument("--quick", action="store_true", help="CI variant: 30 s of churn, 10 s window")
     ap.add_argument("--governor", action="append", default=[], metavar="KEY=VALUE",
                     help="a [Governor] setting for bwgov.conf, like ParkAtBaseline=yes (repeatable)")
+    ap.add_argument("--reload", action="store_true",
+                    help="idle run: also time a SIGHUP reload over all the cgroups (until \"Configuration "
+                         "reloaded\"), with `bwgovctl status` running")
     ap.add_argument("--out", help="write the results as JSON")
     ap.add_argument("--log", help="write the daemon's log (idle run), each line with its time since start")
     ap.add_argument("--check", action="store_true",
