@@ -8,7 +8,7 @@
    (an unknown field is an error).
 2. Shape: the DaemonSet mounts the host's cgroup tree read-write, is not
    privileged, escalates nothing, drops every capability but SYS_RESOURCE
-   (and BPF/PERFMON for the telemetry), runs bwgovd with the directories
+   and SYS_NICE (and BPF/PERFMON for the telemetry), runs bwgovd with the directories
    it mounts, probes liveness with bwgovctl on the socket it mounts; every
    ConfigMap key is rendered by the volume's items to the drop-in path its
    name spells, and no item names a missing key; Prometheus' annotations
@@ -86,8 +86,10 @@ def shape(docs):
     check(sc.get("allowPrivilegeEscalation") is False, "no privilege escalation")
     check(sc.get("readOnlyRootFilesystem") is True, "read-only root file system")
     check(sc["capabilities"]["drop"] == ["ALL"] and
-          set(sc["capabilities"]["add"]) <= {"SYS_RESOURCE", "BPF", "PERFMON"},
-          "every capability dropped but SYS_RESOURCE, BPF, PERFMON", str(sc["capabilities"]))
+          {"SYS_RESOURCE", "SYS_NICE"} <= set(sc["capabilities"]["add"]) <=
+          {"SYS_RESOURCE", "SYS_NICE", "BPF", "PERFMON"},
+          "every capability dropped but SYS_RESOURCE, SYS_NICE (its own SCHED_DEADLINE budget), BPF, PERFMON",
+          str(sc["capabilities"]))
     vols = {v["name"]: v for v in spec["volumes"]}
     mounts = {m["mountPath"]: m for m in c["volumeMounts"]}
     cg = mounts.get("/sys/fs/cgroup")
