@@ -23,6 +23,7 @@ def preflight(only=()):
     if os.geteuid() != 0:
         raise Skip("the application benchmark creates cgroups and must run as root")
     for path, pkg in ((servers.APACHE, "apache2"), (servers.NGINX, "nginx"), (servers.CADDY, "caddy"),
+                      (servers.LIGHTTPD, "lighttpd"), (servers.LIGHTTPD_DEFLATE, "lighttpd-mod-deflate"),
                       (os.path.join(servers.PG_BIN, "postgres"), "postgresql-15"),
                       (servers.TOMCAT_HOME, "tomcat10"), (servers.TOMCAT_EXAMPLES, "tomcat10-examples")):
         if not os.path.exists(path):

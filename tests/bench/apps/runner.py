@@ -272,7 +272,7 @@ def _measure_cpu_per_request(ctx, scen, server, rate, seconds):
     return (u1 - u0) / 1e6 / n, (u1 - u0) / 1e6 / seconds
 
 
-PROBE = {"web": (3.0, 6), "web-nginx": (10.0, 6), "web-caddy": (10.0, 6), "db-tpcb": (150.0, 6), "db-select": (600.0, 6), "jvm": (60.0, 10)}
+PROBE = {"web": (3.0, 6), "web-nginx": (10.0, 6), "web-caddy": (10.0, 6), "web-lighttpd": (10.0, 6), "db-tpcb": (150.0, 6), "db-select": (600.0, 6), "jvm": (60.0, 10)}
 
 
 def calibrate(ctx, scen, server):

@@ -98,12 +98,13 @@ class Plan(unittest.TestCase):
         self.assertTrue({"web-0.5", "web-1", "db-tpcb-0.5", "db-select-1", "jvm-g1-2cpu-full", "jvm-g1-2cpu-empty",
                          "build", "neighbour-0.5", "web-nginx-0.5"} <= quick)
         self.assertTrue(quick < full)
-        self.assertTrue({"web-nginx-1", "web-caddy-0.5", "web-caddy-1"} <= full)
-        self.assertFalse({n for n in quick if n.startswith("web-caddy")})
+        self.assertTrue({"web-nginx-1", "web-caddy-0.5", "web-caddy-1", "web-lighttpd-0.5", "web-lighttpd-1"} <= full)
+        self.assertFalse({n for n in quick if n.startswith(("web-caddy", "web-lighttpd"))})
         # A second web server is measured against its own CPU per request.
         self.assertEqual({s.name: s.calibration_key for s in scenarios.suite(False, ["web", "neighbour"])},
                          {"web-0.5": "web", "web-1": "web", "web-nginx-0.5": "web-nginx", "web-nginx-1": "web-nginx",
                           "web-caddy-0.5": "web-caddy", "web-caddy-1": "web-caddy",
+                          "web-lighttpd-0.5": "web-lighttpd", "web-lighttpd-1": "web-lighttpd",
                           "web-poisson-0.5": "web", "web-poisson-1": "web", "neighbour-0.5": "web"})
         self.assertTrue(all(s.reps >= 5 for s in scenarios.suite(False)))
 

@@ -2,9 +2,9 @@
 """The real, packaged servers of the application benchmarks, each started by
 the harness inside a benchmark cgroup (its processes only), with its data in a
 temporary directory, and stopped again (gracefully first, then every process
-left in the cgroup killed): Debian's apache2 (mod_deflate), nginx (gzip) and
-caddy (encode gzip), PostgreSQL 15 and tomcat10 with its examples. Nothing is
-installed as a service, nothing is left running. Each server runs as its
+left in the cgroup killed): Debian's apache2 (mod_deflate), nginx (gzip),
+caddy (encode gzip) and lighttpd (mod_deflate), PostgreSQL 15 and tomcat10
+with its examples. Nothing is installed as a service, nothing is left running. Each server runs as its
 package's own user (www-data, caddy, postgres, tomcat), as it would in
 production."""
 
@@ -21,6 +21,8 @@ APACHE = "/usr/sbin/apache2"
 APACHE_MODULES = "/usr/lib/apache2/modules"
 NGINX = "/usr/sbin/nginx"
 CADDY = "/usr/bin/caddy"
+LIGHTTPD = "/usr/sbin/lighttpd"
+LIGHTTPD_DEFLATE = "/usr/lib/lighttpd/mod_deflate.so"
 PG_BIN = "/usr/lib/postgresql/15/bin"
 TOMCAT_HOME = "/usr/share/tomcat10"
 TOMCAT_CONF = "/etc/tomcat10"
@@ -28,6 +30,7 @@ TOMCAT_EXAMPLES = "/usr/share/tomcat10-examples/examples"
 
 # The Debian packages each scenario needs (installed by deps: scripts/deps.sh BWGOV_APPS_DEPS).
 PACKAGES = {"web": ["apache2"], "web-nginx": ["nginx"], "web-caddy": ["caddy"],
+            "web-lighttpd": ["lighttpd", "lighttpd-mod-deflate"],
             "db": ["postgresql-15", "postgresql-client-15"],
             "jvm": ["tomcat10", "tomcat10-examples"], "build": ["meson", "ninja-build", "gcc"]}
 
@@ -345,6 +348,45 @@ class Caddy(Apache):
         data = os.path.join(self.workdir, "data")
         env = {"PATH": "/usr/bin:/bin", "HOME": data, "XDG_CONFIG_HOME": data, "XDG_DATA_HOME": data}
         return spawn_as(cg, self.user, argv, env=env, cwd=self.workdir, stdout=log, stderr=subprocess.STDOUT)
+
+
+# ---- lighttpd with mod_deflate ----------------------------------------------------
+
+# Debian's lighttpd as its lighttpd.conf sets it up where it matters here: one
+# process, one thread (server.max-worker 0), mod_deflate on text/plain at
+# zlib's default level, no cache of what it compressed. Only the paths and
+# the port are the run's own.
+LIGHTTPD_CONF = """# bwgov application benchmark: Debian's lighttpd, mod_deflate
+server.modules = ("mod_deflate")
+server.document-root = "{dir}/htdocs"
+server.bind = "127.0.0.1"
+server.port = {port}
+server.username = "www-data"
+server.groupname = "www-data"
+server.errorlog = "{dir}/logs/error.log"
+server.pid-file = "{dir}/run/lighttpd.pid"
+server.max-keep-alive-requests = 0
+server.max-keep-alive-idle = 65
+mimetype.assign = (".txt" => "text/plain")
+deflate.mimetypes = ("text/plain")
+deflate.allowed-encodings = ("gzip", "deflate")
+"""
+
+
+class Lighttpd(Apache):
+    """lighttpd -D (in the foreground, dropping to www-data itself) with
+    mod_deflate on text/plain, serving the same 1 MB text file: a fourth
+    web server, a single-threaded event loop, so that it never uses more
+    than one CPU whatever its quota."""
+
+    name = "lighttpd"
+    term_signal = 2             # SIGINT: graceful stop
+
+    def argv(self):
+        conf = os.path.join(self.workdir, "lighttpd.conf")
+        with open(conf, "w") as f:
+            f.write(LIGHTTPD_CONF.format(port=self.port, dir=self.workdir))
+        return [LIGHTTPD, "-D", "-f", conf]
 
 
 # ---- PostgreSQL 15 ------------------------------------------------------------
