@@ -236,10 +236,13 @@ static void own_scheduling(void) {
 
 /* Every OWN_CHECK_USEC until no unit was adopted for OWN_QUIET_CHECKS of
  * them (the first batches' units are found as they go: none is known to
- * wait before it is looked for). */
+ * wait before it is looked for); never once the daemon is stopping. */
 static int on_own_scheduling(sd_event_source *s, uint64_t usec, void *userdata) {
         size_t n = manager_adopted(own.manager);
 
+        /* Stopping: the restore is bulk work too (on_terminate()). */
+        if (own.manager->stopping)
+                return 0;
         own.quiet = n == own.adopted ? own.quiet + 1 : 0;
         own.adopted = n;
         if (own.quiet < OWN_QUIET_CHECKS && own.waited < OWN_WAIT_USEC) {
