@@ -33,6 +33,9 @@ FIGURES = {
             ("result.first_jsp_s", "first JSP s"), ("result.first_window.p99", "p99 first window ms"),
             ("result.steady_window.p99", "p99 steady ms"), ("result.errors_total", "errors")],
     "build": [("result.build_s", "completion s")],
+    "neighbour-build": [("result.victim.latency_ms.p99", "victim p99 ms"),
+                        ("result.victim.latency_ms.p999", "victim p99.9 ms"), ("result.build_s", "first build s"),
+                        ("result.builds", "builds")],
     "neighbour": [("result.victim.latency_ms.p99", "victim p99 ms"), ("result.victim.latency_ms.p999",
                                                                      "victim p99.9 ms"),
                   ("result.latency.p99", "web p99 ms")],
@@ -81,7 +84,7 @@ def cell(s):
 def aggregate(scens, records):
     out = {}
     for sc in scens:
-        figs = FIGURES[sc["kind"]] + COMMON
+        figs = figures(sc) + COMMON
         out[sc["name"]] = {}
         for cfg in sc["configs"]:
             rs = [r for r in records if r["scenario"] == sc["name"] and r["config"] == cfg and r.get("ok")]
@@ -138,6 +141,12 @@ def _web_db_targets(sc, agg):
     return rows
 
 
+def figures(sc):
+    """The columns of a scenario's own figures (the victim beside a build
+    is a build with the neighbour's figures first)."""
+    return FIGURES["neighbour-build" if sc["name"].startswith("neighbour-build") else sc["kind"]]
+
+
 def evaluate(scens, agg, records):
     rows = []
     by_kind = {}
@@ -168,7 +177,8 @@ def evaluate(scens, agg, records):
         e, s = med(agg, n, "bwgovd-elastic", "result.build_s"), med(agg, n, "static", "result.build_s")
         rows.append(_row(f"{n}: bwgovd elastic completion ≤ static's", f"{fmt(e)} s vs {fmt(s)} s: {fmt(ratio(e, s), 2)}×",
                          ratio(e, s) <= NOISE if ratio(e, s) is not None else None, n))
-    for sc in by_kind.get("neighbour", []):
+    for sc in by_kind.get("neighbour", []) + [s for s in by_kind.get("build", [])
+                                              if s["name"].startswith("neighbour-build")]:
         n = sc["name"]
         e = med(agg, n, "bwgovd-elastic", "result.victim.latency_ms.p99")
         s = med(agg, n, "static+burst", "result.victim.latency_ms.p99")
@@ -214,7 +224,7 @@ def markdown(res):
                            for p in meta["parts"]))
     for sc in res["scenarios"]:
         n = sc["name"]
-        figs = FIGURES[sc["kind"]] + COMMON
+        figs = figures(sc) + COMMON
         out.append(f"### {sc['title']}\n")
         cal = sc.get("calibration") or {}
         if sc.get("rate_per_s"):

@@ -101,7 +101,10 @@ class Plan(unittest.TestCase):
         self.assertTrue({"web-nginx-1", "web-caddy-0.5", "web-caddy-1", "web-lighttpd-0.5", "web-lighttpd-1"} <= full)
         self.assertFalse({n for n in quick if n.startswith(("web-caddy", "web-lighttpd"))})
         # A second web server is measured against its own CPU per request.
-        self.assertEqual({s.name: s.calibration_key for s in scenarios.suite(False, ["web", "neighbour"])},
+        self.assertIn("neighbour-build-0.5", full)
+        self.assertNotIn("neighbour-build-0.5", quick)
+        self.assertEqual({s.name: s.calibration_key for s in scenarios.suite(False, ["web", "neighbour"])
+                          if s.kind != "build"},
                          {"web-0.5": "web", "web-1": "web", "web-nginx-0.5": "web-nginx", "web-nginx-1": "web-nginx",
                           "web-caddy-0.5": "web-caddy", "web-caddy-1": "web-caddy",
                           "web-lighttpd-0.5": "web-lighttpd", "web-lighttpd-1": "web-lighttpd",
@@ -163,7 +166,8 @@ class Targets(unittest.TestCase):
         scs = [{"name": "jvm-x-full", "kind": "jvm", "empty_credit": False, "configs": []},
                {"name": "jvm-x-empty", "kind": "jvm", "empty_credit": True, "configs": []},
                {"name": "build", "kind": "build", "empty_credit": False, "configs": []},
-               {"name": "neighbour-0.5", "kind": "neighbour", "empty_credit": False, "configs": []}]
+               {"name": "neighbour-0.5", "kind": "neighbour", "empty_credit": False, "configs": []},
+               {"name": "neighbour-build-0.5", "kind": "build", "empty_credit": False, "configs": []}]
         agg = {"jvm-x-full": _agg({"unlimited": {"result.first_200_s": 10.0, "result.startup_reported_ms": 8000,
                                                  "result.first_jsp_s": 2.0},
                                    "bwgovd-elastic": {"result.first_200_s": 11.0, "result.startup_reported_ms": 10000,
@@ -175,7 +179,11 @@ class Targets(unittest.TestCase):
                "build": _agg({"static": {"result.build_s": 100.0},
                               "bwgovd-elastic": {"result.build_s": 70.0, "contract": [True, True]}}),
                "neighbour-0.5": _agg({"static+burst": {"result.victim.latency_ms.p99": 10.0},
-                                      "bwgovd-elastic": {"result.victim.latency_ms.p99": 11.5}})}
+                                      "bwgovd-elastic": {"result.victim.latency_ms.p99": 11.5}}),
+               "neighbour-build-0.5": _agg({"static": {"result.build_s": 12.0},
+                                            "static+burst": {"result.victim.latency_ms.p99": 6.0},
+                                            "bwgovd-elastic": {"result.victim.latency_ms.p99": 5.5,
+                                                               "result.build_s": 3.0, "contract": [True]}})}
         rows = {r["target"]: r["met"] for r in report.evaluate(scs, agg, [])}
         self.assertEqual(rows["jvm-x-full: bwgovd elastic first 200 ≤ 1.2× unlimited (full credit)"], True)
         self.assertEqual(rows["jvm-x-full: bwgovd elastic startup ≤ 1.2× unlimited (full credit)"], False)
@@ -184,6 +192,11 @@ class Targets(unittest.TestCase):
         self.assertEqual(rows["build: bwgovd elastic completion ≤ static's"], True)
         self.assertEqual(rows["build: bwgovd elastic within its contract, whole build and worst window"], True)
         self.assertEqual(rows["neighbour-0.5: the victim's p99 beside bwgovd ≤ 1.1× beside static + burst"], False)
+        # The victim beside a build: the build's lines and the neighbour's.
+        self.assertEqual(rows["neighbour-build-0.5: the victim's p99 beside bwgovd ≤ 1.1× beside static + burst"],
+                         True)
+        self.assertEqual(rows["neighbour-build-0.5: bwgovd elastic completion ≤ static's"], True)
+        self.assertEqual(report.figures(scs[-1])[0][0], "result.victim.latency_ms.p99")
 
     def test_markdown_renders(self):
         res = {"meta": {"quick": True, "elapsed_min": 1.0}, "scenarios": [dict(self.SC, title="t", reps=1,
