@@ -376,9 +376,13 @@ class NeighbourBuild(Build):
         while vic.poll() is None:
             subprocess.run(["ninja", "-C", self.build_dir, "-t", "clean"], capture_output=True, check=True)
             t = time.monotonic()
-            p = r.cg.spawn(["ninja", "-C", self.build_dir, "-j4"] + self.targets, stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL)
-            p.wait(timeout=self.timeout())
+            p = r.cg.spawn(["ninja", "-C", self.build_dir, "-j4"] + self.targets, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+            out, _ = p.communicate(timeout=self.timeout())
+            if p.returncode != 0:
+                vic.kill()
+                vic.wait()
+                raise RuntimeError(f"ninja failed: {out[-500:]}")
             builds.append(time.monotonic() - t)
         out, _ = vic.communicate(timeout=60)
         gen.wait(timeout=10)
