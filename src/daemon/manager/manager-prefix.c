@@ -233,8 +233,15 @@ bool manager_prefix_dir_event(Manager *m, int wd, const char *name, bool made) {
         if (asprintf(&child, "%s%s%s", w->path, w->path[0] ? "/" : "", name) < 0)
                 return true;
         if (!made) {
-                if (bw_config_prefix_matches(&m->config, name))
+                if (bw_config_prefix_matches(&m->config, name)) {
                         instance_removed(m, child);
+                        /* Its unit may hold no cgroup by now: crun's subgroup
+                         * lost its files a sample before the scope went, and
+                         * the prune then still found its directory. The
+                         * scope's removal is the container's: looked at again
+                         * at the next host pass. */
+                        m->instances_gone = true;
+                }
                 return true;
         }
         if (bw_config_prefix_matches(&m->config, name))
