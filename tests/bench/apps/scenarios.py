@@ -307,6 +307,33 @@ class Build(App):
 
 # ---- the neighbour --------------------------------------------------------------------------
 
+VICTIM_RATE = 100
+
+
+def start_victim(r, seconds):
+    """The neighbour's victim for `seconds`: bwgov-reqserver --serve (2
+    workers, 1 ms per request) in the -victim cgroup, fed Poisson arrivals
+    at VICTIM_RATE by bwgov-reqgen in the -gen one. (server, generator)."""
+    gen = subprocess.Popen(clients.pinned([r.bins["bwgov-reqgen"], f"--rate={VICTIM_RATE}",
+                                           f"--duration={seconds:g}", f"--seed={r.rep + 1}"]),
+                           stdout=subprocess.PIPE, stderr=r.errlog, preexec_fn=r.gen._enter)
+    r.gen.procs.append(gen)
+    vic = r.victim.spawn([r.bins["bwgov-reqserver"], "--serve", "--workers=2", "--cost-ms=1"], stdin=gen.stdout,
+                         stdout=subprocess.PIPE, stderr=r.errlog, text=True)
+    gen.stdout.close()
+    return vic, gen
+
+
+def victim_result(vic, gen):
+    """The victim's JSON summary once its arrivals are over."""
+    out, _ = vic.communicate(timeout=60)
+    gen.wait(timeout=10)
+    for line in reversed((out or "").strip().splitlines()):
+        if line.startswith("{"):
+            return json.loads(line)
+    raise RuntimeError("the victim printed no result")
+
+
 class Neighbour(Web):
     """The web scenario with a victim beside it: a latency-sensitive request
     server (bwgov-reqserver --serve, 2 workers, 1 ms of CPU per request, Poisson
@@ -316,7 +343,6 @@ class Neighbour(Web):
     kind = "neighbour"
     victim = True
     metric = ("victim.latency_ms.p99", "victim p99", "ms")
-    VICTIM_RATE = 100
 
     def __init__(self, quota_cpus, reps, duration, warmup, configs=("static", "static+burst", "bwgovd-elastic")):
         super().__init__(quota_cpus, reps, duration, warmup, list(configs))
@@ -325,25 +351,9 @@ class Neighbour(Web):
         self.quota_share_checked = False
 
     def drive(self, r):
-        gen = subprocess.Popen(clients.pinned([r.bins["bwgov-reqgen"], f"--rate={self.VICTIM_RATE}",
-                                               f"--duration={self.warmup + self.duration:g}",
-                                               f"--seed={r.rep + 1}"]),
-                               stdout=subprocess.PIPE, stderr=r.errlog, preexec_fn=r.gen._enter)
-        r.gen.procs.append(gen)
-        vic = r.victim.spawn([r.bins["bwgov-reqserver"], "--serve", "--workers=2", "--cost-ms=1"], stdin=gen.stdout,
-                             stdout=subprocess.PIPE, stderr=r.errlog, text=True)
-        gen.stdout.close()
+        vic, gen = start_victim(r, self.warmup + self.duration)
         web = super().drive(r)
-        out, _ = vic.communicate(timeout=60)
-        gen.wait(timeout=10)
-        victim = None
-        for line in reversed((out or "").strip().splitlines()):
-            if line.startswith("{"):
-                victim = json.loads(line)
-                break
-        if victim is None:
-            raise RuntimeError("the victim printed no result")
-        web["victim"] = victim
+        web["victim"] = victim_result(vic, gen)
         return web
 
 
@@ -355,7 +365,6 @@ class NeighbourBuild(Build):
 
     victim = True
     metric = ("victim.latency_ms.p99", "victim p99", "ms")
-    VICTIM_RATE = 100
 
     def __init__(self, quota_cpus, reps, targets, seconds, configs=("static", "static+burst", "bwgovd-elastic")):
         super().__init__(quota_cpus, reps, targets, list(configs))
@@ -364,13 +373,7 @@ class NeighbourBuild(Build):
         self.seconds = seconds
 
     def drive(self, r):
-        gen = subprocess.Popen(clients.pinned([r.bins["bwgov-reqgen"], f"--rate={self.VICTIM_RATE}",
-                                               f"--duration={self.seconds:g}", f"--seed={r.rep + 1}"]),
-                               stdout=subprocess.PIPE, stderr=r.errlog, preexec_fn=r.gen._enter)
-        r.gen.procs.append(gen)
-        vic = r.victim.spawn([r.bins["bwgov-reqserver"], "--serve", "--workers=2", "--cost-ms=1"], stdin=gen.stdout,
-                             stdout=subprocess.PIPE, stderr=r.errlog, text=True)
-        gen.stdout.close()
+        vic, gen = start_victim(r, self.seconds)
         r.mark_measure_start()
         builds = []
         while vic.poll() is None:
@@ -384,16 +387,7 @@ class NeighbourBuild(Build):
                 vic.wait()
                 raise RuntimeError(f"ninja failed: {out[-500:]}")
             builds.append(time.monotonic() - t)
-        out, _ = vic.communicate(timeout=60)
-        gen.wait(timeout=10)
-        victim = None
-        for line in reversed((out or "").strip().splitlines()):
-            if line.startswith("{"):
-                victim = json.loads(line)
-                break
-        if victim is None:
-            raise RuntimeError("the victim printed no result")
-        return {"build_s": builds[0], "builds": len(builds), "victim": victim}
+        return {"build_s": builds[0], "builds": len(builds), "victim": victim_result(vic, gen)}
 
 
 def suite(quick, only=()):
