@@ -67,6 +67,10 @@ void log_setup(void) {
         unsigned long long dev, ino;
         struct stat st;
 
+        /* The repeat table at the start, not at the first warning it
+         * holds back: a soak read the 96 KiB it took then, minutes in, as
+         * the heap growing. Without it now, it is tried again then. */
+        (void) bw_repeat_init(&repeats);
         if (!e || sscanf(e, "%llu:%llu", &dev, &ino) != 2)
                 return;
         if (fstat(STDERR_FILENO, &st) < 0)

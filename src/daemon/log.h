@@ -14,6 +14,8 @@
  * connected to it (JOURNAL_STREAM), to stderr otherwise. Only the daemon
  * and the CLI log; src/lib never does. */
 
+/* Where the lines go (above), and the memory of the repeat filter (below)
+ * taken now: called first, at the start. */
 void log_setup(void);
 void log_set_max_level(int level);
 int log_get_max_level(void);

@@ -28,8 +28,14 @@ struct bw_repeat_slot {
 };
 
 struct bw_repeat {
-        struct bw_repeat_slot *slots;   /* BW_REPEAT_SLOTS, allocated on first use */
+        struct bw_repeat_slot *slots;   /* BW_REPEAT_SLOTS, by bw_repeat_init() or on first use */
 };
+
+/* Takes the table's memory now (BW_REPEAT_SLOTS slots, 96 KiB): a
+ * daemon's heap is then what it is from its start, not larger by that much
+ * from its first rate-limited message on, hours in. 0, or -ENOMEM (then
+ * bw_repeat_check() tries again on first use). */
+int bw_repeat_init(struct bw_repeat *r);
 
 /* The key of a message: FNV-1a over its text, never 0. */
 uint64_t bw_repeat_key(const char *text);

@@ -1,9 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Rate-limiting of repeated messages by content (contracts in
  * include/bwgov/util/repeat.h): a small set-associative table of keys. */
+#include <errno.h>
 #include <stdlib.h>
 
 #include "bwgov/util/repeat.h"
+
+int bw_repeat_init(struct bw_repeat *r) {
+        if (!r->slots)
+                r->slots = calloc(BW_REPEAT_SLOTS, sizeof(*r->slots));
+        return r->slots ? 0 : -ENOMEM;
+}
 
 uint64_t bw_repeat_key(const char *text) {
         uint64_t h = 14695981039346656037ULL;
@@ -30,11 +37,8 @@ bool bw_repeat_check(struct bw_repeat *r, uint64_t key, uint64_t now_usec, uint6
         struct bw_repeat_slot *set, *victim;
 
         *ret_held = 0;
-        if (!r->slots) {
-                r->slots = calloc(BW_REPEAT_SLOTS, sizeof(*r->slots));
-                if (!r->slots)
-                        return true;
-        }
+        if (bw_repeat_init(r) < 0)
+                return true;
         if (key == 0)
                 key = 1;
         set = &r->slots[bw_repeat_set_of(key) * BW_REPEAT_WAYS];
