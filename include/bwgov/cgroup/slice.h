@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #define BW_SLICE_MIN_USEC UINT64_C(100)
 #define BW_SLICE_MAX_USEC UINT64_C(100000)
@@ -70,6 +71,14 @@ int bw_sched_fair_self(void);
 /* tid's scheduling policy (SCHED_OTHER, BW_SCHED_DEADLINE, ...) or a
  * negative errno. */
 int bw_sched_policy(pid_t tid);
+
+/* The clock to time the calling thread's own work with (two readings of
+ * it, under one policy): its CPU time while it runs SCHED_DEADLINE, where
+ * the wall clock would also count the rest of each period it waits once
+ * its budget is spent (writes measured so came out at 5 ms each instead of
+ * tens of µs), CLOCK_MONOTONIC otherwise, where waiting for a CPU on a busy
+ * host is part of what the work takes. */
+clockid_t bw_sched_cost_clock(void);
 
 /* Parse a list of task ids, one per line (cgroup.threads, tasks), into a
  * sorted array without duplicates (*ret, free()). Returns 0, -EINVAL for a

@@ -177,6 +177,10 @@ int bw_sched_policy(pid_t tid) {
         return r < 0 ? r : (int) a.sched_policy;
 }
 
+clockid_t bw_sched_cost_clock(void) {
+        return bw_sched_policy(0) == BW_SCHED_DEADLINE ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC;
+}
+
 static int cmp_pid(const void *a, const void *b) {
         pid_t x = *(const pid_t *) a, y = *(const pid_t *) b;
 

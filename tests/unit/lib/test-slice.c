@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* EEVDF slices: the task list parser, and get/set on a thread of our own
  * (no root needed to shorten one's own slice; SKIP where the kernel has no
- * custom slices). The deadline reservation bwgovd gives itself, in a child
- * (it needs CAP_SYS_NICE: SKIP without). */
+ * custom slices). The deadline reservation bwgovd gives itself, and the
+ * clock that times its work within it, in a child (it needs CAP_SYS_NICE:
+ * SKIP without). */
 
 #include <errno.h>
 #include <stdarg.h>
@@ -17,6 +18,7 @@
 #include <sched.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <setjmp.h>
 #include <cmocka.h>
@@ -226,6 +228,66 @@ static void test_reserve_self(void **state) {
         assert_int_equal(bw_sched_policy(0), SCHED_OTHER);
 }
 
+static uint64_t now_usec(clockid_t c) {
+        struct timespec ts;
+
+        (void) clock_gettime(c, &ts);
+        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
+}
+
+/* In a child: 20 ms of work within a budget of 5 ms every 50 ms takes some
+ * 200 ms of wall clock, nearly all of it waiting for the next period;
+ * bw_sched_cost_clock() times the work (20 ms, not the wall's 150+); fair
+ * again it is the wall clock, a sleep included. 77 = not allowed. */
+static int cost_child(void) {
+        uint64_t c0, c1, w0, w1, cpu0;
+        clockid_t c;
+        int r;
+
+        r = bw_sched_reserve_self(5000, 50000);
+        if (r == -EPERM)
+                return 77;
+        if (r < 0)
+                return 1;
+        c = bw_sched_cost_clock();
+        c0 = now_usec(c);
+        w0 = now_usec(CLOCK_MONOTONIC);
+        cpu0 = now_usec(CLOCK_THREAD_CPUTIME_ID);
+        while (now_usec(CLOCK_THREAD_CPUTIME_ID) - cpu0 < 20000)
+                ;
+        c1 = now_usec(c);
+        w1 = now_usec(CLOCK_MONOTONIC);
+        if (w1 - w0 < 100000)
+                return 2;               /* the budget never ran out: proves nothing */
+        if (c1 - c0 < 20000 || c1 - c0 > (w1 - w0) / 2)
+                return 3;
+        if (bw_sched_fair_self() < 0 || bw_sched_cost_clock() != CLOCK_MONOTONIC)
+                return 4;
+        c0 = now_usec(bw_sched_cost_clock());
+        (void) usleep(20000);
+        if (now_usec(bw_sched_cost_clock()) - c0 < 20000)
+                return 5;
+        return 0;
+}
+
+static void test_cost_clock(void **state) {
+        pid_t pid;
+        int st;
+
+        assert_int_equal(bw_sched_cost_clock(), CLOCK_MONOTONIC);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0)
+                _exit(cost_child());
+        assert_int_equal(waitpid(pid, &st, 0), pid);
+        assert_true(WIFEXITED(st));
+        if (WEXITSTATUS(st) == 77) {
+                print_message("SKIP: not allowed to move a thread to SCHED_DEADLINE here (CAP_SYS_NICE)\n");
+                skip();
+        }
+        assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_parse),
@@ -234,6 +296,7 @@ int main(void) {
                 cmocka_unit_test(test_own_slice),
                 /* Before test_set_self: the default is not noted yet. */
                 cmocka_unit_test(test_reserve_self),
+                cmocka_unit_test(test_cost_clock),
                 cmocka_unit_test(test_set_self),
         };
 
