@@ -260,8 +260,8 @@ static int planned_write_cmp(const void *a, const void *b) {
 static void manager_apply_planned(Manager *m, struct planned_write *plan, size_t n, const char *why) {
         /* Within bwgovd's own budget the wall clock would count the
          * periods it waits once the budget is spent: a soak's writes came
-         * out at 4959 µs each, enough for ParkAtBaseline=auto to rest 216
-         * idle units at their baselines for a stop that would take 1 s. */
+         * out at 4959 µs each, and ParkAtBaseline=auto took a stop of 216
+         * units for one of over a second. */
         clockid_t clock = bw_sched_cost_clock();
         uint64_t start, took;
         bool raise = false;
