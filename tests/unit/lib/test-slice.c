@@ -202,10 +202,23 @@ static int reserve_child(uint64_t def) {
         return 0;
 }
 
+/* A child that reserved the budget exited 0 (the test passes on), 77 (not
+ * allowed here: SKIP) or the number of the step that failed. */
+static void assert_child_passed(pid_t pid) {
+        int st;
+
+        assert_int_equal(waitpid(pid, &st, 0), pid);
+        assert_true(WIFEXITED(st));
+        if (WEXITSTATUS(st) == 77) {
+                print_message("SKIP: not allowed to move a thread to SCHED_DEADLINE here (CAP_SYS_NICE)\n");
+                skip();
+        }
+        assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 static void test_reserve_self(void **state) {
         uint64_t def = 0;
         pid_t pid;
-        int st;
 
         assert_int_equal(bw_sched_reserve_self(0, 50000), -EINVAL);
         assert_int_equal(bw_sched_reserve_self(50001, 50000), -EINVAL);
@@ -217,13 +230,7 @@ static void test_reserve_self(void **state) {
         assert_true(pid >= 0);
         if (pid == 0)
                 _exit(reserve_child(def));
-        assert_int_equal(waitpid(pid, &st, 0), pid);
-        assert_true(WIFEXITED(st));
-        if (WEXITSTATUS(st) == 77) {
-                print_message("SKIP: not allowed to move a thread to SCHED_DEADLINE here (CAP_SYS_NICE)\n");
-                skip();
-        }
-        assert_int_equal(WEXITSTATUS(st), 0);
+        assert_child_passed(pid);
         /* The parent is untouched. */
         assert_int_equal(bw_sched_policy(0), SCHED_OTHER);
 }
@@ -272,20 +279,13 @@ static int cost_child(void) {
 
 static void test_cost_clock(void **state) {
         pid_t pid;
-        int st;
 
         assert_int_equal(bw_sched_cost_clock(), CLOCK_MONOTONIC);
         pid = fork();
         assert_true(pid >= 0);
         if (pid == 0)
                 _exit(cost_child());
-        assert_int_equal(waitpid(pid, &st, 0), pid);
-        assert_true(WIFEXITED(st));
-        if (WEXITSTATUS(st) == 77) {
-                print_message("SKIP: not allowed to move a thread to SCHED_DEADLINE here (CAP_SYS_NICE)\n");
-                skip();
-        }
-        assert_int_equal(WEXITSTATUS(st), 0);
+        assert_child_passed(pid);
 }
 
 int main(void) {
