@@ -106,6 +106,14 @@ int bw_cg_open(const struct bw_cg_root *root, const char *path, struct bw_cg **r
 
 void bw_cg_free(struct bw_cg *cg);
 
+/* HYBRID: look again for the v2 twin of a cgroup opened without one (its v1
+ * directory made first, the twin a moment later, or never: a tool that
+ * makes v1 directories only). Found, its usage, pressure and v2 directory
+ * are read from then on. Returns 1 when found now; 0 when there is still
+ * none, the cgroup has its twin already or is not HYBRID; a negative errno
+ * (-EMFILE), cg unchanged. */
+int bw_cg_find_twin(struct bw_cg *cg);
+
 /* Whether cg's directory is still the one at its path under root: 1 when
  * the path names the same directory (device and inode), 0 when it names
  * none or another one (the cgroup was removed, or removed and made again),

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "bwgov/cgroup/discover.h"
+#include "clock.h"
 #include "log.h"
 #include "unit.h"
 #include "unit-resolve.h"
@@ -74,13 +75,46 @@ static void unit_watch_quota(Unit *u) {
                 log_debug_errno(r, "%s: not watching its quota file: %s", u->name, STRERROR(r));
 }
 
+/* A hybrid host's cgroup opened before its v2 twin was made (its v1
+ * directory first, or a tool that makes v1 directories only): the twin
+ * is looked for again this often while the cgroup stays open, one failed
+ * lookup. */
+#define UNIT_TWIN_RETRY_USEC USEC_PER_SEC
+
+static void unit_find_twin(Unit *u) {
+        uint64_t now;
+        int r;
+
+        if (u->cg->has_v2 || u->cg->layout != BW_CG_LAYOUT_HYBRID || u->ctx->root->v2_fd < 0)
+                return;
+        now = clock_now_usec(CLOCK_MONOTONIC);
+        if (now - u->sampler.twin_tried_usec < UNIT_TWIN_RETRY_USEC)
+                return;
+        u->sampler.twin_tried_usec = now;
+        r = bw_cg_find_twin(u->cg);
+        if (r < 0)
+                log_debug_errno(r, "%s: cannot open the cgroup2 twin of cgroup %s: %s", u->name, u->cgroup_path,
+                                STRERROR(r));
+        if (r <= 0)
+                return;
+        log_info("%s: cgroup %s has its cgroup2 twin now: usage and pressure are read from it", u->name,
+                 u->cgroup_path[0] ? u->cgroup_path : "/");
+        unit_count_fds(u);
+        unit_attach_rqstat(u);
+        /* This tick's sample is a full one: a light one keeps the last
+         * full sample's fields, which had no usage. */
+        u->sampler.full_due = true;
+}
+
 int unit_resolve(Unit *u) {
         _cleanup_free_ char *path = NULL;
         bool searched = false;
         int r;
 
-        if (u->cg)
+        if (u->cg) {
+                unit_find_twin(u);
                 return 1;
+        }
 
         r = unit_expected_path(u, &path);
         if (r == -EAGAIN) {
@@ -139,8 +173,10 @@ int unit_resolve(Unit *u) {
          * opens "a"). */
         u->cgroup_path = strcmp(u->cg->path, path) != 0 ? TAKE_PTR(path) : u->cg->path;
         u->sampler.gate = usage_gate_get(u->ctx->gates, u->ctx->root, u->cgroup_path);
-        log_info("%s: governing cgroup %s (%s)", u->name, u->cgroup_path[0] ? u->cgroup_path : "/",
-                 bw_cg_layout_to_string(u->cg->layout));
+        log_info("%s: governing cgroup %s (%s%s)", u->name, u->cgroup_path[0] ? u->cgroup_path : "/",
+                 bw_cg_layout_to_string(u->cg->layout),
+                 u->cg->layout == BW_CG_LAYOUT_HYBRID && !u->cg->has_v2 ? ", no cgroup2 twin yet" : "");
+        u->sampler.twin_tried_usec = clock_now_usec(CLOCK_MONOTONIC);
         unit_attach_rqstat(u);
         u->ctx->hooks->cgroup_changed(u, u->ctx->userdata);
         return 1;

@@ -59,6 +59,7 @@ struct unit_sampler {
         uint64_t parked_usec;           /* when it parked */
         uint64_t still_usec;            /* the last gate reading that proved it still (parked) */
         uint64_t last_full_usec;        /* its last full sample */
+        uint64_t twin_tried_usec;       /* open without its v2 twin (hybrid): when it was last looked for */
         /* Parked at its baseline (ParkAtBaseline=, unit-tick.c): the kernel
          * holds the baseline and its activity flag is armed to wake it; to
          * the law it rests at `rest`, where its first run raises it. */

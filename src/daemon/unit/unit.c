@@ -220,7 +220,12 @@ void unit_attach_rqstat(Unit *u) {
                 r = unit_rqstat_attach(&u->rq, *u->ctx->rqstat, r, (uint64_t) u->cg->bw_ino, u);
         /* The gate notes again: by its activity now (unit-sample.c). */
         u->sampler.gate_valid = false;
-        if (r < 0)
+        if (r == -EOPNOTSUPP && !u->cg->has_v2)
+                /* A hybrid cgroup without its v2 twin (yet): attached
+                 * when the twin is found (unit-resolve.c). */
+                log_debug("%s: no run-queue wait of cgroup %s without its cgroup2 twin", u->name,
+                          u->cgroup_path ? u->cgroup_path : "?");
+        else if (r < 0)
                 log_warning_errno(r, "%s: cannot count the run-queue wait of cgroup %s: %s", u->name,
                                   u->cgroup_path ? u->cgroup_path : "?", STRERROR(r));
 }

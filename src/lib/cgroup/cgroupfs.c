@@ -135,10 +135,53 @@ static int dir_identity(int fd, dev_t *ret_dev, ino_t *ret_ino) {
         return 0;
 }
 
+/* HYBRID: the v2 twin's directory, its usage (cpu.stat) and pressure, all
+ * or none: 1 found, 0 none there (or no v2 tree), or a negative errno. cg
+ * is changed only when found. */
+static int open_twin(struct bw_cg *cg, const struct bw_cg_root *root, const char *rel) {
+        _cleanup_close_ int fd = -EBADF, usage_fd = -EBADF, pressure_fd = -EBADF;
+        dev_t dev = 0;
+        ino_t ino = 0;
+        int r;
+
+        if (root->v2_fd < 0)
+                return 0;
+        fd = bw_cg_openat_beneath(root->v2_fd, rel, O_PATH|O_DIRECTORY, true);
+        if (fd == -ENOENT)
+                return 0;
+        if (fd < 0)
+                return fd;
+        r = dir_identity(fd, &dev, &ino);
+        if (r < 0)
+                return r;
+        r = open_file_optional(fd, CPU_STAT, &usage_fd);
+        if (r < 0)
+                return r;
+        r = open_file_optional(fd, CPU_PRESSURE, &pressure_fd);
+        if (r < 0)
+                return r;
+
+        cg->v2_dirfd = TAKE_FD(fd);
+        cg->v2_dev = dev;
+        cg->v2_ino = ino;
+        cg->usage_fd = TAKE_FD(usage_fd);
+        cg->pressure_fd = TAKE_FD(pressure_fd);
+        cg->has_v2 = true;
+        return 1;
+}
+
+int bw_cg_find_twin(struct bw_cg *cg) {
+        if (!cg || !cg->root)
+                return -EINVAL;
+        if (cg->layout != BW_CG_LAYOUT_HYBRID || cg->has_v2)
+                return 0;
+        return open_twin(cg, cg->root, cg->path);
+}
+
 /* The files beside the bandwidth tree's: the v2 twin (HYBRID), cpuacct
  * (V1), pressure. */
 static int open_usage_and_pressure(struct bw_cg *cg, const struct bw_cg_root *root, const char *rel) {
-        int fd, r;
+        int r;
 
         switch (root->layout) {
         case BW_CG_LAYOUT_V2:
@@ -153,23 +196,8 @@ static int open_usage_and_pressure(struct bw_cg *cg, const struct bw_cg_root *ro
 
         case BW_CG_LAYOUT_HYBRID:
                 /* The twin may be missing: no PSI and no usage then, but
-                 * bandwidth still works. */
-                if (root->v2_fd < 0)
-                        break;
-                fd = bw_cg_openat_beneath(root->v2_fd, rel, O_PATH|O_DIRECTORY, true);
-                if (fd == -ENOENT)
-                        break;
-                if (fd < 0)
-                        return fd;
-                cg->v2_dirfd = fd;
-                cg->has_v2 = true;
-                r = dir_identity(fd, &cg->v2_dev, &cg->v2_ino);
-                if (r < 0)
-                        return r;
-                r = open_file_optional(cg->v2_dirfd, CPU_STAT, &cg->usage_fd);
-                if (r < 0)
-                        return r;
-                r = open_file_optional(cg->v2_dirfd, CPU_PRESSURE, &cg->pressure_fd);
+                 * bandwidth still works (bw_cg_find_twin() looks again). */
+                r = open_twin(cg, root, rel);
                 if (r < 0)
                         return r;
                 break;

@@ -67,6 +67,11 @@ static uint64_t unit_last_usage(const Unit *u) {
         return u->sampler.last_stat.usage_usec;
 }
 
+/* Its last sample read a usage. */
+static bool unit_last_has_usage(const Unit *u) {
+        return u->sampler.has_last_stat && (u->sampler.last_stat.seen & BW_CPUSTAT_USAGE);
+}
+
 /* The newest entry of its history (i = 0), NULL when none. */
 static const struct bw_history_entry *unit_history(const Unit *u, size_t i) {
         return bw_history_newest(&u->hist.log, i);
@@ -943,6 +948,82 @@ static int teardown_activity(void **state) {
         return teardown(state);
 }
 
+/* A hybrid host's cgroup whose v2 twin is made after bwgovd opened it (the
+ * v1 directory first): governed at once without usage or pressure, the
+ * twin looked for again once a second, then read, and its run-queue wait
+ * counted. The unit's tree is put beside the v2 one: cpu/ and unified/. */
+static void hybrid_stat_put(const char *hy) {
+        char b[256];
+
+        snprintf(b, sizeof(b), "nr_periods %" PRIu64 "\nnr_throttled 0\nthrottled_time 0\n", F->periods);
+        tmptree_put(hy, "cpu/" CG "/cpu.stat", b);
+}
+
+static void test_hybrid_twin_late(void **state) {
+        char hy[128], twin[256];
+        struct bw_cg_root *root;
+
+        snprintf(hy, sizeof(hy), "%s/hy", F->dir);
+        tmptree_put(hy, "cpu/" CG "/cpu.cfs_quota_us", "50000\n");
+        tmptree_put(hy, "cpu/" CG "/cpu.cfs_period_us", "100000\n");
+        tmptree_put(hy, "cpu/" CG "/cpu.cfs_burst_us", "0\n");
+        hybrid_stat_put(hy);
+        tmptree_put(hy, "unified/cgroup.procs", "");
+        assert_int_equal(bw_cg_root_open_dir(hy, &root), 0);
+        assert_int_equal(root->layout, BW_CG_LAYOUT_HYBRID);
+        bw_cg_root_free(F->root);
+        F->root = F->ctx.root = root;
+        F->rqstat = ACT_RQSTAT;
+
+        /* Without usage the law keeps it at its baseline, quiet: light
+         * samples. */
+        for (unsigned i = 0; i < 3; i++) {
+                F->periods += 10;
+                hybrid_stat_put(hy);
+                fake_now += USEC_PER_SEC;
+                assert_int_equal(unit_tick(F->u, fake_now), 0);
+                assert_int_equal(unit_state(F->u), UNIT_STATE_BASELINE);
+        }
+        assert_true(unit_light_samples(F->u) > 0);
+        assert_false(unit_last_has_usage(F->u));
+        assert_int_equal(act.watched, 0);
+
+        /* Made now; half a second after the last look, not looked for. */
+        /* A new cgroup: nothing run in it yet. */
+        snprintf(twin, sizeof(twin), "usage_usec 0\nuser_usec 0\nsystem_usec 0\n");
+        tmptree_put(hy, "unified/" CG "/cpu.stat", twin);
+        tmptree_put(hy, "unified/" CG "/cpu.pressure", "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
+                                                        "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n");
+        F->periods += 5;
+        hybrid_stat_put(hy);
+        fake_now += USEC_PER_SEC / 2;
+        assert_int_equal(unit_tick(F->u, fake_now), 0);
+        assert_false(unit_last_has_usage(F->u));
+        assert_int_equal(act.watched, 0);
+
+        /* A second after it: found, read in a full sample (a light one
+         * keeps the fields of the last full one), counted. */
+        F->periods += 5;
+        hybrid_stat_put(hy);
+        fake_now += USEC_PER_SEC / 2 + 1;
+        assert_int_equal(unit_tick(F->u, fake_now), 0);
+        assert_true(unit_last_has_usage(F->u));
+        assert_int_equal(unit_last_usage(F->u), 0);
+        assert_int_not_equal(act.watched, 0);
+
+        /* Its next sample has a usage rate: the law raises it to rest
+         * above its baseline, as a cgroup found with its twin. */
+        snprintf(twin, sizeof(twin), "usage_usec 100000\nuser_usec 100000\nsystem_usec 0\n");
+        tmptree_put(hy, "unified/" CG "/cpu.stat", twin);
+        F->periods += 10;
+        hybrid_stat_put(hy);
+        fake_now += USEC_PER_SEC;
+        assert_int_equal(unit_tick(F->u, fake_now), 0);
+        assert_int_equal(unit_state(F->u), UNIT_STATE_RESTING);
+        assert_int_equal(unit_write_errors(F->u), 0);
+        tmptree_remove(hy);
+}
+
 /* Gated by its activity flag (BPF): a still unit's light samples read no
  * cpu.stat, it parks, and the manager's check finds it still while the
  * flag stays down. A task that runs raises the flag: the check fails, the
@@ -1134,6 +1215,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_restore_not_ours, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_light_samples, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_too_soon, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_hybrid_twin_late, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_activity_gate, setup_activity, teardown_activity),
                 cmocka_unit_test(test_park_resolve),
                 cmocka_unit_test_setup_teardown(test_park_at_baseline, setup_activity, teardown_activity),

@@ -924,6 +924,61 @@ static void test_read_hybrid_no_twin(void **state) {
         assert_false(bw.has_burst);
 }
 
+/* The twin made after the cgroup was opened (its v1 directory first, as a
+ * tool that makes both may): found when looked for again, then read as if
+ * it had been there; not found while it is not there, nothing changed. */
+static void test_find_twin_late(void **state) {
+        _cleanup_tree_ char *t = tree_hybrid("-1\n", "100000\n", NULL, false);
+        _cleanup_(rootp) struct bw_cg_root *root = NULL;
+        _cleanup_(cgp) struct bw_cg *cg = NULL;
+        struct bw_cpu_stat st;
+        struct bw_psi psi;
+        unsigned nfds;
+
+        open_cg(t, &root, &cg);
+        assert_false(cg->has_v2);
+        nfds = bw_cg_nfds(cg);
+        assert_int_equal(bw_cg_find_twin(cg), 0);
+        assert_false(cg->has_v2);
+        assert_int_equal(bw_cg_nfds(cg), nfds);
+        assert_int_equal(bw_cg_dir(cg, BW_CG_TREE_V2), -EOPNOTSUPP);
+
+        tree_put(t, "unified/" CG "/cpu.stat", TWIN_STAT);
+        tree_put(t, "unified/" CG "/cpu.pressure", PRESSURE);
+        assert_int_equal(bw_cg_find_twin(cg), 1);
+        assert_true(cg->has_v2);
+        assert_int_equal(bw_cg_nfds(cg), nfds + 3);
+        assert_true(bw_cg_has(cg, BW_CG_FILE_USAGE));
+        assert_true(bw_cg_has(cg, BW_CG_FILE_PRESSURE));
+        assert_int_equal(bw_cg_read_stat(cg, &st), 0);
+        assert_true(st.seen & BW_CPUSTAT_USAGE);
+        assert_int_equal(st.usage_usec, 7000000);
+        assert_int_equal(st.nr_periods, 250);
+        assert_int_equal(bw_cg_read_pressure(cg, &psi), 0);
+        assert_int_equal(psi.full.avg10, 25);
+        assert_true(bw_cg_dir(cg, BW_CG_TREE_V2) >= 0);
+
+        /* Found once: not again. */
+        assert_int_equal(bw_cg_find_twin(cg), 0);
+        assert_int_equal(bw_cg_nfds(cg), nfds + 3);
+
+        /* Released and opened again like a twin found at the start. */
+        assert_true(bw_cg_release(cg, _BW_CG_FILE_ALL - 1) > 0);
+        assert_int_equal(bw_cg_read_stat(cg, &st), 0);
+        assert_int_equal(st.usage_usec, 7000000);
+}
+
+/* Not HYBRID: nothing to look for. */
+static void test_find_twin_not_hybrid(void **state) {
+        _cleanup_tree_ char *t = tree_v2("50000 100000\n", "0\n");
+        _cleanup_(rootp) struct bw_cg_root *root = NULL;
+        _cleanup_(cgp) struct bw_cg *cg = NULL;
+
+        open_cg(t, &root, &cg);
+        assert_int_equal(bw_cg_find_twin(cg), 0);
+        assert_int_equal(bw_cg_find_twin(NULL), -EINVAL);
+}
+
 static void test_read_v1(void **state) {
         _cleanup_tree_ char *t = tree_new();
         _cleanup_(rootp) struct bw_cg_root *root = NULL;
@@ -1933,6 +1988,8 @@ int main(void) {
                 cmocka_unit_test(test_read_too_big),
                 cmocka_unit_test(test_read_hybrid),
                 cmocka_unit_test(test_read_hybrid_no_twin),
+                cmocka_unit_test(test_find_twin_late),
+                cmocka_unit_test(test_find_twin_not_hybrid),
                 cmocka_unit_test(test_read_v1),
                 cmocka_unit_test(test_read_local),
                 cmocka_unit_test(test_read_local_bad),
