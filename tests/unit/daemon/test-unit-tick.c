@@ -948,10 +948,7 @@ static int teardown_activity(void **state) {
         return teardown(state);
 }
 
-/* A hybrid host's cgroup whose v2 twin is made after bwgovd opened it (the
- * v1 directory first): governed at once without usage or pressure, the
- * twin looked for again once a second, then read, and its run-queue wait
- * counted. The unit's tree is put beside the v2 one: cpu/ and unified/. */
+/* The v1 cpu.stat of the hybrid tree under hy (throttling only). */
 static void hybrid_stat_put(const char *hy) {
         char b[256];
 
@@ -959,6 +956,10 @@ static void hybrid_stat_put(const char *hy) {
         tmptree_put(hy, "cpu/" CG "/cpu.stat", b);
 }
 
+/* A hybrid host's cgroup whose v2 twin is made after bwgovd opened it (the
+ * v1 directory first): governed at once without usage or pressure, the
+ * twin looked for again once a second, then read, and its run-queue wait
+ * counted. The unit's tree is put beside the v2 one: cpu/ and unified/. */
 static void test_hybrid_twin_late(void **state) {
         char hy[128], twin[256];
         struct bw_cg_root *root;
@@ -988,8 +989,8 @@ static void test_hybrid_twin_late(void **state) {
         assert_false(unit_last_has_usage(F->u));
         assert_int_equal(act.watched, 0);
 
-        /* Made now; half a second after the last look, not looked for. */
-        /* A new cgroup: nothing run in it yet. */
+        /* Made now, with nothing run in it yet; half a second after the
+         * last look, not looked for. */
         snprintf(twin, sizeof(twin), "usage_usec 0\nuser_usec 0\nsystem_usec 0\n");
         tmptree_put(hy, "unified/" CG "/cpu.stat", twin);
         tmptree_put(hy, "unified/" CG "/cpu.pressure", "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
