@@ -74,7 +74,12 @@ int unit_follow_intents(Unit *u, struct bw_bandwidth *cur, uint64_t now) {
         if (u->refused) {
                 _cleanup_free_ struct unit_refused *w = TAKE_PTR(u->refused);
 
-                if (cur->quota_usec != w->quota_usec || cur->period_usec != w->period_usec) {
+                /* Nothing to do either when the kernel or the contract
+                 * holds it already: the same write of PID 1 put in place
+                 * as systemd's intent (and maybe boosted from) before the
+                 * kernel's word of it came in. */
+                if ((cur->quota_usec != w->quota_usec || cur->period_usec != w->period_usec) &&
+                    (u->baseline.quota_usec != w->quota_usec || u->baseline.period_usec != w->period_usec)) {
                         log_notice("%s: %s[%" PRIu32 "] wrote cpu.max %sus/%" PRIu64 "us, refused by the kernel "
                                    "for the burst of %" PRIu64 "us; applying it",
                                    u->name, w->comm, w->tgid, bw_quota_to_string(w->quota_usec, q),

@@ -67,6 +67,11 @@ static uint64_t unit_last_usage(const Unit *u) {
         return u->sampler.last_stat.usage_usec;
 }
 
+/* Its next sample a full one. */
+static void full_sample_next(Unit *u) {
+        u->sampler.full_due = true;
+}
+
 /* Its last sample read a usage. */
 static bool unit_last_has_usage(const Unit *u) {
         return u->sampler.has_last_stat && (u->sampler.last_stat.seen & BW_CPUSTAT_USAGE);
@@ -715,6 +720,32 @@ static void test_refused_write_bad_period(void **state) {
         assert_string_equal(get("cpu.max"), "200000 100000");
 }
 
+/* Someone's write the kernel refused for bwgovd's burst is put in place
+ * and re-based on, once. Told again after that (the same write of PID 1,
+ * put in place as systemd's intent before the kernel's word of it came
+ * in), it is the contract already: the boost since stays, no second
+ * external change. */
+static void test_refused_write_once(void **state) {
+        struct bw_refused_write w = { .period_usec = 100000, .quota_usec = 30000, .burst_usec = 50000,
+                                      .tgid = 1, .comm = "systemd" };
+
+        adopt();
+        unit_refused_write(F->u, &w);
+        assert_int_equal(tick_after(0, 0), 0);
+        assert_int_equal(entry()->baseline.quota_usec, 30000);
+        assert_int_equal(unit_external_changes(F->u), 1);
+        assert_int_equal(tick_after(0, 0), 0);
+        assert_string_equal(get("cpu.max"), "120000 100000");
+
+        unit_refused_write(F->u, &w);
+        full_sample_next(F->u);         /* intents are followed in full samples */
+        assert_int_equal(tick_after(0, 0), 0);
+        assert_string_equal(get("cpu.max"), "120000 100000");
+        assert_int_equal(F->writes_max + F->writes_burst, 0);
+        assert_int_equal(unit_external_changes(F->u), 1);
+        assert_int_equal(entry()->baseline.quota_usec, 30000);
+}
+
 /* In a light sample (a quiet unit: cpu.stat and the quota file only). */
 static void test_gone_light_sample(void **state) {
         uint64_t light;
@@ -1206,6 +1237,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_files_gone_cgroup_stays, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_gone_and_back, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_refused_write_bad_period, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_refused_write_once, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_refused_einval, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_refused_ebusy, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_shed, setup, teardown),
