@@ -14,6 +14,7 @@
 
 #include "bwgov/util/lines.h"
 #include "bwgov/util/macro.h"
+#include "tap.h"
 
 #define MAX_LINES 8
 
@@ -55,7 +56,9 @@ static void test_split(void **state) {
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
                 struct seen s = { 0 };
 
-                print_message("# \"%s\"\n", cases[i].buf);
+                char q[128];
+
+                print_message("# \"%s\"\n", tap_quote(cases[i].buf, q, sizeof(q)));
                 assert_int_equal(bw_lines_foreach(cases[i].buf, strlen(cases[i].buf), record, &s), 0);
                 assert_int_equal(s.n_lines, cases[i].n_lines);
                 for (size_t k = 0; k < s.n_lines; k++)

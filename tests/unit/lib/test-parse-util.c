@@ -16,6 +16,7 @@
 
 #include "bwgov/util/macro.h"
 #include "bwgov/util/parse-util.h"
+#include "tap.h"
 
 #define MSEC(x) ((uint64_t) (x) * USEC_PER_MSEC)
 #define SEC(x) ((uint64_t) (x) * USEC_PER_SEC)
@@ -32,8 +33,9 @@ static void check_u64_table(int (*parse)(const char *, uint64_t *), const struct
         for (size_t i = 0; i < n; i++) {
                 uint64_t v = 0xdeadbeef;
                 int r = parse(cases[i].in, &v);
+                char q[128];
 
-                print_message("# parse(\"%s\") = %d, %" PRIu64 "\n", cases[i].in ? cases[i].in : "(null)", r, v);
+                print_message("# parse(\"%s\") = %d, %" PRIu64 "\n", tap_quote(cases[i].in, q, sizeof(q)), r, v);
                 assert_int_equal(r, cases[i].r);
                 assert_int_equal(v, cases[i].r == 0 ? cases[i].v : 0xdeadbeef);
         }
@@ -208,8 +210,9 @@ static void test_parse_int_range(void **state) {
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
                 int64_t v = 4242;
                 int r = bw_parse_int_range(cases[i].in, cases[i].min, cases[i].max, &v);
+                char q[128];
 
-                print_message("# int(\"%s\") = %d\n", cases[i].in ? cases[i].in : "(null)", r);
+                print_message("# int(\"%s\") = %d\n", tap_quote(cases[i].in, q, sizeof(q)), r);
                 assert_int_equal(r, cases[i].r);
                 assert_true(v == (r == 0 ? cases[i].v : 4242));
         }
@@ -260,8 +263,9 @@ static void test_parse_digits(void **state) {
                 const char *p = cases[i].in;
                 uint64_t v = 4242;
                 int r = bw_parse_digits(&p, &v);
+                char q[128];
 
-                print_message("# digits(\"%s\") = %d\n", cases[i].in, r);
+                print_message("# digits(\"%s\") = %d\n", tap_quote(cases[i].in, q, sizeof(q)), r);
                 assert_int_equal(r, cases[i].r);
                 assert_true(v == (r == 0 ? cases[i].v : 4242));
                 assert_ptr_equal(p, cases[i].in + cases[i].consumed);
@@ -297,11 +301,12 @@ static void test_parse_cgroup_path(void **state) {
         char *out;
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                char q[128];
                 int r;
 
                 out = (char *) "untouched";
                 r = bw_parse_cgroup_path(cases[i].in, &out);
-                print_message("# cgroup(\"%s\") = %d\n", cases[i].in ? cases[i].in : "(null)", r);
+                print_message("# cgroup(\"%s\") = %d\n", tap_quote(cases[i].in, q, sizeof(q)), r);
                 assert_int_equal(r, cases[i].r);
                 if (r == 0) {
                         assert_string_equal(out, cases[i].out);
