@@ -5,7 +5,6 @@
 #pragma once
 
 #include <stdio.h>
-#include <string.h>
 
 /* S in C escapes (\n, \t, \\, \", \xHH for the other control bytes) into
  * BUF of N bytes, cut short to fit; "(null)" for NULL. Returns BUF. */

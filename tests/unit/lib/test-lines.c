@@ -55,7 +55,6 @@ static void test_split(void **state) {
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
                 struct seen s = { 0 };
-
                 char q[128];
 
                 print_message("# \"%s\"\n", tap_quote(cases[i].buf, q, sizeof(q)));
