@@ -207,6 +207,10 @@ class Targets(unittest.TestCase):
         self.assertIn("Koordinator's published", md)
         self.assertIn("| unlimited |", md)
         self.assertEqual(report.fmt(math.inf), "–")
+        # The server cgroups' cpu.shares in the header when the run says them.
+        self.assertNotIn("cpu.shares", md)
+        res["meta"]["shares"] = 10240
+        self.assertIn("the server's cgroup gets cpu.shares=10240", report.markdown(res))
 
 
 class Parts(unittest.TestCase):
@@ -304,6 +308,7 @@ class Parts(unittest.TestCase):
             "was interrupted": dict(self.part(["build"]), meta=dict(self.part(["build"])["meta"], interrupted=True)),
             "does not say what it measured with": dict(self.part(["build"]),
                                                        meta=dict(self.part(["build"])["meta"], source=None)),
+            "shares is 1024": dict(self.part(["build"]), meta=dict(self.part(["build"])["meta"], shares=1024)),
         }
         for msg, other in cases.items():
             with self.assertRaises(parts.MergeError) as cm:

@@ -7,7 +7,8 @@ ratios, bwgovd's configuration for several units and its seeded state, the
 targets on a synthetic aggregate, the Koordinator-style comparator against a
 fake cgroup directory, the simulated kernel's files as bwgovd's parsers
 expect them, and the latency benchmark's summary (hackbench's throughput in
-a window, medians, the issue 15 A targets, bwgovd's ladder from its log).
+a window, medians, the issue 15 A targets, bwgovd's ladder from its log),
+and the table's last line (`run --report-only`).
 Prints TAP-less "ok"/"FAIL" lines; exit status 0 when everything passed."""
 
 import json
@@ -565,6 +566,28 @@ def test_simkernel(tmp):
     check("simkernel: counters advance", int(kv["usage_usec"]) > 0 and int(kv["nr_periods"]) > 0, kv)
 
 
+def test_report_footer(tmp):
+    """The table's last line: the synthetic scenarios' bwgovd settings
+    (CreditMax=5s, ...) only when those scenarios ran; a run of the real
+    applications alone, which use bwgovd's defaults, does not name them.
+    Through `run --report-only`, as an operator redoes a table."""
+    meta = {"command": "tests/bench/run --only apps", "elapsed_min": 1.5, "shares": 10240,
+            "bwgovd_config": "Interval=1s, CreditMax=5s, CPUQuotaMax=300 %", "koordinator": "koord-test"}
+    for name, extra, synthetic in (("apps-only", {}, False), ("with-overhead", {"overhead": [{"cgroups": 10}]}, True)):
+        d = os.path.join(tmp, "footer-" + name)
+        os.makedirs(d)
+        with open(os.path.join(d, "results.json"), "w") as f:
+            json.dump(dict({"meta": meta, "scenarios": [], "records": [], "apps": {"skipped": "test"}}, **extra), f)
+        p = subprocess.run([sys.executable, os.path.join(BENCH, "run"), "--report-only", d],
+                           capture_output=True, text=True, timeout=60)
+        with open(os.path.join(d, "table.md")) as f:
+            last = [ln for ln in f.read().splitlines() if ln.strip()][-1]
+        check(f"report footer ({name}): report-only exits 0", p.returncode == 0, p.stderr[-300:])
+        check(f"report footer ({name}): made by the command", last.startswith(f"Made by `{meta['command']}`"), last)
+        check(f"report footer ({name}): the synthetic settings {'named' if synthetic else 'not named'}",
+              ("CreditMax=5s" in last and "Synthetic scenarios" in last) == synthetic, last)
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="bwgov-bench-selftest-")
     try:
@@ -583,6 +606,7 @@ def main():
         test_suite()
         test_koordinator(tmp)
         test_simkernel(tmp)
+        test_report_footer(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"{'FAILED' if failures else 'passed'}: {failures} failure(s)")
