@@ -11,7 +11,7 @@ import sys
 import tempfile
 import time
 
-from . import parts, report, runner, scenarios, servers
+from . import cron, parts, report, runner, scenarios, servers
 
 
 class Skip(Exception):
@@ -56,11 +56,13 @@ def estimate_s(sc, cfg):
 
 
 def run(bins, layout, quick, log, workdir=None, shares=10240, only=(), repo=None, reps=None, keep=False,
-        configs=(), bwgovd_unit=None):
+        configs=(), bwgovd_unit=None, outside_cron=None):
     """Returns the result dict (meta, scenarios, records, aggregates, targets).
     configs: the configurations to run in every scenario instead of its own;
     bwgovd_unit: [Bandwidth] keys for every bwgovd row besides Mode=
-    (otherwise bwgovd runs with its defaults)."""
+    (otherwise bwgovd runs with its defaults); outside_cron: (n, spin_s,
+    period_s) for a cron job beside the server for the whole run (cron.py),
+    calibration included."""
     preflight(only)
     suite = scenarios.suite(quick, only)
     for s in suite:
@@ -81,7 +83,15 @@ def run(bins, layout, quick, log, workdir=None, shares=10240, only=(), repo=None
     source = parts.provenance(repo)
     load0 = runner.loadavg()
     records, interrupted = [], False
+    cron_log, cron_proc = os.path.join(base, "cron.log"), None
     try:
+        if outside_cron:
+            cron_cg = ctx.new_cgroup("-cron", weight=False)
+            cron_proc = cron_cg.spawn([sys.executable, os.path.join(os.path.dirname(__file__), "cron.py")]
+                                      + [str(x) for x in outside_cron] + [cron_log],
+                                      stdin=subprocess.DEVNULL)
+            log(f"a cron job beside the server: every {outside_cron[2]:g} s, {outside_cron[0]} processes "
+                f"use {outside_cron[1]:g} s of CPU each")
         for sc in suite:
             log(f"preparing {sc.name}")
             runner.prepare(ctx, sc)
@@ -89,8 +99,10 @@ def run(bins, layout, quick, log, workdir=None, shares=10240, only=(), repo=None
         log(f"{len(plan)} runs in {len(suite)} scenarios, about "
             f"{sum(estimate_s(s, c) for s, c, _ in plan) / 60:.1f} min")
         for i, (sc, cfg, rep) in enumerate(plan, 1):
-            t = time.time()
+            t, m0 = time.time(), time.monotonic()
             rec = runner.run_one(ctx, sc, cfg, rep)
+            if cron_proc:
+                rec["outside_cron_walls_s"] = cron.bursts_in(cron.read_log(cron_log), m0, time.monotonic())
             records.append(rec)
             m = report.get(rec, "result." + sc.metric[0]) if rec.get("ok") else None
             log(f"[{i}/{len(plan)}] {sc.name} {cfg} rep {rep + 1}: "
@@ -101,6 +113,13 @@ def run(bins, layout, quick, log, workdir=None, shares=10240, only=(), repo=None
         interrupted = True
         log("interrupted: cleaning up and reporting what was measured")
     finally:
+        if cron_proc and cron_proc.poll() is None:
+            # SIGTERM: it reaps its processes, so that its cgroup empties.
+            cron_proc.terminate()
+            try:
+                cron_proc.wait(30)
+            except subprocess.TimeoutExpired:
+                pass
         ctx.cleanup()
         if not keep:
             shutil.rmtree(base, ignore_errors=True)
@@ -112,6 +131,8 @@ def run(bins, layout, quick, log, workdir=None, shares=10240, only=(), repo=None
                              "HostPressureLimit=40%, Interval=1s), Mode= per row"
                              + "".join(f", {k}={v}" for k, v in ctx.bwgovd_unit.items()),
             "koordinator": f"tests/bench/koordinator.py: 1 s loop, ±20 % steps, cap {runner.KOORD_CAP_PCT:g} %"}
+    if outside_cron:
+        meta["outside_cron"] = {"processes": outside_cron[0], "spin_s": outside_cron[1], "period_s": outside_cron[2]}
     return summarise({"meta": meta, "scenarios": [scenario_dict(s) for s in suite], "records": records})
 
 

@@ -20,7 +20,8 @@ import subprocess
 # Relative to the repository. The report (report.py) and this file are left
 # out: they only read records, and the report is made again at the merge.
 DAEMON_PATHS = ("src", "include", "meson.build", "meson_options.txt")
-PROTOCOL_PATHS = ("tests/bench/apps/bench.py", "tests/bench/apps/clients.py", "tests/bench/apps/runner.py",
+PROTOCOL_PATHS = ("tests/bench/apps/bench.py", "tests/bench/apps/clients.py", "tests/bench/apps/cron.py",
+                  "tests/bench/apps/runner.py",
                   "tests/bench/apps/scenarios.py", "tests/bench/apps/servers.py", "tests/bench/koordinator.py",
                   "tests/bench/harness", "tests/bench/bwgov-httpload.c", "tests/bench/httpload-parse.c",
                   "tests/bench/httpload-parse.h", "tests/bench/bwgov-reqserver.c", "tests/bench/bench-util.c",
@@ -113,7 +114,7 @@ def merge(parts):
             if src[key] != src0[key]:
                 raise MergeError(f"{name}: {what} differ from {first_name}'s ({src[key][:12]} against "
                                  f"{src0[key][:12]}): parts must measure the same build with the same protocol")
-        for key in ("quick", "bwgovd_config", "koordinator", "client_cpu", "shares"):
+        for key in ("quick", "bwgovd_config", "koordinator", "client_cpu", "shares", "outside_cron"):
             if meta.get(key) != first["meta"].get(key):
                 raise MergeError(f"{name}: {key} is {meta.get(key)!r}, {first_name}'s is "
                                  f"{first['meta'].get(key)!r}")

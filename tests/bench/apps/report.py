@@ -204,6 +204,23 @@ def _koordinator_line(sc, agg):
             f"{pub['throttled_pct'][1]:g} %, CPU {pub['cpu_pct'][0]} → {pub['cpu_pct'][1]} %; {ours}.")
 
 
+def cron_line(oc, sc, records):
+    """The cron job beside the server (--outside-cron): how long its bursts
+    took beside each configuration, median [min–max] over every burst of
+    every repetition (N processes × SPIN s of CPU on the host's CPUs: the
+    shortest wall it can have is N × SPIN ÷ CPUs)."""
+    cells = []
+    for cfg in sc["configs"]:
+        walls = sorted(w for r in records if r["scenario"] == sc["name"] and r["config"] == cfg and r.get("ok")
+                       for w in r.get("outside_cron_walls_s") or [])
+        if walls:
+            cells.append(f"{CONFIG_TITLES.get(cfg, cfg)} {fmt(statistics.median(walls))} [{fmt(walls[0])}–{fmt(walls[-1])}]"
+                         f" ({len(walls)})")
+    return (f"Beside the server, a cron job: every {oc['period_s']:g} s, {oc['processes']} processes use "
+            f"{oc['spin_s']:g} s of CPU each, in a cgroup of their own with the default weight. Its bursts took, s "
+            f"(bursts): " + ("; ".join(cells) if cells else "none recorded") + ".")
+
+
 def markdown(res):
     agg, out = res["aggregates"], []
     meta = res["meta"]
@@ -242,6 +259,8 @@ def markdown(res):
                        + f" | {ctext} |")
         if sc["kind"] == "web":
             out.append("\n" + _koordinator_line(sc, agg))
+        if meta.get("outside_cron"):
+            out.append("\n" + cron_line(meta["outside_cron"], sc, res["records"]))
         out.append("")
     out.append("### Targets (issue 29)\n")
     for t in res["targets"]:

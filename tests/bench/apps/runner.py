@@ -96,12 +96,14 @@ class Context:
         self.prepare_notes = {}
         self.bwgovd_unit = {}           # [Bandwidth] keys every bwgovd row gets beside Mode= (--bwgovd-set)
 
-    def new_cgroup(self, suffix, quota=None, period=100000, burst=0):
+    def new_cgroup(self, suffix, quota=None, period=100000, burst=0, weight=True):
+        """weight: the benchmark's cpu.shares (--shares); False keeps the
+        default, as a service beside the server has."""
         self.seq += 1
         cg = cgmod.Cgroup(self.layout, f"{cgmod.PREFIX}apps-{os.getpid()}-{self.seq}{suffix}")
         self.live.append(cg)
         cg.create()
-        if self.shares:
+        if self.shares and weight:
             cg.set_weight(self.shares)
         cg.set(quota, period, burst)
         return cg

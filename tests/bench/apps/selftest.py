@@ -11,13 +11,16 @@ import json
 import lzma
 import math
 import os
+import signal
+import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from apps import bench, clients, parts, report, runner, scenarios  # noqa: E402
+from apps import bench, clients, cron, parts, report, runner, scenarios  # noqa: E402
 
 
 class Clients(unittest.TestCase):
@@ -65,6 +68,55 @@ class Clients(unittest.TestCase):
     def test_pinned_to_the_last_cpu(self):
         argv = clients.pinned(["x"])
         self.assertEqual(argv[:3], ["taskset", "-c", str((os.cpu_count() or 1) - 1)])
+
+
+class Cron(unittest.TestCase):
+    """--outside-cron: its argument, its log, each run's bursts, the report's
+    line, and the generator itself, briefly."""
+
+    def test_parse(self):
+        self.assertEqual(cron.parse("8,0.15,4"), (8, 0.15, 4.0))
+        for bad in ("8,0.15", "x,1,2", "0,0.1,1", "65,0.1,1", "8,0,4", "8,5,4", "8,0.1,0.1", "8,0.1,601"):
+            with self.assertRaises(ValueError, msg=bad):
+                cron.parse(bad)
+
+    def test_log_and_windows(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "cron.log")
+            self.assertEqual(cron.read_log(path), [])
+            with open(path, "w") as f:
+                f.write("10.000 0.61\n14.000 0.84\n18.0\n22.000 0.70\n")
+            log = cron.read_log(path)
+        self.assertEqual(log, [(10.0, 0.61), (14.0, 0.84), (22.0, 0.70)])
+        self.assertEqual(cron.bursts_in(log, 10.0, 22.0), [0.61, 0.84])
+        self.assertEqual(cron.bursts_in(log, 10.5, 30.0), [0.84, 0.70])
+
+    def test_report_line(self):
+        sc = {"name": "web-0.5", "configs": ["static", "bwgovd-elastic", "unlimited"]}
+        recs = [{"scenario": "web-0.5", "config": "static", "ok": True, "outside_cron_walls_s": [0.7, 0.9]},
+                {"scenario": "web-0.5", "config": "static", "ok": True, "outside_cron_walls_s": [0.8]},
+                {"scenario": "web-0.5", "config": "bwgovd-elastic", "ok": False, "outside_cron_walls_s": [9.0]},
+                {"scenario": "web-0.5", "config": "bwgovd-elastic", "ok": True, "outside_cron_walls_s": [0.6]},
+                {"scenario": "web-1", "config": "unlimited", "ok": True, "outside_cron_walls_s": [5.0]}]
+        line = report.cron_line({"processes": 8, "spin_s": 0.15, "period_s": 4.0}, sc, recs)
+        self.assertIn("every 4 s, 8 processes use 0.15 s of CPU each", line)
+        self.assertIn("static quota 0.800 [0.700–0.900] (3)", line)
+        self.assertIn("bwgovd Mode=elastic 0.600 [0.600–0.600] (1)", line)
+        self.assertNotIn("unlimited", line)
+
+    def test_generator(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "cron.log")
+            p = subprocess.Popen([sys.executable, cron.__file__, "2", "0.01", "0.1", path])
+            deadline = time.monotonic() + 20
+            while len(cron.read_log(path)) < 2 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            p.send_signal(signal.SIGTERM)
+            self.assertEqual(p.wait(20), 0)
+            log = cron.read_log(path)
+        self.assertGreaterEqual(len(log), 2)
+        self.assertTrue(all(0.005 <= w < 20 for _, w in log), log)
+        self.assertTrue(all(b[0] - a[0] >= 0.09 for a, b in zip(log, log[1:])), log)
 
 
 class Contract(unittest.TestCase):
@@ -309,6 +361,8 @@ class Parts(unittest.TestCase):
             "does not say what it measured with": dict(self.part(["build"]),
                                                        meta=dict(self.part(["build"])["meta"], source=None)),
             "shares is 1024": dict(self.part(["build"]), meta=dict(self.part(["build"])["meta"], shares=1024)),
+            "outside_cron is": dict(self.part(["build"]), meta=dict(self.part(["build"])["meta"],
+                                                                    outside_cron={"processes": 8})),
         }
         for msg, other in cases.items():
             with self.assertRaises(parts.MergeError) as cm:
