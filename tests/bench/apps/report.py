@@ -211,11 +211,11 @@ def cron_line(oc, sc, records):
     shortest wall it can have is N × SPIN ÷ CPUs)."""
     cells = []
     for cfg in sc["configs"]:
-        walls = sorted(w for r in records if r["scenario"] == sc["name"] and r["config"] == cfg and r.get("ok")
-                       for w in r.get("outside_cron_walls_s") or [])
-        if walls:
-            cells.append(f"{CONFIG_TITLES.get(cfg, cfg)} {fmt(statistics.median(walls))} [{fmt(walls[0])}–{fmt(walls[-1])}]"
-                         f" ({len(walls)})")
+        w = summary([w for r in records if r["scenario"] == sc["name"] and r["config"] == cfg and r.get("ok")
+                     for w in r.get("outside_cron_walls_s") or []])
+        if w:
+            cells.append(f"{CONFIG_TITLES.get(cfg, cfg)} {fmt(w['median'])} [{fmt(w['min'])}–{fmt(w['max'])}] "
+                         f"({w['n']})")
     return (f"Beside the server, a cron job: every {oc['period_s']:g} s, {oc['processes']} processes use "
             f"{oc['spin_s']:g} s of CPU each, in a cgroup of their own with the default weight. Its bursts took, s "
             f"(bursts): " + ("; ".join(cells) if cells else "none recorded") + ".")
