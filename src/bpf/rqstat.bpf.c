@@ -37,7 +37,10 @@
  * Outside: the fair tasks of no governed group are not followed, but the
  * wait each one ends is added to one per-CPU counter (`others`), read from
  * the kernel's own sched_info: what the governed groups' headroom may cost
- * the rest of the host, for the host brake.
+ * the rest of the host, for the host brake; and per CPU the governed run
+ * time (kept at every switch), the time outside work waited and the time
+ * both held, so that the brake can tell a wait the governed groups cause
+ * from one the others' own tasks make each other.
  *
  * Activity: whether any task of a governed cgroup ran since the daemon last
  * read the cgroup's usage, so that an idle one is not read at all. The
@@ -406,6 +409,43 @@ static __always_inline void throttle_end(struct bw_rq_counters *c, u64 clock, u6
         c->pending_since_ns = 0;
 }
 
+/* An outside wait of `wait` ns ends at the rq clock `clock` on this CPU:
+ * its part after the last one that ended here to waiting_ns, and the
+ * governed run time here since that end, up to that part, to behind_ns
+ * (rqstat-abi.h). sched_switch has ended the governed run that this switch
+ * ends already (gov_run_switch()). */
+static __always_inline void others_behind(struct bw_rq_others *o, u64 clock, u64 wait) {
+        u64 from = clock - wait, span, ran;
+
+        if (from < o->counted_clock)
+                from = o->counted_clock;
+        span = clock > from ? clock - from : 0;
+        ran = o->governed_ns > o->counted_governed_ns ? o->governed_ns - o->counted_governed_ns : 0;
+        o->waiting_ns += span;
+        o->behind_ns += ran < span ? ran : span;
+        o->counted_governed_ns = o->governed_ns;
+        if (clock > o->counted_clock)
+                o->counted_clock = clock;
+}
+
+/* This CPU switches to next at now: a governed run that ends is added to
+ * governed_ns, one that begins noted. */
+static __always_inline void gov_run_switch(struct task_struct *next, u64 now) {
+        struct bw_rq_others *o;
+        u32 zero = 0;
+
+        o = bpf_map_lookup_elem(&others, &zero);
+        if (!o)
+                return;
+        if (o->governed_since_ns) {
+                if (now > o->governed_since_ns)
+                        o->governed_ns += now - o->governed_since_ns;
+                o->governed_since_ns = 0;
+        }
+        if (next->pid != 0 && governed_of(next))
+                o->governed_since_ns = now;
+}
+
 /* p, which no governed group counts, is switched in: its wait, from the
  * kernel's sched_info (still set at the sched_switch tracepoint:
  * sched_info_arrive() runs after it, in prepare_task_switch()), to the
@@ -442,6 +482,7 @@ static __always_inline void others_wait(struct task_struct *p) {
         o->wait_ns += wait;
         o->waits++;
         o->known = 1;
+        others_behind(o, clock, wait);
 }
 
 static __always_inline void wait_end(struct task_struct *p, u64 now) {
@@ -504,6 +545,7 @@ int BPF_PROG(bw_sched_switch, bool preempt, struct task_struct *prev, struct tas
 
         if (prev_state == TASK_RUNNING && prev->pid != 0)
                 wait_begin(prev, now, true);
+        gov_run_switch(next, now);
         wait_end(next, now);
         if (prev->pid != 0 && !fair_policy(prev->policy))
                 activity_mark(prev);

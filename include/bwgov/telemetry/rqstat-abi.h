@@ -38,11 +38,33 @@ struct bw_rq_counters {
  * runs the task, on the rq clock), from the CPU it ends on: a wait that
  * migrated counts only its part on that CPU. `known` is 1 once a wait was
  * read from a kernel that keeps sched_info (CONFIG_SCHED_INFO); where it
- * stays 0 the counters mean nothing. */
+ * stays 0 the counters mean nothing.
+ *
+ * On each CPU, also the time governed work ran there (governed_ns, runs
+ * ended), the time at least one outside task waited there (waiting_ns)
+ * and the time both held (behind_ns: governed work ran while outside work
+ * waited for that CPU, each CPU's time once however many waited, so at
+ * most 1 s/s per CPU). The last two are counted when an outside wait ends:
+ * the part of it after the last wait that ended on that CPU to waiting_ns,
+ * and the governed run time there since that end, up to that part, to
+ * behind_ns; exact where the waits on a CPU overlap (a queue), an upper
+ * bound for a wait that began after the last one ended (governed work that
+ * ran before it began may count, at most its length). Governed work that
+ * runs on one CPU while outside work waits on another (the load balancer
+ * weighs groups, not tasks) shows as governed_ns and waiting_ns apart on
+ * two CPUs; the reader pairs those (bw_rq_others_cross()).
+ *
+ * The last three fields are the programs' own. */
 struct bw_rq_others {
         bw_u64 wait_ns;
         bw_u64 waits;
         bw_u64 known;
+        bw_u64 behind_ns;
+        bw_u64 waiting_ns;
+        bw_u64 governed_ns;
+        bw_u64 governed_since_ns;        /* scratch: the governed run in progress began (ktime), 0: none */
+        bw_u64 counted_governed_ns;      /* scratch: governed_ns when an outside wait ended last */
+        bw_u64 counted_clock;            /* scratch: the rq clock then */
 };
 
 /* The cgroup → governed-ancestor cache (LRU), valid for one generation of

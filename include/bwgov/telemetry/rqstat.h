@@ -30,6 +30,20 @@ void bw_rq_add(struct bw_rq_counters *acc, const struct bw_rq_counters *x);
 int bw_rq_delta(const struct bw_rq_counters *now, const struct bw_rq_counters *before,
                 struct bw_rq_counters *ret);
 
+/* The outside work's waits behind governed work on another CPU between
+ * two readings of the per-CPU `others` counters (n CPUs each), ns: the
+ * load balancer weighs groups, not tasks, and may leave the governed
+ * group's threads on one CPU and the outside tasks queued on another, where
+ * they wait for each other for a CPU the group took. Per CPU, the governed
+ * run time with no outside work waiting there (governed_ns - behind_ns) and
+ * the outside waiting with no governed work running there (waiting_ns -
+ * behind_ns), each summed over the CPUs: the smaller of the two sums is
+ * what can have been taken from waiting outside work elsewhere. Between
+ * readings a quarter of a second apart it pairs what held at the same
+ * time; over longer ones it also pairs moments apart (an upper bound). A
+ * counter that went down (the programs loaded again) counts 0 on its CPU. */
+uint64_t bw_rq_others_cross(const struct bw_rq_others *now, const struct bw_rq_others *before, size_t n);
+
 /* Sum of the wait histogram (= wakeups + preemptions when consistent). */
 uint64_t bw_rq_waits(const struct bw_rq_counters *c);
 

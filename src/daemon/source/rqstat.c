@@ -54,6 +54,10 @@ struct Rqstat {
         size_t n_ids, n_alloc;
         struct bw_rq_counters *percpu;  /* ncpus values, for reading */
         struct bw_rq_others *others_percpu;     /* ncpus values, for reading `others` */
+        struct bw_rq_others *others_before;     /* ... as the last reading found them */
+        bool has_others_before;
+        unsigned others_loads;                  /* loads when others_before was read */
+        uint64_t others_cross_ns;               /* bw_rq_others_cross() summed over readings */
         unsigned loads;
         /* Activity (rqstat.h): the mmapped `activity` array, one flag per
          * slot, and the cgroup each slot watches (0: free). */
@@ -228,9 +232,11 @@ int rqstat_new(size_t capacity, Rqstat **ret, char reason[static RQSTAT_REASON_M
         }
         t->percpu = calloc((size_t) t->ncpus, sizeof(*t->percpu));
         t->others_percpu = calloc((size_t) t->ncpus, sizeof(*t->others_percpu));
-        if (!t->percpu || !t->others_percpu) {
+        t->others_before = calloc((size_t) t->ncpus, sizeof(*t->others_before));
+        if (!t->percpu || !t->others_percpu || !t->others_before) {
                 free(t->percpu);
                 free(t->others_percpu);
+                free(t->others_before);
                 free(t);
                 return -ENOMEM;
         }
@@ -242,6 +248,7 @@ int rqstat_new(size_t capacity, Rqstat **ret, char reason[static RQSTAT_REASON_M
         if (r < 0) {
                 free(t->percpu);
                 free(t->others_percpu);
+                free(t->others_before);
                 free(t);
                 return r;
         }
@@ -270,6 +277,7 @@ Rqstat *rqstat_free(Rqstat *t) {
         free(t->ids);
         free(t->percpu);
         free(t->others_percpu);
+        free(t->others_before);
         free(t);
         return NULL;
 }
@@ -464,19 +472,30 @@ int rqstat_read(Rqstat *t, uint64_t id, struct bw_rq_counters *ret) {
 }
 
 int rqstat_read_others(Rqstat *t, struct bw_rq_others *ret) {
-        struct bw_rq_others sum = {0};
+        struct bw_rq_others sum = {0}, *swap;
         uint32_t zero = 0;
 
         if (bpf_map__lookup_elem(t->skel->maps.others, &zero, sizeof(zero), t->others_percpu,
                                  sizeof(*t->others_percpu) * (size_t) t->ncpus, 0) < 0)
                 return -errno;
+        if (t->has_others_before && t->others_loads == t->loads)
+                t->others_cross_ns += bw_rq_others_cross(t->others_percpu, t->others_before, (size_t) t->ncpus);
         for (int c = 0; c < t->ncpus; c++) {
                 sum.wait_ns += t->others_percpu[c].wait_ns;
+                sum.behind_ns += t->others_percpu[c].behind_ns;
+                sum.waiting_ns += t->others_percpu[c].waiting_ns;
+                sum.governed_ns += t->others_percpu[c].governed_ns;
                 sum.waits += t->others_percpu[c].waits;
                 sum.known |= t->others_percpu[c].known;
         }
+        swap = t->others_before;
+        t->others_before = t->others_percpu;
+        t->others_percpu = swap;
+        t->has_others_before = true;
+        t->others_loads = t->loads;
         if (!sum.known)
                 return -ENODATA;
+        sum.behind_ns += t->others_cross_ns;
         *ret = sum;
         return 0;
 }

@@ -37,7 +37,12 @@ int rqstat_read(Rqstat *t, uint64_t cgroup_id, struct bw_rq_counters *ret);
 /* The waits of the fair tasks outside every governed group (rqstat-abi.h),
  * summed over CPUs; they start from 0 again when the programs are loaded
  * again (rqstat_loads() tells). -ENODATA until a wait was read from a
- * kernel that keeps sched_info (never, without CONFIG_SCHED_INFO). */
+ * kernel that keeps sched_info (never, without CONFIG_SCHED_INFO).
+ * behind_ns also has, summed over the readings so far, the waits behind
+ * governed work on another CPU (bw_rq_others_cross() between each reading
+ * and the one before): read it as often as that should resolve (the host
+ * sample does, every ActiveInterval= near its limit). The scratch fields
+ * are 0. */
 int rqstat_read_others(Rqstat *t, struct bw_rq_others *ret);
 
 size_t rqstat_tracked(const Rqstat *t);

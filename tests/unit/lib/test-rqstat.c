@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Run-queue figures (src/lib/telemetry/rqstat.c): bucket ranges, quantiles, deltas,
- * per-CPU sums and the LatencyFigures JSON. */
+ * per-CPU sums, the outside waits behind governed work on another CPU and
+ * the LatencyFigures JSON. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -339,6 +341,54 @@ static void test_delta_reset(void **state) {
         }
 }
 
+/* The outside waits behind governed work on another CPU: per CPU what
+ * ran or waited apart from the other (not behind), the smaller sum. */
+static void test_others_cross(void **state) {
+        /* ns over one reading interval, per CPU: governed, waiting, behind. */
+        static const struct {
+                uint64_t g[2], w[2], b[2], cross;
+                const char *why;
+        } cases[] = {
+                { { 250, 0 }, { 0, 250 }, { 0, 0 }, 250,
+                  "the group's threads on CPU 0, the outside tasks queued on CPU 1" },
+                { { 250, 250 }, { 250, 250 }, { 250, 250 }, 0, "every wait behind the group on its own CPU" },
+                { { 0, 0 }, { 250, 250 }, { 0, 0 }, 0, "outside tasks wait for each other, nothing governed ran" },
+                { { 250, 250 }, { 0, 0 }, { 0, 0 }, 0, "the group ran, nobody waited" },
+                { { 200, 50 }, { 20, 250 }, { 20, 50 }, 180, "mixed: 180 governed apart, 200 waiting apart" },
+                { { 100, 0 }, { 0, 250 }, { 0, 0 }, 100, "the group ran less than the others waited" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                struct bw_rq_others before[2], now[2];
+
+                for (size_t c = 0; c < 2; c++) {
+                        before[c] = (struct bw_rq_others) {
+                                .governed_ns = 1000 + c, .waiting_ns = 2000 + c, .behind_ns = 500 + c,
+                                .wait_ns = 7, .counted_clock = 99,
+                        };
+                        now[c] = before[c];
+                        now[c].governed_ns += cases[i].g[c];
+                        now[c].waiting_ns += cases[i].w[c];
+                        now[c].behind_ns += cases[i].b[c];
+                        now[c].wait_ns += 12345;        /* the summed wait is not what pairs */
+                        now[c].counted_clock = 5;       /* scratch: ignored */
+                }
+                if (bw_rq_others_cross(now, before, 2) != cases[i].cross)
+                        fail_msg("case %zu (%s): %" PRIu64 ", expected %" PRIu64, i, cases[i].why,
+                                 bw_rq_others_cross(now, before, 2), cases[i].cross);
+        }
+
+        /* Loaded again: counters below the last reading count 0 there. */
+        {
+                struct bw_rq_others before[2] = { { .governed_ns = 900, .waiting_ns = 900 },
+                                                  { .governed_ns = 900, .waiting_ns = 900 } };
+                struct bw_rq_others now[2] = { { .governed_ns = 100 }, { .waiting_ns = 100 } };
+
+                assert_int_equal(bw_rq_others_cross(now, before, 2), 0);
+        }
+        assert_int_equal(bw_rq_others_cross(NULL, NULL, 2), 0);
+}
+
 /* Integer member key of o. */
 static json_int_t jint_of(json_t *o, const char *key) {
         json_t *v = json_object_get(o, key);
@@ -462,6 +512,7 @@ int main(void) {
                 cmocka_unit_test(test_add),
                 cmocka_unit_test(test_delta),
                 cmocka_unit_test(test_delta_reset),
+                cmocka_unit_test(test_others_cross),
                 cmocka_unit_test(test_json),
         };
 
