@@ -404,6 +404,10 @@ static void put_summary(struct line *l) {
                 snprintf(c, sizeof(c), ", waiting %s", fmt_rate(a, ju64(st, "host_other_wait_rate")));
                 puts_(l, c, NULL);
         }
+        if (jhas(st, "host_other_behind_rate")) {
+                snprintf(c, sizeof(c), " (%s behind the units)", fmt_rate(a, ju64(st, "host_other_behind_rate")));
+                puts_(l, c, NULL);
+        }
         line_end(l);
 }
 

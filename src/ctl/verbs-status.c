@@ -24,7 +24,7 @@ static const struct verb_info info_status = {
 
 /* The legend: the daemon and its counts, as GetStatus reports them. */
 static void print_status_header(const struct options *o, json_t *st) {
-        char a[FMT_MAX], b[FMT_MAX], c[FMT_MAX], w[FMT_MAX], outside[3 * FMT_MAX];
+        char a[FMT_MAX], b[FMT_MAX], c[FMT_MAX], d[FMT_MAX], w[3 * FMT_MAX], outside[5 * FMT_MAX];
 
         printf("%sbwgovd %s%s, pid %" PRIu64 ", up %s, %" PRIu64 " ticks\n",
                o->colour ? ANSI_BOLD : "", strq(jstr(st, "version")), o->colour ? ANSI_RESET : "",
@@ -35,7 +35,11 @@ static void print_status_header(const struct options *o, json_t *st) {
         printf("Governor: interval %s, default mode %s\n", fmt_span(a, ju64(st, "interval_usec")),
                strq(jstr(st, "mode")));
         /* The work the brake protects: its CPU and, with the telemetry, how long its tasks waited. */
-        if (jhas(st, "host_other_wait_rate"))
+        if (jhas(st, "host_other_wait_rate") && jhas(st, "host_other_behind_rate"))
+                snprintf(w, sizeof(w), ", waiting %s (%s behind the units)",
+                         fmt_rate(b, ju64(st, "host_other_wait_rate")),
+                         fmt_rate(d, ju64(st, "host_other_behind_rate")));
+        else if (jhas(st, "host_other_wait_rate"))
                 snprintf(w, sizeof(w), ", waiting %s", fmt_rate(b, ju64(st, "host_other_wait_rate")));
         else
                 w[0] = '\0';

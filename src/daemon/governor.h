@@ -53,6 +53,7 @@ struct governor_status {
         uint64_t host_pressure_limit;   /* HostPressureLimit=, µs/s */
         uint64_t host_other_usage_rate; /* µs/s used outside the governed groups, not below 0 */
         uint64_t host_other_wait_rate;  /* µs/s their tasks waited for a CPU; UINT64_MAX: not known */
+        uint64_t host_other_behind_rate; /* ... of which µs/s of CPU ran governed work; UINT64_MAX: not known */
         uint64_t host_governed_excess_rate;     /* µs/s the governed groups use above their baselines */
         uint64_t host_idle_rate;        /* µs/s of idle CPU, over all CPUs */
         bool host_over_limit;

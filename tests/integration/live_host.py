@@ -23,8 +23,8 @@ the host's CPU pressure near 1 s/s. Beside it:
     the jump), whose notice shows the wait risen by half the jump or more
     since the last poll, fails the test: it counted a sleep (a program
     without the fix failed so in 6 runs of 8, the other two saw no jump).
-    Any other brake whose notice shows the outside wait over the limit is
-    right whoever waited: other work outside may join. The test then runs
+    Any other brake whose notice shows the outside wait behind the group
+    over the limit is right whoever waited: other work outside may join. The test then runs
     once more from the start, and a second such run is a SKIP, not a pass.
     The sleepers' own waits for the CPU are real: each sleeping its own
     length keeps the outside wait at 0.06-0.20 s/s here (30 runs), well
@@ -35,8 +35,10 @@ the host's CPU pressure near 1 s/s. Beside it:
     BRAKE_S.
 
 The wait is read from bwgovd's metrics (bwgov_host_other_wait_usec_per_second),
-so this also checks that the telemetry counts it, and `bwgovctl status` must
-show it on its Host line. Every process started here is killed by PID,
+so this also checks that the telemetry counts it, and its part behind the
+governed group (bwgov_host_other_behind_usec_per_second, what the brake
+weighs) never more than it; `bwgovctl status` must show the wait on its Host
+line. Every process started here is killed by PID,
 every cgroup removed."""
 import os
 import re
@@ -159,7 +161,7 @@ def main():
         time.sleep(1.5)
         wstart = worker_wait(outside[0])
         deadline = time.monotonic() + HOLD_S
-        braked, would, waits, last = False, False, [], {}
+        braked, would, waits, behinds, last = False, False, [], [], {}
         inside = {p.pid for p in procs}
         delays, lumps, t_brake, before = run_delays(inside), [], None, None
         while time.monotonic() < deadline:
@@ -181,6 +183,9 @@ def main():
                 would = True
             if wait is not None:
                 waits.append(wait)
+            behind = host(m, "other_behind_usec_per_second")
+            if wait is not None and behind is not None:
+                behinds.append((behind, wait))
             last = dict(wait=wait, usage=usage, some=some, excess=excess, idle=idle)
             time.sleep(0.25)            # this test is outside work too: it polls gently
         notices = brake_notices(base)
@@ -194,7 +199,7 @@ def main():
         # (The poll that sees a jump may come just after the one that sees
         # the brake.)
         asleep = [round(d / 1e6) for t, d in lumps if t_brake and t_brake - 2.5 <= t <= t_brake + 0.5]
-        rise = max((w - (before or 0) for _, w in notices if w is not None), default=None)
+        rise = max((w - (before or 0) for _, w, _ in notices if w is not None), default=None)
         if asleep and rise is not None and rise < min(asleep) * 1000 // 2:
             print(f"a run_delay jump of {asleep} ms came near the brake, but the wait rose by {rise} µs/s "
                   f"only (from {before}): not counted", flush=True)
@@ -205,23 +210,28 @@ def main():
         check(not (braked and asleep), f"no brake for a sleep the kernel counts as a wait ({len(lumps)} in the phase"
                                        + (f"; run_delay jumped by {asleep} ms near the brake, "
                                           f"notices {notices})" if braked and asleep else ")"))
-        if braked and not asleep and notices and all(w is not None and w > LIMIT for _, w in notices):
-            # bwgovd braked for a wait over the limit, as it should: the
-            # worker's, or other work's outside that joined it. Not what
+        if braked and not asleep and notices and all(b is not None and b > LIMIT for _, _, b in notices):
+            # bwgovd braked for a wait behind the group over the limit, as
+            # it should: the worker's, or other work's outside that joined
+            # it. Not what
             # this phase can judge: once more, from the start; twice is no
             # verdict either way. A brake without such a wait fails below.
             # (Before bwgovd left the kernel's sleeps-as-waits out, 3 runs
             # in 14 here ended so, from kthreads' sleeps; after, 0 in 14.)
             own = worker_wait(outside[0], wstart) if wstart else None
-            inconclusive = (f"work outside waited over the limit ({LIMIT} µs/s) at the brake: (CPU used, wait) "
+            inconclusive = (f"work outside waited behind the group over the limit ({LIMIT} µs/s) at the brake: "
+                            f"(CPU used, wait, behind) "
                             f"{notices} µs/s; the worker's own wait over the phase {own} µs/s")
             return
         check(bool(waits), "the telemetry counts the outside work's wait (the metric is there)")
+        check(bool(behinds) and all(b <= w for b, w in behinds),
+              f"and the part of it behind the governed group, never more than the wait "
+              f"(behind, wait: {behinds[:3]}...{behinds[-3:]} µs/s)")
         check(would, "pressure, outside usage, excess and idle CPU alone would brake "
                      f"(else this test cannot tell the wait's part; last sample {last})")
         check(not braked, f"no brake beside outside work that hardly waits "
                           f"(its wait {min(waits, default=0)}-{max(waits, default=0)} µs/s, limit {LIMIT}; "
-                          f"brake notices (CPU used outside, wait): {notices})")
+                          f"brake notices (CPU used outside, wait, behind): {notices})")
         st = subprocess.run([BWGOVCTL, "status", "--socket",
                              os.path.join(base, "run", "io.bwgov.Governor")],
                             capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
@@ -267,13 +277,16 @@ def main():
 
 def brake_notices(base):
     """What bwgovd's brake notices report: [(CPU used outside the governed
-    groups, its tasks' wait or None)], in µs/s."""
+    groups, its tasks' wait or None, the part of it behind the governed
+    groups or None)], in µs/s."""
     out = []
     with open(os.path.join(base, "bwgovd.log")) as f:
         for line in f:
-            m = re.search(r"(\d+)us/s of CPU is used outside them( \(its tasks waiting (\d+)us/s\))?", line)
+            m = re.search(r"(\d+)us/s of CPU is used outside them"
+                          r"( \(its tasks waiting (\d+)us/s, (\d+)us/s of it behind them\))?", line)
             if m:
-                out.append((int(m.group(1)), int(m.group(3)) if m.group(3) else None))
+                out.append((int(m.group(1)), int(m.group(3)) if m.group(3) else None,
+                            int(m.group(4)) if m.group(4) else None))
     return out
 
 

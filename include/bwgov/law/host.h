@@ -23,11 +23,13 @@ struct bw_host_sample {
         uint64_t other_usage_rate;
         uint64_t governed_excess_rate;
         uint64_t idle_rate;
-        /* The time the tasks outside the governed groups waited for a CPU
-         * (summed over them, so it can pass 1000000), when the run-queue
-         * telemetry counts it (has_other_wait). */
-        bool has_other_wait;
-        uint64_t other_wait_rate;
+        /* The CPU time that ran governed work while tasks outside the
+         * governed groups waited for that CPU (each CPU's time once, however
+         * many waited: at most 1000000 per CPU), when the run-queue
+         * telemetry counts it (has_other_behind): the others' wait the
+         * governed groups cause, not the one they make each other. */
+        bool has_other_behind;
+        uint64_t other_behind_rate;
 };
 
 /* Over the limit, i.e. the governed groups harm the rest of the host: its
@@ -52,13 +54,16 @@ struct bw_host_sample {
  * withdrawing headroom helps nobody (it only throttles a group inside its
  * contract while the others wait as much as before).
  *
- * Where the others' wait is known (has_other_wait), a brake that is off
- * also needs them to wait more than the limit too: using 5 % of a CPU says
- * someone is there, not that the headroom keeps them waiting (the short
- * wake-ups of a few daemons beside a build that fills the host wait 0.02 to
- * 0.17 s/s in all, and 0.01 to 0.04 with the CPUs mostly idle). Once on,
- * the brake holds on the usage alone: the wait it ends is no reason to
- * give the headroom back. */
+ * Where the others' wait is known (has_other_behind), a brake that is off
+ * also needs the governed groups to keep them waiting more than the limit
+ * (other_behind_rate): using 5 % of a CPU says someone is there, not that
+ * the headroom keeps them waiting (the short wake-ups of a few daemons
+ * beside a build that fills the host wait 0.02 to 0.17 s/s in all, and
+ * 0.01 to 0.04 with the CPUs mostly idle). Only the part of the wait spent
+ * behind governed work counts: eight processes of a cron job on two CPUs
+ * wait 2 to 3.5 s/s for each other whoever else runs, and once braked a
+ * server beside them for it. Once on, the brake holds on the usage alone:
+ * the wait it ends is no reason to give the headroom back. */
 #define BW_HOST_OTHER_USAGE_MIN UINT64_C(50000)         /* 5 % of one CPU: more than bwgovd and a shell */
 #define BW_HOST_EXCESS_MIN      UINT64_C(50000)         /* 5 % of one CPU above the baselines */
 #define BW_HOST_IDLE_MIN        UINT64_C(100000)        /* less idle than 10 % of one CPU: saturated */

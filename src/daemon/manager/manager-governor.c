@@ -49,6 +49,7 @@ static int get_status(void *userdata, struct governor_status *ret) {
                 .host_pressure_limit = m->config.global.host_pressure_limit,
                 .host_other_usage_rate = m->host_other_usage,
                 .host_other_wait_rate = m->host_other_wait,
+                .host_other_behind_rate = m->host_other_behind,
                 .host_governed_excess_rate = m->host_governed_excess,
                 .host_idle_rate = m->host_idle,
                 .host_over_limit = m->host_over_limit,

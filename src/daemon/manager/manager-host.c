@@ -111,27 +111,34 @@ static void host_average(int64_t *x, int64_t v, int64_t w) {
 }
 
 /* How long the tasks outside the governed groups waited for a CPU since
- * the last host sample, dt ago, µs/s (rqstat_read_others()). *ret_known is
- * false when the telemetry does not count it (none, or a kernel without
- * sched_info); the rate is UINT64_MAX also when there is no earlier
- * reading or the programs were loaded again since (their counters start
- * from 0), and the average keeps its value over such a sample. */
-static uint64_t host_others_wait_rate(Manager *m, uint64_t dt, bool *ret_known) {
+ * the last host sample, dt ago, µs/s, and of that the CPU time that ran
+ * governed work while they waited (*ret_behind; rqstat_read_others()).
+ * *ret_known is false when the telemetry does not count it (none, or a
+ * kernel without sched_info); the rates are UINT64_MAX also when there is
+ * no earlier reading or the programs were loaded again since (their
+ * counters start from 0), and the averages keep their values over such a
+ * sample. */
+static uint64_t host_others_wait_rate(Manager *m, uint64_t dt, uint64_t *ret_behind, bool *ret_known) {
         struct bw_rq_others o;
         uint64_t rate = UINT64_MAX;
         unsigned loads;
 
         *ret_known = false;
+        *ret_behind = UINT64_MAX;
         if (!m->rqstat || rqstat_read_others(m->rqstat, &o) < 0) {
                 m->has_host_wait = false;
                 return UINT64_MAX;
         }
         *ret_known = true;
         loads = rqstat_loads(m->rqstat);
-        if (m->has_host_wait && loads == m->host_wait_loads && o.wait_ns >= m->host_wait_ns && dt > 0)
+        if (m->has_host_wait && loads == m->host_wait_loads && o.wait_ns >= m->host_wait_ns &&
+            o.behind_ns >= m->host_behind_ns && dt > 0) {
                 rate = u64_muldiv(o.wait_ns - m->host_wait_ns, USEC_PER_SEC / 1000, dt);
+                *ret_behind = u64_muldiv(o.behind_ns - m->host_behind_ns, USEC_PER_SEC / 1000, dt);
+        }
         m->has_host_wait = true;
         m->host_wait_ns = o.wait_ns;
+        m->host_behind_ns = o.behind_ns;
         m->host_wait_loads = loads;
         return rate;
 }
@@ -148,7 +155,7 @@ static uint64_t host_others_wait_rate(Manager *m, uint64_t dt, bool *ret_known) 
  * sample whose pressure crosses half the limit takes them at once, over the
  * time since the last one. */
 void manager_sample_host(Manager *m) {
-        uint64_t now, dt, governed, excess, wait, limit = m->config.global.host_pressure_limit;
+        uint64_t now, dt, governed, excess, wait, behind, limit = m->config.global.host_pressure_limit;
         struct bw_host_cpu cpu = { 0, 0 };
         bool has_busy = false, fresh, wait_known;
         char buf[HOST_FILE_MAX_BYTES];
@@ -211,15 +218,21 @@ void manager_sample_host(Manager *m) {
                         host_average(&m->host_idle_avg, idle, w);
                 }
         }
-        wait = host_others_wait_rate(m, dt, &wait_known);
+        wait = host_others_wait_rate(m, dt, &behind, &wait_known);
         if (!wait_known)
-                m->host_other_wait = UINT64_MAX;
+                m->host_other_wait = m->host_other_behind = UINT64_MAX;
         else if (wait != UINT64_MAX) {
-                if (m->host_other_wait == UINT64_MAX)
+                if (m->host_other_wait == UINT64_MAX) {
                         m->host_wait_avg = (int64_t) wait;
-                else
-                        host_average(&m->host_wait_avg, (int64_t) wait, (int64_t) u64_min(dt, HOST_OTHER_TAU_USEC));
+                        m->host_behind_avg = (int64_t) behind;
+                } else {
+                        int64_t w = (int64_t) u64_min(dt, HOST_OTHER_TAU_USEC);
+
+                        host_average(&m->host_wait_avg, (int64_t) wait, w);
+                        host_average(&m->host_behind_avg, (int64_t) behind, w);
+                }
                 m->host_other_wait = m->host_wait_avg > 0 ? (uint64_t) m->host_wait_avg : 0;
+                m->host_other_behind = m->host_behind_avg > 0 ? (uint64_t) m->host_behind_avg : 0;
         }
         m->has_host = true;
         m->has_host_busy = has_busy;
@@ -240,8 +253,8 @@ void manager_sample_host(Manager *m) {
                 .other_usage_rate = has_busy ? m->host_other_usage : UINT64_MAX,
                 .governed_excess_rate = has_busy ? m->host_governed_excess : excess,
                 .idle_rate = has_busy ? m->host_idle : 0,
-                .has_other_wait = m->host_other_wait != UINT64_MAX,
-                .other_wait_rate = m->host_other_wait,
+                .has_other_behind = m->host_other_behind != UINT64_MAX,
+                .other_behind_rate = m->host_other_behind,
         };
         m->host_over_limit = bw_host_over_limit(&hs, m->host_over_limit, limit);
 }
@@ -251,7 +264,7 @@ void manager_plan_shedding(Manager *m, uint64_t now) {
         _cleanup_free_ struct bw_shed_unit *units = NULL;
         _cleanup_free_ unsigned *shed = NULL;
         size_t n_shed = 0, n_new = 0;
-        char waited[64] = "";
+        char waited[96] = "";
         int r;
 
         /* Under the limit and nothing withdrawn: no plan to make (four
@@ -290,7 +303,9 @@ void manager_plan_shedding(Manager *m, uint64_t now) {
         /* One line per plan that reaches new units, not one per unit: with
          * thousands of units each write says "host-shed" anyway. */
         if (n_new > 0 && m->host_other_wait != UINT64_MAX)
-                snprintf(waited, sizeof(waited), " (its tasks waiting %" PRIu64 "us/s)", m->host_other_wait);
+                snprintf(waited, sizeof(waited),
+                         " (its tasks waiting %" PRIu64 "us/s, %" PRIu64 "us/s of it behind them)",
+                         m->host_other_wait, m->host_other_behind);
         if (n_new > 0)
                 log_notice("Host CPU pressure %" PRIu64 "us/s over limit %" PRIu64 "us/s while the governed groups "
                            "use %" PRIu64 "us/s above their baselines, %" PRIu64 "us/s of CPU is used outside them%s "

@@ -509,6 +509,7 @@ int manager_new(Manager **ret) {
                 return -ENOMEM;
         m->host_pressure_fd = m->host_stat_fd = -1;
         m->host_other_wait = UINT64_MAX;   /* not known until the telemetry counts it */
+        m->host_other_behind = UINT64_MAX;
 
         r = sd_event_default(&m->event);
         if (r < 0)

@@ -123,10 +123,13 @@ struct Manager {
         uint64_t host_idle;             /* ... not below 0 */
         bool host_averaged;             /* the averages above have a first value */
         uint64_t host_wait_ns;          /* the others' wait (rqstat_read_others()) at the last host sample */
+        uint64_t host_behind_ns;        /* ... its part behind governed work (behind_ns) */
         unsigned host_wait_loads;       /* rqstat_loads() then */
         bool has_host_wait;             /* host_wait_ns was read */
         int64_t host_wait_avg;          /* µs/s the tasks outside the governed groups waited, averaged */
         uint64_t host_other_wait;       /* ... not below 0; UINT64_MAX: not known (no telemetry) */
+        int64_t host_behind_avg;        /* µs/s of CPU that ran governed work while they waited, averaged */
+        uint64_t host_other_behind;     /* ... not below 0; UINT64_MAX when host_other_wait is */
         uint64_t units_generation;      /* grows whenever a unit's cgroup opens or closes */
         uint64_t host_units_generation; /* ... at the last host sample */
         bool host_over_limit;           /* bw_host_over_limit() at the last host sample */

@@ -197,6 +197,12 @@ static void write_host(struct metrics_buf *b, const struct governor_status *s) {
                        "Time the tasks outside the governed groups waited for a CPU, summed over them "
                        "(with the run-queue telemetry only).",
                        s->host_other_wait_rate);
+        if (s->host_other_behind_rate != UINT64_MAX)
+                scalar(b, "bwgov_host_other_behind_usec_per_second", "gauge",
+                       "CPU time that ran governed work while tasks outside the governed groups waited for "
+                       "that CPU, each CPU's time once (with the run-queue telemetry only); what the host "
+                       "brake weighs against HostPressureLimit=.",
+                       s->host_other_behind_rate);
         scalar(b, "bwgov_host_governed_excess_usec_per_second", "gauge",
                "CPU the governed groups use above their baselines.", s->host_governed_excess_rate);
         scalar(b, "bwgov_host_idle_usec_per_second", "gauge", "Idle CPU of the host, over all CPUs.",

@@ -370,7 +370,7 @@ static json_t *method_get_status(VarlinkCall *call, json_t *params, void *userda
 
         return varlink_reply(json_pack(
                         "{s:s, s:o, s:o, s:o, s:s, s:s, s:o, s:s, s:o, s:o,"
-                        " s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:o, s:o, s:b,"
+                        " s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:o, s:o, s:b,"
                         " s:o, s:o, s:o, s:o}",
                         "version", PACKAGE_VERSION,
                         "pid", jint((uint64_t) getpid()),
@@ -390,6 +390,7 @@ static json_t *method_get_status(VarlinkCall *call, json_t *params, void *userda
                         "host_pressure_limit", jint(s.host_pressure_limit),
                         "host_other_usage_rate", jint(s.host_other_usage_rate),
                         "host_other_wait_rate", jtime_or_null(s.host_other_wait_rate),
+                        "host_other_behind_rate", jtime_or_null(s.host_other_behind_rate),
                         "host_governed_excess_rate", jint(s.host_governed_excess_rate),
                         "host_idle_rate", jint(s.host_idle_rate),
                         "host_over_limit", json_boolean(s.host_over_limit),

@@ -26,7 +26,7 @@ bool bw_host_over_limit(const struct bw_host_sample *s, bool was_over, uint64_t 
                 return false;
         if (was_over)
                 return harm || s->idle_rate < BW_HOST_IDLE_MIN;
-        return harm && (!s->has_other_wait || s->other_wait_rate > limit);
+        return harm && (!s->has_other_behind || s->other_behind_rate > limit);
 }
 
 struct shed_order {

@@ -47,7 +47,7 @@ static const char units_json[] =
 static const char status_json[] =
         "{\"version\":\"9.9\",\"n_units\":4,\"n_present\":3,\"n_boosted\":1,\"n_paused\":0,"
         "\"host_pressure_rate\":120000,\"host_pressure_limit\":400000,\"host_over_limit\":true,"
-        "\"host_other_usage_rate\":250000,\"host_other_wait_rate\":30000}";
+        "\"host_other_usage_rate\":250000,\"host_other_wait_rate\":30000,\"host_other_behind_rate\":20000}";
 
 struct fixture {
         json_t *units, *status;
@@ -200,7 +200,7 @@ static void test_batch(void **state) {
         assert_string_equal(s,
                 "bwgovd 9.9: 4 units, 3 present, 1 boosted, 0 paused; 1 spending, 0 exhausted\n"
                 "Host: CPU pressure 120ms/s of 400ms/s, brake ON: headroom withdrawn; "
-                "outside the governed units 0.25 CPU, waiting 30ms/s\n"
+                "outside the governed units 0.25 CPU, waiting 30ms/s (20ms/s behind the units)\n"
                 "\n"
                 "UNIT         STATE      CPU  BASELINE  CREDIT  EMPTY IN  HEADROOM  THROTTLED  RQ P99  "
                 "CLASS        RUNG\n"

@@ -190,6 +190,7 @@ static void snapshot_small(struct fake *f, struct governor_unit units[static 3])
                         .host_pressure_rate = 12345,
                         .host_other_usage_rate = 99,
                         .host_other_wait_rate = 66,
+                        .host_other_behind_rate = 44,
                         .host_governed_excess_rate = 77,
                         .host_idle_rate = 55,
                         .telemetry = true,
@@ -274,7 +275,8 @@ static void many_make(struct many *m, size_t n) {
                 m->units[i].stat.usage_usec += i * 1000003;
         }
         m->f = (struct fake) { .units = m->units, .n_units = n, .status.counts.units = n,
-                               .status.host_other_wait_rate = UINT64_MAX /* no telemetry: no line */ };
+                               .status.host_other_wait_rate = UINT64_MAX /* no telemetry: no line */,
+                               .status.host_other_behind_rate = UINT64_MAX };
 }
 
 static void many_done(struct many *m) {

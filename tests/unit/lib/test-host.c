@@ -60,16 +60,17 @@ static void test_over_limit(void **state) {
  * needs them waiting; one that is on holds without it. */
 static void test_over_limit_wait(void **state) {
         static const struct {
-                uint64_t wait, excess, idle;
+                uint64_t behind, excess, idle;
                 bool was_over, over;
                 const char *why;
         } cases[] = {
-                { 800000, 500000, 0, false, true, "the others wait 0.8 s/s while the groups take their CPU" },
-                { 1500000, 500000, 0, false, true, "three others wait half the time each: a sum above 1 s/s" },
-                { 400001, 500000, 0, false, true, "the others wait just over the limit" },
-                { 400000, 500000, 0, false, false, "the others wait exactly the limit: not over" },
+                { 800000, 500000, 0, false, true, "the groups run 0.8 s/s of CPU while others wait for it" },
+                { 1500000, 500000, 0, false, true, "two CPUs, each run by the groups while others wait: above 1 s/s" },
+                { 400001, 500000, 0, false, true, "the others wait behind the groups just over the limit" },
+                { 400000, 500000, 0, false, false, "the others wait behind the groups exactly the limit: not over" },
                 { 170000, 500000, 0, false, false, "a few daemons' wake-ups beside a build: no harm" },
                 { 0, 500000, 0, false, false, "the others run at once beside a group that fills the host" },
+                { 0, 500000, 0, false, false, "the others wait for each other, never for the groups' CPU" },
                 { 0, 500000, 0, true, true, "on: the wait it ended does not release it" },
                 { 0, 0, 0, true, true, "on, the groups at their baselines, still saturated" },
                 { 0, 0, BW_HOST_IDLE_MIN, true, false, "on, and the CPU idles now" },
@@ -82,8 +83,8 @@ static void test_over_limit_wait(void **state) {
                         .other_usage_rate = 300000,
                         .governed_excess_rate = cases[i].excess,
                         .idle_rate = cases[i].idle,
-                        .has_other_wait = true,
-                        .other_wait_rate = cases[i].wait,
+                        .has_other_behind = true,
+                        .other_behind_rate = cases[i].behind,
                 };
 
                 if (bw_host_over_limit(&hs, cases[i].was_over, 400000) != cases[i].over)
