@@ -52,7 +52,8 @@ class GovSampler(threading.Thread):
     KEYS = ("bwgov_credit_usec", "bwgov_quota_usec", "bwgov_headroom_usec", "bwgov_shed_permille",
             "bwgov_headroom_level", "bwgov_host_pressure_some_usec_per_second",
             "bwgov_host_other_usage_usec_per_second", "bwgov_host_other_wait_usec_per_second",
-            "bwgov_host_governed_excess_usec_per_second", "bwgov_host_idle_usec_per_second")
+            "bwgov_host_governed_excess_usec_per_second", "bwgov_host_idle_usec_per_second",
+            "bwgov_host_other_behind_usec_per_second")
 
     def __init__(self, gov, t0):
         super().__init__(daemon=True)
