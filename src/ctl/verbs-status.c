@@ -34,7 +34,8 @@ static void print_status_header(const struct options *o, json_t *st) {
                ju64(st, "n_units"), ju64(st, "n_present"), ju64(st, "n_boosted"), ju64(st, "n_paused"));
         printf("Governor: interval %s, default mode %s\n", fmt_span(a, ju64(st, "interval_usec")),
                strq(jstr(st, "mode")));
-        /* The work the brake protects: its CPU and, with the telemetry, how long its tasks waited. */
+        /* The work the brake protects: its CPU and, with the telemetry, how long its tasks
+         * waited and how much of that behind the units (what the brake weighs). */
         if (jhas(st, "host_other_wait_rate") && jhas(st, "host_other_behind_rate"))
                 snprintf(w, sizeof(w), ", waiting %s (%s behind the units)",
                          fmt_rate(b, ju64(st, "host_other_wait_rate")),
