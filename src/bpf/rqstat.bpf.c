@@ -428,15 +428,9 @@ static __always_inline void others_behind(struct bw_rq_others *o, u64 clock, u64
                 o->counted_clock = clock;
 }
 
-/* This CPU switches to next at now: a governed run that ends is added to
- * governed_ns, one that begins noted. */
-static __always_inline void gov_run_switch(struct task_struct *next, u64 now) {
-        struct bw_rq_others *o;
-        u32 zero = 0;
-
-        o = bpf_map_lookup_elem(&others, &zero);
-        if (!o)
-                return;
+/* This CPU (its `others` entry o) switches to next at now: a governed run
+ * that ends is added to governed_ns, one that begins noted. */
+static __always_inline void gov_run_switch(struct bw_rq_others *o, struct task_struct *next, u64 now) {
         if (o->governed_since_ns) {
                 if (now > o->governed_since_ns)
                         o->governed_ns += now - o->governed_since_ns;
@@ -452,14 +446,14 @@ static __always_inline void gov_run_switch(struct task_struct *next, u64 now) {
  * `others` counter; from its wake-up instead where others_woken() found
  * the stamp older than that (an entry older than the stamp is a wait
  * since ended, and dropped). The rq clock is read through the task's
- * cfs_rq (updated by __schedule() before it picked the task). */
-static __always_inline void others_wait(struct task_struct *p) {
-        struct bw_rq_others *o;
+ * cfs_rq (updated by __schedule() before it picked the task). o is this
+ * CPU's `others` entry, NULL where the lookup failed. */
+static __always_inline void others_wait(struct task_struct *p, struct bw_rq_others *o) {
         struct cfs_rq *cfs;
         u64 since, clock, wait, *woke;
-        u32 zero = 0, pid;
+        u32 pid;
 
-        if (!others_counted(p))
+        if (!o || !others_counted(p))
                 return;
         since = p->sched_info.last_queued;
         cfs = p->se.cfs_rq;
@@ -476,23 +470,20 @@ static __always_inline void others_wait(struct task_struct *p) {
                         bpf_map_delete_elem(&woken_late, &pid);
                 }
         }
-        o = bpf_map_lookup_elem(&others, &zero);
-        if (!o)
-                return;
         o->wait_ns += wait;
         o->waits++;
         o->known = 1;
         others_behind(o, clock, wait);
 }
 
-static __always_inline void wait_end(struct task_struct *p, u64 now) {
+static __always_inline void wait_end(struct task_struct *p, u64 now, struct bw_rq_others *o) {
         struct task_wait *w = bpf_task_storage_get(&waits, p, NULL, 0);
         struct bw_rq_counters *c;
         struct cfs_rq *cfs;
         u64 wait, clock, thr;
 
         if (!w || !w->since_ns) {
-                others_wait(p);
+                others_wait(p, o);
                 return;
         }
         wait = now > w->since_ns ? now - w->since_ns : 0;
@@ -542,11 +533,15 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(bw_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
              unsigned int prev_state) {
         u64 now = bpf_ktime_get_ns();
+        struct bw_rq_others *o;
+        u32 zero = 0;
 
         if (prev_state == TASK_RUNNING && prev->pid != 0)
                 wait_begin(prev, now, true);
-        gov_run_switch(next, now);
-        wait_end(next, now);
+        o = bpf_map_lookup_elem(&others, &zero);
+        if (o)
+                gov_run_switch(o, next, now);
+        wait_end(next, now, o);
         if (prev->pid != 0 && !fair_policy(prev->policy))
                 activity_mark(prev);
         if (next->pid != 0 && !fair_policy(next->policy))
