@@ -35,22 +35,18 @@ static uint64_t cfield(const struct bw_rq_counters *c, size_t offset) {
         return *(const uint64_t *) ((const char *) c + offset);
 }
 
-static uint64_t grown(uint64_t now, uint64_t before) {
-        return now > before ? now - before : 0;
-}
-
 uint64_t bw_rq_others_cross(const struct bw_rq_others *now, const struct bw_rq_others *before, size_t n) {
         uint64_t apart_governed = 0, apart_waiting = 0;
 
         if (!now || !before)
                 return 0;
         for (size_t c = 0; c < n; c++) {
-                uint64_t behind = grown(now[c].behind_ns, before[c].behind_ns);
-                uint64_t governed = grown(now[c].governed_ns, before[c].governed_ns);
-                uint64_t waiting = grown(now[c].waiting_ns, before[c].waiting_ns);
+                uint64_t behind = u64_sat_sub(now[c].behind_ns, before[c].behind_ns);
+                uint64_t governed = u64_sat_sub(now[c].governed_ns, before[c].governed_ns);
+                uint64_t waiting = u64_sat_sub(now[c].waiting_ns, before[c].waiting_ns);
 
-                apart_governed = u64_sat_add(apart_governed, grown(governed, behind));
-                apart_waiting = u64_sat_add(apart_waiting, grown(waiting, behind));
+                apart_governed = u64_sat_add(apart_governed, u64_sat_sub(governed, behind));
+                apart_waiting = u64_sat_add(apart_waiting, u64_sat_sub(waiting, behind));
         }
         return u64_min(apart_governed, apart_waiting);
 }
