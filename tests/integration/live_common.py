@@ -66,6 +66,24 @@ def finish(base):
     return 1 if failures else 0
 
 
+def end_processes(procs, daemon=None):
+    """Kill each of PROCS (ours, by PID) and reap it; then stop DAEMON with
+    SIGTERM (its baselines go back), SIGKILL after 20 s."""
+    import subprocess
+
+    for p in procs:
+        if p.poll() is None:
+            p.kill()
+        p.wait()
+    if daemon is not None and daemon.poll() is None:
+        daemon.terminate()
+        try:
+            daemon.wait(20)
+        except subprocess.TimeoutExpired:
+            daemon.kill()
+            daemon.wait()
+
+
 def remove_cgroups(dirs, tries=100):
     """Kill what is left in each of our cgroup directories DIRS (a killed
     shell's sleep, say) and remove them, trying again for a while; returns

@@ -49,7 +49,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from live_common import check, failures, finish, remove_cgroups, wait_for  # noqa: E402
+from live_common import check, end_processes, failures, finish, remove_cgroups, wait_for  # noqa: E402
 from live_governor import BWGOVCTL, BWGOVD, Cgroup, mounts, skip  # noqa: E402
 from live_governor import read_metrics as host_metrics  # noqa: E402
 
@@ -251,17 +251,7 @@ def main():
               f"beside {NCPUS} busy loops outside, the headroom is withdrawn within {BRAKE_S} s "
               f"({took:.2f} s; their wait {host(m, 'other_wait_usec_per_second')} µs/s)")
     finally:
-        for p in outside + procs:
-            if p.poll() is None:
-                p.kill()
-            p.wait()
-        if daemon is not None and daemon.poll() is None:
-            daemon.terminate()
-            try:
-                daemon.wait(20)
-            except subprocess.TimeoutExpired:
-                daemon.kill()
-                daemon.wait()
+        end_processes(outside + procs, daemon)
         log.close()
         left = remove_cgroups([cg.bw, cg.v2 if cg.v2 != cg.bw else None])
         check(not left, f"the test's cgroups are removed ({left})")

@@ -59,6 +59,19 @@ uint64_t host_interval(const Manager *m) {
                m->config.global.active_interval_usec : m->config.global.interval_usec;
 }
 
+/* While every unit is parked where its first run wakes bwgovd, the host
+ * timer runs once per Interval= (manager.c): a group that such a run woke,
+ * at or raised at once to its headroom, would meet the brake up to an
+ * Interval= late. */
+void manager_host_pass_soon(Manager *m, uint64_t now) {
+        uint64_t due;
+
+        if (!m->host_timer || m->stopping || sd_event_source_get_time(m->host_timer, &due) < 0)
+                return;
+        if (due > now + host_interval(m))
+                (void) sd_event_source_set_time(m->host_timer, now);
+}
+
 
 int manager_open_root(Manager *m) {
         int r;

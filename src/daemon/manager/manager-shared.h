@@ -29,6 +29,12 @@ void manager_config_dirs(Manager *m, const char *const **ret, const char *buf[2]
 /* The host timer's period: ActiveInterval=, at most Interval=. */
 uint64_t host_interval(const Manager *m);
 
+/* A parked unit ran (the caller counts it in Manager.unparked or
+ * .parked_no_wake, so that the host passes come every ActiveInterval=
+ * again: manager.c's host_pass_interval()): where the host timer was a
+ * whole Interval= away, the next pass at once. */
+void manager_host_pass_soon(Manager *m, uint64_t now);
+
 /* mkdir -p: each missing directory of path made with mode. Returns 0 or a
  * negative errno. */
 int mkdir_p(const char *path, mode_t mode);

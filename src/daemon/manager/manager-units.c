@@ -524,11 +524,19 @@ void manager_units_due(struct bw_tick_entry *const *due, size_t n, uint64_t now,
         manager_adopt_batch(m, units, n, deferred);
         /* Left for the next batch, still due when they were (their
          * rhythm: unit_on_due()). */
-        for (size_t i = 0; i < n; i++)
-                if (deferred[i])
+        for (size_t i = 0; i < n; i++) {
+                bool was_parked = units[i]->sampler.parked;
+
+                if (deferred[i]) {
                         (void) ticker_schedule(m->ticker, due[i], due[i]->due_usec);
-                else
-                        unit_on_due(units[i], due[i]->due_usec, now);
+                        continue;
+                }
+                unit_on_due(units[i], due[i]->due_usec, now);
+                if (was_parked && !units[i]->sampler.parked) {
+                        m->unparked++;
+                        manager_host_pass_soon(m, now);
+                }
+        }
         m->batch_started_usec = 0;
 }
 
@@ -543,7 +551,7 @@ void manager_check_parked(Manager *m, uint64_t now) {
         struct governor_counts c = { .units = m->n_units };
         struct manager_fd_census census = { 0 };
         bool hybrid = m->root && m->root->layout != BW_CG_LAYOUT_V2;
-        size_t parked = 0, unparked = 0;
+        size_t parked = 0, parked_no_wake = 0, unparked = 0;
 
         quotawatch_drain(m->quotawatch);        /* before the flags are looked at (quotawatch.h) */
         for (size_t i = 0; i < m->n_units; i++) {
@@ -559,6 +567,7 @@ void manager_check_parked(Manager *m, uint64_t now) {
                 c.present++;
                 if (unit_parked_still(u, now)) {
                         parked++;
+                        parked_no_wake += !u->sampler.at_baseline && !u->sampler.wake_armed;
                         /* The plan may keep less than when it parked. */
                         if (m->fds_held > UNIT_FD_ROOM(m->unit_ctx.fd_budget))
                                 unit_fd_economy(u);
@@ -569,6 +578,7 @@ void manager_check_parked(Manager *m, uint64_t now) {
                 (void) ticker_schedule(m->ticker, &u->tick, now);
         }
         m->parked = parked;
+        m->parked_no_wake = parked_no_wake;
         m->unparked = unparked;
         m->pass_counts = c;
         m->pass_census = census;

@@ -290,12 +290,16 @@ static void manager_write_metrics_now(Manager *m, uint64_t now) {
 /* ---- the host timer ------------------------------------------------------ */
 
 /* How long until the next host pass: ActiveInterval=, or Interval= while
- * every present unit is parked (manager_check_parked()) and the host is
- * not over its limit: idle groups at rest harm no one, and one that runs
- * again is woken at the next check, once per Interval=, which brings the
- * fast passes back at once. */
+ * every present unit is parked (manager_check_parked()) where its first
+ * run wakes bwgovd (at its baseline, or at its headroom with its activity
+ * flag armed: unit-tick.c) and the host is not over its limit: the wake
+ * brings the fast passes back at once (manager-bpf.c). A group parked at
+ * its headroom without a wake (no run-queue telemetry, or its wake spent)
+ * can run up to it at any moment, and only a check samples it: the fast
+ * passes go on, and one whose pressure nears the limit checks at once
+ * (host_timer_pass()). */
 static uint64_t host_pass_interval(const Manager *m) {
-        if (m->parked > 0 && m->unparked == 0 && !m->host_over_limit)
+        if (m->parked > 0 && m->parked_no_wake == 0 && m->unparked == 0 && !m->host_over_limit)
                 return m->config.global.interval_usec;
         return host_interval(m);
 }
@@ -308,6 +312,7 @@ static uint64_t host_pass_interval(const Manager *m) {
 static int host_timer_pass(sd_event_source *s, uint64_t usec, Manager *m) {
         uint64_t every = host_pass_interval(m);
         uint64_t now, next;
+        bool slow_due;
         int r;
 
         /* Stopping: no shedding, no latency levers, no metrics until the
@@ -335,11 +340,19 @@ static int host_timer_pass(sd_event_source *s, uint64_t usec, Manager *m) {
         manager_retry_restores(m, usec);
         manager_prune_instances(m);
         manager_sample_host(m);
+        slow_due = m->last_slow_host_usec == 0 ||
+                usec - m->last_slow_host_usec + host_interval(m) / 2 >= m->config.global.interval_usec;
+        /* Near the limit, the groups parked without a wake are looked at
+         * now, not at the next Interval= (the slow part below): one that
+         * woke into a busy host counts nothing above its baseline until
+         * its sample. */
+        if (!slow_due && m->parked_no_wake > 0 && m->config.global.host_pressure_limit > 0 &&
+            m->host_some_rate >= m->config.global.host_pressure_limit / 2)
+                manager_check_parked(m, clock_now_usec(CLOCK_MONOTONIC));
         manager_plan_shedding(m, usec);
         manager_latency_pass(m, usec);
 
-        if (m->last_slow_host_usec != 0 && usec - m->last_slow_host_usec + host_interval(m) / 2 <
-            m->config.global.interval_usec)
+        if (!slow_due)
                 return 0;
         m->last_slow_host_usec = usec;
 

@@ -71,7 +71,8 @@ struct Manager {
         QuotaWatch *quotawatch;         /* writes to quota files (quotawatch.h), NULL without inotify */
         bool quota_watch_said;          /* out of inotify watches, said */
         UsageGates *gates;              /* parents' usage for quiet units (usagegate.h), NULL: none */
-        size_t parked;                  /* units parked at the last check (unit-tick.h) */
+        size_t parked;                  /* units parked at the last check (unit-tick.h) ... */
+        size_t parked_no_wake;          /* ... of them, those whose first run wakes no one (unit-tick.c) */
         size_t unparked;                /* ... and present (a cgroup) but not parked */
         struct governor_counts pass_counts;     /* the units counted by that check (its walk) ... */
         struct manager_fd_census {

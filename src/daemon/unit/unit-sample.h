@@ -81,6 +81,7 @@ struct unit_sampler {
         bool parked;                    /* parked (above) */
         bool full_due;                  /* the parked unit's slow full sample: the next one is full */
         bool at_baseline;               /* parked at its baseline (above) */
+        bool wake_armed;                /* parked at its headroom, its flag armed to wake bwgovd (unit-tick.c) */
 };
 
 /* Whether the unit's gate is its activity flag (rqstat.h: BPF loaded, its

@@ -413,6 +413,14 @@ static void unit_baseline_check(Unit *u) {
         u->sampler.at_baseline = false;
 }
 
+bool unit_wake_headroom(Unit *u) {
+        if (!u->sampler.parked || !u->sampler.wake_armed)
+                return false;
+        log_debug("%s: its first run since it parked at its headroom", u->name);
+        u->sampler.wake_armed = false;          /* armed for its first run only */
+        return true;
+}
+
 void unit_wake(Unit *u, uint64_t now) {
         if (!u->sampler.at_baseline || !u->cg || *u->ctx->stopping)
                 return;
@@ -442,10 +450,29 @@ void unit_wake(Unit *u, uint64_t now) {
         }
 }
 
+/* A unit about to park at its headroom can run up to it at any moment:
+ * where its activity flag can wake bwgovd, it is armed to, so that its
+ * first run brings the host passes back to every ActiveInterval= (its
+ * sample still waits for the next check of the parked units, or for a
+ * host pass near the limit: manager.c). While every parked unit can wake
+ * bwgovd so, the host passes come once per Interval= only. Returns false
+ * when something ran since its sample: it must not park now. */
+static bool unit_park_arm_wake(Unit *u) {
+        Rqstat *t = *u->ctx->rqstat;
+
+        u->sampler.wake_armed = false;
+        if (u->sampler.at_baseline || !unit_activity_gated(u) || !rqstat_can_wake(t))
+                return true;
+        if (!rqstat_arm_wake_still(t, u->rq.act_slot))
+                return false;
+        u->sampler.wake_armed = true;
+        return true;
+}
+
 static void unit_park(Unit *u, uint64_t now) {
         uint64_t full = unit_parked_full_usec(u);
 
-        if (!unit_park_at_baseline(u))
+        if (!unit_park_at_baseline(u) || !unit_park_arm_wake(u))
                 return;
         if (!u->sampler.parked) {
                 u->sampler.parked = true;
@@ -467,6 +494,7 @@ static void unit_unpark(Unit *u, uint64_t now) {
         uint64_t t = u->sampler.still_usec;
 
         u->sampler.parked = false;
+        u->sampler.wake_armed = false;
         if (now - t < TRIGGER_MIN_SPACING_USEC)
                 t = u64_sat_sub(now, TRIGGER_MIN_SPACING_USEC);
         if (u->pstate.primed && t > u->pstate.prev_now_usec)

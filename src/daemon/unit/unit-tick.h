@@ -87,3 +87,7 @@ bool unit_rest_at_baseline(Unit *u, const struct bw_bandwidth *cur, const struct
 /* A task of a unit parked at its baseline ran (rqstat.h's wake): its
  * sample now, or just after the law's spacing from its last one. */
 void unit_wake(Unit *u, uint64_t now);
+/* A task of a unit parked at its headroom with its flag armed (unit-tick.c)
+ * ran: the wake is spent, its sample waits for the next check. Returns
+ * false, and does nothing, for any other unit. */
+bool unit_wake_headroom(Unit *u);

@@ -132,6 +132,7 @@ static void unit_close_cgroup(Unit *u) {
         u->sampler.quiet = false;
         u->sampler.quiet_samples = 0;
         u->sampler.parked = false;
+        u->sampler.wake_armed = false;
         u->trigger.refused = false;
         unit_count_fds(u);
         if (was_open)
@@ -234,9 +235,12 @@ void unit_detach_rqstat(Unit *u) {
         unit_rqstat_detach(&u->rq, *u->ctx->rqstat);
         u->sampler.gate_valid = false;
         /* Parked at its baseline, no flag wakes it now: its next sample
-         * raises it to its rest (unit-tick.c). */
-        if (u->sampler.at_baseline && u->cg && !*u->ctx->stopping)
+         * raises it to its rest (unit-tick.c). One parked at its headroom
+         * parks again without a wake to count on (the manager then keeps
+         * its fast host passes). */
+        if ((u->sampler.at_baseline || u->sampler.wake_armed) && u->cg && !*u->ctx->stopping)
                 (void) ticker_schedule(u->ctx->ticker, &u->tick, clock_now_usec(CLOCK_MONOTONIC));
+        u->sampler.wake_armed = false;
 }
 
 /* The law sized the headroom for that horizon: the timer keeps to it. */

@@ -1092,6 +1092,50 @@ static void test_activity_gate(void **state) {
         assert_int_equal(act.flag, 0);
 }
 
+/* Parked at its headroom where wakes are followed: its flag is armed to
+ * wake (its headroom stays written). Its first run spends the wake once,
+ * without a sample (the manager only brings its host passes back); the
+ * check that follows finds it ran, and its sample reads. Without wakes it
+ * parks armed plainly, and no wake is its. */
+static void test_park_at_headroom_wake(void **state) {
+        unsigned reads;
+
+        act.can_wake = true;
+        adopt();
+        for (int i = 0; i < 8 && !unit_is_parked(F->u); i++)
+                assert_int_equal(tick_after(0, 0), 0);
+        assert_true(unit_is_parked(F->u));
+        assert_string_equal(get("cpu.max"), "200000 100000");
+        assert_int_equal(act.flag, 2);
+
+        reads = F->stat_reads;
+        F->usage += 7000;
+        stat_put();
+        act.flag = 1;                                   /* the run, as the program marks it */
+        assert_true(unit_wake_headroom(F->u));
+        assert_false(unit_wake_headroom(F->u));         /* its first run only */
+        assert_true(unit_is_parked(F->u));
+        assert_int_equal(F->stat_reads, reads);
+
+        fake_now += USEC_PER_SEC;
+        assert_false(unit_parked_still(F->u, fake_now));
+        assert_int_equal(unit_tick(F->u, fake_now), 0);
+        assert_false(unit_is_parked(F->u));
+        assert_int_equal(unit_last_usage(F->u), F->usage);
+}
+
+static void test_park_at_headroom_no_wakes(void **state) {
+        act.can_wake = false;
+        adopt();
+        for (int i = 0; i < 8 && !unit_is_parked(F->u); i++)
+                assert_int_equal(tick_after(0, 0), 0);
+        assert_true(unit_is_parked(F->u));
+        assert_int_equal(act.flag, 0);
+        act.flag = 1;
+        assert_false(unit_wake_headroom(F->u));
+        assert_true(unit_is_parked(F->u));
+}
+
 /* ParkAtBaseline=yes: a unit about to park puts its baseline back, its
  * flag armed to wake it; while nothing runs it stays there (its slow full
  * sample writes nothing and it parks again), and the sample its first run
@@ -1252,6 +1296,9 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_activity_gate, setup_activity, teardown_activity),
                 cmocka_unit_test(test_park_resolve),
                 cmocka_unit_test_setup_teardown(test_park_at_baseline, setup_activity, teardown_activity),
+                cmocka_unit_test_setup_teardown(test_park_at_headroom_wake, setup_activity, teardown_activity),
+                cmocka_unit_test_setup_teardown(test_park_at_headroom_no_wakes, setup_activity,
+                                                teardown_activity),
                 cmocka_unit_test_setup_teardown(test_park_at_baseline_needs_wakes, setup_activity,
                                                 teardown_activity),
                 cmocka_unit_test_setup_teardown(test_activity_gate_not_with_descendants, setup_activity,
