@@ -114,13 +114,16 @@ def httpload_result(out, log_path):
 
 # ---- pgbench -------------------------------------------------------------------
 
-def pgbench_argv(port, rate, duration, seed, log_prefix, select_only=False, clients=8, latency_limit_ms=1000):
+def pgbench_argv(port, rate, duration, seed, log_prefix, select_only=False, clients=8, latency_limit_ms=1000,
+                 script=None):
     argv = [os.path.join(PG_BIN, "pgbench"), "-h", "127.0.0.1", "-p", str(port), "-U", "postgres",
             "-c", str(clients), "-j", "1", "-R", f"{rate:g}", "-T", str(int(round(duration))),
             f"--latency-limit={latency_limit_ms:g}", "-l", f"--log-prefix={log_prefix}", "-M", "prepared",
             "-n", f"--random-seed={seed}"]
     if select_only:
         argv.append("-S")
+    if script:
+        argv += ["-f", script]
     return pinned(argv + ["bench"])
 
 

@@ -275,7 +275,7 @@ def _measure_cpu_per_request(ctx, scen, server, rate, seconds):
     return (u1 - u0) / 1e6 / n, (u1 - u0) / 1e6 / seconds
 
 
-PROBE = {"web": (3.0, 6), "web-nginx": (10.0, 6), "web-caddy": (10.0, 6), "web-lighttpd": (10.0, 6), "db-tpcb": (150.0, 6), "db-select": (600.0, 6), "jvm": (60.0, 10)}
+PROBE = {"web": (3.0, 6), "web-nginx": (10.0, 6), "web-caddy": (10.0, 6), "web-lighttpd": (10.0, 6), "db-tpcb": (150.0, 6), "db-select": (600.0, 6), "db-report": (10.0, 6), "jvm": (60.0, 10)}
 
 
 def calibrate(ctx, scen, server):
@@ -285,8 +285,8 @@ def calibrate(ctx, scen, server):
     within 5 % of the target, scaled by target / share (a database's CPU per
     transaction falls as the rate rises, a compressing web server's does
     not), tried again and scaled once more if need be."""
-    key = scen.kind if scen.kind != "db" else ("db-select" if scen.select_only else "db-tpcb")
-    if scen.kind in ("web", "neighbour"):
+    key = scen.kind
+    if scen.kind in ("web", "neighbour", "db"):
         key = scen.calibration_key
     cal = ctx.shared.get(("cal", key))
     if cal is None:
@@ -341,6 +341,7 @@ def prepare(ctx, scen):
         scen.shared = pg
         uid, gid = servers.user_ids("postgres")
         os.chown(wd, uid, gid)
+        scen.write_script(wd)
     if scen.kind == "build":
         scen.prepare(ctx.repo, wd, ctx.log)
         ctx.servers[scen.name] = None

@@ -163,6 +163,26 @@ class Plan(unittest.TestCase):
                           "web-poisson-0.5": "web", "web-poisson-1": "web", "neighbour-0.5": "web"})
         self.assertTrue(all(s.reps >= 5 for s in scenarios.suite(False)))
 
+    def test_database_variants(self):
+        full = {s.name: s for s in scenarios.suite(False, ["db"])}
+        self.assertEqual(set(full), {f"db-{v}-{q}" for v in ("tpcb", "select", "report") for q in ("0.5", "1")})
+        self.assertIn("db-report-0.5", {s.name for s in scenarios.suite(True, ["db"])})
+        self.assertNotIn("db-report-1", {s.name for s in scenarios.suite(True, ["db"])})
+        # Each variant has its own CPU per transaction.
+        self.assertEqual({s.calibration_key for s in full.values()}, {"db-tpcb", "db-select", "db-report"})
+        with tempfile.TemporaryDirectory() as d:
+            for name, sc in full.items():
+                sc.write_script(d)
+                argv = sc._argv(5432, 10.0, 20, 1, os.path.join(d, "log"))
+                self.assertEqual("-S" in argv, name.startswith("db-select"))
+                self.assertEqual("-f" in argv, name.startswith("db-report"))
+            argv = full["db-report-1"]._argv(5432, 10.0, 20, 1, os.path.join(d, "log"))
+            self.assertEqual(argv[argv.index("-f") + 1], os.path.join(d, "report.sql"))
+            with open(os.path.join(d, "report.sql")) as f:
+                text = f.read()
+            self.assertTrue(text.startswith("\\set a random(1, "), text)
+            self.assertIn("WHERE aid BETWEEN :a AND :a + 99999", text)
+
 
 def _agg(values):
     """aggregates for one scenario from {config: {path: median}}."""
