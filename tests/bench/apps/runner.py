@@ -14,6 +14,7 @@ server starts), then the load. Around it: the cgroup's counters, a 100 ms
 timeline (harness.runner.Sampler), bwgovd's credit every 0.5 s, the host's
 pressure and busy CPU, and the governor's writes counted by strace."""
 
+import glob
 import os
 import shutil
 import threading
@@ -252,6 +253,15 @@ def run_one(ctx, scen, config, rep):
 
 # ---- preparation: data, and the rate ----------------------------------------------------
 
+def fresh_log_prefix(prefix):
+    """prefix, with no file prefix.* left from an earlier call: pgbench writes
+    its log to prefix.PID, and the count reads every prefix.* (the probe and
+    each step of a calibration use the same prefix)."""
+    for path in glob.glob(glob.escape(prefix) + ".*"):
+        os.remove(path)
+    return prefix
+
+
 def _measure_cpu_per_request(ctx, scen, server, rate, seconds):
     """CPU-seconds the server uses per request at `rate`, unlimited, and its
     CPU use in CPUs."""
@@ -259,7 +269,7 @@ def _measure_cpu_per_request(ctx, scen, server, rate, seconds):
     gen = ctx.new_cgroup("-cal-gen")
     try:
         server.start(cg)
-        log = os.path.join(ctx.workdir, f"calibrate-{scen.name}")
+        log = fresh_log_prefix(os.path.join(ctx.workdir, f"calibrate-{scen.name}"))
         u0 = cg.stat()["usage_usec"]
         with open(log + ".err", "w") as errlog:
             out, rc = clients.run_client(gen, scen.calibrate_argv(ctx.bins, server, rate, seconds, log),

@@ -163,6 +163,25 @@ class Plan(unittest.TestCase):
                           "web-poisson-0.5": "web", "web-poisson-1": "web", "neighbour-0.5": "web"})
         self.assertTrue(all(s.reps >= 5 for s in scenarios.suite(False)))
 
+    def test_calibration_counts_its_own_log(self):
+        """The probe and each step of a calibration share a log prefix:
+        pgbench's logs of an earlier one must not count again."""
+        with tempfile.TemporaryDirectory() as d:
+            prefix = os.path.join(d, "calibrate-db-tpcb-0.5")
+            lines = "".join(f"0 {i} 500 0 1700000000 {i} 0\n" for i in range(5))
+            for pid in (101, 202):
+                with open(f"{prefix}.{pid}", "w") as f:
+                    f.write(lines)
+            self.assertEqual(clients.pgbench_result("", prefix)[0]["completed"], 10)
+            with open(os.path.join(d, "calibrate-db-tpcb-0.5x.1"), "w") as f:
+                f.write(lines)
+            self.assertEqual(runner.fresh_log_prefix(prefix), prefix)
+            self.assertEqual(clients.pgbench_result("", prefix)[0]["completed"], 0)
+            with open(f"{prefix}.303", "w") as f:
+                f.write(lines)
+            self.assertEqual(clients.pgbench_result("", prefix)[0]["completed"], 5)
+            self.assertTrue(os.path.exists(os.path.join(d, "calibrate-db-tpcb-0.5x.1")))
+
     def test_database_variants(self):
         full = {s.name: s for s in scenarios.suite(False, ["db"])}
         self.assertEqual(set(full), {f"db-{v}-{q}" for v in ("tpcb", "select", "report") for q in ("0.5", "1")})
