@@ -415,9 +415,9 @@ def suite(quick, only=()):
     comparisons the issue's targets need; full: five repetitions, 20 s
     windows (the JVM's first 60 s, as the issue asks), and besides: Poisson
     arrivals for the web server, nginx and the database's reports at 1 CPU
-    too, Caddy, lighttpd, the JVM's default ergonomics, the victim beside a build, and for apache2 bwgovd Mode=burst
-    and bwgovd without its host brake (HostPressureLimit=0%). About 17 and 280
-    minutes on 2 CPUs."""
+    too, Caddy, lighttpd, the JVM's default ergonomics, the victim beside a
+    build, and for apache2 bwgovd Mode=burst and bwgovd without its host brake
+    (HostPressureLimit=0%). About 17 and 280 minutes on 2 CPUs."""
     reps = 1 if quick else 5
     d, w = (10, 2) if quick else (20, 3)
     jd, js = (15, 5) if quick else (60, 15)
