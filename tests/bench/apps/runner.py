@@ -351,7 +351,7 @@ def prepare(ctx, scen):
         scen.shared = pg
         uid, gid = servers.user_ids("postgres")
         os.chown(wd, uid, gid)
-        scen.write_script(wd)
+        scen.write_script(wd, pg.scale)
     if scen.kind == "build":
         scen.prepare(ctx.repo, wd, ctx.log)
         ctx.servers[scen.name] = None

@@ -132,7 +132,8 @@ class Db(App):
     kind = "db"
     LATENCY_LIMIT_MS = 1000
     VARIANTS = {"tpcb": "TPC-B-like", "select": "-S (select only)", "report": "reports (range aggregates)"}
-    REPORT_SQL = ("\\set a random(1, 100000 * 20 - 100000)\n"
+    # pgbench -i makes 100 000 accounts per unit of scale.
+    REPORT_SQL = ("\\set a random(1, 100000 * {scale} - 100000)\n"
                   "SELECT bid, sum(abalance), count(*) FROM pgbench_accounts "
                   "WHERE aid BETWEEN :a AND :a + 99999 GROUP BY bid;\n")
 
@@ -142,21 +143,25 @@ class Db(App):
                          f"PostgreSQL 15, pgbench {self.VARIANTS[variant]}, scale 20, {quota_cpus:g}-CPU quota",
                          q, 100000, configs, reps, duration, warmup)
         self.variant = variant
-        self.select_only = variant == "select"
         self.shared = None          # the Postgres with the template cluster, shared by every db scenario
         self.script = None          # the report script's path, written by prepare()
+
+    @property
+    def select_only(self):
+        return self.variant == "select"
 
     @property
     def calibration_key(self):
         return f"db-{self.variant}"
 
-    def write_script(self, workdir):
-        """The report variant's pgbench script, in workdir (readable by pgbench)."""
+    def write_script(self, workdir, scale=20):
+        """The report variant's pgbench script for a cluster of `scale`, in
+        workdir (readable by pgbench)."""
         if self.variant != "report":
             return
         self.script = os.path.join(workdir, "report.sql")
         with open(self.script, "w") as f:
-            f.write(self.REPORT_SQL)
+            f.write(self.REPORT_SQL.format(scale=scale))
         os.chmod(self.script, 0o644)
 
     def server(self, workdir):
