@@ -25,13 +25,14 @@ from harness.governor import Bwgovd, Koordinator, WriteTrace, proc_stats
 from harness.runner import Sampler, _counters, _stop_governor, host_psi, loadavg
 
 from . import clients
-from .scenarios import NOHOST, SHARE_RANGE, TARGET_SHARE
+from .scenarios import CEILING, NOHOST, NOTEL, SHARE_RANGE, TARGET_SHARE
 
 # bwgovd runs with its defaults (CreditMax=30s, CPUQuotaMax= four times the
 # baseline, CPUBurstMax= the quota, HostPressureLimit=40%): what an operator
 # gets with no tuning. Only Mode= is set (and HostPressureLimit=0% for the
-# diagnostic row).
+# diagnostic row, Telemetry=no for the other).
 DEFAULT_CREDIT_MAX_S = 30.0
+DEFAULT_QUOTA_MAX = 4.0         # CPUQuotaMax= 400 %
 KOORD_CAP_PCT = 300.0
 
 
@@ -135,10 +136,24 @@ def contract_extra_s(config, quota_s):
     return None
 
 
+def limits(config, quota, period, ncpus):
+    """(quota, burst) a configuration's cgroup starts with (quota None: no
+    limit). static-ceiling: what bwgovd's elastic row holds once it has
+    raised the quota with credit to spare, CPUQuotaMax= (4× the baseline)
+    but at most the host's CPUs, with a burst of the baseline quota
+    (CPUBurstMax=), and no governor."""
+    if config == "unlimited":
+        return None, 0
+    if config == CEILING:
+        return min(int(quota * DEFAULT_QUOTA_MAX), ncpus * period), quota
+    return quota, quota if config == "static+burst" else 0
+
+
 def _start_governor(ctx, scen, config, rundir, cg):
     if config.startswith("bwgovd"):
         mode = "burst" if config == "bwgovd-burst" else "elastic"
-        extra_global = {"HostPressureLimit": "0%"} if config == NOHOST else None
+        extra_global = {"HostPressureLimit": "0%"} if config == NOHOST else \
+            {"Telemetry": "no"} if config == NOTEL else None
         gov = Bwgovd(ctx.bins["bwgovd"], os.path.join(rundir, "gov"), [cg.name], mode, None, None,
                      extra_global=extra_global, extra_unit=ctx.bwgovd_unit or None)
         if scen.empty_credit:
@@ -173,8 +188,8 @@ def run_one(ctx, scen, config, rep):
     os.makedirs(rundir, exist_ok=True)
     rec = {"scenario": scen.name, "config": config, "rep": rep, "ok": False, "rate_per_s": scen.rate,
            "baseline_quota_usec": scen.quota, "period_usec": scen.period}
-    q = None if config == "unlimited" else scen.quota
-    cg = ctx.new_cgroup("", q, scen.period, scen.quota if config == "static+burst" else 0)
+    q, b = limits(config, scen.quota, scen.period, os.cpu_count())
+    cg = ctx.new_cgroup("", q, scen.period, b)
     gen = ctx.new_cgroup("-gen")
     victim = ctx.new_cgroup("-victim") if scen.victim else None
     server = ctx.servers.get(scen.name)

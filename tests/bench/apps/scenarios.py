@@ -15,6 +15,11 @@ from . import clients, servers
 
 CONFIGS = ["unlimited", "static", "static+burst", "koordinator", "bwgovd-elastic"]
 NOHOST = "bwgovd-elastic-nohost"
+# Diagnostic rows (--configs only), to tell what bwgovd's own row costs
+# beside unlimited once it has raised the quota: the same limits with no
+# governor, and bwgovd without its BPF programs.
+CEILING = "static-ceiling"
+NOTEL = "bwgovd-elastic-notelemetry"
 CONFIG_TITLES = {
     "unlimited": "unlimited",
     "static": "static quota",
@@ -23,6 +28,8 @@ CONFIG_TITLES = {
     "bwgovd-burst": "bwgovd Mode=burst",
     "bwgovd-elastic": "bwgovd Mode=elastic",
     NOHOST: "bwgovd elastic, HostPressureLimit=0%",
+    CEILING: "static at bwgovd's ceiling (no governor)",
+    NOTEL: "bwgovd elastic, Telemetry=no",
 }
 
 # Unlimited should use this share of the quota: the middle of the issue's

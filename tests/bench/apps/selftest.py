@@ -3,7 +3,7 @@
 """Self-test of the application benchmark's pure parts (no root, no server):
 percentiles with failures counted as the worst, pgbench's per-transaction log
 (skipped transactions), bwgov-httpload's log by window, the contract's
-allowance per configuration, the interleaved plan, and the targets on
+allowance and limits per configuration, the interleaved plan, and the targets on
 synthetic aggregates (met, not met, and not applicable when unlimited uses
 more than 60 % of the quota)."""
 
@@ -127,6 +127,20 @@ class Contract(unittest.TestCase):
         self.assertEqual(runner.contract_extra_s("bwgovd-elastic", q), runner.DEFAULT_CREDIT_MAX_S + q)
         self.assertIsNone(runner.contract_extra_s("unlimited", q))
         self.assertIsNone(runner.contract_extra_s("koordinator", q))
+        self.assertIsNone(runner.contract_extra_s(scenarios.CEILING, q))
+
+    def test_limits(self):
+        p = 100000
+        self.assertEqual(runner.limits("unlimited", 50000, p, 2), (None, 0))
+        self.assertEqual(runner.limits("static", 50000, p, 2), (50000, 0))
+        self.assertEqual(runner.limits("static+burst", 50000, p, 2), (50000, 50000))
+        self.assertEqual(runner.limits(scenarios.NOTEL, 50000, p, 2), (50000, 0))
+        # bwgovd's ceiling: four times the baseline, at most the host's CPUs.
+        self.assertEqual(runner.limits(scenarios.CEILING, 50000, p, 2), (200000, 50000))
+        self.assertEqual(runner.limits(scenarios.CEILING, 100000, p, 2), (200000, 100000))
+        self.assertEqual(runner.limits(scenarios.CEILING, 100000, p, 8), (400000, 100000))
+        for c in (scenarios.CEILING, scenarios.NOTEL):
+            self.assertIn(c, scenarios.CONFIG_TITLES)
 
 
 class Plan(unittest.TestCase):
