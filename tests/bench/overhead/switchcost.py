@@ -17,12 +17,15 @@ the group (its defaults: Telemetry=yes, so the programs are loaded), and
 prints the medians and the cost per switch. With --bpf-stats the kernel's
 own BPF run statistics (kernel.bpf_stats_enabled, put back afterwards)
 give each program's runs and time too; they add two clock reads per run,
-so the A/B figures of such a run are a little higher.
+so the A/B figures of such a run are a little higher. With --outside the
+loop runs in a second cgroup that bwgovd does not govern (-outside, no
+quota) while it governs the first, idle: what the programs cost every other
+task on the host, which they follow too (the host brake's outside waits).
 
 Needs root, perf, and bwgovd built with BPF; exits 77 (skip) with the
 reason otherwise. The cgroup and bwgovd's directory are removed at the end.
 
-  sudo switchcost.py --bwgovd build-dev/src/daemon/bwgovd [--loops 300000] [--reps 3] [--cpu 1] [--bpf-stats] [--json]
+  sudo switchcost.py --bwgovd build-dev/src/daemon/bwgovd [--loops 300000] [--reps 3] [--cpu 1] [--bpf-stats] [--outside] [--json]
 """
 
 import argparse
@@ -44,13 +47,15 @@ STATS = "/proc/sys/kernel/bpf_stats_enabled"
 
 
 class Group:
-    def __init__(self, name):
+    def __init__(self, name, quota=True):
         _, bw_root, v2_root = mounts()
         self.bw = os.path.join(bw_root, name)
         self.v2 = os.path.join(v2_root, name) if v2_root else None
         self.dirs = [self.bw] + ([self.v2] if self.v2 and self.v2 != self.bw else [])
         for d in self.dirs:
             os.mkdir(d)
+        if not quota:
+            return
         if self.v2 == self.bw:
             with open(os.path.join(self.bw, "cpu.max"), "w") as f:
                 f.write("200000 100000")
@@ -130,6 +135,8 @@ def main(argv):
     ap.add_argument("--cpu", type=int, default=1, help="the CPU the loop is pinned to")
     ap.add_argument("--bpf-stats", action="store_true",
                     help="turn on the kernel's BPF run statistics for the run: each program's runs and time")
+    ap.add_argument("--outside", action="store_true",
+                    help="run the loop in a cgroup bwgovd does not govern, beside the one it does")
     ap.add_argument("--json", action="store_true", help="print the results as JSON")
     a = ap.parse_args(argv)
 
@@ -149,6 +156,11 @@ def main(argv):
     loop = ["taskset", "-c", str(a.cpu), "perf", "bench", "sched", "pipe", "-l", str(a.loops)]
     name = f"bwgov-bench-swcost-{os.getpid()}"
     group = Group(name)
+    try:
+        loop_group = Group(name + "-outside", quota=False) if a.outside else group
+    except OSError:
+        remove_cgroups(group.dirs)
+        raise
     stats_before = open(STATS).read().strip() if a.bpf_stats else None
     runs = {"without": [], "with": []}
     proc = base = None
@@ -157,11 +169,11 @@ def main(argv):
             with open(STATS, "w") as f:
                 f.write("1")
         for rep in range(a.reps):
-            runs["without"].append(measure(group, loop, False))
+            runs["without"].append(measure(loop_group, loop, False))
             base = tempfile.mkdtemp(prefix="bwgov-bench-swcost-")
             os.rmdir(base)
             proc = daemon_start(a.bwgovd, base, name)
-            runs["with"].append(measure(group, loop, a.bpf_stats))
+            runs["with"].append(measure(loop_group, loop, a.bpf_stats))
             proc.terminate()
             proc.wait(30)
             proc = None
@@ -178,11 +190,12 @@ def main(argv):
         if stats_before is not None:
             with open(STATS, "w") as f:
                 f.write(stats_before)
-        remove_cgroups(group.dirs)
+        remove_cgroups(group.dirs + (loop_group.dirs if loop_group is not group else []))
 
     med = {k: statistics.median(r["usage_s"] for r in v) for k, v in runs.items()}
     switches = 2 * a.loops
     res = {"loops": a.loops, "switches": switches, "reps": a.reps, "cpu": a.cpu, "bpf_stats": a.bpf_stats,
+           "outside": a.outside,
            "usage_s": {k: [r["usage_s"] for r in v] for k, v in runs.items()}, "median_s": med,
            "cost_ns_per_switch": (med["with"] - med["without"]) * 1e9 / switches,
            "ratio": med["with"] / med["without"] if med["without"] else None}
@@ -198,7 +211,8 @@ def main(argv):
         print(json.dumps(res, indent=1))
         return 0
     fmt = lambda v: "[" + ", ".join(f"{x:.3f}" for x in v) + "]"   # noqa: E731
-    print(f"{switches} switches pinned to CPU {a.cpu}, {a.reps} repetitions: the group's CPU "
+    where = "outside the governed group" if a.outside else "in the governed group"
+    print(f"{switches} switches pinned to CPU {a.cpu} {where}, {a.reps} repetitions: the loop's CPU "
           f"{med['without']:.3f} s without bwgovd {fmt(res['usage_s']['without'])}, "
           f"{med['with']:.3f} s with it {fmt(res['usage_s']['with'])}: {res['ratio']:.2f}x, "
           f"{res['cost_ns_per_switch']:.0f} ns per switch")
