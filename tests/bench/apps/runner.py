@@ -149,11 +149,16 @@ def limits(config, quota, period, ncpus):
     return quota, quota if config == "static+burst" else 0
 
 
+def governor_globals(config):
+    """The [Governor] keys a bwgovd row sets besides the harness's (None:
+    bwgovd's defaults)."""
+    return {NOHOST: {"HostPressureLimit": "0%"}, NOTEL: {"Telemetry": "no"}}.get(config)
+
+
 def _start_governor(ctx, scen, config, rundir, cg):
     if config.startswith("bwgovd"):
         mode = "burst" if config == "bwgovd-burst" else "elastic"
-        extra_global = {"HostPressureLimit": "0%"} if config == NOHOST else \
-            {"Telemetry": "no"} if config == NOTEL else None
+        extra_global = governor_globals(config)
         gov = Bwgovd(ctx.bins["bwgovd"], os.path.join(rundir, "gov"), [cg.name], mode, None, None,
                      extra_global=extra_global, extra_unit=ctx.bwgovd_unit or None)
         if scen.empty_credit:

@@ -142,6 +142,12 @@ class Contract(unittest.TestCase):
         for c in (scenarios.CEILING, scenarios.NOTEL):
             self.assertIn(c, scenarios.CONFIG_TITLES)
 
+    def test_governor_globals(self):
+        self.assertIsNone(runner.governor_globals("bwgovd-elastic"))
+        self.assertIsNone(runner.governor_globals("bwgovd-burst"))
+        self.assertEqual(runner.governor_globals(scenarios.NOHOST), {"HostPressureLimit": "0%"})
+        self.assertEqual(runner.governor_globals(scenarios.NOTEL), {"Telemetry": "no"})
+
 
 class Plan(unittest.TestCase):
     def test_interleaved_and_rotated(self):
