@@ -21,11 +21,11 @@ BWGOV_BENCH_DEPS=(
         gnuplot-nox sysbench valgrind strace rt-tests bpftool
 )
 
-# The real servers of the application benchmark (tests/bench/apps): the
-# harness starts and stops them itself; their packaged services are never
+# The real servers and tools of the application benchmark (tests/bench/apps):
+# the harness starts and stops them itself; their packaged services are never
 # started (see bwgov_install_deps).
 BWGOV_APPS_DEPS=(
-        apache2 nginx caddy lighttpd lighttpd-mod-deflate postgresql-15 postgresql-client-15 tomcat10 tomcat10-examples default-jre-headless util-linux
+        apache2 nginx caddy lighttpd lighttpd-mod-deflate postgresql-15 postgresql-client-15 tomcat10 tomcat10-examples default-jre-headless util-linux xz-utils gzip
 )
 
 bwgov_install_deps() {

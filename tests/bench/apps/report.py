@@ -33,6 +33,8 @@ FIGURES = {
             ("result.first_jsp_s", "first JSP s"), ("result.first_window.p99", "p99 first window ms"),
             ("result.steady_window.p99", "p99 steady ms"), ("result.errors_total", "errors")],
     "build": [("result.build_s", "completion s")],
+    "job": [("result.latency.p50", "median job ms"), ("result.latency.mean", "mean job ms"),
+            ("result.latency.p99", "p99 job ms"), ("result.latency.max", "slowest job ms"), ("result.jobs", "jobs")],
     "neighbour-build": [("result.victim.latency_ms.p99", "victim p99 ms"),
                         ("result.victim.latency_ms.p999", "victim p99.9 ms"), ("result.build_s", "first build s"),
                         ("result.builds", "builds")],
@@ -152,7 +154,7 @@ def evaluate(scens, agg, records):
     by_kind = {}
     for sc in scens:
         by_kind.setdefault(sc["kind"], []).append(sc)
-        if sc["kind"] in ("web", "db"):
+        if sc["kind"] in ("web", "db", "job"):
             rows += _web_db_targets(sc, agg)
     for sc in by_kind.get("jvm", []):
         n = sc["name"]
@@ -245,7 +247,8 @@ def markdown(res):
         out.append(f"### {sc['title']}\n")
         cal = sc.get("calibration") or {}
         if sc.get("rate_per_s"):
-            out.append(f"Rate {sc['rate_per_s']:g}/s ({fmt(cal.get('cpu_per_request_ms'))} ms of CPU per request "
+            what = "job" if sc["kind"] == "job" else "request"
+            out.append(f"Rate {sc['rate_per_s']:g}/s ({fmt(cal.get('cpu_per_request_ms'))} ms of CPU per {what} "
                        f"measured unlimited; chosen so that unlimited uses {100 * cal.get('target_share', 0):.0f} % "
                        f"of the quota). Repetitions: {sc['reps']}.\n")
         out.append("| configuration | " + " | ".join(lbl for _, lbl in figs) + " | contract |")

@@ -375,6 +375,10 @@ def prepare(ctx, scen):
     if scen.kind == "build":
         scen.prepare(ctx.repo, wd, ctx.log)
         ctx.servers[scen.name] = None
+    elif scen.kind == "job":
+        scen.prepare(wd)
+        ctx.servers[scen.name] = None
+        calibrate_job(ctx, scen)
     else:
         srv = scen.server(wd)
         ctx.servers[scen.name] = srv
@@ -384,6 +388,33 @@ def prepare(ctx, scen):
             calibrate(ctx, scen, srv)
     ctx.prepare_notes[scen.name] = {"prepare_s": round(time.monotonic() - t, 1), "rate_per_s": scen.rate,
                                     "calibration": scen.calibration}
+
+
+def calibrate_job(ctx, scen):
+    """The job's interval: its CPU (unlimited, the least of three runs after
+    one that warms the page cache) over TARGET_SHARE of the quota; the rate
+    is its inverse, in jobs per second."""
+    cal = ctx.shared.get(("cal", "job", scen.tool))
+    if cal is None:
+        cg = ctx.new_cgroup("-cal")
+        try:
+            cpu, walls = [], []
+            for i in range(4):
+                u0, t = cg.stat()["usage_usec"], time.monotonic()
+                p = scen.run_once(cg)
+                if p.wait(timeout=300) != 0:
+                    raise RuntimeError(f"calibration of {scen.name}: {scen.argv[0]} exited with {p.returncode}")
+                if i:
+                    cpu.append((cg.stat()["usage_usec"] - u0) / 1e6)
+                    walls.append(time.monotonic() - t)
+        finally:
+            ctx.drop(cg)
+        cal = {"cpu_per_request_ms": min(cpu) * 1000, "wall_unlimited_ms": min(walls) * 1000}
+        ctx.shared[("cal", "job", scen.tool)] = cal
+        ctx.log(f"calibration job {scen.tool}: {cal['cpu_per_request_ms']:.0f} ms of CPU per job, "
+                f"{cal['wall_unlimited_ms']:.0f} ms wall unlimited")
+    scen.rate = round(TARGET_SHARE * scen.quota_cpus / (cal["cpu_per_request_ms"] / 1000), 3)
+    scen.calibration = dict(cal, target_share=TARGET_SHARE, rate=scen.rate)
 
 
 def calibrate_jvm(ctx, scen, srv):

@@ -170,8 +170,9 @@ class Plan(unittest.TestCase):
         self.assertTrue({"web-0.5", "web-1", "db-tpcb-0.5", "db-select-1", "jvm-g1-2cpu-full", "jvm-g1-2cpu-empty",
                          "build", "neighbour-0.5", "web-nginx-0.5"} <= quick)
         self.assertTrue(quick < full)
-        self.assertTrue({"web-nginx-1", "web-caddy-0.5", "web-caddy-1", "web-lighttpd-0.5", "web-lighttpd-1"} <= full)
-        self.assertFalse({n for n in quick if n.startswith(("web-caddy", "web-lighttpd"))})
+        self.assertTrue({"web-nginx-1", "web-caddy-0.5", "web-caddy-1", "web-lighttpd-0.5", "web-lighttpd-1",
+                         "job-xz-0.5", "job-xz-1", "job-gzip-0.5"} <= full)
+        self.assertFalse({n for n in quick if n.startswith(("web-caddy", "web-lighttpd", "job-"))})
         # A second web server is measured against its own CPU per request.
         self.assertIn("neighbour-build-0.5", full)
         self.assertNotIn("neighbour-build-0.5", quick)
@@ -201,6 +202,37 @@ class Plan(unittest.TestCase):
                 f.write(lines)
             self.assertEqual(clients.pgbench_result("", prefix)[0]["completed"], 5)
             self.assertTrue(os.path.exists(os.path.join(d, "calibrate-db-tpcb-0.5x.1")))
+
+    def test_job_is_open_loop(self):
+        """Jobs start when due, also while the last one still runs, and each
+        counts from the time it was due: 5 jobs of 0.3 s due every 0.1 s end
+        within 0.3 s (and a bit) of their time. One after another, the fifth
+        would end 1.1 s after its time."""
+        class Cg:
+            procs = []
+
+            def spawn(self, argv, **kw):
+                return subprocess.Popen(argv, **kw)
+
+        class R:
+            cg, latencies, measure_start = Cg(), None, None
+
+            def mark_measure_start(self):
+                self.measure_start = time.monotonic()
+
+        job = scenarios.Job(0.5, 1, 0.45, 0.0)
+        job.argv, job.rate = ["sleep", "0.3"], 10.0
+        with tempfile.TemporaryDirectory() as d:
+            job.input = os.path.join(d, "input")
+            open(job.input, "w").close()
+            res = job.drive(R())
+            self.assertEqual(res["jobs"], 5)
+            self.assertGreaterEqual(res["latency"]["p50"], 300)
+            self.assertLess(res["latency"]["max"], 900)
+            self.assertEqual(res["latency"]["max"], res["latency"]["p99"])
+            job.argv = ["false"]
+            with self.assertRaises(RuntimeError):
+                job.drive(R())
 
     def test_database_variants(self):
         full = {s.name: s for s in scenarios.suite(False, ["db"])}
@@ -272,6 +304,24 @@ class Targets(unittest.TestCase):
         # The contract holds whatever the load; the rest is not judged.
         self.assertTrue(rows.pop("bwgovd elastic within its contract"))
         self.assertTrue(all(v is None for v in rows.values()))
+
+    def test_job_is_judged_as_a_server(self):
+        """A job run by a timer is judged by the web server's and the
+        database's lines, on the p99 of its jobs' completions, with the
+        figures the report aggregates for it."""
+        sc = dict(self.SC, name="job-xz-0.5", kind="job")
+        self.assertIn("result.latency.p99", [p for p, _ in report.figures(sc)])
+        agg = {"job-xz-0.5": _agg({
+            "unlimited": {"usage_share_of_quota": 0.45, "result.latency.p99": 400.0},
+            "static": {"result.latency.p99": 1200.0},
+            "static+burst": {"usage_cpus": 0.22},
+            "bwgovd-elastic": {"result.latency.p99": 500.0, "throttled_pct": 0.0, "usage_cpus": 0.22,
+                               "contract": [True]}})}
+        rows = {r["target"].split(": ", 1)[1].split(" (")[0]: r["met"] for r in report.evaluate([sc], agg, [])}
+        self.assertEqual(rows, {"bwgovd elastic p99 ≤ 1.2× unlimited": False, "bwgovd elastic p99 ≤ 0.5× static": True,
+                                "bwgovd elastic throttled periods ≤ 1 %": True,
+                                "bwgovd elastic mean CPU within 5 % of static + burst's": True,
+                                "bwgovd elastic within its contract": True})
 
     def test_jvm_build_neighbour(self):
         scs = [{"name": "jvm-x-full", "kind": "jvm", "empty_credit": False, "configs": []},
