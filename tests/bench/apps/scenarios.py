@@ -344,11 +344,10 @@ class Job(App):
     backup or a report does: a real compressor over a text file (xz -T2 -1
     of 4 MB, two threads, or gzip -6 of 16 MB, one), due every INTERVAL s,
     the interval chosen so that unlimited uses TARGET_SHARE of the quota on
-    average. Each
-    run wants the CPU for many quotas in a row: a phase longer than one
-    quota, which the kernel's burst cannot cover. The figure is each job's
-    completion from the time it was due (open loop: a job due while the last
-    one still runs starts all the same, as a timer's would)."""
+    average. Each run wants the CPU for many quotas in a row: a phase longer
+    than one quota, which the kernel's burst cannot cover. The figure is each
+    job's completion from the time it was due (open loop: a job due while the
+    last one still runs starts all the same, as a timer's would)."""
 
     kind = "job"
     start_before_governor = False
@@ -521,9 +520,8 @@ def suite(quick, only=()):
             Jvm(0.5, reps, jd, js, g1, "g1-2cpu", empty_credit=True, configs=few)]
     if not quick:
         out += [Jvm(0.5, reps, jd, js, [], "default", configs=["unlimited", "static", "bwgovd-elastic"]),
-                Jvm(0.5, reps, jd, js, [], "default", empty_credit=True, configs=["static", "bwgovd-elastic"])]
-    if not quick:
-        out += [Job(0.5, reps, d, w), Job(1.0, reps, d, w), Job(0.5, reps, d, w, tool="gzip")]
+                Jvm(0.5, reps, jd, js, [], "default", empty_credit=True, configs=["static", "bwgovd-elastic"]),
+                Job(0.5, reps, d, w), Job(1.0, reps, d, w), Job(0.5, reps, d, w, tool="gzip")]
     out += [Build(0.5, reps, ["src/lib/libbwgov-core.a"] if quick else ["src/daemon/bwgovd", "src/ctl/bwgovctl"]),
             Neighbour(0.5, reps, d, w)]
     if not quick:
