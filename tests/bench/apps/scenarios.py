@@ -355,11 +355,14 @@ class Job(App):
     # The tool, and the size of its input: about half a second of CPU a run here.
     TOOLS = {"xz": (["xz", "-T2", "-1", "-c"], "xz -T2 -1", 4), "gzip": (["gzip", "-6", "-c"], "gzip -6", 16)}
 
-    def __init__(self, quota_cpus, reps, duration, warmup, tool="xz", configs=CONFIGS):
+    def __init__(self, quota_cpus, reps, duration, warmup, tool="xz", configs=CONFIGS, empty_credit=False):
         q = int(quota_cpus * 100000)
         self.argv, what, self.size_mb = self.TOOLS[tool]
-        super().__init__(f"job-{tool}-{quota_cpus:g}", f"{what} of a {self.size_mb} MB text file again and again, "
-                         f"{quota_cpus:g}-CPU quota", q, 100000, configs, reps, duration, warmup)
+        tag = "-empty" if empty_credit else ""
+        super().__init__(f"job-{tool}{tag}-{quota_cpus:g}", f"{what} of a {self.size_mb} MB text file again and again, "
+                         f"{quota_cpus:g}-CPU quota" + (", bwgovd with empty credit" if empty_credit else ""),
+                         q, 100000, configs, reps, duration, warmup)
+        self.empty_credit = empty_credit
         self.tool = tool
         self.input = None
 
@@ -521,7 +524,8 @@ def suite(quick, only=()):
     if not quick:
         out += [Jvm(0.5, reps, jd, js, [], "default", configs=["unlimited", "static", "bwgovd-elastic"]),
                 Jvm(0.5, reps, jd, js, [], "default", empty_credit=True, configs=["static", "bwgovd-elastic"]),
-                Job(0.5, reps, d, w), Job(1.0, reps, d, w), Job(0.5, reps, d, w, tool="gzip")]
+                Job(0.5, reps, d, w), Job(1.0, reps, d, w), Job(0.5, reps, d, w, tool="gzip"),
+                Job(0.5, reps, d, w, configs=["unlimited"] + few, empty_credit=True)]
     out += [Build(0.5, reps, ["src/lib/libbwgov-core.a"] if quick else ["src/daemon/bwgovd", "src/ctl/bwgovctl"]),
             Neighbour(0.5, reps, d, w)]
     if not quick:
