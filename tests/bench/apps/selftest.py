@@ -272,14 +272,15 @@ class Targets(unittest.TestCase):
     SC = {"name": "web-0.5", "kind": "web", "configs": ["unlimited", "static", "static+burst", "bwgovd-elastic"],
           "empty_credit": False}
 
-    def rows(self, share=0.45, e=100.0, u=90.0, s=300.0, th=0.0, ce=0.25, cs=0.25, contract=(True,)):
-        agg = {"web-0.5": _agg({
+    def rows(self, share=0.45, e=100.0, u=90.0, s=300.0, th=0.0, ce=0.25, cs=0.25, contract=(True,), sc=None):
+        sc = sc or self.SC
+        agg = {sc["name"]: _agg({
             "unlimited": {"usage_share_of_quota": share, "result.latency.p99": u},
             "static": {"result.latency.p99": s},
             "static+burst": {"usage_cpus": cs},
             "bwgovd-elastic": {"result.latency.p99": e, "throttled_pct": th, "usage_cpus": ce,
                                "contract": list(contract)}})}
-        return {r["target"].split(": ", 1)[1].split(" (")[0]: r["met"] for r in report.evaluate([self.SC], agg, [])}
+        return {r["target"].split(": ", 1)[1].split(" (")[0]: r["met"] for r in report.evaluate([sc], agg, [])}
 
     def test_met(self):
         self.assertTrue(all(self.rows().values()))
@@ -314,13 +315,7 @@ class Targets(unittest.TestCase):
         figures the report aggregates for it."""
         sc = dict(self.SC, name="job-xz-0.5", kind="job")
         self.assertIn("result.latency.p99", [p for p, _ in report.figures(sc)])
-        agg = {"job-xz-0.5": _agg({
-            "unlimited": {"usage_share_of_quota": 0.45, "result.latency.p99": 400.0},
-            "static": {"result.latency.p99": 1200.0},
-            "static+burst": {"usage_cpus": 0.22},
-            "bwgovd-elastic": {"result.latency.p99": 500.0, "throttled_pct": 0.0, "usage_cpus": 0.22,
-                               "contract": [True]}})}
-        rows = {r["target"].split(": ", 1)[1].split(" (")[0]: r["met"] for r in report.evaluate([sc], agg, [])}
+        rows = self.rows(e=500.0, u=400.0, s=1200.0, ce=0.22, cs=0.22, sc=sc)
         self.assertEqual(rows, {"bwgovd elastic p99 ≤ 1.2× unlimited": False, "bwgovd elastic p99 ≤ 0.5× static": True,
                                 "bwgovd elastic throttled periods ≤ 1 %": True,
                                 "bwgovd elastic mean CPU within 5 % of static + burst's": True,
