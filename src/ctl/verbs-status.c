@@ -215,7 +215,7 @@ static void print_credit_lines(json_t *c) {
                 printf(", down to its reserve in %s", fmt_span(a, ju64(c, "time_to_empty_usec")));
         printf("\n");
         printf(LABEL "%s held in reserve%s\n", "", fmt_span(a, ju64(c, "reserve_usec")),
-               jbool(c, "exhausted") ? "; exhausted: at the baseline until a quarter of CreditMax= is back" : "");
+               jbool(c, "exhausted") ? "; exhausted: at the baseline until it pays for the headroom again" : "");
 }
 
 /* "0.50 CPU above the baseline (level 4 of 4, the most there is now), next sample in 1s" */

@@ -40,17 +40,6 @@ void bw_credit_init(struct bw_credit *c, uint64_t max_usec, uint64_t credit_usec
  * CreditMax= clamps it). Netting within the sample: see above. */
 void bw_credit_account(struct bw_credit *c, uint64_t max_usec, uint64_t earned_usec, uint64_t used_usec);
 
-/* Exhaustion hysteresis: a bucket the law found exhausted counts as
- * refilled only once the balance is back at BW_CREDIT_REFILL_PERMILLE of
- * max_usec (a quarter of CreditMax=), so that a group at the edge does not
- * flap between its baseline and headroom. Also what a bucket restored after
- * a restart is judged by. */
-#define BW_CREDIT_REFILL_PERMILLE UINT64_C(250)
-
-/* Returns true when the balance is at or above the refill mark (never in
- * debt: the balance is 0 then). */
-bool bw_credit_refilled(const struct bw_credit *c, uint64_t max_usec);
-
 /* Balance above a threshold: credit - threshold, 0 when at or below it (or
  * in debt). */
 uint64_t bw_credit_above(const struct bw_credit *c, uint64_t threshold_usec);

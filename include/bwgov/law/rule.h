@@ -17,7 +17,7 @@ enum bw_rule {
         BW_RULE_STEADY,                 /* nothing to do */
         BW_RULE_HEADROOM_RAISE,         /* the credit pays for a higher headroom level: raised */
         BW_RULE_HEADROOM_LOWER,         /* the credit no longer pays for this level: stepped down */
-        BW_RULE_CREDIT_EXHAUSTED,       /* credit spent: exactly the baseline until refilled */
+        BW_RULE_CREDIT_EXHAUSTED,       /* credit spent: exactly the baseline until it pays for headroom */
         BW_RULE_ANCESTOR_LIMIT,         /* headroom capped at the nearest limited ancestor's quota */
         BW_RULE_HOST_SHED,              /* host pressure: part of the headroom withdrawn */
         BW_RULE_HOST_HOLD,              /* the credit would pay for more, but the host is over its limit */

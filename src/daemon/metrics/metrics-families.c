@@ -137,8 +137,8 @@ const struct metrics_family metrics_families[METRICS_N_FAMILIES] = {
         FAMILY("bwgov_credit_time_to_empty_usec", "gauge", v_tte,
                 "At the average spending, time until the credit is down to its reserve (absent when not spending)."),
         FAMILY("bwgov_credit_exhausted", "gauge", v_exhausted,
-                "1 while the quota is held at the baseline because the credit is spent (until a quarter of "
-                "CreditMax= is back)."),
+                "1 while the quota is held at the baseline because the credit is spent (until it pays for "
+                "the headroom again)."),
         FAMILY("bwgov_headroom_usec", "gauge", v_headroom,
                 "Quota above the baseline the last decision set, per period."),
         FAMILY("bwgov_headroom_max_usec", "gauge", v_headroom_max,

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The credit bucket: earn, pay, debt, the refill mark of the exhaustion
- * hysteresis, the reserve and what the balance affords (contracts in
- * include/bwgov/law/credit.h). */
+/* The credit bucket: earn, pay, debt, the reserve and what the balance
+ * affords (contracts in include/bwgov/law/credit.h). */
 
 #include "bwgov/law/credit.h"
 #include "bwgov/util/util.h"
@@ -27,10 +26,6 @@ void bw_credit_account(struct bw_credit *c, uint64_t max_usec, uint64_t earned_u
                 c->credit_usec -= pay;
                 c->debt_usec = u64_sat_add(c->debt_usec, loss - pay);
         }
-}
-
-bool bw_credit_refilled(const struct bw_credit *c, uint64_t max_usec) {
-        return c->credit_usec >= u64_muldiv(max_usec, BW_CREDIT_REFILL_PERMILLE, 1000);
 }
 
 uint64_t bw_credit_above(const struct bw_credit *c, uint64_t threshold_usec) {

@@ -90,11 +90,12 @@
  *    away, plus a quarter (hysteresis: a raise lasts even at full
  *    spending), and waits hold_off (one PSI window) after a decrease. The
  *    headroom comes back only once the credit pays for where a full bucket
- *    rests, in one write, not a level at a time as the credit grows; after
- *    exhaustion also not before a quarter of CreditMax= is back, so that
- *    an exhausted group does not flap. A group at steady load therefore
- *    writes nothing: under its baseline it rests at Emax; over it, at the
- *    baseline.
+ *    rests, in one write, not a level at a time as the credit grows, and
+ *    not within hold_off of the step down: the hysteresis that keeps an
+ *    exhausted group from flapping is that cost, whatever CreditMax= (a
+ *    mark in it would make a larger bucket wait longer). A group at steady
+ *    load therefore writes nothing: under its baseline it rests at Emax;
+ *    over it, at the baseline.
  *
  * 6. Host protection (host.c). When the governed groups harm the rest of
  *    the host (over HostPressureLimit= while they use more than their
@@ -243,9 +244,11 @@ void bw_policy_state_init(struct bw_policy_state *s, const struct bw_policy_para
                 s->credit.credit_usec = 0;
                 s->credit.debt_usec = debt_usec;
         }
-        /* A bucket restored below the refill mark is as good as exhausted:
-         * headroom waits for the refill (hysteresis across restarts). */
-        s->exhausted = !bw_credit_refilled(&s->credit, p->credit_max_usec);
+        /* A bucket restored empty or in debt is as good as exhausted: its
+         * headroom comes back as after exhaustion, in one write, once the
+         * credit pays for where a full bucket rests. Any other balance is
+         * placed where it pays at the first decision, as a new one. */
+        s->exhausted = p->credit_max_usec > 0 && (s->credit.debt_usec > 0 || s->credit.credit_usec == 0);
 }
 
 /* ---- one decision in the making ------------------------------------------ */
@@ -578,12 +581,10 @@ static bool choose_headroom(struct decision *x) {
         if (h->max_usec == 0)
                 s->exhausted = false;
 
-        /* Exhausted: the baseline until the credit is back at the refill
-         * mark, and pays for the highest level it could ever pay for (so
-         * that the headroom comes back in one write, not level by level as
-         * the credit grows). */
+        /* Exhausted: the baseline until the credit pays for the highest
+         * level it could ever pay for: back in one write, not level by
+         * level as the credit grows (and not within hold_off, below). */
         if (s->exhausted && kraise > 0 && !x->in->host_over_limit &&
-            bw_credit_refilled(cr, p->credit_max_usec) &&
             kraise >= bw_headroom_reachable(h, p->credit_max_usec))
                 s->exhausted = false;
 

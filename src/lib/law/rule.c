@@ -31,7 +31,7 @@ static const struct {
         [BW_RULE_HEADROOM_LOWER] = {
                 "headroom-lower", "the credit no longer pays for this headroom: stepped down" },
         [BW_RULE_CREDIT_EXHAUSTED] = {
-                "credit-exhausted", "credit spent: exactly the baseline until it refills" },
+                "credit-exhausted", "credit spent: exactly the baseline until it pays for the headroom again" },
         [BW_RULE_ANCESTOR_LIMIT] = {
                 "ancestor-limit", "headroom capped at the nearest limited ancestor's quota" },
         [BW_RULE_HOST_SHED] = {

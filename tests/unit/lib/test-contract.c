@@ -77,9 +77,11 @@
  *     <= quota after every single write, the prime leaves what adoption
  *     wrote, targets within [Qb, limit] and bursts within Bc;
  *  3. exhaustion: a balance that cannot pay for the first level over the
- *     short horizon leaves exactly the baseline; no raise under overload
- *     below a quarter of CreditMax=; the true balance at period
- *     boundaries never under -Bc;
+ *     short horizon leaves exactly the baseline; a raise is paid for over
+ *     a whole Interval= with a quarter to spare, and none comes within
+ *     hold_off of a step down (the hysteresis that keeps an exhausted
+ *     group from flapping); the true balance at period boundaries never
+ *     under -Bc;
  *  4. steady loads write nothing; bursts the bucket absorbs (each leaves
  *     what the top level costs until a short-horizon sample, so the law
  *     never has to step down), mean well under the baseline, write at most
@@ -408,7 +410,7 @@ enum demand_kind {
         DEMAND_OVERLOAD,        /* every CPU, longer than CreditMax= lasts */
         DEMAND_IDLE_OVERLOAD,   /* long idle, then every CPU */
         DEMAND_CREEP,           /* a rate creeping just above the baseline */
-        DEMAND_DRAIN_REFILL,    /* drain to exhaustion, refill just past the mark, again */
+        DEMAND_DRAIN_REFILL,    /* drain to exhaustion, refill to a quarter of CreditMax=, again */
         _DEMAND_RANDOM_MAX,
         DEMAND_STEADY = _DEMAND_RANDOM_MAX,     /* a constant rate */
         DEMAND_BURSTY,          /* bursts on every CPU, around a_ns long, gaps around b_ns */
@@ -740,8 +742,8 @@ struct run {
         int64_t law_min_balance;        /* the law's credit - debt, the lowest at a sample */
 
         /* exhaustion */
-        bool exhausted_seen;            /* a credit-exhausted decision, not yet back at 1/4 CreditMax= */
         uint64_t exhausted_at_ms;       /* first decision the credit could not pay for level 1; UINT64_MAX = none */
+        uint64_t decreased_at_ms;       /* the last decision that lowered the quota; UINT64_MAX = none */
 
         /* contract */
         struct window_max win_period, win_ms;
@@ -827,7 +829,7 @@ static unsigned demand_threads(struct run *r, uint64_t t) {
                 /* Drain on every CPU until the law is at the baseline for
                  * want of credit (variant 0, 1), or until it is about to be
                  * (2, 3: the credit near what the first level costs), then
-                 * idle until the credit is just past the refill mark. */
+                 * idle until a quarter of CreditMax= is back. */
                 if (r->has_d) {
                         uint64_t mark = r->cp.credit_max_usec / 4;
                         bool edge = d->variant >= 2 && r->need1 != UINT64_MAX &&
@@ -1091,8 +1093,10 @@ static void daemon_sample(struct run *r) {
 
         /* Exhaustion: a balance that cannot pay for the first level even
          * over the short horizon without lateness leaves exactly the
-         * baseline, now; after a credit-exhausted decision nothing is
-         * raised until the balance is back at a quarter of CreditMax=. */
+         * baseline, now; a raise after the prime needs what the level it
+         * raises to costs over a whole Interval= (without the allowance
+         * for a late timer: a lower bound), and a quarter more; none comes
+         * within hold_off of a step down. */
         if (!first && (d.debt_usec > 0 || d.credit_after_usec < r->need1 || r->level1 == 0) &&
             d.target.quota_usec != r->cp.quota_usec)
                 run_fail(r, PROP_EXHAUST, "t=%.3fs: credit %" PRIu64 " debt %" PRIu64 " cannot pay for the first "
@@ -1102,22 +1106,29 @@ static void daemon_sample(struct run *r) {
         if (!first && r->exhausted_at_ms == UINT64_MAX &&
             (d.debt_usec > 0 || d.credit_after_usec < r->need1 || d.rule == BW_RULE_CREDIT_EXHAUSTED))
                 r->exhausted_at_ms = now_ms;
-        if (d.rule == BW_RULE_CREDIT_EXHAUSTED)
-                r->exhausted_seen = true;
-        if (r->exhausted_seen && d.debt_usec == 0 && d.credit_after_usec >= r->cp.credit_max_usec / 4)
-                r->exhausted_seen = false;
-        if (r->exhausted_seen && d.target.quota_usec > in.current.quota_usec)
-                run_fail(r, PROP_EXHAUST, "t=%.3fs: raised to %" PRIu64 " after exhaustion with credit %" PRIu64
-                         " below a quarter of CreditMax= (%" PRIu64 ")", (double) now_ms / 1000,
-                         d.target.quota_usec, d.credit_after_usec, r->cp.credit_max_usec / 4);
-        /* ... and while an overload lasts after that, no raise with the
-         * balance under a quarter of CreditMax= (no flapping back up). */
-        if (r->exhausted_at_ms != UINT64_MAX && demand_overloaded(r, k->now_ns) &&
-            d.target.quota_usec > in.current.quota_usec &&
-            (d.debt_usec > 0 || d.credit_after_usec < r->cp.credit_max_usec / 4))
-                run_fail(r, PROP_EXHAUST, "t=%.3fs: raised to %" PRIu64 " under overload after exhaustion, credit %"
-                         PRIu64 " below a quarter of CreditMax= (%s)", (double) now_ms / 1000,
-                         d.target.quota_usec, d.credit_after_usec, bw_rule_to_string(d.rule));
+        if (!first && d.change && d.target.quota_usec > in.current.quota_usec) {
+                uint64_t e = d.target.quota_usec - r->cp.quota_usec, need, b, slack;
+
+                /* The burst in the pool (the law's, or one in place that is
+                 * not) and the idle sample's earnings, as the law counts
+                 * them, less its allowance for a late timer. */
+                b = in.current.has_burst ? (in.current.burst_usec < r->bc ? in.current.burst_usec : r->bc) : 0;
+                slack = r->slack + r->cp.quota_usec * r->cp.interval_usec / r->cp.period_usec;
+                need = bw_credit_needed(e, r->cp.period_usec, r->cp.quota_usec, b, slack, r->cp.interval_usec);
+                need = need / 4 * 5 + (need % 4 > 0);
+                if (d.debt_usec > 0 || d.credit_after_usec < need)
+                        run_fail(r, PROP_EXHAUST, "t=%.3fs: raised to %" PRIu64 " (%s) with credit %" PRIu64 " debt %"
+                                 PRIu64 ", short of %" PRIu64 " it costs over Interval= and a quarter",
+                                 (double) now_ms / 1000, d.target.quota_usec, bw_rule_to_string(d.rule),
+                                 d.credit_after_usec, d.debt_usec, need);
+                if (r->decreased_at_ms != UINT64_MAX &&
+                    (now_ms - r->decreased_at_ms) * USEC_PER_MSEC + USEC_PER_MSEC < r->cp.hold_off_usec)
+                        run_fail(r, PROP_EXHAUST, "t=%.3fs: raised to %" PRIu64 " %.3fs after the step down at "
+                                 "%.3fs, within hold_off", (double) now_ms / 1000, d.target.quota_usec,
+                                 (double) (now_ms - r->decreased_at_ms) / 1000, (double) r->decreased_at_ms / 1000);
+        }
+        if (d.change && d.target.quota_usec < in.current.quota_usec)
+                r->decreased_at_ms = now_ms;
 
         if (d.change && !r->control) {
                 daemon_write(r, &d.target);
@@ -1161,6 +1172,7 @@ static void run_init(struct run *r, const struct case_params *cp, bool extra_sam
                 .first_change_ms = UINT64_MAX,
                 .changes_after_ms = cp->count_writes_from_ms > 0 ? cp->count_writes_from_ms : UINT64_MAX,
                 .exhausted_at_ms = UINT64_MAX,
+                .decreased_at_ms = UINT64_MAX,
                 .verbose = env_verbose_case(cp->seed) && (!control || getenv("BWGOV_CONTRACT_CTLV")),
                 .control = control,
                 .extra_samples = extra_samples,

@@ -63,30 +63,6 @@ static void test_above(void **state) {
         assert_int_equal(bw_credit_above(&c, 0), 0);
 }
 
-static void test_refilled(void **state) {
-        static const struct {
-                uint64_t credit, debt, max;
-                bool refilled;
-                const char *why;
-        } cases[] = {
-                { 5000000, 0, 5000000, true,  "full" },
-                { 1250000, 0, 5000000, true,  "exactly a quarter" },
-                { 1249999, 0, 5000000, false, "just under a quarter" },
-                { 0,       0, 5000000, false, "empty" },
-                { 0,       7, 5000000, false, "in debt" },
-                { 0,       0, 0,       true,  "CreditMax=0: nothing to wait for" },
-                { 1,       0, 3,       true,  "rounded down: a quarter of 3 is 0" },
-                { UINT64_MAX / 4, 0, UINT64_MAX, true, "no overflow" },
-        };
-
-        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
-                struct bw_credit c = { .credit_usec = cases[i].credit, .debt_usec = cases[i].debt };
-
-                print_message("# %s\n", cases[i].why);
-                assert_int_equal(bw_credit_refilled(&c, cases[i].max), cases[i].refilled);
-        }
-}
-
 static void test_reserve(void **state) {
         /* 2 Q + B + Qb + slack */
         assert_int_equal(bw_credit_reserve(150000, 50000, 50000, 20000), 2 * 150000 + 50000 + 50000 + 20000);
@@ -133,7 +109,6 @@ int main(void) {
                 cmocka_unit_test(test_init),
                 cmocka_unit_test(test_account),
                 cmocka_unit_test(test_above),
-                cmocka_unit_test(test_refilled),
                 cmocka_unit_test(test_reserve),
                 cmocka_unit_test(test_affordable),
         };

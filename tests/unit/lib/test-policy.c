@@ -368,11 +368,19 @@ static void test_state_init(void **state) {
         assert_false(s.primed);
         assert_int_equal(s.host_cap_usec, UINT64_MAX);
 
-        /* Restored below a quarter of CreditMax=: as good as exhausted. */
-        bw_policy_state_init(&s, &p, USEC_PER_SEC, 0);
+        /* Restored empty: as good as exhausted (its headroom comes back
+         * once the credit pays for the top level); any other balance is
+         * placed where it pays, as a new one. */
+        bw_policy_state_init(&s, &p, 0, 0);
         assert_true(s.exhausted);
-        bw_policy_state_init(&s, &p, 5 * USEC_PER_SEC / 4, 0);
+        bw_policy_state_init(&s, &p, 1, 0);
         assert_false(s.exhausted);
+        bw_policy_state_init(&s, &p, USEC_PER_SEC, 0);
+        assert_false(s.exhausted);
+        p.credit_max_usec = 0;          /* no bucket: nothing to wait for */
+        bw_policy_state_init(&s, &p, 0, 0);
+        assert_false(s.exhausted);
+        p.credit_max_usec = 5 * USEC_PER_SEC;
 
         /* A debt survives a restart. */
         bw_policy_state_init(&s, &p, 0, 30000);
@@ -459,7 +467,7 @@ static void test_rest_levels(void **state) {
                 { 2000000, 1 },
                 { 1600000, 1 },
                 { 1550000, 0 },
-                { 1250000, 0 },         /* 1/4 CreditMax=: not exhausted, but nothing pays yet */
+                { 1250000, 0 },         /* nothing pays yet */
         };
         struct bw_policy_params p = default_params(BW_MODE_ELASTIC);
         struct bw_bandwidth cur = { .quota_usec = 50000, .period_usec = 100000, .has_burst = true }, rest;
@@ -470,8 +478,9 @@ static void test_rest_levels(void **state) {
                         fail_msg("case %zu: credit %" PRIu64 " rests at %" PRIu64 ", want level %u", i,
                                  cases[i].credit, rest.quota_usec, cases[i].level);
         }
-        /* Below a quarter of CreditMax=: exhausted, the baseline. */
-        assert_int_equal(bw_policy_rest_target(&p, 1200000, true, &cur, &rest), 0);
+        /* Empty: exhausted, the baseline, whatever was in place. */
+        cur.quota_usec = 100000;
+        assert_int_equal(bw_policy_rest_target(&p, 0, true, &cur, &rest), 0);
         assert_int_equal(rest.quota_usec, 50000);
 }
 
@@ -525,9 +534,8 @@ static void test_drain_to_exhaustion(void **state) {
         }
 }
 
-/* After exhaustion the headroom comes back only once a quarter of
- * CreditMax= has been earned back and the credit pays for the level a full
- * bucket rests at: in one write, not a level at a time. */
+/* After exhaustion the headroom comes back only once the credit pays for
+ * the level a full bucket rests at: in one write, not a level at a time. */
 static void test_refill_hysteresis(void **state) {
         struct bw_policy_params p = default_params(BW_MODE_ELASTIC);
         uint64_t writes;
@@ -540,8 +548,7 @@ static void test_refill_hysteresis(void **state) {
         writes = r.changes;
 
         /* 0.45 CPU earns 0.05 CPU-s/s. The top level needs (1.3 s x 1 CPU +
-         * R(150 ms) = 0.43 s) x 5/4 = 2.16 s, more than a quarter of 5 s:
-         * about 43 s. */
+         * R(150 ms) = 0.43 s) x 5/4 = 2.16 s: about 43 s. */
         run_for(&r, 30, DEMAND_CONST, 450000);
         assert_true(r.st.exhausted);
         assert_int_equal(r.sim.bw.quota_usec, 50000);
@@ -551,6 +558,67 @@ static void test_refill_hysteresis(void **state) {
         assert_int_equal(r.sim.bw.quota_usec, 150000);
         assert_int_equal(r.changes, writes + 1);
         assert_true(r.st.credit.credit_usec >= 2100000);
+}
+
+/* The way back from exhaustion does not depend on CreditMax=: with 30 s
+ * of it, as with 5, the headroom returns once the credit pays for the top
+ * level (2.16 s, as above), in one write, not after a quarter of the
+ * bucket (7.5 s, the rule this replaced: 150 s at this group's earnings);
+ * and never within hold_off of the step down. */
+static void test_refill_not_by_credit_max(void **state) {
+        struct bw_policy_params p = default_params(BW_MODE_ELASTIC);
+        uint64_t t0, t_exhausted = 0, t_raised = 0, credit_raised = 0, writes;
+        struct run r;
+
+        p.credit_max_usec = 30 * USEC_PER_SEC;
+        p.hold_off_usec = 10 * USEC_PER_SEC;
+        run_init_primed(&r, &p, 2, p.credit_max_usec, 5);
+        t0 = r.sim.now_usec;
+        while (!r.st.exhausted && r.sim.now_usec - t0 < 120 * USEC_PER_SEC)
+                run_tick(&r, DEMAND_OVERLOAD, 1500000);
+        assert_true(r.st.exhausted);
+        assert_int_equal(r.d.rule, BW_RULE_CREDIT_EXHAUSTED);
+        assert_int_equal(r.sim.bw.quota_usec, 50000);
+        t_exhausted = r.sim.now_usec;
+        r.sim.backlog = 0;
+        writes = r.changes;
+
+        /* Idle earns 0.5 CPU-s/s: the top level is paid for after about
+         * 4.3 s, the raise waits for hold_off (10 s). */
+        while (t_raised == 0 && r.sim.now_usec - t_exhausted < 30 * USEC_PER_SEC) {
+                run_tick(&r, DEMAND_IDLE, 0);
+                if (r.sim.bw.quota_usec > 50000) {
+                        t_raised = r.sim.now_usec;
+                        credit_raised = r.st.credit.credit_usec;
+                }
+        }
+        assert_true(t_raised > 0);
+        assert_true(t_raised - t_exhausted >= p.hold_off_usec);
+        assert_true(t_raised - t_exhausted <= p.hold_off_usec + 2 * p.interval_usec);
+        assert_int_equal(r.d.rule, BW_RULE_HEADROOM_RAISE);
+        assert_int_equal(r.sim.bw.quota_usec, 150000);
+        assert_int_equal(r.changes, writes + 1);
+        assert_true(credit_raised < p.credit_max_usec / 4);
+
+        /* Again at 0.45 CPU (0.05 CPU-s/s): back after about 43 s, where a
+         * quarter of 30 s would have taken 150. */
+        while (!r.st.exhausted && r.sim.now_usec - t_raised < 120 * USEC_PER_SEC)
+                run_tick(&r, DEMAND_OVERLOAD, 1500000);
+        assert_true(r.st.exhausted);
+        t_exhausted = r.sim.now_usec;
+        r.sim.backlog = 0;
+        writes = r.changes;
+        t_raised = 0;
+        while (t_raised == 0 && r.sim.now_usec - t_exhausted < 120 * USEC_PER_SEC) {
+                run_tick(&r, DEMAND_CONST, 450000);
+                if (r.sim.bw.quota_usec > 50000)
+                        t_raised = r.sim.now_usec;
+        }
+        assert_true(t_raised > 0);
+        assert_true(t_raised - t_exhausted >= 30 * USEC_PER_SEC);
+        assert_true(t_raised - t_exhausted <= 60 * USEC_PER_SEC);
+        assert_int_equal(r.sim.bw.quota_usec, 150000);
+        assert_int_equal(r.changes, writes + 1);
 }
 
 /* Idle and under the baseline: rests at the top level, no writes, slow
@@ -1001,6 +1069,7 @@ int main(void) {
                 cmocka_unit_test(test_rest_levels),
                 cmocka_unit_test(test_drain_to_exhaustion),
                 cmocka_unit_test(test_refill_hysteresis),
+                cmocka_unit_test(test_refill_not_by_credit_max),
                 cmocka_unit_test(test_steady_writes_nothing),
                 cmocka_unit_test(test_bursty_benefit),
                 cmocka_unit_test(test_hold_raise_band),

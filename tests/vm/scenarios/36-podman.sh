@@ -147,9 +147,9 @@ exhausted() {
 check "its credit spent: the container back at exactly 50000" wait_for 60 exhausted || fail_with_journal "$svc"
 check_eq "the scope back at the start's value" "$scope_max" cat "$cg/cpu.max"
 # Over a window spent whole at the baseline: exhausted at its start and
-# still at its end (headroom comes back only once a quarter of CreditMax=
-# is earned back, which a guest starved by a busy host does, running its
-# container below 0.5 CPU for a while).
+# still at its end (headroom comes back once the credit pays for it again,
+# which a guest starved by a busy host earns, running its container below
+# 0.5 CPU for a while).
 spent_rate() {
         local r
         for _ in 1 2 3; do
