@@ -1115,7 +1115,7 @@ static void daemon_sample(struct run *r) {
                 b = in.current.has_burst ? (in.current.burst_usec < r->bc ? in.current.burst_usec : r->bc) : 0;
                 slack = r->slack + r->cp.quota_usec * r->cp.interval_usec / r->cp.period_usec;
                 need = bw_credit_needed(e, r->cp.period_usec, r->cp.quota_usec, b, slack, r->cp.interval_usec);
-                need = need / 4 * 5 + (need % 4 > 0);
+                need = (need * 5 + 3) / 4;      /* 5/4, rounded up as the law does */
                 if (d.debt_usec > 0 || d.credit_after_usec < need)
                         run_fail(r, PROP_EXHAUST, "t=%.3fs: raised to %" PRIu64 " (%s) with credit %" PRIu64 " debt %"
                                  PRIu64 ", short of %" PRIu64 " it costs over Interval= and a quarter",
