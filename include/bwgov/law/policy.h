@@ -120,7 +120,8 @@ struct bw_policy_state {
 /* Initialise: unprimed, credit = credit_usec clamped to [0, credit_max_usec],
  * or a debt of debt_usec when that is not 0 (the daemon passes
  * credit_max_usec at first adoption, the persisted balance after a restart).
- * A credit below a quarter of CreditMax= starts exhausted. Never fails. */
+ * An empty bucket or a debt starts exhausted (CreditMax=0 never does). Never
+ * fails. */
 void bw_policy_state_init(struct bw_policy_state *s, const struct bw_policy_params *p,
                           uint64_t credit_usec, uint64_t debt_usec);
 
