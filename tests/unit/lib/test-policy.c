@@ -560,6 +560,31 @@ static void test_refill_hysteresis(void **state) {
         assert_true(r.st.credit.credit_usec >= 2100000);
 }
 
+/* Overload until the law is at the baseline for want of credit (at most
+ * max_secs); then no backlog left. Returns the time it got there. */
+static uint64_t run_until_exhausted(struct run *r, uint64_t max_secs) {
+        uint64_t t0 = r->sim.now_usec;
+
+        while (!r->st.exhausted && r->sim.now_usec - t0 < max_secs * USEC_PER_SEC)
+                run_tick(r, DEMAND_OVERLOAD, 1500000);
+        assert_true(r->st.exhausted);
+        r->sim.backlog = 0;
+        return r->sim.now_usec;
+}
+
+/* Run until the quota is above the baseline (at most max_secs). Returns
+ * the time it rose, 0 if it did not. */
+static uint64_t run_until_raised(struct run *r, uint64_t max_secs, enum demand kind, uint64_t level_rate) {
+        uint64_t t0 = r->sim.now_usec;
+
+        while (r->sim.now_usec - t0 < max_secs * USEC_PER_SEC) {
+                run_tick(r, kind, level_rate);
+                if (r->sim.bw.quota_usec > r->p->baseline.quota_usec)
+                        return r->sim.now_usec;
+        }
+        return 0;
+}
+
 /* The way back from exhaustion does not depend on CreditMax=: with 30 s
  * of it, as with 5, the headroom returns once the credit pays for the top
  * level (2.16 s, as above), in one write, not after a quarter of the
@@ -567,53 +592,33 @@ static void test_refill_hysteresis(void **state) {
  * and never within hold_off of the step down. */
 static void test_refill_not_by_credit_max(void **state) {
         struct bw_policy_params p = default_params(BW_MODE_ELASTIC);
-        uint64_t t0, t_exhausted = 0, t_raised = 0, credit_raised = 0, writes;
+        uint64_t t_exhausted, t_raised, writes;
         struct run r;
 
         p.credit_max_usec = 30 * USEC_PER_SEC;
         p.hold_off_usec = 10 * USEC_PER_SEC;
         run_init_primed(&r, &p, 2, p.credit_max_usec, 5);
-        t0 = r.sim.now_usec;
-        while (!r.st.exhausted && r.sim.now_usec - t0 < 120 * USEC_PER_SEC)
-                run_tick(&r, DEMAND_OVERLOAD, 1500000);
-        assert_true(r.st.exhausted);
+        t_exhausted = run_until_exhausted(&r, 120);
         assert_int_equal(r.d.rule, BW_RULE_CREDIT_EXHAUSTED);
         assert_int_equal(r.sim.bw.quota_usec, 50000);
-        t_exhausted = r.sim.now_usec;
-        r.sim.backlog = 0;
         writes = r.changes;
 
         /* Idle earns 0.5 CPU-s/s: the top level is paid for after about
          * 4.3 s, the raise waits for hold_off (10 s). */
-        while (t_raised == 0 && r.sim.now_usec - t_exhausted < 30 * USEC_PER_SEC) {
-                run_tick(&r, DEMAND_IDLE, 0);
-                if (r.sim.bw.quota_usec > 50000) {
-                        t_raised = r.sim.now_usec;
-                        credit_raised = r.st.credit.credit_usec;
-                }
-        }
+        t_raised = run_until_raised(&r, 30, DEMAND_IDLE, 0);
         assert_true(t_raised > 0);
         assert_true(t_raised - t_exhausted >= p.hold_off_usec);
         assert_true(t_raised - t_exhausted <= p.hold_off_usec + 2 * p.interval_usec);
         assert_int_equal(r.d.rule, BW_RULE_HEADROOM_RAISE);
         assert_int_equal(r.sim.bw.quota_usec, 150000);
         assert_int_equal(r.changes, writes + 1);
-        assert_true(credit_raised < p.credit_max_usec / 4);
+        assert_true(r.st.credit.credit_usec < p.credit_max_usec / 4);
 
         /* Again at 0.45 CPU (0.05 CPU-s/s): back after about 43 s, where a
          * quarter of 30 s would have taken 150. */
-        while (!r.st.exhausted && r.sim.now_usec - t_raised < 120 * USEC_PER_SEC)
-                run_tick(&r, DEMAND_OVERLOAD, 1500000);
-        assert_true(r.st.exhausted);
-        t_exhausted = r.sim.now_usec;
-        r.sim.backlog = 0;
+        t_exhausted = run_until_exhausted(&r, 120);
         writes = r.changes;
-        t_raised = 0;
-        while (t_raised == 0 && r.sim.now_usec - t_exhausted < 120 * USEC_PER_SEC) {
-                run_tick(&r, DEMAND_CONST, 450000);
-                if (r.sim.bw.quota_usec > 50000)
-                        t_raised = r.sim.now_usec;
-        }
+        t_raised = run_until_raised(&r, 120, DEMAND_CONST, 450000);
         assert_true(t_raised > 0);
         assert_true(t_raised - t_exhausted >= 30 * USEC_PER_SEC);
         assert_true(t_raised - t_exhausted <= 60 * USEC_PER_SEC);
