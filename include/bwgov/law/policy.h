@@ -112,7 +112,7 @@ struct bw_policy_state {
         /* The flags together (no padding after each). */
         bool primed;
         bool prev_has_full;
-        bool exhausted;                 /* at the baseline for want of credit, until it pays for the top level */
+        bool exhausted;                 /* at the baseline for want of credit, until it pays for half the top level */
         bool active;                    /* spending credit or throttled: sampled on the short horizon */
         bool has_changed;
 };

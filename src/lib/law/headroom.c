@@ -37,6 +37,12 @@ unsigned bw_headroom_reachable(const struct bw_headroom *h, uint64_t credit_max_
         return bw_headroom_affordable(h, &full, h->slow_usec, true);
 }
 
+unsigned bw_headroom_way_back(const struct bw_headroom *h, uint64_t credit_max_usec, bool from_baseline) {
+        unsigned k = bw_headroom_reachable(h, credit_max_usec);
+
+        return from_baseline ? (k + 1) / 2 : k;
+}
+
 unsigned bw_headroom_level_at_or_below(const struct bw_headroom *h, uint64_t extra_usec) {
         for (unsigned k = BW_HEADROOM_LEVELS; k > 0; k--)
                 if (bw_headroom_level(h, k) <= extra_usec && bw_headroom_level(h, k) > 0)

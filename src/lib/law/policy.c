@@ -89,13 +89,13 @@
  *    short horizon away; raising to one needs its cost until an Interval=
  *    away, plus a quarter (hysteresis: a raise lasts even at full
  *    spending), and waits hold_off (one PSI window) after a decrease. The
- *    headroom comes back only once the credit pays for where a full bucket
- *    rests, in one write, not a level at a time as the credit grows, and
- *    not within hold_off of the step down: the hysteresis that keeps an
- *    exhausted group from flapping is that cost, whatever CreditMax= (a
- *    mark in it would make a larger bucket wait longer). A group at steady
- *    load therefore writes nothing: under its baseline it rests at Emax;
- *    over it, at the baseline.
+ *    headroom comes back once the credit pays for where a full bucket rests
+ *    (from the baseline, half of that first: credit is for the next job,
+ *    not the one after), in one or two writes, not a level at a time, and
+ *    not within hold_off of the step down: that cost is the hysteresis
+ *    against flapping, whatever CreditMax=. A group at steady load
+ *    therefore writes nothing: under its baseline it rests at Emax; over
+ *    it, at the baseline.
  *
  * 6. Host protection (host.c). When the governed groups harm the rest of
  *    the host (over HostPressureLimit= while they use more than their
@@ -245,8 +245,8 @@ void bw_policy_state_init(struct bw_policy_state *s, const struct bw_policy_para
                 s->credit.debt_usec = debt_usec;
         }
         /* A bucket restored empty or in debt is as good as exhausted: its
-         * headroom comes back as after exhaustion, in one write, once the
-         * credit pays for where a full bucket rests. Any other balance is
+         * headroom comes back as after exhaustion, once the credit pays
+         * for half of where a full bucket rests. Any other balance is
          * placed where it pays at the first decision, as a new one. */
         s->exhausted = p->credit_max_usec > 0 && (s->credit.debt_usec > 0 || s->credit.credit_usec == 0);
 }
@@ -581,11 +581,11 @@ static bool choose_headroom(struct decision *x) {
         if (h->max_usec == 0)
                 s->exhausted = false;
 
-        /* Exhausted: the baseline until the credit pays for the highest
-         * level it could ever pay for: back in one write, not level by
-         * level as the credit grows (and not within hold_off, below). */
+        /* Exhausted: the baseline until the credit pays for half the
+         * headroom a full bucket rests at (not within hold_off, below): back
+         * in at most two writes, not level by level as the credit grows. */
         if (s->exhausted && kraise > 0 && !x->in->host_over_limit &&
-            kraise >= bw_headroom_reachable(h, p->credit_max_usec))
+            kraise >= bw_headroom_way_back(h, p->credit_max_usec, true))
                 s->exhausted = false;
 
         etarget = x->ecur;
@@ -613,10 +613,11 @@ static bool choose_headroom(struct decision *x) {
                         d->rule = BW_RULE_HEADROOM_LOWER;
                 emergency = true;
         } else if (!emergency && !s->exhausted && bw_headroom_level(h, kraise) > etarget &&
-                   (initial || kraise >= bw_headroom_reachable(h, p->credit_max_usec))) {
+                   (initial || kraise >= bw_headroom_way_back(h, p->credit_max_usec, etarget == 0))) {
                 /* Back up only once the credit pays for where a full bucket
-                 * rests: in one write, not a level at a time as it grows
-                 * (the first decision places the unit wherever it can). */
+                 * rests, or from the baseline for half of that: not a level
+                 * at a time as it grows (the first decision places the unit
+                 * wherever it can). */
                 uint64_t want = u64_min(bw_headroom_level(h, kraise), cap);
 
                 if (want <= etarget)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The headroom levels and their prices: levels on the 1 ms grid, the level
  * at or below a headroom, what the credit affords with and without the
- * raise margin, and where a full bucket rests. */
+ * raise margin, where a full bucket rests and the way back to it. */
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -109,6 +109,13 @@ static void test_affordable(void **state) {
         assert_int_equal(bw_headroom_reachable(&h, need4_slow * 5 / 4 + 1), 4);
         assert_int_equal(bw_headroom_reachable(&h, need4_slow), 3);
         assert_int_equal(bw_headroom_reachable(&h, 0), 0);
+
+        /* The way back: there, or from the baseline half of it, rounded up. */
+        assert_int_equal(bw_headroom_way_back(&h, need4_slow * 5 / 4 + 1, false), 4);
+        assert_int_equal(bw_headroom_way_back(&h, need4_slow * 5 / 4 + 1, true), 2);
+        assert_int_equal(bw_headroom_way_back(&h, need4_slow, false), 3);
+        assert_int_equal(bw_headroom_way_back(&h, need4_slow, true), 2);
+        assert_int_equal(bw_headroom_way_back(&h, 0, true), 0);
 }
 
 int main(void) {

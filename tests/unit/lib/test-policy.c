@@ -534,11 +534,22 @@ static void test_drain_to_exhaustion(void **state) {
         }
 }
 
-/* After exhaustion the headroom comes back only once the credit pays for
- * the level a full bucket rests at: in one write, not a level at a time. */
+/* The credit a raise to level k needs (in the simulated group of
+ * run_init_primed(): 2 CPUs, baseline 50/100 ms, levels of 25 ms): its cost
+ * until an idle sample with the quarter to spare, as test_hold_raise_band
+ * prices it. */
+static uint64_t raise_cost(unsigned k) {
+        const uint64_t slack = 30000 + 650000, slow = 1000000 + 250000 + 50000;
+
+        return bw_credit_needed(k * 25000, 100000, 50000, 50000, slack, slow) * 5 / 4;
+}
+
+/* After exhaustion the headroom comes back in two writes, not a level at a
+ * time: half of where a full bucket rests once the credit pays for that,
+ * the rest once it pays for the top level. */
 static void test_refill_hysteresis(void **state) {
         struct bw_policy_params p = default_params(BW_MODE_ELASTIC);
-        uint64_t writes;
+        uint64_t writes, t0, t_half = 0, t_top = 0;
         struct run r;
 
         run_init_primed(&r, &p, 2, p.credit_max_usec, 1);
@@ -546,18 +557,35 @@ static void test_refill_hysteresis(void **state) {
         assert_true(r.st.exhausted);
         r.sim.backlog = 0;
         writes = r.changes;
+        t0 = r.sim.now_usec;
+        assert_true(raise_cost(2) < raise_cost(4));
 
-        /* 0.45 CPU earns 0.05 CPU-s/s. The top level needs (1.3 s x 1 CPU +
-         * R(150 ms) = 0.43 s) x 5/4 = 2.16 s: about 43 s. */
-        run_for(&r, 30, DEMAND_CONST, 450000);
-        assert_true(r.st.exhausted);
-        assert_int_equal(r.sim.bw.quota_usec, 50000);
-        assert_int_equal(r.changes, writes);
-        run_for(&r, 20, DEMAND_CONST, 450000);
-        assert_false(r.st.exhausted);
-        assert_int_equal(r.sim.bw.quota_usec, 150000);
-        assert_int_equal(r.changes, writes + 1);
-        assert_true(r.st.credit.credit_usec >= 2100000);
+        /* 0.45 CPU earns 0.05 CPU-s/s: level 2 is paid for after about
+         * 28 s, the top level (2.16 s) after about 43. */
+        while (r.sim.now_usec - t0 < 60 * USEC_PER_SEC) {
+                uint64_t before = r.sim.bw.quota_usec;
+
+                run_tick(&r, DEMAND_CONST, 450000);
+                if (r.sim.bw.quota_usec == before)
+                        continue;
+                assert_int_equal(r.d.rule, BW_RULE_HEADROOM_RAISE);
+                if (t_half == 0) {
+                        assert_int_equal(r.sim.bw.quota_usec, 100000);
+                        assert_true(r.st.credit.credit_usec >= raise_cost(2));
+                        assert_true(r.st.credit.credit_usec < raise_cost(3));
+                        assert_false(r.st.exhausted);
+                        t_half = r.sim.now_usec;
+                } else {
+                        assert_int_equal(t_top, 0);
+                        assert_int_equal(r.sim.bw.quota_usec, 150000);
+                        assert_true(r.st.credit.credit_usec >= raise_cost(4));
+                        t_top = r.sim.now_usec;
+                }
+        }
+        assert_true(t_half > 0 && t_top > t_half);
+        assert_true(t_half - t0 >= 20 * USEC_PER_SEC && t_half - t0 <= 35 * USEC_PER_SEC);
+        assert_true(t_top - t0 >= 35 * USEC_PER_SEC);
+        assert_int_equal(r.changes, writes + 2);
 }
 
 /* Overload until the law is at the baseline for want of credit (at most
@@ -586,10 +614,10 @@ static uint64_t run_until_raised(struct run *r, uint64_t max_secs, enum demand k
 }
 
 /* The way back from exhaustion does not depend on CreditMax=: with 30 s
- * of it, as with 5, the headroom returns once the credit pays for the top
- * level (2.16 s, as above), in one write, not after a quarter of the
- * bucket (7.5 s, the rule this replaced: 150 s at this group's earnings);
- * and never within hold_off of the step down. */
+ * of it, as with 5, the headroom returns once the credit pays for half the
+ * top level, then for the top level (2.16 s, as above), not after a
+ * quarter of the bucket (7.5 s, a rule this replaced: 150 s at this
+ * group's earnings); and never within hold_off of the step down. */
 static void test_refill_not_by_credit_max(void **state) {
         struct bw_policy_params p = default_params(BW_MODE_ELASTIC);
         uint64_t t_exhausted, t_raised, writes;
@@ -604,7 +632,8 @@ static void test_refill_not_by_credit_max(void **state) {
         writes = r.changes;
 
         /* Idle earns 0.5 CPU-s/s: the top level is paid for after about
-         * 4.3 s, the raise waits for hold_off (10 s). */
+         * 4.3 s, the raise waits for hold_off (10 s) and goes there in one
+         * write: the credit pays for more than half by then. */
         t_raised = run_until_raised(&r, 30, DEMAND_IDLE, 0);
         assert_true(t_raised > 0);
         assert_true(t_raised - t_exhausted >= p.hold_off_usec);
@@ -614,16 +643,20 @@ static void test_refill_not_by_credit_max(void **state) {
         assert_int_equal(r.changes, writes + 1);
         assert_true(r.st.credit.credit_usec < p.credit_max_usec / 4);
 
-        /* Again at 0.45 CPU (0.05 CPU-s/s): back after about 43 s, where a
-         * quarter of 30 s would have taken 150. */
+        /* Again at 0.45 CPU (0.05 CPU-s/s): half the top level after about
+         * 28 s, all of it after about 43, where a quarter of 30 s would
+         * have taken 150. */
         t_exhausted = run_until_exhausted(&r, 120);
         writes = r.changes;
         t_raised = run_until_raised(&r, 120, DEMAND_CONST, 450000);
         assert_true(t_raised > 0);
-        assert_true(t_raised - t_exhausted >= 30 * USEC_PER_SEC);
-        assert_true(t_raised - t_exhausted <= 60 * USEC_PER_SEC);
-        assert_int_equal(r.sim.bw.quota_usec, 150000);
+        assert_true(t_raised - t_exhausted >= 20 * USEC_PER_SEC);
+        assert_true(t_raised - t_exhausted <= 40 * USEC_PER_SEC);
+        assert_int_equal(r.sim.bw.quota_usec, 100000);
         assert_int_equal(r.changes, writes + 1);
+        run_for(&r, 30, DEMAND_CONST, 450000);
+        assert_int_equal(r.sim.bw.quota_usec, 150000);
+        assert_int_equal(r.changes, writes + 2);
 }
 
 /* Idle and under the baseline: rests at the top level, no writes, slow
