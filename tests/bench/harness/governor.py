@@ -9,13 +9,16 @@ import codecs
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 BANDWIDTH_FILES = ("cpu.max", "cpu.max.burst", "cpu.cfs_quota_us", "cpu.cfs_period_us", "cpu.cfs_burst_us")
+SUN_PATH_MAX = 107         # a sockaddr_un path, its terminating NUL left out (bwgovd refuses longer)
 
 
 def process_cpu_s(pid):
@@ -296,6 +299,13 @@ class Bwgovd:
         self.log = os.path.join(workdir, "bwgovd.log")
         for d in [self.conf, self.state, self.run] + [os.path.join(self.conf, u + ".d") for u in self.units]:
             os.makedirs(d, exist_ok=True)
+        # The varlink socket's path must fit a sockaddr_un: under a long work
+        # directory (a long scenario or configuration name) the runtime
+        # directory is a short one of its own until stop() copies its files
+        # back into workdir/run.
+        self.run_kept = None
+        if len(self.socket) > SUN_PATH_MAX:
+            self.run_kept, self.run = self.run, tempfile.mkdtemp(prefix="bwgov-bench-run-")
         with open(os.path.join(self.conf, "bwgov.conf"), "w") as f:
             f.write(f"[Governor]\nInterval={interval}\n")
             # Adoption, writes and credit are read from metrics.prom: keep
@@ -359,6 +369,12 @@ class Bwgovd:
 
     def stop(self):
         self.trace.stop()
+        if self.run_kept:
+            for e in os.scandir(self.run):
+                if e.is_file(follow_symlinks=False):
+                    shutil.copy2(e.path, self.run_kept)
+            shutil.rmtree(self.run, ignore_errors=True)
+            self.run, self.run_kept = self.run_kept, None
         return self.proc.returncode if self.proc else None
 
     def log_tail(self, n=20):

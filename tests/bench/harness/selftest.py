@@ -221,6 +221,23 @@ def test_bwgovd_config(tmp):
                                                      "has_burst": True},
         "written": None, "pending": None, "credit_usec": 0, "paused": False}}}, st)
 
+    # A work directory too long for a varlink socket's path: the runtime
+    # directory is a short one until stop(), which copies its files back.
+    long_dir = os.path.join(tmp, "x" * 80, "gov")
+    g3 = governor.Bwgovd("/x", long_dir, "bwgov-bench-1-4", "elastic", 5.0, 150.0)
+    check("bwgovd: a short runtime directory under a long work directory",
+          len(g3.socket) <= governor.SUN_PATH_MAX and not g3.run.startswith(long_dir), g3.socket)
+    with open(g3.metrics_path, "w") as f:
+        f.write("m 1\n")
+    short = g3.run
+    g3.trace = types.SimpleNamespace(stop=lambda: None)
+    g3.stop()
+    check("bwgovd: stop() brings the runtime files back and removes the short directory",
+          g3.run == os.path.join(long_dir, "run") and open(g3.metrics_path).read() == "m 1\n" and
+          not os.path.exists(short), (g3.run, short))
+    check("bwgovd: a short work directory keeps its own runtime directory",
+          g.run == os.path.join(d, "run") and g.run_kept is None, g.run)
+
 
 def _agg_cell(metric, **kw):
     a = {k: None for k in report.MEASURES}
