@@ -301,11 +301,12 @@ class Bwgovd:
             os.makedirs(d, exist_ok=True)
         # The varlink socket's path must fit a sockaddr_un: under a long work
         # directory (a long scenario or configuration name) the runtime
-        # directory is a short one of its own until stop() copies its files
-        # back into workdir/run.
+        # directory is a short one of its own, on a tmpfs as the work
+        # directories are, until stop() copies its files back into workdir/run.
         self.run_kept = None
         if len(self.socket) > SUN_PATH_MAX:
-            self.run_kept, self.run = self.run, tempfile.mkdtemp(prefix="bwgov-bench-run-")
+            shm = "/dev/shm" if os.path.isdir("/dev/shm") else None
+            self.run_kept, self.run = self.run, tempfile.mkdtemp(prefix="bwgov-bench-run-", dir=shm)
         with open(os.path.join(self.conf, "bwgov.conf"), "w") as f:
             f.write(f"[Governor]\nInterval={interval}\n")
             # Adoption, writes and credit are read from metrics.prom: keep
