@@ -534,10 +534,10 @@ static void test_drain_to_exhaustion(void **state) {
         }
 }
 
-/* The credit a raise to level k needs (in the simulated group of
- * run_init_primed(): 2 CPUs, baseline 50/100 ms, levels of 25 ms): its cost
- * until an idle sample with the quarter to spare, as test_hold_raise_band
- * prices it. */
+/* The credit a raise to level k needs (default_params(): 2 CPUs, baseline
+ * 50/100 ms, levels of 25 ms): its cost until an idle sample, with the
+ * reserve's slack (30 ms per 2 CPUs and one idle sample's earnings, 0.5 CPU
+ * x 1.3 s) and the quarter to spare. */
 static uint64_t raise_cost(unsigned k) {
         const uint64_t slack = 30000 + 650000, slow = 1000000 + 250000 + 50000;
 
@@ -719,9 +719,9 @@ static void test_hold_raise_band(void **state) {
         struct bw_policy_params p = default_params(BW_MODE_ELASTIC);
         /* The reserve's slack: 30 ms per 2 CPUs and one idle sample's
          * earnings (0.5 CPU x 1.3 s). */
-        const uint64_t slack = 30000 + 650000, fast = 250000 + 62500 + 50000, slow = 1000000 + 250000 + 50000;
+        const uint64_t slack = 30000 + 650000, fast = 250000 + 62500 + 50000;
         uint64_t hold4 = bw_credit_needed(100000, 100000, 50000, 50000, slack, fast);
-        uint64_t raise4 = bw_credit_needed(100000, 100000, 50000, 50000, slack, slow) * 5 / 4;
+        uint64_t raise4 = raise_cost(4);
         struct bw_policy_state s;
         struct bw_policy_input in = {
                 .now_usec = USEC_PER_SEC,
