@@ -61,11 +61,13 @@ unsigned bw_headroom_affordable(const struct bw_headroom *h, const struct bw_cre
  * at the idle horizon, with the raise margin. */
 unsigned bw_headroom_reachable(const struct bw_headroom *h, uint64_t credit_max_usec);
 
-/* The lowest level a raise goes to on the way back up: where a full bucket
- * rests (bw_headroom_reachable()), or, from no headroom at all, half of it
- * (rounded up). The way back from the baseline is thus at most two writes:
- * half the headroom once the credit pays for it, then the rest. */
-unsigned bw_headroom_way_back(const struct bw_headroom *h, uint64_t credit_max_usec, bool from_baseline);
+/* The lowest level a raise from a headroom of from_usec goes to on the way
+ * back up: where a full bucket rests (bw_headroom_reachable()), or, from a
+ * level below half of that (the baseline included), half of it (rounded
+ * up). The way back is thus at most two writes from wherever the credit
+ * left the unit: half the headroom once the credit pays for it, then the
+ * rest. */
+unsigned bw_headroom_way_back(const struct bw_headroom *h, uint64_t credit_max_usec, uint64_t from_usec);
 
 /* The highest level whose non-zero headroom is at or below extra_usec; 0
  * when none. */

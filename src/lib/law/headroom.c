@@ -37,10 +37,10 @@ unsigned bw_headroom_reachable(const struct bw_headroom *h, uint64_t credit_max_
         return bw_headroom_affordable(h, &full, h->slow_usec, true);
 }
 
-unsigned bw_headroom_way_back(const struct bw_headroom *h, uint64_t credit_max_usec, bool from_baseline) {
-        unsigned k = bw_headroom_reachable(h, credit_max_usec);
+unsigned bw_headroom_way_back(const struct bw_headroom *h, uint64_t credit_max_usec, uint64_t from_usec) {
+        unsigned k = bw_headroom_reachable(h, credit_max_usec), half = (k + 1) / 2;
 
-        return from_baseline ? (k + 1) / 2 : k;
+        return bw_headroom_level_at_or_below(h, from_usec) < half ? half : k;
 }
 
 unsigned bw_headroom_level_at_or_below(const struct bw_headroom *h, uint64_t extra_usec) {

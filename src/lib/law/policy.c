@@ -90,8 +90,8 @@
  *    away, plus a quarter (hysteresis: a raise lasts even at full
  *    spending), and waits hold_off (one PSI window) after a decrease. The
  *    headroom comes back once the credit pays for where a full bucket rests
- *    (from the baseline, half of that first: credit is for the next job,
- *    not the one after), in one or two writes, not a level at a time, and
+ *    (from below half of it, half first: credit is for the next job, not
+ *    the one after), in one or two writes, not a level at a time, and
  *    not within hold_off of the step down: that cost is the hysteresis
  *    against flapping, whatever CreditMax=. A group at steady load
  *    therefore writes nothing: under its baseline it rests at Emax; over
@@ -585,7 +585,7 @@ static bool choose_headroom(struct decision *x) {
          * headroom a full bucket rests at (not within hold_off, below): back
          * in at most two writes, not level by level as the credit grows. */
         if (s->exhausted && kraise > 0 && !x->in->host_over_limit &&
-            kraise >= bw_headroom_way_back(h, p->credit_max_usec, true))
+            kraise >= bw_headroom_way_back(h, p->credit_max_usec, 0))
                 s->exhausted = false;
 
         etarget = x->ecur;
@@ -613,9 +613,9 @@ static bool choose_headroom(struct decision *x) {
                         d->rule = BW_RULE_HEADROOM_LOWER;
                 emergency = true;
         } else if (!emergency && !s->exhausted && bw_headroom_level(h, kraise) > etarget &&
-                   (initial || kraise >= bw_headroom_way_back(h, p->credit_max_usec, etarget == 0))) {
+                   (initial || kraise >= bw_headroom_way_back(h, p->credit_max_usec, etarget))) {
                 /* Back up only once the credit pays for where a full bucket
-                 * rests, or from the baseline for half of that: not a level
+                 * rests, or from below half of that for half: not a level
                  * at a time as it grows (the first decision places the unit
                  * wherever it can). */
                 uint64_t want = u64_min(bw_headroom_level(h, kraise), cap);

@@ -110,12 +110,16 @@ static void test_affordable(void **state) {
         assert_int_equal(bw_headroom_reachable(&h, need4_slow), 3);
         assert_int_equal(bw_headroom_reachable(&h, 0), 0);
 
-        /* The way back: there, or from the baseline half of it, rounded up. */
-        assert_int_equal(bw_headroom_way_back(&h, need4_slow * 5 / 4 + 1, false), 4);
-        assert_int_equal(bw_headroom_way_back(&h, need4_slow * 5 / 4 + 1, true), 2);
-        assert_int_equal(bw_headroom_way_back(&h, need4_slow, false), 3);
-        assert_int_equal(bw_headroom_way_back(&h, need4_slow, true), 2);
-        assert_int_equal(bw_headroom_way_back(&h, 0, true), 0);
+        /* The way back: there, or from a level below half of it (the
+         * baseline included) half of it, rounded up. */
+        assert_int_equal(bw_headroom_way_back(&h, need4_slow * 5 / 4 + 1, 50000), 4);
+        assert_int_equal(bw_headroom_way_back(&h, need4_slow * 5 / 4 + 1, 74999), 4);
+        assert_int_equal(bw_headroom_way_back(&h, need4_slow * 5 / 4 + 1, 25000), 2);
+        assert_int_equal(bw_headroom_way_back(&h, need4_slow * 5 / 4 + 1, 0), 2);
+        assert_int_equal(bw_headroom_way_back(&h, need4_slow, 50000), 3);
+        assert_int_equal(bw_headroom_way_back(&h, need4_slow, 25000), 2);
+        assert_int_equal(bw_headroom_way_back(&h, need4_slow, 0), 2);
+        assert_int_equal(bw_headroom_way_back(&h, 0, 0), 0);
 }
 
 int main(void) {

@@ -588,6 +588,45 @@ static void test_refill_hysteresis(void **state) {
         assert_int_equal(r.changes, writes + 2);
 }
 
+/* Stepped down to a level below half on the way to exhaustion, the way
+ * back is the same: half first once the credit pays for it, not the top
+ * level's price because the unit still held a quarter. */
+static void test_refill_from_low_level(void **state) {
+        struct bw_policy_params p = default_params(BW_MODE_ELASTIC);
+        uint64_t writes, t0, t_half = 0;
+        struct run r;
+
+        run_init_primed(&r, &p, 2, p.credit_max_usec, 1);
+        while (r.sim.bw.quota_usec != 75000 && !r.st.exhausted)
+                run_tick(&r, DEMAND_OVERLOAD, 1500000);
+        assert_int_equal(r.sim.bw.quota_usec, 75000);
+        assert_int_equal(r.d.rule, BW_RULE_HEADROOM_LOWER);
+        r.sim.backlog = 0;
+        writes = r.changes;
+        t0 = r.sim.now_usec;
+
+        /* 0.45 CPU at a quarter of the headroom (0.75 CPU of quota) earns
+         * 0.05 CPU-s/s, as at the baseline. */
+        while (r.sim.now_usec - t0 < 60 * USEC_PER_SEC && r.sim.bw.quota_usec != 150000) {
+                uint64_t before = r.sim.bw.quota_usec;
+
+                run_tick(&r, DEMAND_CONST, 450000);
+                if (r.sim.bw.quota_usec == before)
+                        continue;
+                assert_int_equal(r.d.rule, BW_RULE_HEADROOM_RAISE);
+                if (t_half == 0) {
+                        assert_int_equal(r.sim.bw.quota_usec, 100000);
+                        assert_true(r.st.credit.credit_usec >= raise_cost(2));
+                        assert_true(r.st.credit.credit_usec < raise_cost(4));
+                        t_half = r.sim.now_usec;
+                } else
+                        assert_true(r.st.credit.credit_usec >= raise_cost(4));
+        }
+        assert_true(t_half > t0);
+        assert_int_equal(r.sim.bw.quota_usec, 150000);
+        assert_int_equal(r.changes, writes + 2);
+}
+
 /* Overload until the law is at the baseline for want of credit (at most
  * max_secs); then no backlog left. Returns the time it got there. */
 static uint64_t run_until_exhausted(struct run *r, uint64_t max_secs) {
@@ -1107,6 +1146,7 @@ int main(void) {
                 cmocka_unit_test(test_rest_levels),
                 cmocka_unit_test(test_drain_to_exhaustion),
                 cmocka_unit_test(test_refill_hysteresis),
+                cmocka_unit_test(test_refill_from_low_level),
                 cmocka_unit_test(test_refill_not_by_credit_max),
                 cmocka_unit_test(test_steady_writes_nothing),
                 cmocka_unit_test(test_bursty_benefit),
