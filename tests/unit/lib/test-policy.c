@@ -544,12 +544,47 @@ static uint64_t raise_cost(unsigned k) {
         return bw_credit_needed(k * 25000, 100000, 50000, 50000, slack, slow) * 5 / 4;
 }
 
+/* The way back at 0.45 CPU for 60 s from now (it earns 0.05 CPU-s/s at the
+ * baseline and on the first level alike): every change a raise, the first
+ * to half the headroom, the second to the top, no third. */
+struct way_back {
+        uint64_t t0, t_half, t_top, credit_half;
+};
+
+static struct way_back run_way_back(struct run *r) {
+        struct way_back w = { .t0 = r->sim.now_usec };
+
+        while (r->sim.now_usec - w.t0 < 60 * USEC_PER_SEC) {
+                uint64_t before = r->sim.bw.quota_usec;
+
+                run_tick(r, DEMAND_CONST, 450000);
+                if (r->sim.bw.quota_usec == before)
+                        continue;
+                assert_int_equal(r->d.rule, BW_RULE_HEADROOM_RAISE);
+                if (w.t_half == 0) {
+                        assert_int_equal(r->sim.bw.quota_usec, 100000);
+                        assert_true(r->st.credit.credit_usec >= raise_cost(2));
+                        assert_false(r->st.exhausted);
+                        w.credit_half = r->st.credit.credit_usec;
+                        w.t_half = r->sim.now_usec;
+                } else {
+                        assert_int_equal(w.t_top, 0);
+                        assert_int_equal(r->sim.bw.quota_usec, 150000);
+                        assert_true(r->st.credit.credit_usec >= raise_cost(4));
+                        w.t_top = r->sim.now_usec;
+                }
+        }
+        assert_true(w.t_half > w.t0 && w.t_top > w.t_half);
+        return w;
+}
+
 /* After exhaustion the headroom comes back in two writes, not a level at a
  * time: half of where a full bucket rests once the credit pays for that,
  * the rest once it pays for the top level. */
 static void test_refill_hysteresis(void **state) {
         struct bw_policy_params p = default_params(BW_MODE_ELASTIC);
-        uint64_t writes, t0, t_half = 0, t_top = 0;
+        struct way_back w;
+        uint64_t writes;
         struct run r;
 
         run_init_primed(&r, &p, 2, p.credit_max_usec, 1);
@@ -557,34 +592,14 @@ static void test_refill_hysteresis(void **state) {
         assert_true(r.st.exhausted);
         r.sim.backlog = 0;
         writes = r.changes;
-        t0 = r.sim.now_usec;
         assert_true(raise_cost(2) < raise_cost(4));
 
-        /* 0.45 CPU earns 0.05 CPU-s/s: level 2 is paid for after about
-         * 28 s, the top level (2.16 s) after about 43. */
-        while (r.sim.now_usec - t0 < 60 * USEC_PER_SEC) {
-                uint64_t before = r.sim.bw.quota_usec;
-
-                run_tick(&r, DEMAND_CONST, 450000);
-                if (r.sim.bw.quota_usec == before)
-                        continue;
-                assert_int_equal(r.d.rule, BW_RULE_HEADROOM_RAISE);
-                if (t_half == 0) {
-                        assert_int_equal(r.sim.bw.quota_usec, 100000);
-                        assert_true(r.st.credit.credit_usec >= raise_cost(2));
-                        assert_true(r.st.credit.credit_usec < raise_cost(3));
-                        assert_false(r.st.exhausted);
-                        t_half = r.sim.now_usec;
-                } else {
-                        assert_int_equal(t_top, 0);
-                        assert_int_equal(r.sim.bw.quota_usec, 150000);
-                        assert_true(r.st.credit.credit_usec >= raise_cost(4));
-                        t_top = r.sim.now_usec;
-                }
-        }
-        assert_true(t_half > 0 && t_top > t_half);
-        assert_true(t_half - t0 >= 20 * USEC_PER_SEC && t_half - t0 <= 35 * USEC_PER_SEC);
-        assert_true(t_top - t0 >= 35 * USEC_PER_SEC);
+        /* Level 2 is paid for after about 28 s, the top level (2.16 s)
+         * after about 43. */
+        w = run_way_back(&r);
+        assert_true(w.credit_half < raise_cost(3));
+        assert_true(w.t_half - w.t0 >= 20 * USEC_PER_SEC && w.t_half - w.t0 <= 35 * USEC_PER_SEC);
+        assert_true(w.t_top - w.t0 >= 35 * USEC_PER_SEC);
         assert_int_equal(r.changes, writes + 2);
 }
 
@@ -593,7 +608,8 @@ static void test_refill_hysteresis(void **state) {
  * level's price because the unit still held a quarter. */
 static void test_refill_from_low_level(void **state) {
         struct bw_policy_params p = default_params(BW_MODE_ELASTIC);
-        uint64_t writes, t0, t_half = 0;
+        struct way_back w;
+        uint64_t writes;
         struct run r;
 
         run_init_primed(&r, &p, 2, p.credit_max_usec, 1);
@@ -603,26 +619,9 @@ static void test_refill_from_low_level(void **state) {
         assert_int_equal(r.d.rule, BW_RULE_HEADROOM_LOWER);
         r.sim.backlog = 0;
         writes = r.changes;
-        t0 = r.sim.now_usec;
 
-        /* 0.45 CPU at a quarter of the headroom (0.75 CPU of quota) earns
-         * 0.05 CPU-s/s, as at the baseline. */
-        while (r.sim.now_usec - t0 < 60 * USEC_PER_SEC && r.sim.bw.quota_usec != 150000) {
-                uint64_t before = r.sim.bw.quota_usec;
-
-                run_tick(&r, DEMAND_CONST, 450000);
-                if (r.sim.bw.quota_usec == before)
-                        continue;
-                assert_int_equal(r.d.rule, BW_RULE_HEADROOM_RAISE);
-                if (t_half == 0) {
-                        assert_int_equal(r.sim.bw.quota_usec, 100000);
-                        assert_true(r.st.credit.credit_usec >= raise_cost(2));
-                        assert_true(r.st.credit.credit_usec < raise_cost(4));
-                        t_half = r.sim.now_usec;
-                } else
-                        assert_true(r.st.credit.credit_usec >= raise_cost(4));
-        }
-        assert_true(t_half > t0);
+        w = run_way_back(&r);
+        assert_true(w.credit_half < raise_cost(4));
         assert_int_equal(r.sim.bw.quota_usec, 150000);
         assert_int_equal(r.changes, writes + 2);
 }
