@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """The application benchmark as a whole: prepare every scenario (data, rate),
 then every repetition of every scenario with its configurations back to back
-in an order rotated per repetition (the same seed in each), and the report.
+in an order rotated per repetition and scenario (the same seed in each), and the
+report.
 run() is what tests/bench/run --only apps and tests/bench/apps/run call."""
 
 import os
@@ -34,12 +35,17 @@ def preflight(only=()):
 
 
 def planned(suite):
+    """(scenario, configuration, repetition) in the order they run: every
+    scenario's repetition r before any repetition r + 1, the configurations
+    of one back to back, rotated by the repetition and by the scenario's
+    place in the suite, so that no configuration is always last, not even
+    in a quick run's single repetition."""
     plan = []
     for rep in range(max((s.reps for s in suite), default=0)):
-        for sc in suite:
+        for i, sc in enumerate(suite):
             if rep >= sc.reps:
                 continue
-            k = rep % len(sc.configs)
+            k = (rep + i) % len(sc.configs)
             for cfg in sc.configs[k:] + sc.configs[:k]:
                 plan.append((sc, cfg, rep))
     return plan

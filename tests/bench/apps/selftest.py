@@ -164,6 +164,39 @@ class Plan(unittest.TestCase):
         reps = [r for _, _, r in plan]
         self.assertEqual(reps, sorted(reps))
 
+    def test_quick_run_rotates_by_scenario(self):
+        """One repetition: bwgovd is not the last of every scenario, and the
+        scenarios' orders are rotations of their own lists."""
+        suite = scenarios.suite(True)
+        plan = bench.planned(suite)
+        order = {}
+        for s, c, _ in plan:
+            order.setdefault(s.name, []).append(c)
+        lasts = {o[-1] for o in order.values()}
+        self.assertGreater(len(lasts), 1)
+        self.assertIn("bwgovd-elastic", lasts)
+        for s in suite:
+            o = order[s.name]
+            k = s.configs.index(o[0])
+            self.assertEqual(o, s.configs[k:] + s.configs[:k], s.name)
+
+    def test_each_position_once(self):
+        """As many repetitions as configurations: each configuration runs in
+        each place of its scenario once, whatever the scenario's place."""
+        suite = scenarios.suite(False, ["web", "db"])
+        plan = bench.planned(suite)
+        for s in suite:
+            n = len(s.configs)
+            self.assertEqual(s.reps, 5)
+            if n != s.reps:
+                continue
+            places = {c: set() for c in s.configs}
+            for r in range(s.reps):
+                o = [c for x, c, rr in plan if x is s and rr == r]
+                for i, c in enumerate(o):
+                    places[c].add(i)
+            self.assertEqual(places, {c: set(range(n)) for c in s.configs}, s.name)
+
     def test_suites(self):
         quick = {s.name for s in scenarios.suite(True)}
         full = {s.name for s in scenarios.suite(False)}
