@@ -11,7 +11,6 @@
 #include "config.h"
 
 #include "bwgov/util/macro.h"
-#include "kcheck.h"
 #include "verbs.h"
 
 struct verb {

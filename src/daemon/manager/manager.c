@@ -23,7 +23,7 @@
 #include "bwgov/cgroup/slice.h"
 #include "bwgov/util/util.h"
 #include "clock.h"
-#include "kcheck.h"
+#include "kcheck-startup.h"
 #include "log.h"
 #include "manager.h"
 #include "metrics/metrics.h"
@@ -686,7 +686,7 @@ int manager_startup(Manager *m) {
         if (!m->cgroup_root) {
                 struct bw_kcaps caps = { 0 };
 
-                r = kcheck_run(&(struct kcheck_args) {
+                r = kcheck_startup_run(&(struct kcheck_startup_args) {
                                         .mode = m->config.global.kernel_check,
                                         .manifest_path = m->manifest_path,
                                         .root = m->root,

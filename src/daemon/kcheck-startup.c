@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "bwgov/util/macro.h"
-#include "kcheck.h"
+#include "kcheck-startup.h"
 #include "log.h"
 
 static void log_errors(int level, const char *what, const struct bw_kerrors *e) {
@@ -45,7 +45,7 @@ static void log_report(int level, const struct bw_kreport *rep) {
         }
 }
 
-int kcheck_run(const struct kcheck_args *a, struct bw_kcaps *ret_caps, struct bw_kreport **ret_report) {
+int kcheck_startup_run(const struct kcheck_startup_args *a, struct bw_kcaps *ret_caps, struct bw_kreport **ret_report) {
         struct bw_kreport *rep = NULL;
         bool strict = a->mode == BW_KERNEL_CHECK_STRICT;
         int level = strict ? LOG_ERR : LOG_WARNING;

@@ -18,8 +18,8 @@
 #include "bwgov/kernel/kmanifest.h"
 #include "bwgov/kernel/kreport.h"
 #include "bwgov/util/macro.h"
-#include "kcheck.h"
 #include "table.h"
+#include "verbs.h"
 
 #define EXIT_CHECK_FAILED 2
 

@@ -9,7 +9,7 @@
 #include "bwgov/config/config.h"
 #include "bwgov/kernel/kreport.h"
 
-struct kcheck_args {
+struct kcheck_startup_args {
         enum bw_kernel_check mode;      /* KernelCheck= */
         const char *manifest_path;      /* --manifest=; NULL: the installed manifest */
         const struct bw_cg_root *root;  /* the cgroup roots the daemon governs */
@@ -27,4 +27,4 @@ struct kcheck_args {
  * required item is absent or the check could not be done, -ENOMEM (logged).
  * ret_report (may be NULL) receives the report, NULL with KernelCheck=off.
  * Nothing is returned through ret_caps and ret_report on failure. */
-int kcheck_run(const struct kcheck_args *a, struct bw_kcaps *ret_caps, struct bw_kreport **ret_report);
+int kcheck_startup_run(const struct kcheck_startup_args *a, struct bw_kcaps *ret_caps, struct bw_kreport **ret_report);
