@@ -279,7 +279,6 @@ static void on_reloaded(void *userdata) {
 int main(int argc, char *argv[]) {
         GovernorVarlink *varlink = NULL;
         Manager *m = NULL;
-        Governor governor;
         int r;
 
         log_setup();
@@ -302,6 +301,7 @@ int main(int argc, char *argv[]) {
                 log_error_errno(r, "Failed to set up the event loop: %s", STRERROR(r));
                 return EXIT_FAILURE;
         }
+        m->governor = (Governor) { &manager_governor_ops, m };
 
         r = parse_argv(argc, argv, m);
         if (r <= 0)
@@ -340,8 +340,7 @@ int main(int argc, char *argv[]) {
         if (r < 0)
                 own_scheduling();
 
-        governor = (Governor) { &manager_governor_ops, m };
-        r = governor_varlink_new(m->event, m->runtime_dir, &governor, &varlink);
+        r = governor_varlink_new(m->event, m->runtime_dir, &m->governor, &varlink);
         if (r < 0)
                 goto finish;
         own.varlink = varlink;

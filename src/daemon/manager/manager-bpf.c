@@ -9,7 +9,7 @@
 
 #include "clock.h"
 #include "log.h"
-#include "manager.h"
+#include "manager-types.h"
 #include "manager-bpf.h"
 #include "manager-shared.h"
 #include "unit/unit-intent.h"

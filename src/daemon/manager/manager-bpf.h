@@ -5,7 +5,7 @@
  * cgroup; and the refused quota writes (refused.h), handed to their unit. */
 #pragma once
 
-#include "manager.h"
+#include "manager-types.h"
 
 /* Load or unload the run-queue telemetry as Telemetry= says (only on the
  * host's own cgroup tree), and count every open unit cgroup in it. A

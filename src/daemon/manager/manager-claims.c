@@ -9,7 +9,7 @@
 #include "bwgov/config/config-source.h"
 #include "claims.h"
 #include "log.h"
-#include "manager.h"
+#include "manager-types.h"
 #include "manager-claims.h"
 #include "manager-shared.h"
 #include "unit/unit-resolve.h"

@@ -15,6 +15,7 @@
 #include "clock.h"
 #include "governor.h"
 #include "manager.h"
+#include "manager-governor.h"
 #include "unit/unit-state.h"
 #include "manager-shared.h"
 

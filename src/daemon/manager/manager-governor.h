@@ -4,7 +4,7 @@
  * are manager-shared.c's manager_counts(). */
 #pragma once
 
-#include "manager.h"
+#include "governor.h"
 
 /* The governor API (governor.h) over a Manager: userdata is the Manager. */
 extern const struct governor_ops manager_governor_ops;

@@ -13,7 +13,7 @@
 #include "bwgov/util/util.h"
 #include "clock.h"
 #include "log.h"
-#include "manager.h"
+#include "manager-types.h"
 #include "unit/unit-state.h"
 #include "manager-host.h"
 #include "unit/unit-sample.h"

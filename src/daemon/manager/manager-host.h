@@ -4,7 +4,7 @@
  * timer). */
 #pragma once
 
-#include "manager.h"
+#include "manager-types.h"
 
 /* The host sample and the shedding plan (manager-host.c), every
  * host_interval(). */

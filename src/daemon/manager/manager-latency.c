@@ -7,7 +7,7 @@
 #include "clock.h"
 #include "guard/latency-guard.h"
 #include "log.h"
-#include "manager.h"
+#include "manager-types.h"
 #include "manager-latency.h"
 
 /* The latency guard's fast timer: every LATENCY_FAST_USEC while it has a

@@ -4,7 +4,7 @@
  * LATENCY_FAST_USEC while it has a latency unit or holds something. */
 #pragma once
 
-#include "manager.h"
+#include "manager-types.h"
 
 /* The latency guard's pass from the host timer at usec, when it is idle
  * and something changed, starting its own fast timer once it has work

@@ -19,7 +19,7 @@
 #include "source/cgwatch.h"
 #include "guard/contention-sched.h"
 #include "log.h"
-#include "manager.h"
+#include "manager-types.h"
 #include "source/ticker.h"
 #include "manager-prefix.h"
 #include "manager-shared.h"

@@ -8,7 +8,7 @@
  * PREFIX_RESCAN_USEC for what a watch missed. */
 #pragma once
 
-#include "manager.h"
+#include "manager-types.h"
 
 /* Units made from prefix directories (manager-prefix.c): look for their
  * cgroups below the root and every slice, and watch the slices; a new

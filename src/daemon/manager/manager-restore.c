@@ -13,7 +13,7 @@
 #include "bwgov/util/macro.h"
 #include "clock.h"
 #include "log.h"
-#include "manager.h"
+#include "manager-types.h"
 #include "restore.h"
 #include "manager-restore.h"
 #include "manager-shared.h"

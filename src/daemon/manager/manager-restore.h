@@ -7,7 +7,7 @@
  * cannot be loaded, or `bwgovd --restore` after any exit), everything. */
 #pragma once
 
-#include "manager.h"
+#include "manager-types.h"
 
 /* What the manager puts back itself (manager-restore.c, restore.h): at
  * start, before any unit is made, every lever and slice recorded and the

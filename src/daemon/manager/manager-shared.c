@@ -10,7 +10,7 @@
 
 #include "bwgov/util/util.h"
 #include "log.h"
-#include "manager.h"
+#include "manager-types.h"
 #include "unit/unit-state.h"
 #include "manager-shared.h"
 #include "unit/unit-intent.h"

@@ -5,7 +5,7 @@
  * write errors. manager-shared.c calls no other manager*.c file: they call it. */
 #pragma once
 
-#include "manager.h"
+#include "manager-types.h"
 
 /* The cgroup tree (--cgroup-root or the host's). Returns 0 or a negative
  * errno (logged). */

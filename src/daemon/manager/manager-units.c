@@ -12,7 +12,7 @@
 #include "bwgov/cgroup/slice.h"
 #include "clock.h"
 #include "log.h"
-#include "manager.h"
+#include "manager-types.h"
 #include "manager-prefix.h"
 #include "manager-shared.h"
 #include "manager-units.h"

@@ -4,7 +4,7 @@
  * which of them contain others. */
 #pragma once
 
-#include "manager.h"
+#include "manager-types.h"
 
 /* The units' table (manager-units.c). Take the configuration's units:
  * reconfigure kept ones, create new ones (due at once), unconfigure and

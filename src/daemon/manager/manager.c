@@ -28,7 +28,6 @@
 #include "manager.h"
 #include "metrics/metrics.h"
 #include "manager-claims.h"
-#include "manager-governor.h"
 #include "manager-units.h"
 #include "manager-host.h"
 #include "manager-latency.h"
@@ -255,14 +254,12 @@ static int on_metrics_step(sd_event_source *s, uint64_t usec, void *userdata) {
 /* The file from a snapshot of now, written over the next loop iterations;
  * while one is on its way, the next due pass writes the changes since. */
 static void manager_write_metrics(Manager *m, uint64_t now) {
-        const Governor g = { &manager_governor_ops, m };
-
-        if (m->metrics_job)
+        if (m->metrics_job || !m->governor.ops)
                 return;
         metrics_mark_written(&m->metrics, now);
         if (!m->metrics_cache)
                 m->metrics_cache = metrics_cache_new();         /* NULL: every file rendered whole */
-        if (metrics_job_new(&g, m->runtime_dir, m->metrics_cache, &m->metrics_job) < 0 ||
+        if (metrics_job_new(&m->governor, m->runtime_dir, m->metrics_cache, &m->metrics_job) < 0 ||
             metrics_job_step(m->metrics_job, METRICS_STEP_USEC) != 0) {
                 m->metrics_job = metrics_job_free(m->metrics_job);
                 return;
@@ -280,10 +277,10 @@ static void manager_write_metrics(Manager *m, uint64_t now) {
 
 /* At exit: the last file, whole, now. */
 static void manager_write_metrics_now(Manager *m, uint64_t now) {
-        const Governor g = { &manager_governor_ops, m };
-
         m->metrics_job = metrics_job_free(m->metrics_job);
-        (void) metrics_write(&g, m->runtime_dir);
+        if (!m->governor.ops)
+                return;
+        (void) metrics_write(&m->governor, m->runtime_dir);
         metrics_mark_written(&m->metrics, now);
 }
 
