@@ -134,8 +134,12 @@ def _web_db_targets(sc, agg):
                      (th is not None and th <= 1.0) if applies else None, n))
     ce, cs = med(agg, n, "bwgovd-elastic", "usage_cpus"), med(agg, n, "static+burst", "usage_cpus")
     r = ratio(ce, cs)
-    rows.append(_row(f"{n}: bwgovd elastic mean CPU within 5 % of static + burst's",
-                     f"{fmt(ce)} vs {fmt(cs)} CPUs: {fmt(r, 3)}×",
+    cpu = f"{fmt(ce)} vs {fmt(cs)} CPUs: {fmt(r, 3)}×"
+    ru = ratio(med(agg, n, "unlimited", "usage_cpus"), cs)
+    if ru is not None:
+        # The same work with no limit: how far the run's CPU moves without bwgovd.
+        cpu += f" (unlimited {fmt(ru, 3)}×)"
+    rows.append(_row(f"{n}: bwgovd elastic mean CPU within 5 % of static + burst's", cpu,
                      (r is not None and abs(r - 1) <= 0.05) if applies else None, n))
     c = (agg[n].get("bwgovd-elastic") or {}).get("contract")
     rows.append(_row(f"{n}: bwgovd elastic within its contract (whole run and worst window)",

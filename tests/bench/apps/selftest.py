@@ -336,6 +336,19 @@ class Targets(unittest.TestCase):
         figs = {r["target"]: r["figure"] for r in report.evaluate([self.SC], agg, [])}
         self.assertNotIn("below unlimited", figs["web-0.5: bwgovd elastic p99 ≤ 0.5× static"])
 
+    def test_cpu_row_gives_unlimited_beside(self):
+        agg = {"web-0.5": _agg({
+            "unlimited": {"usage_share_of_quota": 0.45, "result.latency.p99": 90.0, "usage_cpus": 0.2},
+            "static+burst": {"usage_cpus": 0.25},
+            "bwgovd-elastic": {"usage_cpus": 0.26}})}
+        target = "web-0.5: bwgovd elastic mean CPU within 5 % of static + burst's"
+        rows = {r["target"]: r for r in report.evaluate([self.SC], agg, [])}
+        self.assertEqual(rows[target]["figure"], "0.260 vs 0.250 CPUs: 1.040× (unlimited 0.800×)")
+        self.assertTrue(rows[target]["met"])        # the verdict is bwgovd's alone
+        del agg["web-0.5"]["unlimited"]["usage_cpus"]
+        rows = {r["target"]: r for r in report.evaluate([self.SC], agg, [])}
+        self.assertNotIn("unlimited", rows[target]["figure"])
+
     def test_not_applicable_above_60_percent(self):
         rows = self.rows(share=0.65, e=500.0)
         # The contract holds whatever the load; the rest is not judged.
