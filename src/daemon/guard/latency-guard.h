@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 #include "bwgov/law/latency.h"
-#include "source/rqstat.h"
+#include "source/rqstat-bpf.h"
 #include "unit/unit.h"
 
 #define LATENCY_WINDOW_USEC (1000 * USEC_PER_MSEC)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The manager's side of its BPF programs: the run-queue telemetry
- * (rqstat.h), loaded as Telemetry= says, on the host's own cgroup tree
+ * (rqstat-bpf.h), loaded as Telemetry= says, on the host's own cgroup tree
  * only, with the reason kept when there is none, counting every open unit
  * cgroup; and the refused quota writes (refused.h), handed to their unit. */
 

@@ -26,7 +26,7 @@
 #include "guard/latency-guard.h"
 #include "metrics/metrics.h"
 #include "store.h"
-#include "source/rqstat.h"
+#include "source/rqstat-bpf.h"
 #include "source/refused.h"
 #include "unit/unit.h"
 

@@ -14,7 +14,7 @@
 #include "config.h"
 #include "log.h"
 #include "refused.h"
-#include "rqstat.h"
+#include "rqstat-bpf.h"
 
 #if HAVE_BPF
 

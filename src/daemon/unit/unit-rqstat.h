@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* A unit's view of the run-queue telemetry (rqstat.h): its cgroup's
+/* A unit's view of the run-queue telemetry (rqstat-bpf.h): its cgroup's
  * counters since it was first counted, and the window over its latest
  * sample interval, which the law sees (p99 and throttled share) and explain
  * shows. Plain state in the Unit; the Rqstat itself is the manager's. */
@@ -11,7 +11,7 @@
 
 #include "bwgov/law/policy.h"
 #include "bwgov/telemetry/rqstat-abi.h"
-#include "source/rqstat.h"
+#include "source/rqstat-bpf.h"
 
 struct unit_rqstat_counts {
         bool has_last;
@@ -43,7 +43,7 @@ const struct unit_rqstat_counts *unit_rqstat_counts(const struct unit_rqstat *ut
 
 /* The cgroup was opened (v2_dirfd: its cgroup2 directory, -1 when the host
  * has none; cpu_cgroup_id: the inode of its directory holding cpu.max):
- * count it and watch its activity, a wake handed owner (rqstat.h). Returns
+ * count it and watch its activity, a wake handed owner (rqstat-bpf.h). Returns
  * 0 or a negative errno (logged by the caller). */
 int unit_rqstat_attach(struct unit_rqstat *ut, Rqstat *t, int v2_dirfd, uint64_t cpu_cgroup_id, void *owner);
 /* The cgroup was closed, or telemetry goes away: stop counting it. */

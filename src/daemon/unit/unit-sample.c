@@ -12,7 +12,7 @@
 #include "clock.h"
 #include "log.h"
 #include "source/psi-trigger.h"
-#include "source/rqstat.h"
+#include "source/rqstat-bpf.h"
 #include "unit.h"
 #include "unit-sample.h"
 #include "unit-scope.h"
@@ -56,7 +56,7 @@ bool unit_activity_gated(const Unit *u) {
 }
 
 /* Before the unit's own usage is read at NOW: its activity flag armed
- * (rqstat.h), or else its parent's usage then (usagegate.h), for the next
+ * (rqstat-bpf.h), or else its parent's usage then (usagegate.h), for the next
  * light sample to compare with. A unit with governed descendants is not
  * gated by its flag: their tasks flag theirs. */
 static void unit_gate_note(Unit *u, uint64_t now) {

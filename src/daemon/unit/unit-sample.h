@@ -84,7 +84,7 @@ struct unit_sampler {
         bool wake_armed;                /* parked at its headroom, its flag armed to wake bwgovd (unit-tick.c) */
 };
 
-/* Whether the unit's gate is its activity flag (rqstat.h: BPF loaded, its
+/* Whether the unit's gate is its activity flag (rqstat-bpf.h: BPF loaded, its
  * cgroup watched, no governed unit below it) rather than its parent's
  * usage (usagegate.h). */
 bool unit_activity_gated(const Unit *u);

@@ -37,7 +37,7 @@ int unit_tick(Unit *u, uint64_t now);
  *
  * With ParkAtBaseline=yes (or auto, while the manager finds that a stop
  * would take more than UNIT_PARK_AUTO_STOP_USEC to put every governed
- * cgroup back) and the run-queue programs' wakes (rqstat.h), a
+ * cgroup back) and the run-queue programs' wakes (rqstat-bpf.h), a
  * unit about to park puts its baseline back and arms its activity flag to
  * wake it: a stop then has nothing to write for it. To the law it still
  * rests at its headroom; the first run of one of its tasks wakes it
@@ -84,7 +84,7 @@ void unit_cgroup_removed(Unit *u, uint64_t now);
  * the caller writes rest. */
 bool unit_rest_at_baseline(Unit *u, const struct bw_bandwidth *cur, const struct bw_bandwidth *rest);
 
-/* A task of a unit parked at its baseline ran (rqstat.h's wake): its
+/* A task of a unit parked at its baseline ran (rqstat-bpf.h's wake): its
  * sample now, or just after the law's spacing from its last one. */
 void unit_wake(Unit *u, uint64_t now);
 /* A task of a unit parked at its headroom with its flag armed (unit-tick.c)

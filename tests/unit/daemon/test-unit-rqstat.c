@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* A unit's run-queue telemetry (src/daemon/unit/unit-rqstat.c) against a fake
- * Rqstat (the functions of rqstat.h it calls, defined here instead of
+ * Rqstat (the functions of source/rqstat-bpf.h it calls, defined here instead of
  * the libbpf-backed ones): no memory for the counters while the cgroup's are
  * all zero, yet the snapshot's zeros and windows as if there were; the
  * window taken from the last zero sample once something is counted; a reset

@@ -2,7 +2,7 @@
 /* The run-queue BPF programs (src/bpf/rqstat.bpf.c) through their libbpf
  * skeleton: load and attach them with maps sized for the governed cgroups,
  * grow them, track cgroups by id and sum their per-CPU counters. Contracts
- * in rqstat.h; a stub without BPF. */
+ * in rqstat-bpf.h; a stub without BPF. */
 
 #include <errno.h>
 #include <inttypes.h>
@@ -17,7 +17,7 @@
 
 #include "config.h"
 #include "log.h"
-#include "rqstat.h"
+#include "rqstat-bpf.h"
 
 int rqstat_cgroup_id(int dirfd, uint64_t *ret) {
         struct stat st;
@@ -59,7 +59,7 @@ struct Rqstat {
         unsigned others_loads;                  /* loads when others_before was read */
         uint64_t others_cross_ns;               /* bw_rq_others_cross() summed over readings */
         unsigned loads;
-        /* Activity (rqstat.h): the mmapped `activity` array, one flag per
+        /* Activity (rqstat-bpf.h): the mmapped `activity` array, one flag per
          * slot, and the cgroup each slot watches (0: free). */
         uint64_t *activity;             /* the kernel aligns an array's values to 8 bytes */
         size_t activity_bytes;
@@ -69,7 +69,7 @@ struct Rqstat {
         size_t n_act_free;
         size_t n_watched;
         void **act_owner;               /* what a wake of each slot is handed */
-        /* Wakes (rqstat.h): the `wakes` ring buffer, followed from the loop. */
+        /* Wakes (rqstat-bpf.h): the `wakes` ring buffer, followed from the loop. */
         sd_event *event;
         rqstat_wake_fn wake_fn;
         void *wake_userdata;
