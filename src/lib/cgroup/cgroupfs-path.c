@@ -5,13 +5,13 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/openat2.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "bwgov/cgroup/cgroupfs.h"
 #include "bwgov/util/macro.h"
 #include "bwgov/cgroup/cgroupfs-path.h"
 
