@@ -165,15 +165,15 @@ expect("a call circle through a file of its own is found",
 
 
 def unit_struct(n):
-    """src/daemon/unit/unit.h with a struct Unit of N top-level fields, two of
+    """src/daemon/unit/unit-types.h with a struct Unit of N top-level fields, two of
     them nested structs with fields of their own, and a comment with a ";"."""
     body = "        struct { int a; int b; } said;\n        union { int c; long d; } u;\n"
     body += "".join(f"        int f{i};      /* x; y */\n" for i in range(n - 2))
     return "#pragma once\ntypedef struct Unit Unit;\nstruct Unit {\n" + body + "};\n"
 
 
-expect("a struct Unit of 35 top-level fields passes", {**CLEAN, "src/daemon/unit/unit.h": unit_struct(35)}, None)
-expect("a struct Unit of 36 top-level fields is found", {**CLEAN, "src/daemon/unit/unit.h": unit_struct(36)},
+expect("a struct Unit of 35 top-level fields passes", {**CLEAN, "src/daemon/unit/unit-types.h": unit_struct(35)}, None)
+expect("a struct Unit of 36 top-level fields is found", {**CLEAN, "src/daemon/unit/unit-types.h": unit_struct(36)},
        "struct Unit has 36 top-level fields, more than 35")
 
 # The folder rules (docs/ARCHITECTURE.md): each folder includes only what its rule allows.

@@ -34,7 +34,7 @@
 #include "bwgov/util/util.h"
 #include "clock.h"
 #include "log.h"
-#include "unit.h"
+#include "unit-types.h"
 #include "unit-scope.h"
 #include "bwgov/cgroup/cgroupfs-write.h"
 
