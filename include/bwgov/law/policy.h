@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bwgov/config/config.h"       /* enum bw_mode only */
+#include "bwgov/config/config-types.h" /* enum bw_mode only */
 #include "bwgov/cgroup/cpumax.h"
 #include "bwgov/cgroup/cpustat.h"
 #include "bwgov/law/credit.h"

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bwgov/config/config.h"
 #include "bwgov/law/latency.h"
 #include "bwgov/cgroup/lever.h"
 #include "bwgov/util/parse-util.h"

@@ -14,7 +14,7 @@
 
 #include "bwgov/cgroup/cgtree.h"
 #include "bwgov/cgroup/cgroupfs.h"
-#include "bwgov/config/config.h"
+#include "bwgov/config/config-types.h"
 #include "bwgov/law/history.h"
 #include "bwgov/kernel/kcheck.h"
 #include "bwgov/law/policy.h"

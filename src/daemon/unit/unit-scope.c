@@ -31,6 +31,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bwgov/config/config.h"
 #include "bwgov/util/util.h"
 #include "clock.h"
 #include "log.h"

@@ -8,6 +8,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include "bwgov/config/config.h"
 #include "bwgov/util/util.h"
 #include "clock.h"
 #include "log.h"

@@ -13,7 +13,7 @@
 #include <systemd/sd-event.h>
 
 #include "bwgov/cgroup/cgroupfs.h"
-#include "bwgov/config/config.h"
+#include "bwgov/config/config-types.h"
 #include "bwgov/law/history.h"
 #include "bwgov/law/policy.h"
 #include "bwgov/telemetry/refused-abi.h"

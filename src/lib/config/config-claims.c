@@ -10,7 +10,8 @@
 #include <string.h>
 
 #include "bwgov/config/config-dropin.h"
-#include "bwgov/config/config.h"
+#include "bwgov/config/config-error.h"
+#include "bwgov/config/config-types.h"
 #include "bwgov/cgroup/discover.h"
 #include "bwgov/util/macro.h"
 #include "config-claims.h"

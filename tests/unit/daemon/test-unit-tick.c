@@ -31,6 +31,7 @@
 #include "bwgov/cgroup/cgroupfs-mount.h"
 #include "bwgov/law/history.h"
 #include "bwgov/util/macro.h"
+#include "bwgov/util/parse-util.h"
 #include "log.h"
 #include "unit/unit.h"
 #include "unit/unit-state.h"
