@@ -45,7 +45,8 @@ FIGURES = {
 COMMON = [("throttled_pct", "throttled %"), ("throttled_ms_per_s", "throttled ms/s"),
           ("delta.nr_bursts", "bursts"), ("usage_cpus", "CPU"), ("usage_share_of_quota", "÷ quota"),
           ("window_excess_s", "worst window CPU-s"), ("governor.writes", "writes"), ("governor.cpu_pct", "gov CPU %"),
-          ("governor.brake_notices", "brake"), ("host_some_ms_per_s", "host PSI ms/s"), ("outside_cpus", "others CPU")]
+          ("governor.brake_notices", "brake"), ("host_some_ms_per_s", "host PSI ms/s"), ("outside_cpus", "others CPU"),
+          ("host_steal_cpus", "steal CPU")]
 
 
 def get(rec, path):

@@ -36,14 +36,23 @@ DEFAULT_QUOTA_MAX = 4.0         # CPUQuotaMax= 400 %
 KOORD_CAP_PCT = 300.0
 
 
-def host_busy_s():
-    """Busy CPU seconds of the host (/proc/stat: all but idle and iowait)."""
+def host_cpu_s(text=None):
+    """The host's busy and stolen CPU seconds since boot, from /proc/stat's
+    first line (or TEXT): busy is user, nice, system, irq and softirq;
+    stolen (steal) is the time the hypervisor ran something else while a
+    CPU of this guest wanted to run, which no process here used. None when
+    unreadable."""
     try:
-        with open("/proc/stat") as f:
-            v = [int(x) for x in f.readline().split()[1:9]]
+        if text is None:
+            with open("/proc/stat") as f:
+                text = f.readline()
+        v = [int(x) for x in text.split()[1:9]]
     except (OSError, ValueError):
         return None
-    return (sum(v) - v[3] - v[4]) / os.sysconf("SC_CLK_TCK")
+    if len(v) < 8:
+        return None
+    tck = os.sysconf("SC_CLK_TCK")
+    return (v[0] + v[1] + v[2] + v[5] + v[6]) / tck, v[7] / tck
 
 
 class GovSampler(threading.Thread):
@@ -206,7 +215,7 @@ def run_one(ctx, scen, config, rep):
         gov, trace = _start_governor(ctx, scen, config, rundir, cg)
         gstart_cpu = proc_stats(gov.pid)["cpu_s"] if gov else None
         t0, e0 = time.monotonic(), time.time()
-        s0, h0, b0, la0 = cg.stat(), host_psi(), host_busy_s(), loadavg()
+        s0, h0, b0, la0 = cg.stat(), host_psi(), host_cpu_s(), loadavg()
         g0 = gen.stat()["usage_usec"]
         sampler = Sampler(cg, t0)
         sampler.sample()
@@ -222,7 +231,7 @@ def run_one(ctx, scen, config, rep):
             if gsamp:
                 gsamp.stop()
         t1 = time.monotonic()
-        s1, h1, b1 = cg.stat(), host_psi(), host_busy_s()
+        s1, h1, b1 = cg.stat(), host_psi(), host_cpu_s()
         wall = t1 - t0
         if gov:
             rec["governor"] = _stop_governor(gov, trace, [cg], e0, wall, scen.steady_from(), gstart_cpu)
@@ -236,13 +245,14 @@ def run_one(ctx, scen, config, rep):
         rec.update(_counters(s0, s1, sampler.rows, wall, scen.quota_cpus,
                              contract_extra_s(config, scen.quota / 1e6), scen.quota / 1e6))
         gen_cpus = (gen.stat()["usage_usec"] - g0) / 1e6 / wall
-        busy = (b1 - b0) / wall if b0 is not None and b1 is not None else None
+        busy = (b1[0] - b0[0]) / wall if b0 is not None and b1 is not None else None
+        steal = (b1[1] - b0[1]) / wall if b0 is not None and b1 is not None else None
         rec.update({
             "ok": True, "wall_s": wall, "result": res,
             "usage_cpus": rec["usage_cpu_s"] / wall,
             "usage_share_of_quota": rec["usage_cpu_s"] / wall / scen.quota_cpus,
             "host_some_ms_per_s": (h1.get("some", 0) - h0.get("some", 0)) / 1000 / wall,
-            "host_busy_cpus": busy, "clients_cpus": gen_cpus,
+            "host_busy_cpus": busy, "host_steal_cpus": steal, "clients_cpus": gen_cpus,
             "outside_cpus": (busy - rec["usage_cpu_s"] / wall - gen_cpus) if busy is not None else None,
             "loadavg_start": la0, "restored": list(cg.get()),
             "measure_from_s": (r.measure_start - t0) if r.measure_start else None,

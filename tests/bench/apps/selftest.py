@@ -148,6 +148,18 @@ class Contract(unittest.TestCase):
         self.assertEqual(runner.governor_globals(scenarios.NOHOST), {"HostPressureLimit": "0%"})
         self.assertEqual(runner.governor_globals(scenarios.NOTEL), {"Telemetry": "no"})
 
+    def test_host_cpu_busy_without_steal(self):
+        """Busy is user + nice + system + irq + softirq; steal is its own
+        figure, not CPU the host's processes used (it was counted in busy,
+        and so in "others CPU")."""
+        tck = os.sysconf("SC_CLK_TCK")
+        busy, steal = runner.host_cpu_s("cpu  100 10 50 9000 70 5 3 400 0 0\n")
+        self.assertAlmostEqual(busy, 168 / tck)
+        self.assertAlmostEqual(steal, 400 / tck)
+        self.assertIsNone(runner.host_cpu_s("cpu  1 2 3\n"))
+        self.assertIsNone(runner.host_cpu_s("cpu  a b c d e f g h\n"))
+        self.assertEqual(len(runner.host_cpu_s()), 2)
+
 
 class Plan(unittest.TestCase):
     def test_interleaved_and_rotated(self):
