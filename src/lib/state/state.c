@@ -348,18 +348,30 @@ struct state_fields {
         bool has_written, has_pending, paused;
 };
 
+/* Member by member: a struct assignment may copy the source's padding,
+ * which a value made on the stack leaves undefined (valgrind saw it, from
+ * unit_apply_intent()'s target), and the hash reads every byte. */
+_Static_assert(sizeof(struct bw_bandwidth) == 24, "struct bw_bandwidth changed: update bandwidth_fields()");
+
+static void bandwidth_fields(struct bw_bandwidth *dst, const struct bw_bandwidth *src) {
+        dst->quota_usec = src->quota_usec;
+        dst->burst_usec = src->burst_usec;
+        dst->period_usec = src->period_usec;
+        dst->has_burst = src->has_burst;
+}
+
 static struct state_fields fields_of(const struct bw_state_unit *u) {
         struct state_fields f;
 
         /* Zeroed first: hashed as bytes, padding included. */
         memset(&f, 0, sizeof(f));
-        f.baseline = u->baseline;
+        bandwidth_fields(&f.baseline, &u->baseline);
         f.has_written = u->has_written;
         if (u->has_written)
-                f.written = u->written;
+                bandwidth_fields(&f.written, &u->written);
         f.has_pending = u->has_pending;
         if (u->has_pending)
-                f.pending = u->pending;
+                bandwidth_fields(&f.pending, &u->pending);
         f.credit_usec = u->credit_usec;
         f.debt_usec = u->debt_usec;
         f.paused = u->paused;
