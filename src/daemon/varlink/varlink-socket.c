@@ -41,7 +41,7 @@ static int group_lookup(void *userdata, void *out) {
 int varlink_socket_group(const char *name, gid_t *ret) {
         char *end;
         unsigned long n;
-        gid_t gid;
+        gid_t gid = 0;      /* copied into the child, which may not write it */
         int r;
 
         errno = 0;
