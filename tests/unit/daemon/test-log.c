@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include <malloc.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,6 +97,17 @@ static void test_filter_memory_at_start(void **state) {
 }
 
 int main(void) {
+        size_t before = heap_in_use();
+        void *volatile probe = malloc(64 * 1024);       /* volatile: not optimized away */
+        bool counted = probe && heap_in_use() >= before + 64 * 1024;
+
+        free(probe);
+        if (!counted) {
+                /* valgrind's malloc, for one, is not the one mallinfo2() counts. */
+                printf("1..0 # SKIP this allocator's bytes in use are not counted (valgrind?)\n");
+                return 0;
+        }
+
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_filter_memory_at_start),
         };
