@@ -467,11 +467,22 @@ static void test_format_incremental(void **unused) {
         bw_state_done(&t);
 }
 
+/* The same bandwidth every time, with `fill` in its padding bytes. */
+static void padded_bandwidth(struct bw_bandwidth *ret, int fill) {
+        struct bw_bandwidth w;
+
+        memset(&w, fill, sizeof(w));
+        w.quota_usec = 150000;
+        w.burst_usec = 50000;
+        w.period_usec = 100000;
+        w.has_burst = true;
+        memcpy(ret, &w, sizeof(w));
+}
+
 /* bw_state_unsaved(): whether a periodic save has anything to write. */
 static void test_unsaved(void **unused) {
         struct bw_state s = {0};
         struct bw_state_unit *u;
-        struct bw_bandwidth w;
         char *text = NULL;
 
         assert_false(bw_state_unsaved(&s));
@@ -503,25 +514,15 @@ static void test_unsaved(void **unused) {
 
         /* What was written, then the same values with other bytes in the
          * padding (a bandwidth made on the stack): not a change. */
-        memset(&w, 0xa5, sizeof(w));
-        w.quota_usec = 150000;
-        w.burst_usec = 50000;
-        w.period_usec = 100000;
-        w.has_burst = true;
         u = bw_state_find(&s, "a.service");
         u->has_written = true;
-        memcpy(&u->written, &w, sizeof(w));
+        padded_bandwidth(&u->written, 0xa5);
         assert_true(bw_state_unsaved(&s));
         assert_int_equal(bw_state_format(&s, &text), 0);
         text = mfree(text);
         bw_state_saved(&s);
         assert_false(bw_state_unsaved(&s));
-        memset(&w, 0x5a, sizeof(w));
-        w.quota_usec = 150000;
-        w.burst_usec = 50000;
-        w.period_usec = 100000;
-        w.has_burst = true;
-        memcpy(&u->written, &w, sizeof(w));
+        padded_bandwidth(&u->written, 0x5a);
         assert_false(bw_state_unsaved(&s));
 
         bw_state_remove(&s, "a.service");
