@@ -25,7 +25,7 @@ BWGOV_BENCH_DEPS=(
 # the harness starts and stops them itself; their packaged services are never
 # started (see bwgov_install_deps).
 BWGOV_APPS_DEPS=(
-        apache2 nginx caddy lighttpd lighttpd-mod-deflate postgresql-15 postgresql-client-15 tomcat10 tomcat10-examples default-jre-headless util-linux xz-utils gzip
+        apache2 nginx caddy lighttpd lighttpd-mod-deflate postgresql-15 postgresql-client-15 mariadb-server tomcat10 tomcat10-examples default-jre-headless util-linux xz-utils gzip
 )
 
 bwgov_install_deps() {
@@ -44,7 +44,7 @@ bwgov_install_deps() {
                 DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 update -qq
                 export BWGOV_APT_UPDATED=1
         fi
-        # Packages with services (apache2, nginx, caddy, lighttpd, postgresql) start them from their
+        # Packages with services (apache2, nginx, caddy, lighttpd, postgresql, mariadb) start them from their
         # maintainer scripts: a policy-rc.d that refuses every start keeps
         # them down while they are installed, unless the host has its own.
         local policy=/usr/sbin/policy-rc.d own_policy=0 r=0

@@ -25,11 +25,11 @@ def preflight(only=()):
         raise Skip("the application benchmark creates cgroups and must run as root")
     for path, pkg in ((servers.APACHE, "apache2"), (servers.NGINX, "nginx"), (servers.CADDY, "caddy"),
                       (servers.LIGHTTPD, "lighttpd"), (servers.LIGHTTPD_DEFLATE, "lighttpd-mod-deflate"),
-                      (os.path.join(servers.PG_BIN, "postgres"), "postgresql-15"),
+                      (os.path.join(servers.PG_BIN, "postgres"), "postgresql-15"), (servers.MARIADBD, "mariadb-server"),
                       (servers.TOMCAT_HOME, "tomcat10"), (servers.TOMCAT_EXAMPLES, "tomcat10-examples")):
         if not os.path.exists(path):
             raise Skip(f"{path} is missing (Debian package {pkg}; scripts/deps.sh BWGOV_APPS_DEPS installs it)")
-    for tool in ("java", "taskset", "strace"):
+    for tool in ("java", "taskset", "strace", "sysbench"):
         if not shutil.which(tool):
             raise Skip(f"{tool} is missing")
 

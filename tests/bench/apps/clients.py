@@ -2,15 +2,17 @@
 """The load generators of the application benchmarks, outside the governed
 cgroup (in the run's -gen cgroup, with the same weight and no quota) and
 pinned with taskset to the last CPU: bwgov-httpload (open loop, latency from
-the due time) and pgbench (-R: open loop, latency from the scheduled start,
-per-transaction log). Both read the same seed in every configuration of a
-repetition. Pure helpers (percentiles with failures counted as the worst,
-pgbench's log) are tested by selftest.py."""
+the due time), pgbench (-R: open loop, latency from the scheduled start,
+per-transaction log) and sysbench (--rate: open loop, latency from the
+queueing of the event, histogram). Each reads the same seed in every
+configuration of a repetition. Pure helpers (percentiles with failures counted
+as the worst, pgbench's log, sysbench's report) are tested by selftest.py."""
 
 import glob
 import json
 import math
 import os
+import re
 import subprocess
 
 PG_BIN = "/usr/lib/postgresql/15/bin"
@@ -155,7 +157,6 @@ def parse_pgbench_log_lines(lines):
 def pgbench_summary_field(out, key):
     """A number from pgbench's summary ("number of transactions above the 1000.0
     ms latency limit: 12/3000 (0.400 %)" → 12)."""
-    import re
     m = re.search(re.escape(key) + r"[^:]*:\s*([0-9.]+)", out or "")
     return float(m.group(1)) if m else None
 
@@ -173,6 +174,50 @@ def pgbench_result(out, log_prefix):
            "failed_txns": pgbench_summary_field(out, "number of failed transactions")}
     res["latency"] = latency_summary(lat, skipped)
     res["errors_total"] = skipped + int(res["failed_txns"] or 0)
+    return res, lat
+
+
+# ---- sysbench (MariaDB) ----------------------------------------------------------
+
+def sysbench_argv(test, db_args, rate, duration, seed, threads=8, extra=()):
+    """sysbench's OLTP scripts with --rate: open loop, each transaction's
+    latency counted from the moment its event was queued, so a stall shows
+    in it (sysbench adds the queue time); the histogram gives every latency
+    to a bucket of about 2 %. sysbench takes a whole rate per second."""
+    return pinned(["sysbench", test] + list(db_args) + list(extra) +
+                  [f"--threads={threads}", f"--rate={max(1, round(rate))}", f"--time={int(round(duration))}",
+                   f"--rand-seed={seed}", "--percentile=99", "--histogram=on", "run"])
+
+
+def parse_sysbench(out):
+    """sysbench's report: (transactions, ignored errors, latencies ms from the
+    histogram, one per transaction at its bucket's value)."""
+    m = re.search(r"^\s*transactions:\s+(\d+)", out or "", re.M)
+    n = int(m.group(1)) if m else None
+    m = re.search(r"^\s*ignored errors:\s+(\d+)", out or "", re.M)
+    errors = int(m.group(1)) if m else 0
+    lat, in_hist = [], False
+    for line in (out or "").splitlines():
+        if line.startswith("Latency histogram"):
+            in_hist = True
+        elif in_hist and "|" in line:
+            value, bar = line.split("|", 1)
+            try:
+                lat += [float(value)] * int(bar.split()[-1])
+            except (ValueError, IndexError):
+                pass
+        elif in_hist and lat and not line.strip():
+            break
+    return n, errors, lat
+
+
+def sysbench_result(out):
+    n, errors, lat = parse_sysbench(out)
+    if n is None:
+        raise RuntimeError("sysbench printed no transaction count")
+    res = {"program": "sysbench", "completed": n, "ignored_errors": errors, "histogram_n": len(lat)}
+    res["latency"] = latency_summary(lat)
+    res["errors_total"] = errors
     return res, lat
 
 

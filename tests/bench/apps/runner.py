@@ -315,7 +315,9 @@ def _measure_cpu_per_request(ctx, scen, server, rate, seconds):
     return (u1 - u0) / 1e6 / n, (u1 - u0) / 1e6 / seconds
 
 
-PROBE = {"web": (3.0, 6), "web-nginx": (10.0, 6), "web-caddy": (10.0, 6), "web-lighttpd": (10.0, 6), "db-tpcb": (150.0, 6), "db-select": (600.0, 6), "db-report": (10.0, 6), "jvm": (60.0, 10)}
+PROBE = {"web": (3.0, 6), "web-nginx": (10.0, 6), "web-caddy": (10.0, 6), "web-lighttpd": (10.0, 6),
+         "db-tpcb": (150.0, 6), "db-select": (600.0, 6), "db-report": (10.0, 6),
+         "mariadb-ro": (100.0, 6), "mariadb-rw": (100.0, 6), "mariadb-ranges": (10.0, 6), "jvm": (60.0, 10)}
 
 
 def calibrate(ctx, scen, server):
@@ -357,6 +359,25 @@ def calibrate(ctx, scen, server):
                             steps=per_quota["steps"], cpu_per_request_ms=per_quota["cpu_per_request_ms"])
 
 
+def shared_template(ctx, key, make, note):
+    """The database template every scenario of one engine copies, made once
+    in a setup cgroup of its own."""
+    srv = ctx.shared.get(key)
+    if srv is None:
+        d = os.path.join(ctx.workdir, "srv", f"{key}-template")
+        os.makedirs(d, exist_ok=True)
+        srv = make(d)
+        setup = ctx.new_cgroup("-setup")
+        try:
+            srv.prepare(setup)
+        finally:
+            srv.stop()
+            ctx.drop(setup)
+        ctx.shared[key] = srv
+        ctx.log(note(srv))
+    return srv
+
+
 def prepare(ctx, scen):
     """Data and rate of a scenario, once."""
     from . import servers
@@ -364,24 +385,19 @@ def prepare(ctx, scen):
     wd = os.path.join(ctx.workdir, "srv", scen.name)
     os.makedirs(wd, exist_ok=True)
     os.chmod(wd, 0o755)
-    if scen.kind == "db":
-        pg = ctx.shared.get("pg")
-        if pg is None:
-            pgdir = os.path.join(ctx.workdir, "srv", "pg-template")
-            os.makedirs(pgdir, exist_ok=True)
-            pg = servers.Postgres(pgdir)
-            setup = ctx.new_cgroup("-setup")
-            try:
-                pg.prepare(setup)
-            finally:
-                pg.stop()
-                ctx.drop(setup)
-            ctx.shared["pg"] = pg
-            ctx.log(f"PostgreSQL cluster: initdb and pgbench -i -s {pg.scale} in {pg.init_s:.1f} s")
+    if scen.kind == "db" and scen.engine == "postgres":
+        pg = shared_template(ctx, "pg", servers.Postgres,
+                             lambda s: f"PostgreSQL cluster: initdb and pgbench -i -s {s.scale} in {s.init_s:.1f} s")
         scen.shared = pg
         uid, gid = servers.user_ids("postgres")
         os.chown(wd, uid, gid)
         scen.write_script(wd, pg.scale)
+    elif scen.kind == "db":
+        scen.shared = shared_template(ctx, "mariadb", servers.MariaDb,
+                                      lambda s: f"MariaDB data: mariadb-install-db and sysbench prepare "
+                                      f"({s.TABLES} × {s.TABLE_SIZE} rows) in {s.init_s:.1f} s")
+        uid, gid = servers.user_ids("mysql")
+        os.chown(wd, uid, gid)
     if scen.kind == "build":
         scen.prepare(ctx.repo, wd, ctx.log)
         ctx.servers[scen.name] = None

@@ -137,6 +137,7 @@ class Db(App):
     more than a few milliseconds of the quota."""
 
     kind = "db"
+    engine = "postgres"
     LATENCY_LIMIT_MS = 1000
     VARIANTS = {"tpcb": "TPC-B-like", "select": "-S (select only)", "report": "reports (range aggregates)"}
     # pgbench -i makes 100 000 accounts per unit of scale.
@@ -203,6 +204,65 @@ class Db(App):
     def calibrate_count(self, out, log):
         res, _ = clients.pgbench_result(out, log)
         return res["completed"]
+
+
+class MariaDb(App):
+    """MariaDB 10.11 with sysbench's OLTP tables (4 × 50 000 rows), `sysbench
+    TEST --threads=8 --rate=RATE`: open loop, latency from the queueing of
+    each transaction. A second database engine and client beside PostgreSQL,
+    threads where PostgreSQL has processes. The variants: oltp_read_only
+    (16 short queries, under a millisecond of CPU a transaction),
+    oltp_read_write (InnoDB's background flushing besides), and
+    oltp_read_only with ranges of 10 000 rows (about 25 ms of CPU a
+    transaction, where the quota bites)."""
+
+    kind = "db"
+    engine = "mariadb"
+    VARIANTS = {"ro": ("oltp_read_only", [], "oltp_read_only"),
+                "rw": ("oltp_read_write", [], "oltp_read_write"),
+                "ranges": ("oltp_read_only", ["--range_size=10000"], "oltp_read_only, ranges of 10 000 rows")}
+
+    def __init__(self, quota_cpus, reps, duration, warmup, variant="ro", configs=CONFIGS):
+        q = int(quota_cpus * 100000)
+        super().__init__(f"mariadb-{variant}-{quota_cpus:g}",
+                         f"MariaDB 10.11, sysbench {self.VARIANTS[variant][2]}, {quota_cpus:g}-CPU quota",
+                         q, 100000, configs, reps, duration, warmup)
+        self.variant = variant
+        self.shared = None          # the MariaDb with the template, shared by every mariadb scenario
+
+    @property
+    def calibration_key(self):
+        return f"mariadb-{self.variant}"
+
+    def server(self, workdir):
+        s = servers.MariaDb(workdir)
+        s.template = self.shared.template
+        return s
+
+    def _argv(self, server, rate, duration, seed):
+        test, extra, _ = self.VARIANTS[self.variant]
+        return clients.sysbench_argv(test, server.sysbench_args(), rate, duration, seed, extra=extra)
+
+    def drive(self, r):
+        if self.warmup > 0:
+            # Unmeasured: the connections' first transactions (threads, caches).
+            clients.run_client(r.gen, self._argv(r.server, self.rate, max(1, self.warmup), r.rep + 1),
+                               self.timeout(), r.errlog)
+        r.mark_measure_start()
+        out, rc = clients.run_client(r.gen, self._argv(r.server, self.rate, self.duration, r.rep + 1),
+                                     self.timeout(), r.errlog)
+        if rc != 0:
+            raise RuntimeError(f"sysbench exited with {rc}")
+        res, lat = clients.sysbench_result(out)
+        res["achieved_rate_per_s"] = res["completed"] / self.duration
+        r.latencies = lat
+        return res
+
+    def calibrate_argv(self, bins, server, rate, duration, log):
+        return self._argv(server, rate, duration, 1)
+
+    def calibrate_count(self, out, log):
+        return clients.sysbench_result(out)[0]["completed"]
 
 
 # ---- the JVM ---------------------------------------------------------------------------
@@ -494,7 +554,7 @@ def suite(quick, only=()):
     comparisons the issue's targets need; full: five repetitions, 20 s
     windows (the JVM's first 60 s, as the issue asks), and besides: Poisson
     arrivals for the web server, nginx and the database's reports at 1 CPU
-    too, Caddy, lighttpd, the JVM's default ergonomics, the compressors run by
+    too, Caddy, lighttpd, MariaDB, the JVM's default ergonomics, the compressors run by
     a timer, the victim beside a build, and for apache2 bwgovd Mode=burst and
     bwgovd without its host brake (HostPressureLimit=0%). About 17 and 300
     minutes on 2 CPUs."""
@@ -517,7 +577,9 @@ def suite(quick, only=()):
             Db(0.5, reps, d, w, variant="select"), Db(1.0, reps, d, w, variant="select"),
             Db(0.5, reps, d, w, variant="report")]
     if not quick:
-        out += [Db(1.0, reps, d, w, variant="report")]
+        out += [Db(1.0, reps, d, w, variant="report"),
+                MariaDb(0.5, reps, d, w), MariaDb(0.5, reps, d, w, variant="rw"),
+                MariaDb(0.5, reps, d, w, variant="ranges"), MariaDb(1.0, reps, d, w, variant="ranges")]
     out += [
             Jvm(0.5, reps, jd, js, g1, "g1-2cpu"),
             Jvm(0.5, reps, jd, js, g1, "g1-2cpu", empty_credit=True, configs=few)]

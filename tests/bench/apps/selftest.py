@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Self-test of the application benchmark's pure parts (no root, no server):
 percentiles with failures counted as the worst, pgbench's per-transaction log
-(skipped transactions), bwgov-httpload's log by window, the contract's
+(skipped transactions), sysbench's report, bwgov-httpload's log by window, the contract's
 allowance and limits per configuration, the interleaved plan, and the targets on
 synthetic aggregates (met, not met, and not applicable when unlimited uses
 more than 60 % of the quota)."""
@@ -49,6 +49,30 @@ class Clients(unittest.TestCase):
             "number of transactions above the 1000.0 ms latency limit: 12/3000 (0.400 %)",
             "number of transactions above the"), 12.0)
         self.assertIsNone(clients.pgbench_summary_field("", "tps = "))
+
+    def test_sysbench_report(self):
+        out = ("SQL statistics:\n    transactions:                        57     (11.38 per sec.)\n"
+               "    ignored errors:                      2      (0.00 per sec.)\n"
+               "Latency histogram (values are in milliseconds)\n"
+               "       value  ------------- distribution ------------- count\n"
+               "      23.948 |*****                                    1\n"
+               "      26.681 |******************************           6\n"
+               "      56.240 |*                                        50\n"
+               "\nGeneral statistics:\n    total number of events:              57\n"
+               "      99.000 |*                                        9\n")
+        n, errors, lat = clients.parse_sysbench(out)
+        self.assertEqual((n, errors), (57, 2))
+        # Each transaction at its bucket's value; nothing after the histogram's end.
+        self.assertEqual(lat, [23.948] + [26.681] * 6 + [56.24] * 50)
+        res, _ = clients.sysbench_result(out)
+        self.assertEqual((res["completed"], res["errors_total"], res["latency"]["p50"]), (57, 2, 56.24))
+        with self.assertRaises(RuntimeError):
+            clients.sysbench_result("FATAL: unable to connect")
+        argv = clients.sysbench_argv("oltp_read_only", ["--mysql-db=sbtest"], 7.4, 20, 3, extra=["--range_size=9"])
+        self.assertEqual(argv[:4], ["taskset", "-c", str(clients.client_cpu()), "sysbench"])
+        for a in ("--rate=7", "--time=20", "--rand-seed=3", "--range_size=9", "--histogram=on", "--threads=8"):
+            self.assertIn(a, argv)
+        self.assertIn("--rate=1", clients.sysbench_argv("t", [], 0.2, 20, 1))
 
     def test_httpload_log_windows(self):
         with tempfile.NamedTemporaryFile("w", delete=False) as f:
@@ -283,7 +307,7 @@ class Plan(unittest.TestCase):
                 job.drive(R())
 
     def test_database_variants(self):
-        full = {s.name: s for s in scenarios.suite(False, ["db"])}
+        full = {s.name: s for s in scenarios.suite(False, ["db"]) if s.engine == "postgres"}
         self.assertEqual(set(full), {f"db-{v}-{q}" for v in ("tpcb", "select", "report") for q in ("0.5", "1")})
         self.assertIn("db-report-0.5", {s.name for s in scenarios.suite(True, ["db"])})
         self.assertNotIn("db-report-1", {s.name for s in scenarios.suite(True, ["db"])})
@@ -301,6 +325,25 @@ class Plan(unittest.TestCase):
                 text = f.read()
             self.assertTrue(text.startswith("\\set a random(1, "), text)
             self.assertIn("WHERE aid BETWEEN :a AND :a + 99999", text)
+
+    def test_mariadb(self):
+        """MariaDB in the full run only, kind "db" (the database's targets),
+        each variant calibrated alone, one template for all."""
+        full = {s.name: s for s in scenarios.suite(False, ["mariadb"])}
+        self.assertEqual(set(full), {"mariadb-ro-0.5", "mariadb-rw-0.5", "mariadb-ranges-0.5", "mariadb-ranges-1"})
+        self.assertFalse([s for s in scenarios.suite(True) if s.name.startswith("mariadb")])
+        self.assertEqual({s.kind for s in full.values()}, {"db"})
+        self.assertEqual({s.name for s in scenarios.suite(False, ["db"]) if s.engine == "mariadb"}, set(full))
+        self.assertEqual({s.calibration_key for s in full.values()}, {"mariadb-ro", "mariadb-rw", "mariadb-ranges"})
+        self.assertTrue(all(k in runner.PROBE for k in ("mariadb-ro", "mariadb-rw", "mariadb-ranges")))
+        srv = scenarios.servers.MariaDb("/nonexistent")
+        argv = full["mariadb-ranges-1"]._argv(srv, 14.2, 20, 2)
+        self.assertEqual(argv[3:5], ["sysbench", "oltp_read_only"])
+        self.assertIn("--range_size=10000", argv)
+        self.assertIn("--mysql-socket=/nonexistent/mysqld.sock", argv)
+        argv = full["mariadb-rw-0.5"]._argv(srv, 164.1, 20, 2)
+        self.assertEqual((argv[4], "--rate=164" in argv), ("oltp_read_write", True))
+        self.assertFalse([a for a in argv if a.startswith("--range_size")])
 
 
 def _agg(values):

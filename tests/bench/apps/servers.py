@@ -3,10 +3,10 @@
 the harness inside a benchmark cgroup (its processes only), with its data in a
 temporary directory, and stopped again (gracefully first, then every process
 left in the cgroup killed): Debian's apache2 (mod_deflate), nginx (gzip),
-caddy (encode gzip) and lighttpd (mod_deflate), PostgreSQL 15 and tomcat10
-with its examples. Nothing is installed as a service, nothing is left running. Each server runs as its
-package's own user (www-data, caddy, postgres, tomcat), as it would in
-production."""
+caddy (encode gzip) and lighttpd (mod_deflate), PostgreSQL 15, MariaDB 10.11
+and tomcat10 with its examples. Nothing is installed as a service, nothing is
+left running. Each server runs as its package's own user (www-data, caddy,
+postgres, mysql, tomcat), as it would in production."""
 
 import os
 import pwd
@@ -24,6 +24,7 @@ CADDY = "/usr/bin/caddy"
 LIGHTTPD = "/usr/sbin/lighttpd"
 LIGHTTPD_DEFLATE = "/usr/lib/lighttpd/mod_deflate.so"
 PG_BIN = "/usr/lib/postgresql/15/bin"
+MARIADBD = "/usr/sbin/mariadbd"
 TOMCAT_HOME = "/usr/share/tomcat10"
 TOMCAT_CONF = "/etc/tomcat10"
 TOMCAT_EXAMPLES = "/usr/share/tomcat10-examples/examples"
@@ -31,7 +32,7 @@ TOMCAT_EXAMPLES = "/usr/share/tomcat10-examples/examples"
 # The Debian packages each scenario needs (installed by deps: scripts/deps.sh BWGOV_APPS_DEPS).
 PACKAGES = {"web": ["apache2"], "web-nginx": ["nginx"], "web-caddy": ["caddy"],
             "web-lighttpd": ["lighttpd", "lighttpd-mod-deflate"],
-            "db": ["postgresql-15", "postgresql-client-15"],
+            "db": ["postgresql-15", "postgresql-client-15"], "mariadb": ["mariadb-server", "sysbench"],
             "jvm": ["tomcat10", "tomcat10-examples"], "build": ["meson", "ninja-build", "gcc"]}
 
 
@@ -472,6 +473,95 @@ class Postgres(Server):
         raise RuntimeError("postgres did not become ready")
 
     def stop(self, timeout=20.0):
+        w = super().stop(timeout)
+        if self.data:
+            shutil.rmtree(self.data, ignore_errors=True)
+            self.data = None
+        return w
+
+
+# ---- MariaDB 10.11 ------------------------------------------------------------
+
+class MariaDb(Server):
+    """Debian's MariaDB 10.11 (mariadbd, InnoDB, one thread per connection),
+    with none of the package's configuration (--no-defaults) but a 256 MiB
+    buffer pool that holds the data. As for PostgreSQL: a template made once
+    (mariadb-install-db, then `sysbench oltp_common prepare`, in a cgroup of
+    its own) and copied afresh for every run, data on tmpfs when there is
+    one. The server listens on the loopback and on a socket of its own; the
+    grant tables are skipped, as nothing but the benchmark can reach it."""
+
+    name = "mariadb"
+    user = "mysql"
+    TABLES, TABLE_SIZE = 4, 50000
+
+    def __init__(self, workdir):
+        super().__init__(workdir)
+        self.template = os.path.join(workdir, "template")
+        self.data = None
+        self.sock = os.path.join(workdir, "mysqld.sock")
+        self.init_s = None
+
+    def _mariadbd(self, cg, data):
+        self.log_path = os.path.join(self.workdir, "mariadb.log")
+        argv = [MARIADBD, "--no-defaults", f"--datadir={data}", f"--socket={self.sock}", f"--port={self.port}",
+                "--bind-address=127.0.0.1", "--skip-grant-tables", "--skip-log-bin", "--innodb-buffer-pool-size=256M",
+                f"--pid-file={os.path.join(self.workdir, 'mariadbd.pid')}", f"--log-error={self.log_path}"]
+        return spawn_as(cg, self.user, argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=self.workdir)
+
+    def _ready(self, timeout):
+        if not wait_port(self.port, timeout, self.alive):
+            raise RuntimeError(f"mariadbd did not start: {self.log_tail()}")
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            r = subprocess.run(["mariadb-admin", f"--socket={self.sock}", "-u", "root", "ping"], capture_output=True)
+            if r.returncode == 0:
+                return
+            time.sleep(0.05)
+        raise RuntimeError("mariadbd did not answer a ping")
+
+    def sysbench_args(self):
+        """What every sysbench call against this server says."""
+        return ["--db-driver=mysql", f"--mysql-socket={self.sock}", "--mysql-user=root", "--mysql-db=sbtest",
+                f"--tables={self.TABLES}", f"--table-size={self.TABLE_SIZE}"]
+
+    def prepare(self, cg):
+        """mariadb-install-db and sysbench's tables in cg (an unlimited setup cgroup)."""
+        uid, gid = user_ids(self.user)
+        os.chown(self.workdir, uid, gid)
+        t = time.monotonic()
+        p = spawn_as(cg, self.user, ["mariadb-install-db", "--no-defaults", f"--datadir={self.template}",
+                                     "--auth-root-authentication-method=normal", "--skip-test-db",
+                                     "--skip-name-resolve"],
+                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=self.workdir)
+        out, _ = p.communicate(timeout=300)
+        if p.returncode != 0:
+            raise RuntimeError(f"mariadb-install-db failed: {out[-500:]}")
+        self.cg = cg
+        self.port = free_port()
+        self.proc = self._mariadbd(cg, self.template)
+        self._ready(60)
+        for argv in (["mariadb", f"--socket={self.sock}", "-u", "root", "-e", "CREATE DATABASE sbtest"],
+                     ["sysbench", "oltp_common"] + self.sysbench_args() + ["prepare"]):
+            r = subprocess.run(argv, capture_output=True, text=True, timeout=900)
+            if r.returncode != 0:
+                raise RuntimeError(f"{argv[0]} failed: {(r.stderr or r.stdout)[-500:]}")
+        self.stop()
+        self.init_s = time.monotonic() - t
+
+    def start(self, cg, timeout=60.0):
+        """A fresh copy of the template, the server on it."""
+        self.cg = cg
+        self.data = os.path.join(self.workdir, "data")
+        shutil.rmtree(self.data, ignore_errors=True)
+        subprocess.run(["cp", "-a", self.template, self.data], check=True)
+        self.port = free_port()
+        self.t_spawn = time.monotonic()
+        self.proc = self._mariadbd(cg, self.data)
+        self._ready(timeout)
+        return self
+
+    def stop(self, timeout=30.0):
         w = super().stop(timeout)
         if self.data:
             shutil.rmtree(self.data, ignore_errors=True)
