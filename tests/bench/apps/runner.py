@@ -340,7 +340,7 @@ def calibrate(ctx, scen, server):
     per_quota = ctx.shared.get(("cal", key, scen.quota))
     if per_quota is None:
         secs = PROBE[key][1]
-        rate = TARGET_SHARE * scen.quota_cpus / (cal["cpu_per_request_probe_ms"] / 1000)
+        rate = scen.sendable_rate(TARGET_SHARE * scen.quota_cpus / (cal["cpu_per_request_probe_ms"] / 1000))
         steps = []
         for _ in range(2):
             c, used = _measure_cpu_per_request(ctx, scen, server, rate, secs)
@@ -348,7 +348,7 @@ def calibrate(ctx, scen, server):
             steps.append({"rate": round(rate, 1), "share": round(share, 3), "cpu_per_request_ms": c * 1000})
             if abs(share - TARGET_SHARE) <= 0.05:
                 break
-            rate *= min(2.0, max(0.5, TARGET_SHARE / share))
+            rate = scen.sendable_rate(rate * min(2.0, max(0.5, TARGET_SHARE / share)))
         per_quota = {"rate": round(rate, 1), "steps": steps, "cpu_per_request_ms": steps[-1]["cpu_per_request_ms"]}
         ctx.shared[("cal", key, scen.quota)] = per_quota
         ctx.log(f"calibration {key} at {scen.quota_cpus:g} CPU: "

@@ -64,6 +64,10 @@ class App:
     def timeout(self):
         return self.warmup + self.duration + 120
 
+    def sendable_rate(self, rate):
+        """The rate its client can be told that is nearest to rate."""
+        return rate
+
     def steady_from(self):
         return self.warmup
 
@@ -233,6 +237,10 @@ class MariaDb(App):
     @property
     def calibration_key(self):
         return f"mariadb-{self.variant}"
+
+    def sendable_rate(self, rate):
+        # sysbench's --rate is whole transactions per second.
+        return float(max(1, round(rate)))
 
     def server(self, workdir):
         s = servers.MariaDb(workdir)

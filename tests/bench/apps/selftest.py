@@ -341,6 +341,10 @@ class Plan(unittest.TestCase):
         self.assertEqual(argv[3:5], ["sysbench", "oltp_read_only"])
         self.assertIn("--range_size=10000", argv)
         self.assertIn("--mysql-socket=/nonexistent/mysqld.sock", argv)
+        # The rate recorded is the rate sent: sysbench takes whole ones.
+        self.assertEqual((full["mariadb-ranges-1"].sendable_rate(7.5), full["mariadb-ro-0.5"].sendable_rate(0.2)),
+                         (8.0, 1.0))
+        self.assertEqual(scenarios.suite(False, ["db-tpcb-0.5"])[0].sendable_rate(7.5), 7.5)
         argv = full["mariadb-rw-0.5"]._argv(srv, 164.1, 20, 2)
         self.assertEqual((argv[4], "--rate=164" in argv), ("oltp_read_write", True))
         self.assertFalse([a for a in argv if a.startswith("--range_size")])
