@@ -564,7 +564,7 @@ def suite(quick, only=()):
     arrivals for the web server, nginx and the database's reports at 1 CPU
     too, Caddy, lighttpd, MariaDB, the JVM's default ergonomics, the compressors run by
     a timer, the victim beside a build, and for apache2 bwgovd Mode=burst and
-    bwgovd without its host brake (HostPressureLimit=0%). About 17 and 300
+    bwgovd without its host brake (HostPressureLimit=0%). About 17 and 350
     minutes on 2 CPUs."""
     reps = 1 if quick else 5
     d, w = (10, 2) if quick else (20, 3)
