@@ -217,7 +217,7 @@ class MariaDb(App):
     threads where PostgreSQL has processes. The variants: oltp_read_only
     (16 short queries, under a millisecond of CPU a transaction),
     oltp_read_write (InnoDB's background flushing besides), and
-    oltp_read_only with ranges of 10 000 rows (about 25 ms of CPU a
+    oltp_read_only with ranges of 10 000 rows (about 30 ms of CPU a
     transaction, where the quota bites)."""
 
     kind = "db"
