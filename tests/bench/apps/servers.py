@@ -29,12 +29,6 @@ TOMCAT_HOME = "/usr/share/tomcat10"
 TOMCAT_CONF = "/etc/tomcat10"
 TOMCAT_EXAMPLES = "/usr/share/tomcat10-examples/examples"
 
-# The Debian packages each scenario needs (installed by deps: scripts/deps.sh BWGOV_APPS_DEPS).
-PACKAGES = {"web": ["apache2"], "web-nginx": ["nginx"], "web-caddy": ["caddy"],
-            "web-lighttpd": ["lighttpd", "lighttpd-mod-deflate"],
-            "db": ["postgresql-15", "postgresql-client-15"], "mariadb": ["mariadb-server", "sysbench"],
-            "jvm": ["tomcat10", "tomcat10-examples"], "build": ["meson", "ninja-build", "gcc"]}
-
 
 def free_port():
     """A TCP port on the loopback that nothing listens on right now."""
