@@ -388,7 +388,34 @@ class Lighttpd(Apache):
 
 # ---- PostgreSQL 15 ------------------------------------------------------------
 
-class Postgres(Server):
+class TemplateServer(Server):
+    """A database server that runs on a fresh copy of a template made once
+    (prepare()), so that each run starts from the same data. A subclass
+    gives _spawn(cg, datadir) and _ready(timeout)."""
+
+    stop_timeout = 20.0
+
+    def start(self, cg, timeout=60.0):
+        """A fresh copy of the template, the server on it."""
+        self.cg = cg
+        self.data = os.path.join(self.workdir, "data")
+        shutil.rmtree(self.data, ignore_errors=True)
+        subprocess.run(["cp", "-a", self.template, self.data], check=True)
+        self.port = free_port()
+        self.t_spawn = time.monotonic()
+        self.proc = self._spawn(cg, self.data)
+        self._ready(timeout)
+        return self
+
+    def stop(self, timeout=None):
+        w = super().stop(self.stop_timeout if timeout is None else timeout)
+        if self.data:
+            shutil.rmtree(self.data, ignore_errors=True)
+            self.data = None
+        return w
+
+
+class Postgres(TemplateServer):
     """A cluster made once with initdb and `pgbench -i -s SCALE` (prepare(),
     in a cgroup of its own), then copied afresh for every run, so that each
     run starts from the same data; the server listens on the loopback and a
@@ -407,7 +434,7 @@ class Postgres(Server):
         self.sockdir = os.path.join(workdir, "sock")
         self.init_s = None
 
-    def _postgres(self, cg, data):
+    def _spawn(self, cg, data):
         self.log_path = os.path.join(self.workdir, "postgres.log")
         argv = [os.path.join(PG_BIN, "postgres"), "-D", data, "-c", f"port={self.port}",
                 "-c", "listen_addresses=127.0.0.1", "-c", f"unix_socket_directories={self.sockdir}",
@@ -430,9 +457,8 @@ class Postgres(Server):
             raise RuntimeError(f"initdb failed: {out[-500:]}")
         self.cg = cg
         self.port = free_port()
-        self.proc = self._postgres(cg, self.template)
-        if not wait_port(self.port, 60, self.alive):
-            raise RuntimeError(f"postgres did not start: {self.log_tail()}")
+        self.proc = self._spawn(cg, self.template)
+        self._ready(60)
         for argv in (["createdb", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "bench"],
                      ["pgbench", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "-i", "-q",
                       "-s", str(self.scale), "bench"],
@@ -445,15 +471,7 @@ class Postgres(Server):
         self.stop()
         self.init_s = time.monotonic() - t
 
-    def start(self, cg, timeout=60.0):
-        """A fresh copy of the template, the server on it."""
-        self.cg = cg
-        self.data = os.path.join(self.workdir, "data")
-        shutil.rmtree(self.data, ignore_errors=True)
-        subprocess.run(["cp", "-a", self.template, self.data], check=True)
-        self.port = free_port()
-        self.t_spawn = time.monotonic()
-        self.proc = self._postgres(cg, self.data)
+    def _ready(self, timeout):
         if not wait_port(self.port, timeout, self.alive):
             raise RuntimeError(f"postgres did not start: {self.log_tail()}")
         # Ready for queries, not only listening (recovery done).
@@ -462,21 +480,14 @@ class Postgres(Server):
             r = subprocess.run([os.path.join(PG_BIN, "pg_isready"), "-h", "127.0.0.1", "-p", str(self.port)],
                                capture_output=True)
             if r.returncode == 0:
-                return self
+                return
             time.sleep(0.05)
         raise RuntimeError("postgres did not become ready")
-
-    def stop(self, timeout=20.0):
-        w = super().stop(timeout)
-        if self.data:
-            shutil.rmtree(self.data, ignore_errors=True)
-            self.data = None
-        return w
 
 
 # ---- MariaDB 10.11 ------------------------------------------------------------
 
-class MariaDb(Server):
+class MariaDb(TemplateServer):
     """Debian's MariaDB 10.11 (mariadbd, InnoDB, one thread per connection),
     with none of the package's configuration (--no-defaults) but a 256 MiB
     buffer pool that holds the data. As for PostgreSQL: a template made once
@@ -487,6 +498,7 @@ class MariaDb(Server):
 
     name = "mariadb"
     user = "mysql"
+    stop_timeout = 30.0
     TABLES, TABLE_SIZE = 4, 50000
 
     def __init__(self, workdir):
@@ -496,7 +508,7 @@ class MariaDb(Server):
         self.sock = os.path.join(workdir, "mysqld.sock")
         self.init_s = None
 
-    def _mariadbd(self, cg, data):
+    def _spawn(self, cg, data):
         self.log_path = os.path.join(self.workdir, "mariadb.log")
         argv = [MARIADBD, "--no-defaults", f"--datadir={data}", f"--socket={self.sock}", f"--port={self.port}",
                 "--bind-address=127.0.0.1", "--skip-grant-tables", "--skip-log-bin", "--innodb-buffer-pool-size=256M",
@@ -533,7 +545,7 @@ class MariaDb(Server):
             raise RuntimeError(f"mariadb-install-db failed: {out[-500:]}")
         self.cg = cg
         self.port = free_port()
-        self.proc = self._mariadbd(cg, self.template)
+        self.proc = self._spawn(cg, self.template)
         self._ready(60)
         for argv in (["mariadb", f"--socket={self.sock}", "-u", "root", "-e", "CREATE DATABASE sbtest"],
                      ["sysbench", "oltp_common"] + self.sysbench_args() + ["prepare"]):
@@ -543,24 +555,6 @@ class MariaDb(Server):
         self.stop()
         self.init_s = time.monotonic() - t
 
-    def start(self, cg, timeout=60.0):
-        """A fresh copy of the template, the server on it."""
-        self.cg = cg
-        self.data = os.path.join(self.workdir, "data")
-        shutil.rmtree(self.data, ignore_errors=True)
-        subprocess.run(["cp", "-a", self.template, self.data], check=True)
-        self.port = free_port()
-        self.t_spawn = time.monotonic()
-        self.proc = self._mariadbd(cg, self.data)
-        self._ready(timeout)
-        return self
-
-    def stop(self, timeout=30.0):
-        w = super().stop(timeout)
-        if self.data:
-            shutil.rmtree(self.data, ignore_errors=True)
-            self.data = None
-        return w
 
 
 # ---- Tomcat 10 with its examples ------------------------------------------------
