@@ -408,6 +408,24 @@ class Targets(unittest.TestCase):
         rows = {r["target"]: r for r in report.evaluate([self.SC], agg, [])}
         self.assertNotIn("unlimited", rows[target]["figure"])
 
+    def test_cpu_row_gives_the_paired_ratio_beside(self):
+        # Two repetitions whose loads differ: the medians of bwgovd's and
+        # static + burst's CPU come from different ones, the pairs agree.
+        recs = [{"scenario": "web-0.5", "config": c, "rep": rep, "ok": True, "usage_cpus": v}
+                for rep, vals in enumerate(((0.20, 0.20), (0.30, 0.30), (0.28, 0.21)))
+                for c, v in zip(("bwgovd-elastic", "static+burst"), vals)]
+        agg = {"web-0.5": _agg({
+            "unlimited": {"usage_share_of_quota": 0.45, "result.latency.p99": 90.0},
+            "static+burst": {"usage_cpus": 0.21},
+            "bwgovd-elastic": {"usage_cpus": 0.28}})}
+        target = "web-0.5: bwgovd elastic mean CPU within 5 % of static + burst's"
+        rows = {r["target"]: r for r in report.evaluate([self.SC], agg, recs)}
+        self.assertEqual(rows[target]["figure"],
+                         "0.280 vs 0.210 CPUs: 1.333×; paired by repetition 1.000× [1.000–1.333]")
+        self.assertFalse(rows[target]["met"])       # the verdict stays the medians'
+        rows = {r["target"]: r for r in report.evaluate([self.SC], agg, recs[:2])}
+        self.assertNotIn("paired", rows[target]["figure"])      # one pair is no comparison
+
     def test_not_applicable_above_60_percent(self):
         rows = self.rows(share=0.65, e=500.0)
         # The contract holds whatever the load; the rest is not judged.
