@@ -35,7 +35,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
 from harness import cgroup as cgmod  # noqa: E402
-from harness.governor import Bwgovd, WriteTrace, parse_metrics, proc_stats  # noqa: E402
+from harness.governor import Bwgovd, NoTrace, parse_metrics, proc_stats  # noqa: E402
 
 # name, kind, threads, rounds, Mops (full), working set KiB: PARSEC-like
 # shapes. Solo on this 2-CPU host each takes about 7 to 10 s (full).
@@ -194,7 +194,7 @@ def one_parallel(config, cgs, bins, scale, workdir):
     gov = governor_for(config, bins, workdir, cgs)
     if gov:
         trace_path = os.path.join(workdir, "trace")
-        ok = gov.start(_NoTrace(trace_path), [], timeout=20.0, ready_metric="bwgov_baseline_burst_usec")
+        ok = gov.start(NoTrace(trace_path), [], timeout=20.0, ready_metric="bwgov_baseline_burst_usec")
         if not ok:
             raise RuntimeError(f"bwgovd did not start: {' | '.join(gov.log_tail(5))}")
     gov_cpu = None
@@ -208,16 +208,6 @@ def one_parallel(config, cgs, bins, scale, workdir):
     problems = check_restored(cgs, before, config)
     return {"config": config, "ends": ends, "makespan": makespan, "bwgovd_cpu_s": gov_cpu,
             "cpu_s": {n: o["cpu_s"] for n, o in out.items()}, "restore_problems": problems}
-
-
-class _NoTrace(WriteTrace):
-    """WriteTrace's interface without strace: the write count is not part of
-    this benchmark."""
-
-    def launch(self, argv, comm, watch_files, **popen_kw):
-        self.proc = subprocess.Popen(argv, **popen_kw)
-        self.pid = self.proc.pid
-        return self.pid
 
 
 def solo(cgs, bins, scale):

@@ -21,11 +21,11 @@ import threading
 import time
 
 from harness import cgroup as cgmod
-from harness.governor import Bwgovd, Koordinator, WriteTrace, proc_stats
+from harness.governor import Bwgovd, Koordinator, NoTrace, WriteTrace, proc_stats
 from harness.runner import Sampler, _counters, _stop_governor, host_psi, loadavg
 
 from . import clients
-from .scenarios import CEILING, NOHOST, NOTEL, SHARE_RANGE, TARGET_SHARE
+from .scenarios import BARE, CEILING, NOHOST, NOTEL, SHARE_RANGE, TARGET_SHARE
 
 # bwgovd runs with its defaults (CreditMax=30s, CPUQuotaMax= four times the
 # baseline, CPUBurstMax= the quota, HostPressureLimit=40%): what an operator
@@ -164,6 +164,18 @@ def governor_globals(config):
     return {NOHOST: {"HostPressureLimit": "0%"}, NOTEL: {"Telemetry": "no"}}.get(config)
 
 
+def instruments(config, path):
+    """How a governor row is watched: its writes traced (strace), but for
+    the bare row, whose write count is bwgovd's own metric."""
+    return NoTrace(path) if config == BARE else WriteTrace(path)
+
+
+def sampled(config, gov):
+    """A bwgovd row's credit and host figures are read every 0.5 s, but for
+    the bare row's."""
+    return isinstance(gov, Bwgovd) and config != BARE
+
+
 def _start_governor(ctx, scen, config, rundir, cg):
     if config.startswith("bwgovd"):
         mode = "burst" if config == "bwgovd-burst" else "elastic"
@@ -178,7 +190,7 @@ def _start_governor(ctx, scen, config, rundir, cg):
         gov = Koordinator(ctx.bins["koordinator"], cg.bw_dir, cg.is_v2, KOORD_CAP_PCT, 1.0, rundir)
     else:
         return None, None
-    trace = WriteTrace(os.path.join(rundir, "writes.strace"))
+    trace = instruments(config, os.path.join(rundir, "writes.strace"))
     ok = gov.start(trace, list(cg.bandwidth_files().values()))
     if not ok:
         tail = " | ".join(gov.log_tail(5)) if isinstance(gov, Bwgovd) else ""
@@ -220,7 +232,7 @@ def run_one(ctx, scen, config, rep):
         sampler = Sampler(cg, t0)
         sampler.sample()
         sampler.start()
-        if isinstance(gov, Bwgovd):
+        if sampled(config, gov):
             gsamp = GovSampler(gov, t0)
             gsamp.start()
         r = Run(ctx, scen, config, rep, rundir, cg, gen, victim, server, errlog)
@@ -235,6 +247,9 @@ def run_one(ctx, scen, config, rep):
         wall = t1 - t0
         if gov:
             rec["governor"] = _stop_governor(gov, trace, [cg], e0, wall, scen.steady_from(), gstart_cpu)
+            if not rec["governor"]["traced"]:
+                # Not traced (the bare row): the writes bwgovd counted itself.
+                rec["governor"]["writes"] = rec["governor"]["writes_metric"]
             rec["governor"]["brake_notices"] = _brake_notices(gov)
             rec["governor"]["timeline"] = gsamp.rows if gsamp else None
             rec["governor"]["keys"] = list(GovSampler.KEYS)

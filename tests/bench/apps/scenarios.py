@@ -17,9 +17,13 @@ CONFIGS = ["unlimited", "static", "static+burst", "koordinator", "bwgovd-elastic
 NOHOST = "bwgovd-elastic-nohost"
 # Diagnostic rows (--configs only), to tell what bwgovd's own row costs
 # beside unlimited once it has raised the quota: the same limits with no
-# governor, and bwgovd without its BPF programs.
+# governor, bwgovd without its BPF programs, and bwgovd without the
+# benchmark's instruments.
 CEILING = "static-ceiling"
 NOTEL = "bwgovd-elastic-notelemetry"
+# bwgovd elastic without the benchmark's instruments on it: no strace of its
+# writes (its own write counter stays), no 0.5 s read of its metrics.
+BARE = "bwgovd-elastic-bare"
 CONFIG_TITLES = {
     "unlimited": "unlimited",
     "static": "static quota",
@@ -30,6 +34,7 @@ CONFIG_TITLES = {
     NOHOST: "bwgovd elastic, HostPressureLimit=0%",
     CEILING: "static at bwgovd's ceiling (no governor)",
     NOTEL: "bwgovd elastic, Telemetry=no",
+    BARE: "bwgovd elastic, not traced or sampled",
 }
 
 # Unlimited should use this share of the quota: the middle of the issue's

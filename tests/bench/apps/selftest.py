@@ -166,6 +166,24 @@ class Contract(unittest.TestCase):
         for c in (scenarios.CEILING, scenarios.NOTEL):
             self.assertIn(c, scenarios.CONFIG_TITLES)
 
+    def test_bare_row_is_not_watched(self):
+        """The bare row: bwgovd elastic with its defaults, not traced and not
+        sampled; every other governor row is both."""
+        from harness.governor import NoTrace, WriteTrace
+        self.assertIsNone(runner.governor_globals(scenarios.BARE))
+        self.assertEqual(runner.limits(scenarios.BARE, 50000, 100000, 2), (50000, 0))
+        self.assertEqual(runner.contract_extra_s(scenarios.BARE, 0.05), runner.DEFAULT_CREDIT_MAX_S + 0.05)
+        self.assertIn(scenarios.BARE, scenarios.CONFIG_TITLES)
+        self.assertIsInstance(runner.instruments(scenarios.BARE, "/nonexistent"), NoTrace)
+        for c in ("bwgovd-elastic", "bwgovd-burst", scenarios.NOTEL, "koordinator"):
+            t = runner.instruments(c, "/nonexistent")
+            self.assertIsInstance(t, WriteTrace)
+            self.assertNotIsInstance(t, NoTrace)
+        gov = object.__new__(runner.Bwgovd)
+        self.assertFalse(runner.sampled(scenarios.BARE, gov))
+        self.assertTrue(runner.sampled("bwgovd-elastic", gov))
+        self.assertFalse(runner.sampled("koordinator", object()))
+
     def test_governor_globals(self):
         self.assertIsNone(runner.governor_globals("bwgovd-elastic"))
         self.assertIsNone(runner.governor_globals("bwgovd-burst"))

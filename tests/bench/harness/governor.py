@@ -236,6 +236,18 @@ class WriteTrace:
         return res
 
 
+class NoTrace(WriteTrace):
+    """WriteTrace's interface without strace: the governor started as it is,
+    its writes counted by no one here (bwgovd's own bwgov_writes_total still
+    is). For benchmarks that do not count writes, and for rows that must not
+    carry the tracer's stops."""
+
+    def launch(self, argv, comm, watch_files, **popen_kw):
+        self.proc = subprocess.Popen(argv, **popen_kw)
+        self.pid = self.proc.pid
+        return self.pid
+
+
 def parse_metrics(path, unit):
     """bwgovd's metrics.prom: {family: value} for one unit plus globals."""
     out = {}
