@@ -9,6 +9,7 @@ import os
 import statistics
 
 from harness.report import COLORS, TERM, _gnuplot, gq
+from harness.targets import _paired_ratios
 
 from .scenarios import CONFIG_TITLES, SHARE_RANGE
 
@@ -114,11 +115,7 @@ def paired(records, scen, a, b, path):
     """summary() of a's figure over b's, repetition by repetition (the
     configurations of one repetition run back to back with the same seed),
     over the repetitions where both ran."""
-    by = {}
-    for r in records:
-        if r["scenario"] == scen and r.get("ok") and r["config"] in (a, b):
-            by.setdefault(r["rep"], {})[r["config"]] = get(r, path)
-    return summary([ratio(v.get(a), v.get(b)) for v in by.values()])
+    return summary([x for _, x in _paired_ratios(records, scen, a, b, value=lambda r: get(r, path))])
 
 
 def _row(target, figure, met, scenario):

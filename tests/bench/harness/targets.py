@@ -67,15 +67,16 @@ def _no_worse(x, ref, better):
     return x <= ref * (1 + NO_WORSE_TOLERANCE)
 
 
-def _paired_ratios(records, sc, cfg, ref):
-    """cfg's figure over ref's, repetition by repetition: both ran with the
-    same seed and close together in time, so their ratio leaves out what
-    differs between repetitions (the workload's random draw, the host's
-    state then). [(rep, ratio)] for the repetitions where both succeeded."""
+def _paired_ratios(records, sc, cfg, ref, value=lambda r: r.get("metric")):
+    """cfg's figure (value(record), the record's metric unless told) over
+    ref's, repetition by repetition: both ran with the same seed and close
+    together in time, so their ratio leaves out what differs between
+    repetitions (the workload's random draw, the host's state then).
+    [(rep, ratio)] for the repetitions where both succeeded."""
     by = {}
     for r in records or []:
-        if r.get("scenario") == sc and r.get("ok") and r.get("metric") is not None and r.get("config") in (cfg, ref):
-            by.setdefault(r.get("rep"), {})[r["config"]] = r["metric"]
+        if r.get("scenario") == sc and r.get("ok") and r.get("config") in (cfg, ref) and value(r) is not None:
+            by.setdefault(r.get("rep"), {})[r["config"]] = value(r)
     return [(k, v[cfg] / v[ref]) for k, v in sorted(by.items(), key=lambda kv: kv[0])
             if cfg in v and ref in v and v[ref] > 0]
 
