@@ -62,13 +62,16 @@ def estimate_s(sc, cfg):
 
 
 def run(bins, layout, quick, log, workdir=None, shares=10240, only=(), repo=None, reps=None, keep=False,
-        configs=(), bwgovd_unit=None, outside_cron=None):
+        configs=(), bwgovd_unit=None, outside_cron=None, load=None):
     """Returns the result dict (meta, scenarios, records, aggregates, targets).
     configs: the configurations to run in every scenario instead of its own;
     bwgovd_unit: [Bandwidth] keys for every bwgovd row besides Mode=
     (otherwise bwgovd runs with its defaults); outside_cron: (n, spin_s,
     period_s) for a cron job beside the server for the whole run (cron.py),
-    calibration included."""
+    calibration included; load: unlimited's share of the quota the rates
+    are chosen for, within SHARE_RANGE (default TARGET_SHARE)."""
+    if load is not None and not scenarios.SHARE_RANGE[0] <= load <= scenarios.SHARE_RANGE[1]:
+        raise ValueError(f"load {load:g} is outside {scenarios.SHARE_RANGE[0]:g}–{scenarios.SHARE_RANGE[1]:g}")
     preflight(only)
     suite = scenarios.suite(quick, only)
     for s in suite:
@@ -85,6 +88,8 @@ def run(bins, layout, quick, log, workdir=None, shares=10240, only=(), repo=None
     os.chmod(base, 0o755)
     ctx = runner.Context(layout, bins, base, log, shares, repo)
     ctx.bwgovd_unit = dict(bwgovd_unit or {})
+    if load is not None:
+        ctx.target_share = load
     started = time.time()
     source = parts.provenance(repo)
     load0 = runner.loadavg()
@@ -133,6 +138,7 @@ def run(bins, layout, quick, log, workdir=None, shares=10240, only=(), repo=None
             "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started)), "loadavg_start": load0,
             "source": source,
             "prepare": ctx.prepare_notes, "client_cpu": os.cpu_count() - 1, "shares": shares,
+            "load_share": ctx.target_share,
             "bwgovd_config": "defaults (CreditMax=30s, CPUQuotaMax=4× the baseline, CPUBurstMax= the quota, "
                              "HostPressureLimit=40%, Interval=1s), Mode= per row"
                              + "".join(f", {k}={v}" for k, v in ctx.bwgovd_unit.items()),

@@ -114,7 +114,7 @@ def merge(parts):
             if src[key] != src0[key]:
                 raise MergeError(f"{name}: {what} differ from {first_name}'s ({src[key][:12]} against "
                                  f"{src0[key][:12]}): parts must measure the same build with the same protocol")
-        for key in ("quick", "bwgovd_config", "koordinator", "client_cpu", "shares", "outside_cron"):
+        for key in ("quick", "bwgovd_config", "koordinator", "client_cpu", "shares", "outside_cron", "load_share"):
             if meta.get(key) != first["meta"].get(key):
                 raise MergeError(f"{name}: {key} is {meta.get(key)!r}, {first_name}'s is "
                                  f"{first['meta'].get(key)!r}")

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """One run of an application scenario under one configuration, and the
 preparation shared by the runs (data, the rate that makes unlimited use
-TARGET_SHARE of the quota).
+TARGET_SHARE of the quota, or the share --load asks for).
 
 A run: fresh bwgov-bench-* cgroups — the server's (its processes only), the
 clients' -gen (no quota, pinned clients) and, for the neighbour, a -victim —
@@ -107,6 +107,7 @@ class Context:
         self.shared = {}                # the PostgreSQL template, calibrations
         self.prepare_notes = {}
         self.bwgovd_unit = {}           # [Bandwidth] keys every bwgovd row gets beside Mode= (--bwgovd-set)
+        self.target_share = TARGET_SHARE  # unlimited's share of the quota the rates are chosen for (--load)
 
     def new_cgroup(self, suffix, quota=None, period=100000, burst=0, weight=True):
         """weight: the benchmark's cpu.shares (--shares); False keeps the
@@ -336,7 +337,7 @@ PROBE = {"web": (3.0, 6), "web-nginx": (10.0, 6), "web-caddy": (10.0, 6), "web-l
 
 
 def calibrate(ctx, scen, server):
-    """Sets scen.rate so that unlimited uses TARGET_SHARE of the quota. The
+    """Sets scen.rate so that unlimited uses ctx.target_share of the quota. The
     CPU per request is measured at a probe rate once per server kind; then,
     per quota, the rate it suggests is tried and, unless the share it used is
     within 5 % of the target, scaled by target / share (a database's CPU per
@@ -355,22 +356,22 @@ def calibrate(ctx, scen, server):
     per_quota = ctx.shared.get(("cal", key, scen.quota))
     if per_quota is None:
         secs = PROBE[key][1]
-        rate = scen.sendable_rate(TARGET_SHARE * scen.quota_cpus / (cal["cpu_per_request_probe_ms"] / 1000))
+        rate = scen.sendable_rate(ctx.target_share * scen.quota_cpus / (cal["cpu_per_request_probe_ms"] / 1000))
         steps = []
         for _ in range(2):
             c, used = _measure_cpu_per_request(ctx, scen, server, rate, secs)
             share = used / scen.quota_cpus
             steps.append({"rate": round(rate, 1), "share": round(share, 3), "cpu_per_request_ms": c * 1000})
-            if abs(share - TARGET_SHARE) <= 0.05:
+            if abs(share - ctx.target_share) <= 0.05:
                 break
-            rate = scen.sendable_rate(rate * min(2.0, max(0.5, TARGET_SHARE / share)))
+            rate = scen.sendable_rate(rate * min(2.0, max(0.5, ctx.target_share / share)))
         per_quota = {"rate": round(rate, 1), "steps": steps, "cpu_per_request_ms": steps[-1]["cpu_per_request_ms"]}
         ctx.shared[("cal", key, scen.quota)] = per_quota
         ctx.log(f"calibration {key} at {scen.quota_cpus:g} CPU: "
                 + ", ".join(f"{s['rate']:g}/s used {100 * s['share']:.0f} %" for s in steps)
                 + f"; rate {per_quota['rate']:g}/s")
     scen.rate = per_quota["rate"]
-    scen.calibration = dict(cal, target_share=TARGET_SHARE, share_range=list(SHARE_RANGE), rate=scen.rate,
+    scen.calibration = dict(cal, target_share=ctx.target_share, share_range=list(SHARE_RANGE), rate=scen.rate,
                             steps=per_quota["steps"], cpu_per_request_ms=per_quota["cpu_per_request_ms"])
 
 
@@ -433,7 +434,7 @@ def prepare(ctx, scen):
 
 def calibrate_job(ctx, scen):
     """The job's interval: its CPU (unlimited, the least of three runs after
-    one that warms the page cache) over TARGET_SHARE of the quota; the rate
+    one that warms the page cache) over ctx.target_share of the quota; the rate
     is its inverse, in jobs per second."""
     cal = ctx.shared.get(("cal", "job", scen.tool))
     if cal is None:
@@ -454,13 +455,13 @@ def calibrate_job(ctx, scen):
         ctx.shared[("cal", "job", scen.tool)] = cal
         ctx.log(f"calibration job {scen.tool}: {cal['cpu_per_request_ms']:.0f} ms of CPU per job, "
                 f"{cal['wall_unlimited_ms']:.0f} ms wall unlimited")
-    scen.rate = round(TARGET_SHARE * scen.quota_cpus / (cal["cpu_per_request_ms"] / 1000), 3)
-    scen.calibration = dict(cal, target_share=TARGET_SHARE, rate=scen.rate)
+    scen.rate = round(ctx.target_share * scen.quota_cpus / (cal["cpu_per_request_ms"] / 1000), 3)
+    scen.calibration = dict(cal, target_share=ctx.target_share, rate=scen.rate)
 
 
 def calibrate_jvm(ctx, scen, srv):
     """The JSP load's rate: CPU per request of a warmed-up Tomcat (unlimited,
-    after 10 s of load), so that in steady state it uses TARGET_SHARE of the
+    after 10 s of load), so that in steady state it uses ctx.target_share of the
     quota; during the warm-up the JIT adds to it."""
     from . import servers
     cal = ctx.shared.get(("cal", "jvm"))
@@ -494,5 +495,5 @@ def calibrate_jvm(ctx, scen, srv):
         cal = {"probe_rate": rate, "cpu_per_request_ms": (u1 - u0) / 1e3 / res["completed"]}
         ctx.shared[("cal", "jvm")] = cal
         ctx.log(f"calibration jvm: {cal['cpu_per_request_ms']:.3f} ms of CPU per warm request")
-    scen.rate = round(TARGET_SHARE * scen.quota_cpus / (cal["cpu_per_request_ms"] / 1000), 1)
-    scen.calibration = dict(cal, target_share=TARGET_SHARE, rate=scen.rate)
+    scen.rate = round(ctx.target_share * scen.quota_cpus / (cal["cpu_per_request_ms"] / 1000), 1)
+    scen.calibration = dict(cal, target_share=ctx.target_share, rate=scen.rate)

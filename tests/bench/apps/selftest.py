@@ -258,7 +258,7 @@ class Plan(unittest.TestCase):
                          "build", "neighbour-0.5", "web-nginx-0.5"} <= quick)
         self.assertTrue(quick < full)
         self.assertTrue({"web-nginx-1", "web-caddy-0.5", "web-caddy-1", "web-lighttpd-0.5", "web-lighttpd-1",
-                         "job-xz-0.5", "job-xz-1", "job-gzip-0.5", "job-xz-empty-0.5"} <= full)
+                         "job-xz-0.5", "job-xz-1", "job-gzip-0.5", "job-zstd-0.5", "job-xz-empty-0.5"} <= full)
         empty = [s for s in scenarios.suite(False, ["job"]) if s.empty_credit]
         self.assertEqual([(s.name, s.configs) for s in empty],
                          [("job-xz-empty-0.5", ["unlimited", "static", "static+burst", "bwgovd-elastic"])])
@@ -273,6 +273,25 @@ class Plan(unittest.TestCase):
                           "web-lighttpd-0.5": "web-lighttpd", "web-lighttpd-1": "web-lighttpd",
                           "web-poisson-0.5": "web", "web-poisson-1": "web", "neighbour-0.5": "web"})
         self.assertTrue(all(s.reps >= 5 for s in scenarios.suite(False)))
+
+    def test_load_sets_the_share(self):
+        """--load: the job's interval and the recorded target follow the
+        share asked for; a share outside the issue's 30–60 % is refused
+        before anything runs."""
+        class Ctx:
+            shared = {("cal", "job", "xz"): {"cpu_per_request_ms": 500.0, "wall_unlimited_ms": 300.0}}
+            target_share = scenarios.TARGET_SHARE
+
+        job = scenarios.Job(0.5, 1, 10, 1)
+        runner.calibrate_job(Ctx, job)
+        self.assertAlmostEqual(job.rate, 0.45)
+        Ctx.target_share = 0.6
+        runner.calibrate_job(Ctx, job)
+        self.assertAlmostEqual(job.rate, 0.6)
+        self.assertEqual(job.calibration["target_share"], 0.6)
+        for bad in (0.2, 0.61):
+            with self.assertRaisesRegex(ValueError, "outside 0.3–0.6"):
+                bench.run(None, None, True, print, only=["job-xz"], load=bad)
 
     def test_calibration_counts_its_own_log(self):
         """The probe and each step of a calibration share a log prefix:
@@ -609,6 +628,7 @@ class Parts(unittest.TestCase):
             "does not say what it measured with": dict(self.part(["build"]),
                                                        meta=dict(self.part(["build"])["meta"], source=None)),
             "shares is 1024": dict(self.part(["build"]), meta=dict(self.part(["build"])["meta"], shares=1024)),
+            "load_share is 0.6": dict(self.part(["build"]), meta=dict(self.part(["build"])["meta"], load_share=0.6)),
             "outside_cron is": dict(self.part(["build"]), meta=dict(self.part(["build"])["meta"],
                                                                     outside_cron={"processes": 8})),
         }
