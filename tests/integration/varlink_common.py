@@ -128,9 +128,11 @@ class RawClient:
     """A varlink connection on a plain socket: send dicts or raw bytes,
     receive NUL-terminated replies."""
 
-    def __init__(self, path, timeout=10):
+    def __init__(self, path, timeout=None):
         self.s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.s.settimeout(timeout)
+        # BWGOV_VARLINK_TIMEOUT: longer, for a bwgovd under valgrind
+        # (scripts/memcheck-daemon).
+        self.s.settimeout(timeout or float(os.environ.get("BWGOV_VARLINK_TIMEOUT", 10)))
         self.s.connect(path)
         self.buf = b""
 
