@@ -25,7 +25,7 @@ BWGOV_BENCH_DEPS=(
 # the harness starts and stops them itself; their packaged services are never
 # started (see bwgov_install_deps).
 BWGOV_APPS_DEPS=(
-        apache2 nginx caddy lighttpd lighttpd-mod-deflate postgresql-15 postgresql-client-15 mariadb-server tomcat10 tomcat10-examples default-jre-headless util-linux xz-utils gzip
+        apache2 nginx caddy lighttpd lighttpd-mod-deflate postgresql-15 postgresql-client-15 mariadb-server tomcat10 tomcat10-examples default-jre-headless util-linux xz-utils gzip zstd
 )
 
 bwgov_install_deps() {

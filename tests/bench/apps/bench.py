@@ -29,7 +29,7 @@ def preflight(only=()):
                       (servers.TOMCAT_HOME, "tomcat10"), (servers.TOMCAT_EXAMPLES, "tomcat10-examples")):
         if not os.path.exists(path):
             raise Skip(f"{path} is missing (Debian package {pkg}; scripts/deps.sh BWGOV_APPS_DEPS installs it)")
-    for tool in ("java", "taskset", "strace", "sysbench"):
+    for tool in ("java", "taskset", "strace", "sysbench", "xz", "gzip", "zstd"):
         if not shutil.which(tool):
             raise Skip(f"{tool} is missing")
 

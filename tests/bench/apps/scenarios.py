@@ -572,7 +572,7 @@ def suite(quick, only=()):
     too, Caddy, lighttpd, MariaDB, the JVM's default ergonomics, the compressors (xz,
     gzip, zstd) run by
     a timer, the victim beside a build, and for apache2 bwgovd Mode=burst and
-    bwgovd without its host brake (HostPressureLimit=0%). About 17 and 350
+    bwgovd without its host brake (HostPressureLimit=0%). About 17 and 360
     minutes on 2 CPUs."""
     reps = 1 if quick else 5
     d, w = (10, 2) if quick else (20, 3)
