@@ -70,7 +70,7 @@ def run(bins, layout, quick, log, workdir=None, shares=10240, only=(), repo=None
     period_s) for a cron job beside the server for the whole run (cron.py),
     calibration included; load: unlimited's share of the quota the rates
     are chosen for, within SHARE_RANGE (default TARGET_SHARE)."""
-    if load is not None and not scenarios.SHARE_RANGE[0] <= load <= scenarios.SHARE_RANGE[1]:
+    if load is not None and not scenarios.share_in_range(load):
         raise ValueError(f"load {load:g} is outside {scenarios.SHARE_RANGE[0]:g}–{scenarios.SHARE_RANGE[1]:g}")
     preflight(only)
     suite = scenarios.suite(quick, only)

@@ -44,6 +44,11 @@ TARGET_SHARE = 0.45
 SHARE_RANGE = (0.30, 0.60)
 
 
+def share_in_range(share):
+    """Whether unlimited's share of the quota is one the issue allows (--load)."""
+    return SHARE_RANGE[0] <= share <= SHARE_RANGE[1]
+
+
 class App:
     """One application at one quota."""
 
