@@ -13,6 +13,7 @@ Prints TAP-less "ok"/"FAIL" lines; exit status 0 when everything passed."""
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -136,6 +137,20 @@ def test_window():
     rows = [[0.0, 0, 0, 0, 0], [1.0, 0, 0, 0, 200000], [2.0, 0, 0, 0, 1700000], [3.0, 0, 0, 0, 1900000]]
     # baseline 0.5 CPU: X = usage - 0.5 t = 0, -0.3, 0.7, 0.4 -> largest rise 1.0
     check("window excess", abs(runner.window_excess(rows, 0.5) - 1.0) < 1e-9, runner.window_excess(rows, 0.5))
+    # The window's allowance: the contract's extra, one quota, and per CPU
+    # the kernel's slack as the law's reserve counts it (the same constant).
+    src = open(os.path.join(BENCH, "..", "..", "src", "lib", "law", "policy.c")).read()
+    m = re.search(r"#define SLACK_PER_CPU_USEC \((\d+) \* USEC_PER_MSEC\)", src)
+    check("window slack is the law's", m is not None and int(m.group(1)) / 1000 == analysis.SLACK_PER_CPU_S,
+          m.group(0) if m else "SLACK_PER_CPU_USEC not found in policy.c")
+    ncpu = os.cpu_count() or 1
+    want = 0.05 + 0.005 + analysis.SLACK_PER_CPU_S * ncpu
+    check("window allowance, static", abs(analysis.window_allowance_s(0.0, 0.05) - want) < 1e-9,
+          analysis.window_allowance_s(0.0, 0.05))
+    check("window allowance, no contract", analysis.window_allowance_s(None, 0.05) is None)
+    # xz -T2 under a static 50 ms quota on 2 CPUs showed 77.6 ms in a window.
+    if ncpu == 2:
+        check("window allowance holds the kernel's own 77.6 ms", analysis.window_allowance_s(0.0, 0.05) >= 0.0776)
     s = stats.summary([3, 1, 2, None])
     check("summary", s == {"median": 2, "min": 1, "max": 3, "n": 3}, s)
     check("format", stats.fmt_summary(s, 1) == "2.0 [1.0–3.0]", stats.fmt_summary(s, 1))
