@@ -72,6 +72,9 @@ def run(bins, layout, quick, log, workdir=None, shares=10240, only=(), repo=None
     are chosen for, within SHARE_RANGE (default TARGET_SHARE)."""
     if load is not None and not scenarios.share_in_range(load):
         raise ValueError(f"load {load:g} is outside {scenarios.SHARE_RANGE[0]:g}–{scenarios.SHARE_RANGE[1]:g}")
+    # The contract is judged with the CreditMax= and CPUBurstMax= bwgovd runs
+    # with: refused before anything runs when the harness cannot read them.
+    runner.contract_extra_s("bwgovd-elastic", 0.0, bwgovd_unit)
     preflight(only)
     suite = scenarios.suite(quick, only)
     for s in suite:

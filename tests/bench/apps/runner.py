@@ -16,6 +16,7 @@ pressure and busy CPU, and the governor's writes counted by strace."""
 
 import glob
 import os
+import re
 import shutil
 import threading
 import time
@@ -136,13 +137,37 @@ class Context:
             self.drop(cg)
 
 
-def contract_extra_s(config, quota_s):
+TIME_UNITS_S = {"us": 1e-6, "usec": 1e-6, "ms": 1e-3, "msec": 1e-3, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0,
+                "h": 3600.0, "hr": 3600.0}
+
+
+def timespan_s(text):
+    """A bwgov.conf(5) time span ("2s", "1min 30s", "500ms", a bare number
+    of seconds) in seconds; ValueError for anything else."""
+    parts = re.findall(r"\s*(\d+(?:\.\d*)?)\s*([a-z]*)", text)
+    if not text.strip() or "".join(n + u for n, u in parts) != re.sub(r"\s+", "", text):
+        raise ValueError(f"expected a time span such as 2s or 500ms, got {text!r}")
+    total = 0.0
+    for num, unit in parts:
+        if unit and unit not in TIME_UNITS_S:
+            raise ValueError(f"unknown time unit {unit!r} in {text!r}")
+        total += float(num) * TIME_UNITS_S.get(unit, 1.0)
+    return total
+
+
+def contract_extra_s(config, quota_s, unit=None):
+    """What the contract allows a configuration above baseline × t, in CPU-s
+    (None: no contract). bwgovd's is CreditMax= + the largest burst, its
+    defaults (30 s, CPUBurstMax= the quota) or what --bwgovd-set gave."""
     if config == "static":
         return 0.0
     if config == "static+burst":
         return quota_s
     if config.startswith("bwgovd"):
-        return DEFAULT_CREDIT_MAX_S + quota_s       # CreditMax + the burst (CPUBurstMax= the quota)
+        unit = unit or {}
+        credit = timespan_s(unit["CreditMax"]) if "CreditMax" in unit else DEFAULT_CREDIT_MAX_S
+        burst = timespan_s(unit["CPUBurstMax"]) if "CPUBurstMax" in unit else quota_s
+        return credit + burst
     return None
 
 
@@ -259,7 +284,7 @@ def run_one(ctx, scen, config, rep):
             for w in server.stop():
                 ctx.log(f"  warning: {w}")
         rec.update(_counters(s0, s1, sampler.rows, wall, scen.quota_cpus,
-                             contract_extra_s(config, scen.quota / 1e6), scen.quota / 1e6))
+                             contract_extra_s(config, scen.quota / 1e6, ctx.bwgovd_unit), scen.quota / 1e6))
         gen_cpus = (gen.stat()["usage_usec"] - g0) / 1e6 / wall
         busy = (b1[0] - b0[0]) / wall if b0 is not None and b1 is not None else None
         steal = (b1[1] - b0[1]) / wall if b0 is not None and b1 is not None else None

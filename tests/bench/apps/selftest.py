@@ -153,6 +153,28 @@ class Contract(unittest.TestCase):
         self.assertIsNone(runner.contract_extra_s("koordinator", q))
         self.assertIsNone(runner.contract_extra_s(scenarios.CEILING, q))
 
+    def test_allowance_follows_bwgovd_set(self):
+        """--bwgovd-set CreditMax= and CPUBurstMax= move bwgovd's contract,
+        and only bwgovd's."""
+        q = 0.05
+        self.assertAlmostEqual(runner.contract_extra_s("bwgovd-elastic", q, {"CreditMax": "2s"}), 2.0 + q)
+        self.assertAlmostEqual(runner.contract_extra_s("bwgovd-burst", q, {"CreditMax": "1min 30s",
+                                                                           "CPUBurstMax": "20ms"}), 90.02)
+        self.assertAlmostEqual(runner.contract_extra_s("bwgovd-elastic", q, {"CPUBurstMax": "0"}),
+                               runner.DEFAULT_CREDIT_MAX_S)
+        self.assertAlmostEqual(runner.contract_extra_s("bwgovd-elastic", q, {"Interval": "2s"}),
+                               runner.DEFAULT_CREDIT_MAX_S + q)
+        self.assertEqual(runner.contract_extra_s("static", q, {"CreditMax": "2s"}), 0.0)
+        self.assertEqual(runner.contract_extra_s("static+burst", q, {"CPUBurstMax": "0"}), q)
+
+    def test_timespan(self):
+        for text, want in [("2s", 2.0), ("500ms", 0.5), ("1min 30s", 90.0), ("30", 30.0), ("1.5s", 1.5),
+                           ("250us", 0.00025), ("1h", 3600.0)]:
+            self.assertAlmostEqual(runner.timespan_s(text), want, msg=text)
+        for text in ["", "x", "2q", "-1s", "1mins", "s"]:
+            with self.assertRaises(ValueError, msg=text):
+                runner.timespan_s(text)
+
     def test_limits(self):
         p = 100000
         self.assertEqual(runner.limits("unlimited", 50000, p, 2), (None, 0))
