@@ -280,7 +280,8 @@ class Plan(unittest.TestCase):
                          "build", "neighbour-0.5", "web-nginx-0.5"} <= quick)
         self.assertTrue(quick < full)
         self.assertTrue({"web-nginx-1", "web-caddy-0.5", "web-caddy-1", "web-lighttpd-0.5", "web-lighttpd-1",
-                         "job-xz-0.5", "job-xz-1", "job-gzip-0.5", "job-zstd-0.5", "job-xz-empty-0.5"} <= full)
+                         "job-xz-0.5", "job-xz-1", "job-gzip-0.5", "job-zstd-0.5", "job-xz-long-0.5",
+                         "job-xz-empty-0.5"} <= full)
         empty = [s for s in scenarios.suite(False, ["job"]) if s.empty_credit]
         self.assertEqual([(s.name, s.configs) for s in empty],
                          [("job-xz-empty-0.5", ["unlimited", "static", "static+burst", "bwgovd-elastic"])])
