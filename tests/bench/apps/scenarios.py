@@ -434,7 +434,7 @@ class Job(App):
     # The tool, and the size of its input: about half a second of CPU a run here.
     TOOLS = {"xz": (["xz", "-T2", "-1", "-c"], "xz -T2 -1", 4), "gzip": (["gzip", "-6", "-c"], "gzip -6", 16),
              "zstd": (["zstd", "-T4", "-6", "-c"], "zstd -T4 -6", 20),
-             # Ten times xz's input: about five seconds of CPU a run, ten quotas' worth at 0.5 CPU.
+             # Ten times xz's input: about four seconds of CPU a run, a hundred periods at 0.5 CPU.
              "xz-long": (["xz", "-T2", "-1", "-c"], "xz -T2 -1", 40)}
 
     def __init__(self, quota_cpus, reps, duration, warmup, tool="xz", configs=CONFIGS, empty_credit=False):
